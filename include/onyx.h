@@ -1,0 +1,222 @@
+/* onyx: an ONNX inference runtime.
+ *
+ * Conventions
+ * - Every fallible call returns an onyx_status pointer: NULL on success,
+ *   otherwise a status the caller frees with onyx_status_free. No call
+ *   aborts on bad input.
+ * - Handles are opaque. Strings returned by a handle stay valid for the
+ *   handle's lifetime.
+ * - Thread safety: an onyx_env and an onyx_session may be shared between
+ *   threads. onyx_session_run may be called concurrently on one session;
+ *   each call has its own working memory. Session options and tensors are
+ *   not synchronised: do not modify one from two threads at once.
+ */
+#ifndef ONYX_H
+#define ONYX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ONYX_VERSION_STRING "0.1.0"
+
+typedef enum onyx_code {
+    ONYX_OK = 0,
+    ONYX_INVALID_ARGUMENT = 1, /* bad argument or input tensor */
+    ONYX_INVALID_MODEL = 2,    /* malformed or inconsistent model */
+    ONYX_NOT_IMPLEMENTED = 3,  /* valid ONNX that onyx cannot run yet */
+    ONYX_IO_ERROR = 4,
+    ONYX_OUT_OF_MEMORY = 5,
+    ONYX_RUNTIME_ERROR = 6, /* failure while running, e.g. index out of range */
+    ONYX_NOT_FOUND = 7,
+} onyx_code;
+
+/* Element types; the values are ONNX TensorProto.DataType. */
+typedef enum onyx_dtype {
+    ONYX_UNDEFINED = 0,
+    ONYX_FLOAT32 = 1,
+    ONYX_UINT8 = 2,
+    ONYX_INT8 = 3,
+    ONYX_UINT16 = 4,
+    ONYX_INT16 = 5,
+    ONYX_INT32 = 6,
+    ONYX_INT64 = 7,
+    ONYX_STRING = 8,
+    ONYX_BOOL = 9,
+    ONYX_FLOAT16 = 10,
+    ONYX_FLOAT64 = 11,
+    ONYX_UINT32 = 12,
+    ONYX_UINT64 = 13,
+    ONYX_COMPLEX64 = 14,
+    ONYX_COMPLEX128 = 15,
+    ONYX_BFLOAT16 = 16,
+} onyx_dtype;
+
+typedef enum onyx_value_kind {
+    ONYX_KIND_TENSOR = 0,
+    ONYX_KIND_SEQUENCE = 1,
+    ONYX_KIND_OPTIONAL = 2,
+} onyx_value_kind;
+
+typedef enum onyx_log_level {
+    ONYX_LOG_ERROR = 0,
+    ONYX_LOG_WARNING = 1,
+    ONYX_LOG_INFO = 2,
+    ONYX_LOG_VERBOSE = 3,
+} onyx_log_level;
+
+typedef enum onyx_opt_level {
+    ONYX_OPT_NONE = 0,  /* run the graph as loaded */
+    ONYX_OPT_BASIC = 1, /* semantics-preserving clean-ups, constant folding */
+    ONYX_OPT_ALL = 2,   /* also fusions */
+} onyx_opt_level;
+
+typedef struct onyx_status onyx_status;
+typedef struct onyx_env onyx_env;
+typedef struct onyx_session_options onyx_session_options;
+typedef struct onyx_session onyx_session;
+typedef struct onyx_tensor onyx_tensor;
+
+const char *onyx_version(void);
+
+/* ---- status ---- */
+onyx_code onyx_status_code(const onyx_status *status);
+const char *onyx_status_message(const onyx_status *status);
+void onyx_status_free(onyx_status *status);
+
+/* ---- environment ----
+ * Holds the registry of execution providers and the log settings. */
+onyx_status *onyx_env_create(onyx_env **out);
+void onyx_env_free(onyx_env *env);
+onyx_status *onyx_env_set_log_level(onyx_env *env, onyx_log_level level);
+/* Names of the providers this build offers, in default priority order. */
+size_t onyx_env_provider_count(const onyx_env *env);
+const char *onyx_env_provider_name(const onyx_env *env, size_t index);
+
+/* ---- session options ---- */
+onyx_status *onyx_session_options_create(onyx_session_options **out);
+void onyx_session_options_free(onyx_session_options *opts);
+/* Intra-op threads; 0 (the default) means one per online core. */
+onyx_status *onyx_session_options_set_threads(onyx_session_options *opts, int threads);
+/* Providers in priority order, e.g. {"vulkan", "cpu"}. A node goes to the
+ * first provider that supports it; "cpu" is always the final fallback and
+ * is appended when not named. */
+onyx_status *onyx_session_options_set_providers(onyx_session_options *opts,
+                                                const char *const *names, size_t count);
+onyx_status *onyx_session_options_set_optimization_level(onyx_session_options *opts,
+                                                         onyx_opt_level level);
+onyx_status *onyx_session_options_set_log_level(onyx_session_options *opts,
+                                                onyx_log_level level);
+/* Folder against which external-data locations are resolved when the
+ * model is loaded from a buffer. Loading from a path uses the model's own
+ * folder unless this is set. */
+onyx_status *onyx_session_options_set_external_data_dir(onyx_session_options *opts,
+                                                        const char *dir);
+
+/* ---- sessions ---- */
+onyx_status *onyx_session_create(onyx_env *env, const char *model_path,
+                                 const onyx_session_options *opts, onyx_session **out);
+onyx_status *onyx_session_create_from_buffer(onyx_env *env, const void *data, size_t size,
+                                             const onyx_session_options *opts,
+                                             onyx_session **out);
+void onyx_session_free(onyx_session *session);
+
+/* Description of a graph input or output. dims[i] is -1 when unknown;
+ * dim_params[i] is its symbolic name ("batch") or NULL. Pointers stay
+ * valid while the session lives. */
+typedef struct onyx_value_info {
+    const char *name;
+    onyx_value_kind kind;
+    onyx_dtype dtype; /* element type; of the elements for sequences */
+    int rank;         /* -1 when the rank is unknown */
+    const int64_t *dims;
+    const char *const *dim_params;
+} onyx_value_info;
+
+size_t onyx_session_input_count(const onyx_session *session);
+size_t onyx_session_output_count(const onyx_session *session);
+onyx_status *onyx_session_input_info(const onyx_session *session, size_t index,
+                                     onyx_value_info *out);
+onyx_status *onyx_session_output_info(const onyx_session *session, size_t index,
+                                      onyx_value_info *out);
+/* The session's graph after optimization, node by node in execution
+ * order. Each getter returns NULL when node_index is out of range. */
+size_t onyx_session_node_count(const onyx_session *session);
+const char *onyx_session_node_name(const onyx_session *session, size_t node_index);
+const char *onyx_session_node_op_type(const onyx_session *session, size_t node_index);
+const char *onyx_session_node_domain(const onyx_session *session, size_t node_index);
+/* Name of the provider the node was assigned to ("cpu", ...). */
+const char *onyx_session_node_provider(const onyx_session *session, size_t node_index);
+
+/* Opset imports of the model: domain ("" is ai.onnx) and version. */
+size_t onyx_session_opset_count(const onyx_session *session);
+onyx_status *onyx_session_opset(const onyx_session *session, size_t index, const char **domain,
+                                int64_t *version);
+/* Total elements and bytes of all initializers (the model's weights). */
+int64_t onyx_session_parameter_count(const onyx_session *session);
+int64_t onyx_session_parameter_bytes(const onyx_session *session);
+
+/* Runs the model. inputs[i] is bound to the graph input named
+ * input_names[i]; every graph input without an initializer must be given.
+ * For each requested output: if outputs[i] is NULL on entry, onyx
+ * allocates a tensor the caller frees with onyx_tensor_free; otherwise
+ * outputs[i] must be a tensor of the right dtype and shape (e.g. made with
+ * onyx_tensor_wrap over caller memory) and onyx writes the result into it.
+ * Inputs are read in place, never copied, and must not change during
+ * the call. */
+onyx_status *onyx_session_run(onyx_session *session, const char *const *input_names,
+                              const onyx_tensor *const *inputs, size_t input_count,
+                              const char *const *output_names, onyx_tensor **outputs,
+                              size_t output_count);
+
+/* ---- tensors ---- */
+/* A tensor that owns zero-filled storage. */
+onyx_status *onyx_tensor_create(onyx_dtype dtype, const int64_t *dims, int rank,
+                                onyx_tensor **out);
+/* A tensor over caller memory of nbytes, which must match dtype and dims.
+ * The memory must outlive the tensor; onyx never frees it. Not for
+ * strings. */
+onyx_status *onyx_tensor_wrap(onyx_dtype dtype, const int64_t *dims, int rank, void *data,
+                              size_t nbytes, onyx_tensor **out);
+void onyx_tensor_free(onyx_tensor *tensor);
+onyx_value_kind onyx_tensor_kind(const onyx_tensor *tensor);
+onyx_dtype onyx_tensor_dtype(const onyx_tensor *tensor);
+int onyx_tensor_rank(const onyx_tensor *tensor);
+const int64_t *onyx_tensor_dims(const onyx_tensor *tensor);
+int64_t onyx_tensor_numel(const onyx_tensor *tensor);
+void *onyx_tensor_data(onyx_tensor *tensor);
+size_t onyx_tensor_nbytes(const onyx_tensor *tensor);
+/* String tensors: element i as a NUL-terminated string. */
+const char *onyx_tensor_string(const onyx_tensor *tensor, int64_t index);
+onyx_status *onyx_tensor_set_string(onyx_tensor *tensor, int64_t index, const char *value);
+/* Sequences and optionals: their elements (an optional has 0 or 1). */
+size_t onyx_tensor_item_count(const onyx_tensor *tensor);
+const onyx_tensor *onyx_tensor_item(const onyx_tensor *tensor, size_t index);
+
+const char *onyx_dtype_name(onyx_dtype dtype);
+/* Parses "float32", "int64", ...; ONYX_UNDEFINED when unknown. */
+onyx_dtype onyx_dtype_from_name(const char *name);
+
+/* ---- tensor files ----
+ * Reading accepts an ONNX TensorProto (.pb), SequenceProto or
+ * OptionalProto (as used by the ONNX test suite), or a NumPy .npy file
+ * (recognised by its magic bytes). */
+onyx_status *onyx_tensor_read(const void *data, size_t size, onyx_tensor **out);
+onyx_status *onyx_tensor_load(const char *path, onyx_tensor **out);
+/* As above when the caller knows what the file holds: a .pb file's bytes
+ * do not say whether they are a TensorProto, a SequenceProto or an
+ * OptionalProto, so the auto-detecting forms assume TensorProto. */
+onyx_status *onyx_tensor_read_kind(const void *data, size_t size, onyx_value_kind kind,
+                                   onyx_tensor **out);
+onyx_status *onyx_tensor_load_kind(const char *path, onyx_value_kind kind, onyx_tensor **out);
+/* Writes a dense tensor as .npy (version 1.0, little-endian, C order);
+ * float16 as '<f2', bfloat16 as '<u2' bits, bool as '|b1'. Not strings. */
+onyx_status *onyx_tensor_save_npy(const onyx_tensor *tensor, const char *path);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

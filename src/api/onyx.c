@@ -1,0 +1,317 @@
+/* The public C API: argument checks and conversion of internal errors to
+ * statuses; all work happens in the runtime. */
+#include "onyx.h"
+
+#include <libgen.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/status.h"
+#include "core/strmap.h"
+#include "core/tensor.h"
+#include "ep/ep.h"
+#include "loader/loader.h"
+#include "runtime/session.h"
+
+#define CHECK_ARG(cond, what) \
+    do { \
+        if (!(cond)) return ox_status_new(ONYX_INVALID_ARGUMENT, "%s: %s", __func__, what); \
+    } while (0)
+
+const char *onyx_version(void) { return ONYX_VERSION_STRING; }
+
+const char *onyx_dtype_name(onyx_dtype dtype) { return ox_dtype_name(dtype); }
+
+onyx_dtype onyx_dtype_from_name(const char *name) {
+    return name ? ox_dtype_from_name(name) : ONYX_UNDEFINED;
+}
+
+/* ---- environment ---- */
+
+onyx_status *onyx_env_create(onyx_env **out) {
+    CHECK_ARG(out, "out is NULL");
+    *out = NULL;
+    onyx_env *env = calloc(1, sizeof *env);
+    if (!env) return ox_status_new(ONYX_OUT_OF_MEMORY, "out of memory");
+    env->log_level = ONYX_LOG_WARNING;
+    ox_error err = {0};
+    if (ox_env_add_provider(env, "cpu", ox_cpu_ep_create, &err) != 0) {
+        free(env);
+        return ox_status_from_error(&err);
+    }
+    *out = env;
+    return NULL;
+}
+
+void onyx_env_free(onyx_env *env) { free(env); }
+
+onyx_status *onyx_env_set_log_level(onyx_env *env, onyx_log_level level) {
+    CHECK_ARG(env, "env is NULL");
+    CHECK_ARG(level >= ONYX_LOG_ERROR && level <= ONYX_LOG_VERBOSE, "unknown log level");
+    env->log_level = level;
+    return NULL;
+}
+
+size_t onyx_env_provider_count(const onyx_env *env) { return env ? (size_t)env->n_providers : 0; }
+
+const char *onyx_env_provider_name(const onyx_env *env, size_t index) {
+    return env && index < (size_t)env->n_providers ? env->providers[index].name : NULL;
+}
+
+/* ---- options ---- */
+
+onyx_status *onyx_session_options_create(onyx_session_options **out) {
+    CHECK_ARG(out, "out is NULL");
+    *out = calloc(1, sizeof **out);
+    if (!*out) return ox_status_new(ONYX_OUT_OF_MEMORY, "out of memory");
+    (*out)->opt_level = ONYX_OPT_ALL;
+    return NULL;
+}
+
+void onyx_session_options_free(onyx_session_options *opts) {
+    if (!opts) return;
+    for (int i = 0; i < opts->n_providers; i++) free(opts->providers[i]);
+    free(opts->external_data_dir);
+    free(opts);
+}
+
+onyx_status *onyx_session_options_set_threads(onyx_session_options *opts, int threads) {
+    CHECK_ARG(opts, "opts is NULL");
+    CHECK_ARG(threads >= 0 && threads <= 1024, "threads must be 0 (one per core) to 1024");
+    opts->threads = threads;
+    return NULL;
+}
+
+onyx_status *onyx_session_options_set_providers(onyx_session_options *opts,
+                                                const char *const *names, size_t count) {
+    CHECK_ARG(opts, "opts is NULL");
+    CHECK_ARG(count == 0 || names, "names is NULL");
+    CHECK_ARG(count <= OX_MAX_EPS, "too many providers");
+    for (size_t i = 0; i < count; i++) CHECK_ARG(names[i] && names[i][0], "empty provider name");
+    for (int i = 0; i < opts->n_providers; i++) free(opts->providers[i]);
+    opts->n_providers = 0;
+    for (size_t i = 0; i < count; i++) {
+        opts->providers[i] = ox_strdup(names[i]);
+        if (!opts->providers[i]) return ox_status_new(ONYX_OUT_OF_MEMORY, "out of memory");
+        opts->n_providers++;
+    }
+    return NULL;
+}
+
+onyx_status *onyx_session_options_set_optimization_level(onyx_session_options *opts,
+                                                         onyx_opt_level level) {
+    CHECK_ARG(opts, "opts is NULL");
+    CHECK_ARG(level >= ONYX_OPT_NONE && level <= ONYX_OPT_ALL, "unknown optimization level");
+    opts->opt_level = level;
+    return NULL;
+}
+
+onyx_status *onyx_session_options_set_log_level(onyx_session_options *opts, onyx_log_level level) {
+    CHECK_ARG(opts, "opts is NULL");
+    CHECK_ARG(level >= ONYX_LOG_ERROR && level <= ONYX_LOG_VERBOSE, "unknown log level");
+    opts->log_level = level;
+    opts->log_level_set = 1;
+    return NULL;
+}
+
+onyx_status *onyx_session_options_set_external_data_dir(onyx_session_options *opts,
+                                                        const char *dir) {
+    CHECK_ARG(opts, "opts is NULL");
+    free(opts->external_data_dir);
+    opts->external_data_dir = NULL;
+    if (dir && !(opts->external_data_dir = ox_strdup(dir)))
+        return ox_status_new(ONYX_OUT_OF_MEMORY, "out of memory");
+    return NULL;
+}
+
+/* ---- sessions ---- */
+
+onyx_status *onyx_session_create(onyx_env *env, const char *model_path,
+                                 const onyx_session_options *opts, onyx_session **out) {
+    CHECK_ARG(out, "out is NULL");
+    *out = NULL;
+    CHECK_ARG(env, "env is NULL");
+    CHECK_ARG(model_path, "model_path is NULL");
+    ox_error err = {0};
+    void *data;
+    size_t size;
+    if (ox_read_file(model_path, &data, &size, &err) != 0) return ox_status_from_error(&err);
+    char *dir_copy = ox_strdup(model_path);
+    if (!dir_copy) {
+        free(data);
+        return ox_status_new(ONYX_OUT_OF_MEMORY, "out of memory");
+    }
+    int rc = ox_session_create(env, data, size, dirname(dir_copy), opts, out, &err);
+    free(dir_copy);
+    free(data);
+    if (rc != 0) {
+        ox_error_prefix(&err, "%s", model_path);
+        return ox_status_from_error(&err);
+    }
+    return NULL;
+}
+
+onyx_status *onyx_session_create_from_buffer(onyx_env *env, const void *data, size_t size,
+                                             const onyx_session_options *opts,
+                                             onyx_session **out) {
+    CHECK_ARG(out, "out is NULL");
+    *out = NULL;
+    CHECK_ARG(env, "env is NULL");
+    CHECK_ARG(data || size == 0, "data is NULL");
+    ox_error err = {0};
+    if (ox_session_create(env, data, size, NULL, opts, out, &err) != 0)
+        return ox_status_from_error(&err);
+    return NULL;
+}
+
+void onyx_session_free(onyx_session *session) { ox_session_free(session); }
+
+size_t onyx_session_input_count(const onyx_session *s) { return s ? s->n_in : 0; }
+size_t onyx_session_output_count(const onyx_session *s) { return s ? s->n_out : 0; }
+
+onyx_status *onyx_session_input_info(const onyx_session *s, size_t index, onyx_value_info *out) {
+    CHECK_ARG(s && out, "session or out is NULL");
+    if (index >= s->n_in)
+        return ox_status_new(ONYX_INVALID_ARGUMENT, "input index %zu out of range (the model has %zu)",
+                             index, s->n_in);
+    *out = s->in_info[index];
+    return NULL;
+}
+
+onyx_status *onyx_session_output_info(const onyx_session *s, size_t index, onyx_value_info *out) {
+    CHECK_ARG(s && out, "session or out is NULL");
+    if (index >= s->n_out)
+        return ox_status_new(ONYX_INVALID_ARGUMENT, "output index %zu out of range (the model has %zu)",
+                             index, s->n_out);
+    *out = s->out_info[index];
+    return NULL;
+}
+
+size_t onyx_session_node_count(const onyx_session *s) { return s ? (size_t)s->graph->n_nodes : 0; }
+
+static const ir_node *exec_node_at(const onyx_session *s, size_t i) {
+    if (!s || i >= (size_t)s->graph->n_nodes) return NULL;
+    return &s->graph->nodes[s->exec_nodes[i]];
+}
+
+const char *onyx_session_node_name(const onyx_session *s, size_t i) {
+    const ir_node *n = exec_node_at(s, i);
+    return n ? n->name : NULL;
+}
+
+const char *onyx_session_node_op_type(const onyx_session *s, size_t i) {
+    const ir_node *n = exec_node_at(s, i);
+    return n ? n->op_type : NULL;
+}
+
+const char *onyx_session_node_domain(const onyx_session *s, size_t i) {
+    const ir_node *n = exec_node_at(s, i);
+    return n ? n->domain : NULL;
+}
+
+const char *onyx_session_node_provider(const onyx_session *s, size_t i) {
+    const ir_node *n = exec_node_at(s, i);
+    return n ? s->eps[n->ep]->name : NULL;
+}
+
+size_t onyx_session_opset_count(const onyx_session *s) { return s ? (size_t)s->model->n_opsets : 0; }
+
+onyx_status *onyx_session_opset(const onyx_session *s, size_t index, const char **domain,
+                                int64_t *version) {
+    CHECK_ARG(s && domain && version, "NULL argument");
+    if (index >= (size_t)s->model->n_opsets)
+        return ox_status_new(ONYX_INVALID_ARGUMENT, "opset index %zu out of range", index);
+    *domain = s->model->opsets[index].domain;
+    *version = s->model->opsets[index].version;
+    return NULL;
+}
+
+int64_t onyx_session_parameter_count(const onyx_session *s) { return s ? s->param_count : 0; }
+int64_t onyx_session_parameter_bytes(const onyx_session *s) { return s ? s->param_bytes : 0; }
+
+onyx_status *onyx_session_run(onyx_session *session, const char *const *input_names,
+                              const onyx_tensor *const *inputs, size_t input_count,
+                              const char *const *output_names, onyx_tensor **outputs,
+                              size_t output_count) {
+    CHECK_ARG(session, "session is NULL");
+    ox_error err = {0};
+    if (ox_session_run(session, input_names, inputs, input_count, output_names, outputs,
+                       output_count, &err) != 0)
+        return ox_status_from_error(&err);
+    return NULL;
+}
+
+/* ---- tensors ---- */
+
+onyx_status *onyx_tensor_create(onyx_dtype dtype, const int64_t *dims, int rank, onyx_tensor **out) {
+    CHECK_ARG(out, "out is NULL");
+    *out = NULL;
+    CHECK_ARG(rank == 0 || dims, "dims is NULL");
+    CHECK_ARG(ox_dtype_valid((int)dtype), "unknown dtype");
+    ox_error err = {0};
+    *out = ox_tensor_new(dtype, dims, rank, &err);
+    return *out ? NULL : ox_status_from_error(&err);
+}
+
+onyx_status *onyx_tensor_wrap(onyx_dtype dtype, const int64_t *dims, int rank, void *data,
+                              size_t nbytes, onyx_tensor **out) {
+    CHECK_ARG(out, "out is NULL");
+    *out = NULL;
+    CHECK_ARG(rank == 0 || dims, "dims is NULL");
+    CHECK_ARG(ox_dtype_valid((int)dtype), "unknown dtype");
+    CHECK_ARG(dtype != ONYX_STRING, "string tensors cannot wrap caller memory; use onyx_tensor_create");
+    ox_error err = {0};
+    size_t need;
+    if (ox_bytes_for(dtype, dims, rank, &need, &err) != 0) return ox_status_from_error(&err);
+    if (need != nbytes)
+        return ox_status_new(ONYX_INVALID_ARGUMENT,
+                             "buffer has %zu bytes but a %s tensor of this shape needs %zu", nbytes,
+                             ox_dtype_name(dtype), need);
+    CHECK_ARG(data || need == 0, "data is NULL");
+    *out = ox_tensor_wrap(dtype, dims, rank, data, &err);
+    return *out ? NULL : ox_status_from_error(&err);
+}
+
+void onyx_tensor_free(onyx_tensor *t) { ox_tensor_free(t); }
+onyx_value_kind onyx_tensor_kind(const onyx_tensor *t) { return t ? (onyx_value_kind)t->kind : ONYX_KIND_TENSOR; }
+onyx_dtype onyx_tensor_dtype(const onyx_tensor *t) {
+    if (!t) return ONYX_UNDEFINED;
+    return t->kind == OX_KIND_TENSOR ? t->dtype : t->elem_dtype;
+}
+int onyx_tensor_rank(const onyx_tensor *t) { return t && t->kind == OX_KIND_TENSOR ? t->rank : 0; }
+const int64_t *onyx_tensor_dims(const onyx_tensor *t) { return t ? t->dims : NULL; }
+int64_t onyx_tensor_numel(const onyx_tensor *t) {
+    return t && t->kind == OX_KIND_TENSOR ? ox_tensor_numel(t) : 0;
+}
+void *onyx_tensor_data(onyx_tensor *t) { return t ? t->data : NULL; }
+size_t onyx_tensor_nbytes(const onyx_tensor *t) { return t ? t->nbytes : 0; }
+
+const char *onyx_tensor_string(const onyx_tensor *t, int64_t index) {
+    if (!t || t->kind != OX_KIND_TENSOR || t->dtype != ONYX_STRING || index < 0 ||
+        index >= ox_tensor_numel(t))
+        return NULL;
+    const char *s = ((char *const *)t->data)[index];
+    return s ? s : "";
+}
+
+onyx_status *onyx_tensor_set_string(onyx_tensor *t, int64_t index, const char *value) {
+    CHECK_ARG(t && value, "NULL argument");
+    CHECK_ARG(t->kind == OX_KIND_TENSOR && t->dtype == ONYX_STRING, "not a string tensor");
+    if (index < 0 || index >= ox_tensor_numel(t))
+        return ox_status_new(ONYX_INVALID_ARGUMENT, "index %lld out of range for %lld elements",
+                             (long long)index, (long long)ox_tensor_numel(t));
+    char *c = ox_strdup(value);
+    if (!c) return ox_status_new(ONYX_OUT_OF_MEMORY, "out of memory");
+    char **s = t->data;
+    free(s[index]);
+    s[index] = c;
+    return NULL;
+}
+
+size_t onyx_tensor_item_count(const onyx_tensor *t) {
+    return t && t->kind != OX_KIND_TENSOR ? (size_t)t->n_items : 0;
+}
+
+const onyx_tensor *onyx_tensor_item(const onyx_tensor *t, size_t index) {
+    return t && t->kind != OX_KIND_TENSOR && index < (size_t)t->n_items ? t->items[index] : NULL;
+}

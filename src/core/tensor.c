@@ -1,0 +1,213 @@
+#include "core/tensor.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int64_t ox_numel(const int64_t *dims, int rank) {
+    int64_t n = 1;
+    for (int i = 0; i < rank; i++) n *= dims[i];
+    return n;
+}
+
+int ox_bytes_for(ox_dtype t, const int64_t *dims, int rank, size_t *out, ox_error *err) {
+    if (rank < 0 || rank > OX_MAX_RANK)
+        return ox_fail(err, ONYX_NOT_IMPLEMENTED, "rank %d exceeds onyx's limit of %d", rank,
+                       OX_MAX_RANK);
+    size_t esize = ox_dtype_size(t);
+    if (esize == 0) return ox_fail(err, ONYX_INVALID_ARGUMENT, "undefined element type %d", (int)t);
+    size_t total = esize;
+    for (int i = 0; i < rank; i++) {
+        if (dims[i] < 0)
+            return ox_fail(err, ONYX_INVALID_ARGUMENT, "negative dimension %lld",
+                           (long long)dims[i]);
+        if (dims[i] != 0 && total > SIZE_MAX / (size_t)dims[i] / 2)
+            return ox_fail(err, ONYX_OUT_OF_MEMORY, "tensor size overflows");
+        total *= (size_t)dims[i];
+    }
+    *out = total;
+    return 0;
+}
+
+static ox_tensor *header(ox_dtype t, const int64_t *dims, int rank, ox_error *err) {
+    if (rank < 0 || rank > OX_MAX_RANK) {
+        ox_fail(err, ONYX_NOT_IMPLEMENTED, "rank %d exceeds onyx's limit of %d", rank, OX_MAX_RANK);
+        return NULL;
+    }
+    ox_tensor *x = calloc(1, sizeof *x);
+    if (!x) {
+        ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
+        return NULL;
+    }
+    x->kind = OX_KIND_TENSOR;
+    x->dtype = t;
+    x->rank = rank;
+    if (rank) memcpy(x->dims, dims, (size_t)rank * sizeof *dims);
+    return x;
+}
+
+ox_tensor *ox_tensor_new(ox_dtype t, const int64_t *dims, int rank, ox_error *err) {
+    size_t nbytes;
+    if (ox_bytes_for(t, dims, rank, &nbytes, err) != 0) return NULL;
+    ox_tensor *x = header(t, dims, rank, err);
+    if (!x) return NULL;
+    /* never zero-sized so data is a valid pointer even for empty tensors */
+    x->data = calloc(1, nbytes ? nbytes : 1);
+    if (!x->data) {
+        free(x);
+        ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory allocating %zu bytes", nbytes);
+        return NULL;
+    }
+    x->nbytes = nbytes;
+    x->ownership = OX_OWNED;
+    if (t == ONYX_STRING) {
+        char **s = x->data;
+        size_t n = nbytes / sizeof(char *);
+        for (size_t i = 0; i < n; i++) {
+            s[i] = calloc(1, 1);
+            if (!s[i]) {
+                ox_tensor_free(x);
+                ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
+                return NULL;
+            }
+        }
+    }
+    return x;
+}
+
+ox_tensor *ox_tensor_wrap(ox_dtype t, const int64_t *dims, int rank, void *data, ox_error *err) {
+    size_t nbytes;
+    if (ox_bytes_for(t, dims, rank, &nbytes, err) != 0) return NULL;
+    ox_tensor *x = header(t, dims, rank, err);
+    if (!x) return NULL;
+    x->data = data;
+    x->nbytes = nbytes;
+    x->ownership = OX_BORROWED;
+    return x;
+}
+
+ox_tensor *ox_sequence_new(ox_dtype elem, ox_error *err) {
+    ox_tensor *x = header(elem, NULL, 0, err);
+    if (!x) return NULL;
+    x->kind = OX_KIND_SEQUENCE;
+    x->elem_dtype = elem;
+    return x;
+}
+
+int ox_sequence_push(ox_tensor *seq, ox_tensor *item, ox_error *err) {
+    ox_tensor **items = realloc(seq->items, (size_t)(seq->n_items + 1) * sizeof *items);
+    if (!items) {
+        ox_tensor_free(item);
+        return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
+    }
+    seq->items = items;
+    seq->items[seq->n_items++] = item;
+    return 0;
+}
+
+ox_tensor *ox_optional_new(ox_dtype elem, ox_tensor *item, ox_error *err) {
+    ox_tensor *x = header(elem, NULL, 0, err);
+    if (!x) {
+        ox_tensor_free(item);
+        return NULL;
+    }
+    x->kind = OX_KIND_OPTIONAL;
+    x->elem_dtype = elem;
+    if (item) {
+        x->items = malloc(sizeof *x->items);
+        if (!x->items) {
+            ox_tensor_free(item);
+            free(x);
+            ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
+            return NULL;
+        }
+        x->items[0] = item;
+        x->n_items = 1;
+    }
+    return x;
+}
+
+ox_tensor *ox_tensor_clone(const ox_tensor *t, ox_error *err) {
+    if (t->kind != OX_KIND_TENSOR) {
+        ox_tensor *c = t->kind == OX_KIND_SEQUENCE ? ox_sequence_new(t->elem_dtype, err)
+                                                   : ox_optional_new(t->elem_dtype, NULL, err);
+        if (!c) return NULL;
+        for (int i = 0; i < t->n_items; i++) {
+            ox_tensor *it = ox_tensor_clone(t->items[i], err);
+            if (!it || ox_sequence_push(c, it, err) != 0) {
+                ox_tensor_free(c);
+                return NULL;
+            }
+        }
+        return c;
+    }
+    ox_tensor *c = ox_tensor_new(t->dtype, t->dims, t->rank, err);
+    if (!c) return NULL;
+    if (t->dtype == ONYX_STRING) {
+        char **dst = c->data;
+        char *const *src = t->data;
+        int64_t n = ox_tensor_numel(t);
+        for (int64_t i = 0; i < n; i++) {
+            free(dst[i]);
+            dst[i] = strdup(src[i] ? src[i] : "");
+            if (!dst[i]) {
+                ox_tensor_free(c);
+                ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
+                return NULL;
+            }
+        }
+    } else if (t->nbytes) {
+        memcpy(c->data, t->data, t->nbytes);
+    }
+    return c;
+}
+
+void ox_tensor_release_data(ox_tensor *t) {
+    if (!t) return;
+    for (int i = 0; i < t->n_items; i++) ox_tensor_free(t->items[i]);
+    free(t->items);
+    t->items = NULL;
+    t->n_items = 0;
+    if (t->ownership == OX_OWNED) {
+        if (t->dtype == ONYX_STRING && t->data && t->kind == OX_KIND_TENSOR) {
+            char **s = t->data;
+            size_t n = t->nbytes / sizeof(char *);
+            for (size_t i = 0; i < n; i++) free(s[i]);
+        }
+        free(t->data);
+    }
+    t->data = NULL;
+    t->nbytes = 0;
+}
+
+void ox_tensor_free(ox_tensor *t) {
+    if (!t) return;
+    ox_tensor_release_data(t);
+    free(t);
+}
+
+int ox_shape_equal(const int64_t *a, int ra, const int64_t *b, int rb) {
+    if (ra != rb) return 0;
+    for (int i = 0; i < ra; i++)
+        if (a[i] != b[i]) return 0;
+    return 1;
+}
+
+const char *ox_shape_str(const int64_t *dims, int rank, char *buf, size_t n) {
+    size_t off = 0;
+    if (n == 0) return buf;
+    buf[0] = '\0';
+    if (rank < 0) {
+        snprintf(buf, n, "[?]");
+        return buf;
+    }
+    off += (size_t)snprintf(buf + off, n - off, "[");
+    for (int i = 0; i < rank && off < n; i++) {
+        if (dims[i] < 0)
+            off += (size_t)snprintf(buf + off, n - off, "%s?", i ? "," : "");
+        else
+            off += (size_t)snprintf(buf + off, n - off, "%s%lld", i ? "," : "", (long long)dims[i]);
+    }
+    if (off < n) snprintf(buf + off, n - off, "]");
+    return buf;
+}

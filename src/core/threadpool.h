@@ -1,0 +1,24 @@
+/* Intra-op thread pool, one per session. ox_parallel_for splits [0, n)
+ * into chunks of at least `grain` items over the pool's workers and the
+ * calling thread. When another run of the same session holds the workers,
+ * the caller computes the whole range itself: concurrent runs never wait
+ * on each other and never deadlock. */
+#ifndef ONYX_CORE_THREADPOOL_H
+#define ONYX_CORE_THREADPOOL_H
+
+#include <stdint.h>
+
+typedef struct ox_threadpool ox_threadpool;
+
+typedef void (*ox_range_fn)(void *arg, int64_t begin, int64_t end);
+
+/* threads = total parallelism including the caller; <= 1 makes a pool
+ * that runs everything inline. NULL on failure. */
+ox_threadpool *ox_threadpool_create(int threads);
+void ox_threadpool_free(ox_threadpool *pool);
+int ox_threadpool_size(const ox_threadpool *pool);
+void ox_parallel_for(ox_threadpool *pool, int64_t n, int64_t grain, ox_range_fn fn, void *arg);
+
+int ox_online_cores(void);
+
+#endif

@@ -1,0 +1,79 @@
+/* The CPU provider: host memory, the reference kernels of every family. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ep/ep.h"
+
+extern const ox_kernel_table ox_cpu_kernels_elementwise;
+extern const ox_kernel_table ox_cpu_kernels_reduce;
+extern const ox_kernel_table ox_cpu_kernels_conv;
+extern const ox_kernel_table ox_cpu_kernels_linalg;
+extern const ox_kernel_table ox_cpu_kernels_pool;
+extern const ox_kernel_table ox_cpu_kernels_normalization;
+extern const ox_kernel_table ox_cpu_kernels_transform;
+extern const ox_kernel_table ox_cpu_kernels_index;
+
+#define N_FAMILIES 8
+
+typedef struct cpu_ep {
+    ox_ep base;
+    ox_kernel_table tables[N_FAMILIES];
+} cpu_ep;
+
+static const ox_kernel_def *cpu_find_kernel(ox_ep *ep, const ir_node *node) {
+    cpu_ep *c = (cpu_ep *)ep;
+    return ox_kernel_lookup(c->tables, N_FAMILIES, node);
+}
+
+static int cpu_supports(ox_ep *ep, const ir_node *node, const ir_type *const *inputs, int n) {
+    const ox_kernel_def *k = cpu_find_kernel(ep, node);
+    return k && (!k->supports || k->supports(node, inputs, n));
+}
+
+static void *cpu_alloc(ox_ep *ep, size_t bytes) {
+    (void)ep;
+    void *p = NULL;
+    return posix_memalign(&p, 64, bytes ? bytes : 1) == 0 ? p : NULL;
+}
+
+static void cpu_free(ox_ep *ep, void *p) {
+    (void)ep;
+    free(p);
+}
+
+static int cpu_copy(ox_ep *ep, void *dst, const void *src, size_t bytes, ox_error *err) {
+    (void)ep;
+    (void)err;
+    if (bytes) memcpy(dst, src, bytes);
+    return 0;
+}
+
+static void cpu_destroy(ox_ep *ep) { free(ep); }
+
+static const ox_ep_ops CPU_OPS = {
+    .supports = cpu_supports,
+    .find_kernel = cpu_find_kernel,
+    .alloc = cpu_alloc,
+    .free = cpu_free,
+    .copy_to_host = cpu_copy,
+    .copy_from_host = cpu_copy,
+    .destroy = cpu_destroy,
+};
+
+ox_ep *ox_cpu_ep_create(ox_error *err) {
+    cpu_ep *c = calloc(1, sizeof *c);
+    if (!c) {
+        ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
+        return NULL;
+    }
+    const ox_kernel_table *families[N_FAMILIES] = {
+        &ox_cpu_kernels_elementwise, &ox_cpu_kernels_reduce, &ox_cpu_kernels_conv,
+        &ox_cpu_kernels_linalg,      &ox_cpu_kernels_pool,   &ox_cpu_kernels_normalization,
+        &ox_cpu_kernels_transform,   &ox_cpu_kernels_index,
+    };
+    for (int i = 0; i < N_FAMILIES; i++) c->tables[i] = *families[i];
+    c->base.name = "cpu";
+    c->base.device = OX_DEVICE_HOST;
+    c->base.ops = &CPU_OPS;
+    return &c->base;
+}

@@ -1,0 +1,653 @@
+/* CPU kernels of Conv, ConvTranspose, ConvInteger and QLinearConv.
+ *
+ * Forward convolution lowers each (image, group) to a GEMM: the weights
+ * (Mg x Cg*kernel) times an im2col matrix (Cg*kernel x output positions)
+ * built chunk by chunk, so scratch memory stays bounded and chunks can
+ * run in parallel. Transposed convolution does the reverse: a GEMM into
+ * a column matrix that is scattered (col2im) into the output. The
+ * integer variants run the float64 path, which is exact for 8-bit data. */
+#include <math.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ep/cpu/kernels/gemm.h"
+#include "ep/ep.h"
+
+extern const ox_kernel_table ox_cpu_kernels_conv;
+
+static const ox_tensor *input(const ox_kernel_ctx *ctx, int i) {
+    return i < ctx->n_inputs ? ctx->inputs[i] : NULL;
+}
+
+static int oom(ox_kernel_ctx *ctx) {
+    return ox_kernel_fail(ctx, ONYX_OUT_OF_MEMORY, "%s: out of memory", ctx->node->op_type);
+}
+
+/* Python-style floor division, for possibly negative padding totals. */
+static int64_t floor_div(int64_t a, int64_t b) {
+    int64_t q = a / b;
+    if ((a % b != 0) && ((a < 0) != (b < 0))) q--;
+    return q;
+}
+
+/* ================================================================ */
+/* geometry */
+
+typedef struct conv_geom {
+    int r;
+    int64_t N, C, M, G, Cg, Mg;
+    int64_t in[OX_MAX_RANK], k[OX_MAX_RANK], out[OX_MAX_RANK];
+    int64_t stride[OX_MAX_RANK], dil[OX_MAX_RANK], pb[OX_MAX_RANK];
+    int64_t in_sz, out_sz, k_sz;
+} conv_geom;
+
+static int read_ints(ox_kernel_ctx *ctx, const char *name, int want, const int64_t **v) {
+    size_t n = 0;
+    *v = ir_attr_ints(ctx->node, name, &n);
+    if (*v && (int)n != want)
+        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "%s: attribute '%s' has %zu values, expected %d",
+                              ctx->node->op_type, name, n, want);
+    return 0;
+}
+
+/* x and w are the data and weight tensors, y the preallocated output. */
+static int geom_make(ox_kernel_ctx *ctx, const ox_tensor *x, const ox_tensor *w, const ox_tensor *y,
+                     int transpose, conv_geom *g) {
+    const char *op = ctx->node->op_type;
+    if (x->rank < 3 || w->rank != x->rank || y->rank != x->rank)
+        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
+                              "%s: X must have rank >= 3 and W the same rank (got %d and %d)", op,
+                              x->rank, w->rank);
+    int r = x->rank - 2;
+    g->r = r;
+    g->N = x->dims[0];
+    g->C = x->dims[1];
+    g->G = ir_attr_int(ctx->node, "group", 1);
+    if (g->G < 1) return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "%s: group must be >= 1", op);
+    if (!transpose) {
+        g->M = w->dims[0];
+        g->Cg = w->dims[1];
+        if (g->Cg * g->G != g->C)
+            return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
+                                  "%s: input channels %lld do not match weight channels %lld * group %lld",
+                                  op, (long long)g->C, (long long)g->Cg, (long long)g->G);
+        if (g->M % g->G)
+            return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
+                                  "%s: %lld output channels are not divisible by group %lld", op,
+                                  (long long)g->M, (long long)g->G);
+        g->Mg = g->M / g->G;
+    } else {
+        if (w->dims[0] != g->C || g->C % g->G)
+            return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
+                                  "%s: input channels %lld do not match weight's %lld (group %lld)", op,
+                                  (long long)g->C, (long long)w->dims[0], (long long)g->G);
+        g->Cg = g->C / g->G;
+        g->Mg = w->dims[1];
+        g->M = g->Mg * g->G;
+    }
+    if (y->dims[0] != g->N || y->dims[1] != g->M)
+        return ox_kernel_fail(ctx, ONYX_RUNTIME_ERROR, "%s: output shape does not match inputs", op);
+    const int64_t *ks, *strides, *dils, *pads;
+    if (read_ints(ctx, "kernel_shape", r, &ks) || read_ints(ctx, "strides", r, &strides) ||
+        read_ints(ctx, "dilations", r, &dils) || read_ints(ctx, "pads", 2 * r, &pads))
+        return -1;
+    int ap = ox_parse_auto_pad(ir_attr_string(ctx->node, "auto_pad", "NOTSET"));
+    if (ap < 0) return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "%s: unknown auto_pad", op);
+    const int64_t *opad = NULL, *oshape = NULL;
+    size_t nos = 0;
+    if (transpose) {
+        if (read_ints(ctx, "output_padding", r, &opad)) return -1;
+        oshape = ir_attr_ints(ctx->node, "output_shape", &nos);
+        if (oshape && (int)nos != r && (int)nos != r + 2)
+            return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "%s: bad output_shape", op);
+    }
+    g->in_sz = g->out_sz = g->k_sz = 1;
+    for (int i = 0; i < r; i++) {
+        g->in[i] = x->dims[i + 2];
+        g->k[i] = w->dims[i + 2];
+        if (ks && ks[i] != g->k[i])
+            return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "%s: kernel_shape does not match W", op);
+        g->stride[i] = strides ? strides[i] : 1;
+        g->dil[i] = dils ? dils[i] : 1;
+        if (g->stride[i] < 1 || g->dil[i] < 1 || g->k[i] < 1)
+            return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
+                                  "%s: kernel sizes, strides and dilations must be positive", op);
+        int64_t pb = pads ? pads[i] : 0, pe = pads ? pads[i + r] : 0, o;
+        if (!transpose) {
+            if (ox_window_axis(g->in[i], g->k[i], g->stride[i], g->dil[i], ap, 0, &pb, &pe, &o))
+                return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
+                                      "%s: kernel does not fit the padded input on spatial axis %d", op, i);
+        } else {
+            int64_t ek = (g->k[i] - 1) * g->dil[i] + 1, op_i = opad ? opad[i] : 0;
+            int64_t full = g->stride[i] * (g->in[i] - 1) + op_i + ek;
+            if (oshape || ap == OX_PAD_SAME_UPPER || ap == OX_PAD_SAME_LOWER) {
+                int64_t want = oshape ? oshape[nos - (size_t)r + (size_t)i] : g->in[i] * g->stride[i];
+                int64_t total = full - want;
+                if (ap == OX_PAD_SAME_UPPER) {
+                    pb = floor_div(total, 2);
+                    pe = total - pb;
+                } else {
+                    pe = floor_div(total, 2);
+                    pb = total - pe;
+                }
+            } else if (ap == OX_PAD_VALID) {
+                pb = pe = 0;
+            }
+            o = full - pb - pe;
+        }
+        if (o != y->dims[i + 2])
+            return ox_kernel_fail(ctx, ONYX_RUNTIME_ERROR,
+                                  "%s: output size %lld on spatial axis %d differs from the computed %lld",
+                                  op, (long long)y->dims[i + 2], i, (long long)o);
+        g->out[i] = o;
+        g->pb[i] = pb;
+        g->in_sz *= g->in[i];
+        g->out_sz *= g->out[i];
+        g->k_sz *= g->k[i];
+    }
+    return 0;
+}
+
+/* ================================================================ */
+/* im2col / col2im over a chunk of grid positions [p0, p1).
+ *
+ * Both walk a "grid" (output positions for im2col, input positions for
+ * col2im) and map grid position q and kernel offset kp to a "target"
+ * coordinate q * stride + kp * dil - pad per axis. Runs along the last
+ * axis are handled in one go so the per-element work is a bounds test. */
+
+typedef struct win_map {
+    int r;
+    const int64_t *grid, *tgt, *stride, *dil, *pad;
+    int64_t tgt_str[OX_MAX_RANK];
+} win_map;
+
+static void win_map_init(win_map *m, const conv_geom *g, int gather) {
+    m->r = g->r;
+    m->grid = gather ? g->out : g->in;
+    m->tgt = gather ? g->in : g->out;
+    m->stride = g->stride;
+    m->dil = g->dil;
+    m->pad = g->pb;
+    m->tgt_str[g->r - 1] = 1;
+    for (int d = g->r - 2; d >= 0; d--) m->tgt_str[d] = m->tgt_str[d + 1] * m->tgt[d + 1];
+}
+
+static void kernel_pos(const conv_geom *g, int64_t kk, int64_t *kpos) {
+    for (int d = g->r - 1; d >= 0; d--) {
+        kpos[d] = kk % g->k[d];
+        kk /= g->k[d];
+    }
+}
+
+static void grid_pos(const win_map *m, int64_t p, int64_t *o) {
+    for (int d = m->r - 1; d >= 0; d--) {
+        o[d] = p % m->grid[d];
+        p /= m->grid[d];
+    }
+}
+
+#define DEF_IM2COL(T, NAME)                                                                     \
+    /* col[(c * k_sz + kk) * nc + (p - p0)] = x[c][target of p, kk] or 0 */                     \
+    static void NAME(const conv_geom *g, const win_map *m, const T *x, int64_t p0, int64_t p1,  \
+                     T *col) {                                                                  \
+        const int L = g->r - 1;                                                                 \
+        const int64_t nc = p1 - p0, rows = g->Cg * g->k_sz;                                     \
+        int64_t start[OX_MAX_RANK], kpos[OX_MAX_RANK], o[OX_MAX_RANK];                          \
+        grid_pos(m, p0, start);                                                                 \
+        for (int64_t row = 0; row < rows; row++) {                                              \
+            const T *src = x + (row / g->k_sz) * g->in_sz;                                      \
+            T *dst = col + row * nc;                                                            \
+            kernel_pos(g, row % g->k_sz, kpos);                                                 \
+            memcpy(o, start, sizeof(int64_t) * (size_t)g->r);                                   \
+            const int64_t sL = m->stride[L], inL = m->tgt[L];                                   \
+            const int64_t kL = kpos[L] * m->dil[L] - m->pad[L];                                 \
+            for (int64_t p = p0; p < p1;) {                                                     \
+                int64_t len = m->grid[L] - o[L];                                                \
+                if (len > p1 - p) len = p1 - p;                                                 \
+                int valid = 1;                                                                  \
+                int64_t off = 0;                                                                \
+                for (int d = 0; d < L; d++) {                                                   \
+                    int64_t i = o[d] * m->stride[d] + kpos[d] * m->dil[d] - m->pad[d];          \
+                    if (i < 0 || i >= m->tgt[d]) {                                              \
+                        valid = 0;                                                              \
+                        break;                                                                  \
+                    }                                                                           \
+                    off += i * m->tgt_str[d];                                                   \
+                }                                                                               \
+                if (!valid) {                                                                   \
+                    memset(dst, 0, sizeof(T) * (size_t)len);                                    \
+                } else {                                                                        \
+                    const T *s = src + off;                                                     \
+                    int64_t i0 = o[L] * sL + kL;                                                \
+                    if (sL == 1 && i0 >= 0 && i0 + len <= inL) {                                \
+                        memcpy(dst, s + i0, sizeof(T) * (size_t)len);                           \
+                    } else {                                                                    \
+                        for (int64_t t = 0; t < len; t++) {                                     \
+                            int64_t i = i0 + t * sL;                                            \
+                            dst[t] = (i >= 0 && i < inL) ? s[i] : (T)0;                         \
+                        }                                                                       \
+                    }                                                                           \
+                }                                                                               \
+                dst += len;                                                                     \
+                p += len;                                                                       \
+                o[L] += len;                                                                    \
+                for (int d = L; d > 0 && o[d] >= m->grid[d]; d--) {                             \
+                    o[d] = 0;                                                                   \
+                    o[d - 1]++;                                                                 \
+                }                                                                               \
+            }                                                                                   \
+        }                                                                                       \
+    }
+
+#define DEF_COL2IM(T, NAME)                                                                     \
+    /* y[m][target of p, kk] += col[(m * k_sz + kk) * nc + (p - p0)] */                         \
+    static void NAME(const conv_geom *g, const win_map *m, const T *col, int64_t p0, int64_t p1, \
+                     T *y) {                                                                    \
+        const int L = g->r - 1;                                                                 \
+        const int64_t nc = p1 - p0, rows = g->Mg * g->k_sz;                                     \
+        int64_t start[OX_MAX_RANK], kpos[OX_MAX_RANK], o[OX_MAX_RANK];                          \
+        grid_pos(m, p0, start);                                                                 \
+        for (int64_t row = 0; row < rows; row++) {                                              \
+            T *dst = y + (row / g->k_sz) * g->out_sz;                                           \
+            const T *src = col + row * nc;                                                      \
+            kernel_pos(g, row % g->k_sz, kpos);                                                 \
+            memcpy(o, start, sizeof(int64_t) * (size_t)g->r);                                   \
+            const int64_t sL = m->stride[L], outL = m->tgt[L];                                  \
+            const int64_t kL = kpos[L] * m->dil[L] - m->pad[L];                                 \
+            for (int64_t p = p0; p < p1;) {                                                     \
+                int64_t len = m->grid[L] - o[L];                                                \
+                if (len > p1 - p) len = p1 - p;                                                 \
+                int valid = 1;                                                                  \
+                int64_t off = 0;                                                                \
+                for (int d = 0; d < L; d++) {                                                   \
+                    int64_t i = o[d] * m->stride[d] + kpos[d] * m->dil[d] - m->pad[d];          \
+                    if (i < 0 || i >= m->tgt[d]) {                                              \
+                        valid = 0;                                                              \
+                        break;                                                                  \
+                    }                                                                           \
+                    off += i * m->tgt_str[d];                                                   \
+                }                                                                               \
+                if (valid) {                                                                    \
+                    T *dd = dst + off;                                                          \
+                    int64_t i0 = o[L] * sL + kL;                                                \
+                    for (int64_t t = 0; t < len; t++) {                                         \
+                        int64_t i = i0 + t * sL;                                                \
+                        if (i >= 0 && i < outL) dd[i] += src[t];                                \
+                    }                                                                           \
+                }                                                                               \
+                src += len;                                                                     \
+                p += len;                                                                       \
+                o[L] += len;                                                                    \
+                for (int d = L; d > 0 && o[d] >= m->grid[d]; d--) {                             \
+                    o[d] = 0;                                                                   \
+                    o[d - 1]++;                                                                 \
+                }                                                                               \
+            }                                                                                   \
+        }                                                                                       \
+    }
+
+DEF_IM2COL(float, im2col_f32)
+DEF_IM2COL(double, im2col_f64)
+DEF_COL2IM(float, col2im_f32)
+DEF_COL2IM(double, col2im_f64)
+
+/* ================================================================ */
+/* float cores */
+
+/* Scratch cap for one im2col chunk, in elements. */
+#define COL_CAP (1 << 20)
+
+typedef struct conv_job {
+    const conv_geom *g;
+    win_map map;
+    const void *x, *w, *b;
+    void *y;
+    int64_t cols, chunks; /* chunk width and chunk count per (image, group) */
+    int direct;           /* 1x1, stride 1, no padding: X is already the column matrix */
+    ox_threadpool *pool;
+    atomic_int failed;
+} conv_job;
+
+static int all_ones_kernel(const conv_geom *g) {
+    for (int i = 0; i < g->r; i++)
+        if (g->k[i] != 1 || g->stride[i] != 1 || g->pb[i] != 0 || g->in[i] != g->out[i]) return 0;
+    return 1;
+}
+
+/* Chooses chunking and whether tasks run in parallel (1) or one after
+ * another with a parallel GEMM inside (0). */
+static int plan_chunks(conv_job *j, int64_t rows, int64_t positions, int64_t outer, int split) {
+    int threads = ox_threadpool_size(j->pool);
+    int64_t cols = positions > 0 ? positions : 1;
+    if (rows * cols > COL_CAP) {
+        cols = COL_CAP / (rows > 0 ? rows : 1);
+        cols = cols < 64 ? 64 : cols & ~(int64_t)15;
+    }
+    int64_t chunks = (positions + cols - 1) / cols;
+    if (chunks < 1) chunks = 1;
+    if (split && outer * chunks < threads && positions >= 512) {
+        int64_t want = (threads + outer - 1) / outer;
+        int64_t c2 = (positions + want - 1) / want;
+        if (c2 < 256) c2 = 256;
+        if (c2 < cols) {
+            cols = c2;
+            chunks = (positions + cols - 1) / cols;
+        }
+    }
+    j->cols = cols;
+    j->chunks = chunks;
+    return threads > 1 && outer * chunks >= threads;
+}
+
+#define DEF_CONV_CORE(T, SUF, GEMM, IM2COL, COL2IM)                                              \
+    static void conv_tasks_##SUF(void *arg, int64_t t0, int64_t t1) {                           \
+        conv_job *j = arg;                                                                      \
+        const conv_geom *g = j->g;                                                              \
+        const int64_t K = g->Cg * g->k_sz;                                                      \
+        T *buf = NULL;                                                                          \
+        if (!j->direct) {                                                                       \
+            buf = malloc(sizeof(T) * (size_t)(K * j->cols > 0 ? K * j->cols : 1));              \
+            if (!buf) {                                                                         \
+                atomic_store(&j->failed, 1);                                                    \
+                return;                                                                         \
+            }                                                                                   \
+        }                                                                                       \
+        for (int64_t t = t0; t < t1; t++) {                                                     \
+            int64_t ng = t / j->chunks, ch = t % j->chunks;                                     \
+            int64_t n = ng / g->G, grp = ng % g->G;                                             \
+            int64_t p0 = ch * j->cols, p1 = p0 + j->cols < g->out_sz ? p0 + j->cols : g->out_sz; \
+            const T *xg = (const T *)j->x + (n * g->C + grp * g->Cg) * g->in_sz;                \
+            const T *wg = (const T *)j->w + grp * g->Mg * K;                                    \
+            T *yg = (T *)j->y + (n * g->M + grp * g->Mg) * g->out_sz;                           \
+            const T *bm;                                                                        \
+            int64_t ldb;                                                                        \
+            if (j->direct) {                                                                    \
+                bm = xg + p0;                                                                   \
+                ldb = g->in_sz;                                                                 \
+            } else {                                                                            \
+                IM2COL(g, &j->map, xg, p0, p1, buf);                                            \
+                bm = buf;                                                                       \
+                ldb = p1 - p0;                                                                  \
+            }                                                                                   \
+            if (GEMM(j->pool, 0, 0, g->Mg, p1 - p0, K, (T)1, wg, K, bm, ldb, (T)0, yg + p0,     \
+                     g->out_sz)) {                                                              \
+                atomic_store(&j->failed, 1);                                                    \
+                break;                                                                          \
+            }                                                                                   \
+            if (j->b) {                                                                         \
+                const T *b = (const T *)j->b + grp * g->Mg;                                     \
+                for (int64_t mm = 0; mm < g->Mg; mm++) {                                        \
+                    T *row = yg + mm * g->out_sz;                                               \
+                    for (int64_t p = p0; p < p1; p++) row[p] += b[mm];                          \
+                }                                                                               \
+            }                                                                                   \
+        }                                                                                       \
+        free(buf);                                                                              \
+    }                                                                                           \
+                                                                                                \
+    static int conv_core_##SUF(ox_kernel_ctx *ctx, const conv_geom *g, const T *x, const T *w,  \
+                               const T *b, T *y) {                                              \
+        if (g->N == 0 || g->M == 0 || g->out_sz == 0) return 0;                                 \
+        conv_job j = {.g = g, .x = x, .w = w, .b = b, .y = y, .pool = ctx->pool};               \
+        atomic_init(&j.failed, 0);                                                              \
+        win_map_init(&j.map, g, 1);                                                             \
+        j.direct = all_ones_kernel(g);                                                          \
+        int par = plan_chunks(&j, j.direct ? 0 : g->Cg * g->k_sz, g->out_sz, g->N * g->G, 1);   \
+        int64_t tasks = g->N * g->G * j.chunks;                                                 \
+        if (par)                                                                                \
+            ox_parallel_for(ctx->pool, tasks, 1, conv_tasks_##SUF, &j);                         \
+        else                                                                                    \
+            conv_tasks_##SUF(&j, 0, tasks);                                                     \
+        return atomic_load(&j.failed) ? oom(ctx) : 0;                                           \
+    }                                                                                           \
+                                                                                                \
+    /* one task per (image, group); chunks of input positions inside */                         \
+    static void convt_tasks_##SUF(void *arg, int64_t t0, int64_t t1) {                          \
+        conv_job *j = arg;                                                                      \
+        const conv_geom *g = j->g;                                                              \
+        const int64_t rows = g->Mg * g->k_sz;                                                   \
+        T *buf = malloc(sizeof(T) * (size_t)(rows * j->cols > 0 ? rows * j->cols : 1));         \
+        if (!buf) {                                                                             \
+            atomic_store(&j->failed, 1);                                                        \
+            return;                                                                             \
+        }                                                                                       \
+        for (int64_t t = t0; t < t1; t++) {                                                     \
+            int64_t n = t / g->G, grp = t % g->G;                                               \
+            const T *xg = (const T *)j->x + (n * g->C + grp * g->Cg) * g->in_sz;                \
+            const T *wg = (const T *)j->w + grp * g->Cg * rows;                                 \
+            T *yg = (T *)j->y + (n * g->M + grp * g->Mg) * g->out_sz;                           \
+            for (int64_t mm = 0; mm < g->Mg; mm++) {                                            \
+                T bv = j->b ? ((const T *)j->b)[grp * g->Mg + mm] : (T)0;                       \
+                T *row = yg + mm * g->out_sz;                                                   \
+                for (int64_t p = 0; p < g->out_sz; p++) row[p] = bv;                            \
+            }                                                                                   \
+            for (int64_t p0 = 0; p0 < g->in_sz; p0 += j->cols) {                                \
+                int64_t p1 = p0 + j->cols < g->in_sz ? p0 + j->cols : g->in_sz;                 \
+                if (GEMM(j->pool, 1, 0, rows, p1 - p0, g->Cg, (T)1, wg, rows, xg + p0,          \
+                         g->in_sz, (T)0, buf, p1 - p0)) {                                       \
+                    atomic_store(&j->failed, 1);                                                \
+                    break;                                                                      \
+                }                                                                               \
+                COL2IM(g, &j->map, buf, p0, p1, yg);                                            \
+            }                                                                                   \
+        }                                                                                       \
+        free(buf);                                                                              \
+    }                                                                                           \
+                                                                                                \
+    static int convt_core_##SUF(ox_kernel_ctx *ctx, const conv_geom *g, const T *x, const T *w, \
+                                const T *b, T *y) {                                             \
+        if (g->N == 0 || g->M == 0 || g->out_sz == 0) return 0;                                 \
+        conv_job j = {.g = g, .x = x, .w = w, .b = b, .y = y, .pool = ctx->pool};               \
+        atomic_init(&j.failed, 0);                                                              \
+        win_map_init(&j.map, g, 0);                                                             \
+        int par = plan_chunks(&j, g->Mg * g->k_sz, g->in_sz, g->N * g->G, 0);                   \
+        int64_t tasks = g->N * g->G;                                                            \
+        if (par && tasks >= ox_threadpool_size(ctx->pool))                                      \
+            ox_parallel_for(ctx->pool, tasks, 1, convt_tasks_##SUF, &j);                        \
+        else                                                                                    \
+            convt_tasks_##SUF(&j, 0, tasks);                                                    \
+        return atomic_load(&j.failed) ? oom(ctx) : 0;                                           \
+    }
+
+DEF_CONV_CORE(float, f32, ox_gemm_f32, im2col_f32, col2im_f32)
+DEF_CONV_CORE(double, f64, ox_gemm_f64, im2col_f64, col2im_f64)
+
+/* ================================================================ */
+/* float16 support: float32 copies in and out */
+
+static float *half_to_f32(const ox_tensor *t) {
+    if (!t) return NULL;
+    int64_t n = ox_tensor_numel(t);
+    float *f = malloc(sizeof(float) * (size_t)(n > 0 ? n : 1));
+    if (!f) return NULL;
+    const uint16_t *h = t->data;
+    for (int64_t i = 0; i < n; i++) f[i] = ox_half_to_float(h[i]);
+    return f;
+}
+
+static int run_half(ox_kernel_ctx *ctx, const conv_geom *g, int transpose) {
+    const ox_tensor *X = input(ctx, 0), *W = input(ctx, 1), *B = input(ctx, 2);
+    ox_tensor *Y = ctx->outputs[0];
+    int64_t ny = ox_tensor_numel(Y);
+    float *x = half_to_f32(X), *w = half_to_f32(W), *b = half_to_f32(B);
+    float *y = malloc(sizeof(float) * (size_t)(ny > 0 ? ny : 1));
+    int rc;
+    if (!x || !w || !y || (B && !b)) {
+        rc = oom(ctx);
+    } else {
+        rc = transpose ? convt_core_f32(ctx, g, x, w, b, y) : conv_core_f32(ctx, g, x, w, b, y);
+        uint16_t *h = Y->data;
+        if (!rc)
+            for (int64_t i = 0; i < ny; i++) h[i] = ox_float_to_half(y[i]);
+    }
+    free(x);
+    free(w);
+    free(b);
+    free(y);
+    return rc;
+}
+
+static int check_bias(ox_kernel_ctx *ctx, const ox_tensor *b, int64_t m) {
+    if (b && (b->rank != 1 || b->dims[0] != m))
+        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "%s: bias must be 1-D with %lld values",
+                              ctx->node->op_type, (long long)m);
+    return 0;
+}
+
+static int conv_like(ox_kernel_ctx *ctx, int transpose) {
+    const ox_tensor *X = input(ctx, 0), *W = input(ctx, 1), *B = input(ctx, 2);
+    ox_tensor *Y = ctx->outputs[0];
+    conv_geom g;
+    if (geom_make(ctx, X, W, Y, transpose, &g) || check_bias(ctx, B, g.M)) return -1;
+    if (W->dtype != X->dtype || (B && B->dtype != X->dtype))
+        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "%s: X, W and B must share one element type",
+                              ctx->node->op_type);
+    switch (X->dtype) {
+    case ONYX_FLOAT32:
+        return transpose ? convt_core_f32(ctx, &g, X->data, W->data, B ? B->data : NULL, Y->data)
+                         : conv_core_f32(ctx, &g, X->data, W->data, B ? B->data : NULL, Y->data);
+    case ONYX_FLOAT64:
+        return transpose ? convt_core_f64(ctx, &g, X->data, W->data, B ? B->data : NULL, Y->data)
+                         : conv_core_f64(ctx, &g, X->data, W->data, B ? B->data : NULL, Y->data);
+    case ONYX_FLOAT16:
+        return run_half(ctx, &g, transpose);
+    default:
+        return ox_kernel_fail(ctx, ONYX_NOT_IMPLEMENTED, "%s: element type %s is not supported",
+                              ctx->node->op_type, ox_dtype_name(X->dtype));
+    }
+}
+
+static int conv_compute(ox_kernel_ctx *ctx) { return conv_like(ctx, 0); }
+static int conv_transpose_compute(ox_kernel_ctx *ctx) { return conv_like(ctx, 1); }
+
+static int supports_float(const ir_node *node, const ir_type *const *inputs, int n_inputs) {
+    (void)node;
+    if (n_inputs < 1 || !inputs[0]) return 1;
+    ox_dtype t = inputs[0]->dtype;
+    return t == ONYX_FLOAT32 || t == ONYX_FLOAT64 || t == ONYX_FLOAT16 || t == ONYX_UNDEFINED;
+}
+
+/* ================================================================ */
+/* ConvInteger and QLinearConv */
+
+static double q8_get(const ox_tensor *t, int64_t i) {
+    return t->dtype == ONYX_UINT8 ? (double)((const uint8_t *)t->data)[i]
+                                  : (double)((const int8_t *)t->data)[i];
+}
+
+/* Zero point (or scale) j of a scalar-or-vector tensor; 0 if absent. */
+static double per_channel(const ox_tensor *t, int64_t j) {
+    if (!t) return 0.0;
+    int64_t n = ox_tensor_numel(t);
+    if (n <= 1) return n == 1 ? ox_get_f64(t->data, t->dtype, 0) : 0.0;
+    return ox_get_f64(t->data, t->dtype, (size_t)j);
+}
+
+static int check_per_channel(ox_kernel_ctx *ctx, const ox_tensor *t, int64_t m, const char *what) {
+    if (!t) return 0;
+    int64_t n = ox_tensor_numel(t);
+    if (t->rank > 1 || (n != 1 && n != m))
+        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "%s: %s must have 1 or %lld values, got %lld",
+                              ctx->node->op_type, what, (long long)m, (long long)n);
+    return 0;
+}
+
+/* x - x_zero_point and w - w_zero_point (per output channel) as doubles,
+ * then the float64 convolution: exact for 8-bit operands. */
+static int quant_conv(ox_kernel_ctx *ctx, int xi, int xzi, int wi, int wzi, const conv_geom *g,
+                      double **acc_out) {
+    const ox_tensor *X = input(ctx, xi), *W = input(ctx, wi);
+    const ox_tensor *XZ = input(ctx, xzi), *WZ = input(ctx, wzi);
+    if (check_per_channel(ctx, XZ, 1, "x_zero_point") ||
+        check_per_channel(ctx, WZ, g->M, "w_zero_point"))
+        return -1;
+    int64_t nx = ox_tensor_numel(X), nw = ox_tensor_numel(W), ny = g->N * g->M * g->out_sz;
+    double *x = malloc(sizeof(double) * (size_t)(nx > 0 ? nx : 1));
+    double *w = malloc(sizeof(double) * (size_t)(nw > 0 ? nw : 1));
+    double *y = malloc(sizeof(double) * (size_t)(ny > 0 ? ny : 1));
+    if (!x || !w || !y) {
+        free(x);
+        free(w);
+        free(y);
+        return oom(ctx);
+    }
+    double xz = per_channel(XZ, 0);
+    for (int64_t i = 0; i < nx; i++) x[i] = q8_get(X, i) - xz;
+    int64_t per_m = g->Cg * g->k_sz;
+    for (int64_t m = 0; m < g->M; m++) {
+        double wz = per_channel(WZ, m);
+        for (int64_t i = 0; i < per_m; i++) w[m * per_m + i] = q8_get(W, m * per_m + i) - wz;
+    }
+    int rc = conv_core_f64(ctx, g, x, w, NULL, y);
+    free(x);
+    free(w);
+    if (rc) {
+        free(y);
+        return -1;
+    }
+    *acc_out = y;
+    return 0;
+}
+
+static int conv_integer_compute(ox_kernel_ctx *ctx) {
+    const ox_tensor *X = input(ctx, 0), *W = input(ctx, 1);
+    ox_tensor *Y = ctx->outputs[0];
+    conv_geom g;
+    if (geom_make(ctx, X, W, Y, 0, &g)) return -1;
+    double *acc;
+    if (quant_conv(ctx, 0, 2, 1, 3, &g, &acc)) return -1;
+    int64_t n = ox_tensor_numel(Y);
+    int32_t *y = Y->data;
+    for (int64_t i = 0; i < n; i++) {
+        double v = acc[i];
+        y[i] = v >= 2147483647.0 ? INT32_MAX : v <= -2147483648.0 ? INT32_MIN : (int32_t)v;
+    }
+    free(acc);
+    return 0;
+}
+
+static int qlinear_conv_compute(ox_kernel_ctx *ctx) {
+    const ox_tensor *X = input(ctx, 0), *XS = input(ctx, 1), *W = input(ctx, 3), *WS = input(ctx, 4);
+    const ox_tensor *YS = input(ctx, 6), *YZ = input(ctx, 7), *B = input(ctx, 8);
+    ox_tensor *Y = ctx->outputs[0];
+    conv_geom g;
+    if (geom_make(ctx, X, W, Y, 0, &g) || check_bias(ctx, B, g.M)) return -1;
+    if (check_per_channel(ctx, XS, 1, "x_scale") || check_per_channel(ctx, WS, g.M, "w_scale") ||
+        check_per_channel(ctx, YS, 1, "y_scale") || check_per_channel(ctx, YZ, 1, "y_zero_point"))
+        return -1;
+    if (Y->dtype != ONYX_UINT8 && Y->dtype != ONYX_INT8)
+        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "QLinearConv: output must be int8 or uint8");
+    double *acc;
+    if (quant_conv(ctx, 0, 2, 3, 5, &g, &acc)) return -1;
+    double xs = per_channel(XS, 0), ys = per_channel(YS, 0), yz = per_channel(YZ, 0);
+    double lo = Y->dtype == ONYX_UINT8 ? 0 : -128, hi = Y->dtype == ONYX_UINT8 ? 255 : 127;
+    for (int64_t n = 0; n < g.N; n++)
+        for (int64_t m = 0; m < g.M; m++) {
+            /* scales are float32 in the model; multiply as float like the spec's reference */
+            float scale = (float)xs * (float)per_channel(WS, m) / (float)ys;
+            double bias = B ? (double)((const int32_t *)B->data)[m] : 0.0;
+            int64_t base = (n * g.M + m) * g.out_sz;
+            for (int64_t p = 0; p < g.out_sz; p++) {
+                double v = nearbyint((acc[base + p] + bias) * (double)scale) + yz;
+                v = v < lo ? lo : v > hi ? hi : v;
+                if (Y->dtype == ONYX_UINT8)
+                    ((uint8_t *)Y->data)[base + p] = (uint8_t)v;
+                else
+                    ((int8_t *)Y->data)[base + p] = (int8_t)v;
+            }
+        }
+    free(acc);
+    return 0;
+}
+
+static const ox_kernel_def KERNELS[] = {
+    {"", "Conv", 1, 17, conv_compute, supports_float, NULL, NULL},
+    {"", "ConvTranspose", 1, 17, conv_transpose_compute, supports_float, NULL, NULL},
+    {"", "ConvInteger", 10, 17, conv_integer_compute, NULL, NULL, NULL},
+    {"", "QLinearConv", 10, 17, qlinear_conv_compute, NULL, NULL, NULL},
+};
+
+const ox_kernel_table ox_cpu_kernels_conv = {KERNELS, sizeof KERNELS / sizeof KERNELS[0]};

@@ -1,0 +1,435 @@
+#include "ep/cpu/kernels/gemm.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define OX_GEMM_X86 1
+#endif
+
+/* Register tile of the inner kernel (MR rows x NR columns of C) and the
+ * cache blocks around it: an MC x KC block of A stays in L2 while a
+ * KC x NR sliver of B stays in L1. MC must be a multiple of MR and NC of
+ * NR. */
+#define MR 6
+#define NR 16
+#define MC 72
+#define KC 256
+#define NC 256
+
+/* Below this many multiply-adds packing costs more than it saves. */
+#define SMALL_WORK 4096
+
+typedef float v4f __attribute__((vector_size(16)));
+
+/* ---------------------------------------------------------------- */
+/* inner kernels: acc (MR x NR, row-major) = sum_k a[k][0..MR) x b[k][0..NR) */
+
+static void kernel_generic(int64_t kc, const float *restrict a, const float *restrict b,
+                           float *restrict acc) {
+    v4f c[MR][NR / 4];
+    for (int i = 0; i < MR; i++)
+        for (int j = 0; j < NR / 4; j++) c[i][j] = (v4f){0, 0, 0, 0};
+    for (int64_t k = 0; k < kc; k++) {
+        v4f bv[NR / 4];
+        memcpy(bv, b, sizeof bv);
+        for (int i = 0; i < MR; i++) {
+            v4f av = (v4f){0, 0, 0, 0} + a[i];
+            for (int j = 0; j < NR / 4; j++) c[i][j] += av * bv[j];
+        }
+        a += MR;
+        b += NR;
+    }
+    memcpy(acc, c, sizeof c);
+}
+
+#ifdef OX_GEMM_X86
+__attribute__((target("avx2,fma"))) static void kernel_avx2(int64_t kc, const float *restrict a,
+                                                            const float *restrict b,
+                                                            float *restrict acc) {
+    __m256 c00 = _mm256_setzero_ps(), c01 = _mm256_setzero_ps();
+    __m256 c10 = _mm256_setzero_ps(), c11 = _mm256_setzero_ps();
+    __m256 c20 = _mm256_setzero_ps(), c21 = _mm256_setzero_ps();
+    __m256 c30 = _mm256_setzero_ps(), c31 = _mm256_setzero_ps();
+    __m256 c40 = _mm256_setzero_ps(), c41 = _mm256_setzero_ps();
+    __m256 c50 = _mm256_setzero_ps(), c51 = _mm256_setzero_ps();
+    for (int64_t k = 0; k < kc; k++) {
+        __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
+        __m256 av;
+        av = _mm256_broadcast_ss(a + 0);
+        c00 = _mm256_fmadd_ps(av, b0, c00);
+        c01 = _mm256_fmadd_ps(av, b1, c01);
+        av = _mm256_broadcast_ss(a + 1);
+        c10 = _mm256_fmadd_ps(av, b0, c10);
+        c11 = _mm256_fmadd_ps(av, b1, c11);
+        av = _mm256_broadcast_ss(a + 2);
+        c20 = _mm256_fmadd_ps(av, b0, c20);
+        c21 = _mm256_fmadd_ps(av, b1, c21);
+        av = _mm256_broadcast_ss(a + 3);
+        c30 = _mm256_fmadd_ps(av, b0, c30);
+        c31 = _mm256_fmadd_ps(av, b1, c31);
+        av = _mm256_broadcast_ss(a + 4);
+        c40 = _mm256_fmadd_ps(av, b0, c40);
+        c41 = _mm256_fmadd_ps(av, b1, c41);
+        av = _mm256_broadcast_ss(a + 5);
+        c50 = _mm256_fmadd_ps(av, b0, c50);
+        c51 = _mm256_fmadd_ps(av, b1, c51);
+        a += MR;
+        b += NR;
+    }
+    _mm256_storeu_ps(acc + 0 * NR, c00);
+    _mm256_storeu_ps(acc + 0 * NR + 8, c01);
+    _mm256_storeu_ps(acc + 1 * NR, c10);
+    _mm256_storeu_ps(acc + 1 * NR + 8, c11);
+    _mm256_storeu_ps(acc + 2 * NR, c20);
+    _mm256_storeu_ps(acc + 2 * NR + 8, c21);
+    _mm256_storeu_ps(acc + 3 * NR, c30);
+    _mm256_storeu_ps(acc + 3 * NR + 8, c31);
+    _mm256_storeu_ps(acc + 4 * NR, c40);
+    _mm256_storeu_ps(acc + 4 * NR + 8, c41);
+    _mm256_storeu_ps(acc + 5 * NR, c50);
+    _mm256_storeu_ps(acc + 5 * NR + 8, c51);
+}
+#endif
+
+typedef void (*kernel_fn)(int64_t kc, const float *a, const float *b, float *acc);
+
+static kernel_fn pick_kernel(void) {
+#ifdef OX_GEMM_X86
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return kernel_avx2;
+#endif
+    return kernel_generic;
+}
+
+/* ---------------------------------------------------------------- */
+/* packed float32 path */
+
+typedef struct gemm_job {
+    int ta, tb;
+    int64_t M, N, K;
+    float alpha, beta;
+    const float *A;
+    int64_t lda;
+    const float *B;
+    int64_t ldb;
+    float *C;
+    int64_t ldc;
+    int64_t tiles_n;
+    kernel_fn kernel;
+    atomic_int failed;
+} gemm_job;
+
+/* op(A)[m0 .. m0+mc) x [k0 .. k0+kc) into MR-row panels, k-major inside
+ * a panel, zero rows past mc. */
+static void pack_a(const gemm_job *j, int64_t m0, int64_t mc, int64_t k0, int64_t kc, float *ap) {
+    for (int64_t p = 0; p < mc; p += MR) {
+        int64_t rows = mc - p < MR ? mc - p : MR;
+        float *dst = ap + p * kc;
+        if (!j->ta) {
+            for (int64_t i = 0; i < rows; i++) {
+                const float *src = j->A + (m0 + p + i) * j->lda + k0;
+                for (int64_t k = 0; k < kc; k++) dst[k * MR + i] = src[k];
+            }
+        } else {
+            for (int64_t k = 0; k < kc; k++) {
+                const float *src = j->A + (k0 + k) * j->lda + m0 + p;
+                for (int64_t i = 0; i < rows; i++) dst[k * MR + i] = src[i];
+            }
+        }
+        for (int64_t i = rows; i < MR; i++)
+            for (int64_t k = 0; k < kc; k++) dst[k * MR + i] = 0.0f;
+    }
+}
+
+/* op(B)[k0 .. k0+kc) x [n0 .. n0+nc) into NR-column panels, zero columns
+ * past nc. */
+static void pack_b(const gemm_job *j, int64_t k0, int64_t kc, int64_t n0, int64_t nc, float *bp) {
+    for (int64_t q = 0; q < nc; q += NR) {
+        int64_t cols = nc - q < NR ? nc - q : NR;
+        float *dst = bp + q * kc;
+        if (!j->tb) {
+            for (int64_t k = 0; k < kc; k++) {
+                const float *src = j->B + (k0 + k) * j->ldb + n0 + q;
+                float *d = dst + k * NR;
+                if (cols == NR) {
+                    memcpy(d, src, NR * sizeof(float));
+                } else {
+                    int64_t c = 0;
+                    for (; c < cols; c++) d[c] = src[c];
+                    for (; c < NR; c++) d[c] = 0.0f;
+                }
+            }
+        } else {
+            for (int64_t c = 0; c < cols; c++) {
+                const float *src = j->B + (n0 + q + c) * j->ldb + k0;
+                for (int64_t k = 0; k < kc; k++) dst[k * NR + c] = src[k];
+            }
+            for (int64_t c = cols; c < NR; c++)
+                for (int64_t k = 0; k < kc; k++) dst[k * NR + c] = 0.0f;
+        }
+    }
+}
+
+static void store_tile(const gemm_job *j, float *c, const float *acc, int64_t rows, int64_t cols,
+                       int first) {
+    const float alpha = j->alpha, beta = j->beta;
+    for (int64_t i = 0; i < rows; i++) {
+        float *cr = c + i * j->ldc;
+        const float *ar = acc + i * NR;
+        if (!first) {
+            for (int64_t x = 0; x < cols; x++) cr[x] += alpha * ar[x];
+        } else if (beta == 0.0f) {
+            for (int64_t x = 0; x < cols; x++) cr[x] = alpha * ar[x];
+        } else {
+            for (int64_t x = 0; x < cols; x++) cr[x] = alpha * ar[x] + beta * cr[x];
+        }
+    }
+}
+
+static void gemm_tiles(void *arg, int64_t t0, int64_t t1) {
+    gemm_job *j = arg;
+    int64_t kmax = j->K < KC ? j->K : KC;
+    float *ap = malloc(sizeof(float) * (size_t)(MC * kmax + NC * kmax));
+    if (!ap) {
+        atomic_store(&j->failed, 1);
+        return;
+    }
+    float *bp = ap + MC * kmax;
+    float acc[MR * NR];
+    for (int64_t t = t0; t < t1; t++) {
+        int64_t m0 = (t / j->tiles_n) * MC, n0 = (t % j->tiles_n) * NC;
+        int64_t mc = j->M - m0 < MC ? j->M - m0 : MC;
+        int64_t nc = j->N - n0 < NC ? j->N - n0 : NC;
+        for (int64_t k0 = 0; k0 < j->K; k0 += KC) {
+            int64_t kc = j->K - k0 < KC ? j->K - k0 : KC;
+            pack_b(j, k0, kc, n0, nc, bp);
+            pack_a(j, m0, mc, k0, kc, ap);
+            for (int64_t q = 0; q < nc; q += NR) {
+                int64_t cols = nc - q < NR ? nc - q : NR;
+                for (int64_t p = 0; p < mc; p += MR) {
+                    int64_t rows = mc - p < MR ? mc - p : MR;
+                    j->kernel(kc, ap + p * kc, bp + q * kc, acc);
+                    store_tile(j, j->C + (m0 + p) * j->ldc + n0 + q, acc, rows, cols, k0 == 0);
+                }
+            }
+        }
+    }
+    free(ap);
+}
+
+/* ---------------------------------------------------------------- */
+/* unpacked float32 paths for small or vector-shaped products */
+
+static float dot_f32(const float *x, const float *y, int64_t n) {
+    v4f s0 = {0, 0, 0, 0}, s1 = {0, 0, 0, 0};
+    int64_t k = 0;
+    for (; k + 8 <= n; k += 8) {
+        v4f a0, a1, b0, b1;
+        memcpy(&a0, x + k, sizeof a0);
+        memcpy(&a1, x + k + 4, sizeof a1);
+        memcpy(&b0, y + k, sizeof b0);
+        memcpy(&b1, y + k + 4, sizeof b1);
+        s0 += a0 * b0;
+        s1 += a1 * b1;
+    }
+    s0 += s1;
+    float s = (s0[0] + s0[1]) + (s0[2] + s0[3]);
+    for (; k < n; k++) s += x[k] * y[k];
+    return s;
+}
+
+static void scale_rows(float *C, int64_t ldc, int64_t r0, int64_t r1, int64_t n, float beta) {
+    for (int64_t i = r0; i < r1; i++) {
+        float *c = C + i * ldc;
+        if (beta == 0.0f)
+            memset(c, 0, (size_t)n * sizeof(float));
+        else if (beta != 1.0f)
+            for (int64_t x = 0; x < n; x++) c[x] *= beta;
+    }
+}
+
+/* Rows [r0, r1) of C straight from A and B: dot products when op(B) has
+ * contiguous columns, row updates (axpy) otherwise. */
+static void gemm_rows_direct(const gemm_job *j, int64_t r0, int64_t r1) {
+    scale_rows(j->C, j->ldc, r0, r1, j->N, j->beta);
+    for (int64_t i = r0; i < r1; i++) {
+        float *c = j->C + i * j->ldc;
+        if (j->tb && !j->ta) {
+            const float *a = j->A + i * j->lda;
+            for (int64_t x = 0; x < j->N; x++) c[x] += j->alpha * dot_f32(a, j->B + x * j->ldb, j->K);
+            continue;
+        }
+        for (int64_t k = 0; k < j->K; k++) {
+            float av = j->ta ? j->A[k * j->lda + i] : j->A[i * j->lda + k];
+            av *= j->alpha;
+            if (av == 0.0f) continue;
+            if (!j->tb) {
+                const float *b = j->B + k * j->ldb;
+                for (int64_t x = 0; x < j->N; x++) c[x] += av * b[x];
+            } else {
+                for (int64_t x = 0; x < j->N; x++) c[x] += av * j->B[x * j->ldb + k];
+            }
+        }
+    }
+}
+
+static void rows_direct_range(void *arg, int64_t r0, int64_t r1) {
+    gemm_rows_direct(arg, r0, r1);
+}
+
+/* One row of A times B, split over column ranges of the output. */
+static void row_vector_range(void *arg, int64_t c0, int64_t c1) {
+    const gemm_job *j = arg;
+    float *c = j->C;
+    for (int64_t x = c0; x < c1; x++) c[x] = j->beta == 0.0f ? 0.0f : c[x] * j->beta;
+    if (j->tb) {
+        for (int64_t x = c0; x < c1; x++) {
+            float s;
+            if (!j->ta) {
+                s = dot_f32(j->A, j->B + x * j->ldb, j->K);
+            } else {
+                s = 0.0f;
+                for (int64_t k = 0; k < j->K; k++) s += j->A[k * j->lda] * j->B[x * j->ldb + k];
+            }
+            c[x] += j->alpha * s;
+        }
+        return;
+    }
+    for (int64_t k = 0; k < j->K; k++) {
+        float av = j->alpha * (j->ta ? j->A[k * j->lda] : j->A[k]);
+        const float *b = j->B + k * j->ldb;
+        for (int64_t x = c0; x < c1; x++) c[x] += av * b[x];
+    }
+}
+
+int ox_gemm_f32(ox_threadpool *pool, int trans_a, int trans_b, int64_t M, int64_t N, int64_t K,
+                float alpha, const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
+                float *C, int64_t ldc) {
+    if (M <= 0 || N <= 0) return 0;
+    gemm_job j = {.ta = trans_a != 0,
+                  .tb = trans_b != 0,
+                  .M = M,
+                  .N = N,
+                  .K = K,
+                  .alpha = alpha,
+                  .beta = beta,
+                  .A = A,
+                  .lda = lda,
+                  .B = B,
+                  .ldb = ldb,
+                  .C = C,
+                  .ldc = ldc};
+    atomic_init(&j.failed, 0);
+    if (K <= 0 || alpha == 0.0f) {
+        scale_rows(C, ldc, 0, M, N, beta);
+        return 0;
+    }
+    if (M == 1) {
+        ox_parallel_for(pool, N, K >= 64 ? 64 : 1024, row_vector_range, &j);
+        return 0;
+    }
+    int64_t work = M * N * K;
+    if (work <= SMALL_WORK || N == 1) {
+        int64_t per_row = N * K;
+        int64_t grain = per_row >= 65536 ? 1 : 65536 / (per_row ? per_row : 1);
+        ox_parallel_for(pool, M, grain, rows_direct_range, &j);
+        return 0;
+    }
+    j.kernel = pick_kernel();
+    j.tiles_n = (N + NC - 1) / NC;
+    int64_t tiles = ((M + MC - 1) / MC) * j.tiles_n;
+    ox_parallel_for(pool, tiles, 1, gemm_tiles, &j);
+    return atomic_load(&j.failed) ? -1 : 0;
+}
+
+/* ---------------------------------------------------------------- */
+/* float64: blocked row updates, parallel over rows */
+
+typedef struct gemm64_job {
+    int ta, tb;
+    int64_t M, N, K;
+    double alpha, beta;
+    const double *A;
+    int64_t lda;
+    const double *B;
+    int64_t ldb;
+    double *C;
+    int64_t ldc;
+} gemm64_job;
+
+static void gemm64_rows(void *arg, int64_t r0, int64_t r1) {
+    const gemm64_job *j = arg;
+    for (int64_t i = r0; i < r1; i++) {
+        double *c = j->C + i * j->ldc;
+        for (int64_t x = 0; x < j->N; x++) c[x] = j->beta == 0.0 ? 0.0 : c[x] * j->beta;
+    }
+    const int64_t kb = 128;
+    for (int64_t k0 = 0; k0 < j->K; k0 += kb) {
+        int64_t k1 = k0 + kb < j->K ? k0 + kb : j->K;
+        for (int64_t i = r0; i < r1; i++) {
+            double *c = j->C + i * j->ldc;
+            for (int64_t k = k0; k < k1; k++) {
+                double av = j->alpha * (j->ta ? j->A[k * j->lda + i] : j->A[i * j->lda + k]);
+                if (!j->tb) {
+                    const double *b = j->B + k * j->ldb;
+                    for (int64_t x = 0; x < j->N; x++) c[x] += av * b[x];
+                } else {
+                    for (int64_t x = 0; x < j->N; x++) c[x] += av * j->B[x * j->ldb + k];
+                }
+            }
+        }
+    }
+}
+
+int ox_gemm_f64(ox_threadpool *pool, int trans_a, int trans_b, int64_t M, int64_t N, int64_t K,
+                double alpha, const double *A, int64_t lda, const double *B, int64_t ldb,
+                double beta, double *C, int64_t ldc) {
+    if (M <= 0 || N <= 0) return 0;
+    gemm64_job j = {trans_a != 0, trans_b != 0, M, N, K, alpha, beta, A, lda, B, ldb, C, ldc};
+    int64_t per_row = N * (K > 0 ? K : 1);
+    int64_t grain = per_row >= 32768 ? 1 : 32768 / per_row;
+    ox_parallel_for(pool, M, grain, gemm64_rows, &j);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- */
+/* window geometry */
+
+int ox_parse_auto_pad(const char *s) {
+    if (!s || !*s || strcmp(s, "NOTSET") == 0) return OX_PAD_NOTSET;
+    if (strcmp(s, "SAME_UPPER") == 0) return OX_PAD_SAME_UPPER;
+    if (strcmp(s, "SAME_LOWER") == 0) return OX_PAD_SAME_LOWER;
+    if (strcmp(s, "VALID") == 0) return OX_PAD_VALID;
+    return -1;
+}
+
+int ox_window_axis(int64_t in, int64_t k, int64_t stride, int64_t dil, int auto_pad,
+                   int ceil_mode, int64_t *pad_begin, int64_t *pad_end, int64_t *out) {
+    if (k < 1 || stride < 1 || dil < 1 || in < 0) return -1;
+    int64_t ek = (k - 1) * dil + 1;
+    if (auto_pad == OX_PAD_SAME_UPPER || auto_pad == OX_PAD_SAME_LOWER) {
+        int64_t o = (in + stride - 1) / stride;
+        int64_t total = (o - 1) * stride + ek - in;
+        if (total < 0) total = 0;
+        if (auto_pad == OX_PAD_SAME_UPPER) {
+            *pad_begin = total / 2;
+            *pad_end = total - total / 2;
+        } else {
+            *pad_end = total / 2;
+            *pad_begin = total - total / 2;
+        }
+        *out = o;
+        return 0;
+    }
+    if (auto_pad == OX_PAD_VALID) *pad_begin = *pad_end = 0;
+    if (*pad_begin < 0 || *pad_end < 0) return -1;
+    int64_t span = in + *pad_begin + *pad_end - ek;
+    if (span < 0) return -1;
+    int64_t o = (ceil_mode ? (span + stride - 1) / stride : span / stride) + 1;
+    /* a last window that would start inside the end padding is dropped */
+    if (ceil_mode && o > 1 && (o - 1) * stride >= in + *pad_begin) o--;
+    *out = o;
+    return 0;
+}

@@ -1,0 +1,571 @@
+/* CPU kernels of the normalization operators. Statistics accumulate in
+ * double; float32 and float64 data are read directly, float16 and
+ * bfloat16 go through float32 copies. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ep/ep.h"
+
+extern const ox_kernel_table ox_cpu_kernels_normalization;
+
+static const ox_tensor *input(const ox_kernel_ctx *ctx, int i) {
+    return i < ctx->n_inputs ? ctx->inputs[i] : NULL;
+}
+
+static ox_tensor *output(const ox_kernel_ctx *ctx, int i) {
+    return i < ctx->n_outputs ? ctx->outputs[i] : NULL;
+}
+
+static int oom(ox_kernel_ctx *ctx) {
+    return ox_kernel_fail(ctx, ONYX_OUT_OF_MEMORY, "%s: out of memory", ctx->node->op_type);
+}
+
+static int unsupported(ox_kernel_ctx *ctx, ox_dtype t) {
+    return ox_kernel_fail(ctx, ONYX_NOT_IMPLEMENTED, "%s: element type %s is not supported",
+                          ctx->node->op_type, ox_dtype_name(t));
+}
+
+/* Whole tensor as doubles (parameter vectors are small). */
+static double *load_f64(const ox_tensor *t) {
+    int64_t n = ox_tensor_numel(t);
+    double *d = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
+    if (!d) return NULL;
+    for (int64_t i = 0; i < n; i++) d[i] = ox_get_f64(t->data, t->dtype, (size_t)i);
+    return d;
+}
+
+/* Float data view: the tensor's own buffer for float32, a converted
+ * copy for float16 / bfloat16 / float64 is not needed (handled apart). */
+typedef struct fview {
+    const float *x; /* input as float32 */
+    float *y;       /* output as float32 */
+    float *xbuf, *ybuf;
+} fview;
+
+static int fview_open(fview *v, const ox_tensor *X, ox_tensor *Y) {
+    memset(v, 0, sizeof *v);
+    if (X->dtype == ONYX_FLOAT32) {
+        v->x = X->data;
+        v->y = Y->data;
+        return 0;
+    }
+    int64_t n = ox_tensor_numel(X);
+    v->xbuf = malloc(sizeof(float) * (size_t)(n > 0 ? n : 1));
+    v->ybuf = malloc(sizeof(float) * (size_t)(n > 0 ? n : 1));
+    if (!v->xbuf || !v->ybuf) {
+        free(v->xbuf);
+        free(v->ybuf);
+        return -1;
+    }
+    for (int64_t i = 0; i < n; i++) v->xbuf[i] = (float)ox_get_f64(X->data, X->dtype, (size_t)i);
+    v->x = v->xbuf;
+    v->y = v->ybuf;
+    return 0;
+}
+
+static void fview_close(fview *v, ox_tensor *Y, int ok) {
+    if (v->ybuf && ok) {
+        int64_t n = ox_tensor_numel(Y);
+        for (int64_t i = 0; i < n; i++) ox_set_f64(Y->data, Y->dtype, (size_t)i, v->ybuf[i]);
+    }
+    free(v->xbuf);
+    free(v->ybuf);
+}
+
+/* ================================================================ */
+/* per-plane affine map y = x * a + b, shared by BatchNormalization and
+ * InstanceNormalization */
+
+typedef struct affine_job {
+    const void *x;
+    void *y;
+    int64_t planes_per_image; /* C */
+    int64_t inner;
+    const double *a, *b; /* per channel, or per element of an image when per_elem */
+    int per_elem;
+    int f64;
+} affine_job;
+
+static void affine_range(void *arg, int64_t p0, int64_t p1) {
+    const affine_job *j = arg;
+    for (int64_t p = p0; p < p1; p++) {
+        int64_t c = p % j->planes_per_image;
+        int64_t off = p * j->inner;
+        if (j->f64) {
+            const double *x = (const double *)j->x + off;
+            double *y = (double *)j->y + off;
+            if (j->per_elem) {
+                const double *a = j->a + c * j->inner, *b = j->b + c * j->inner;
+                for (int64_t i = 0; i < j->inner; i++) y[i] = x[i] * a[i] + b[i];
+            } else {
+                double a = j->a[c], b = j->b[c];
+                for (int64_t i = 0; i < j->inner; i++) y[i] = x[i] * a + b;
+            }
+        } else {
+            const float *x = (const float *)j->x + off;
+            float *y = (float *)j->y + off;
+            if (j->per_elem) {
+                const double *a = j->a + c * j->inner, *b = j->b + c * j->inner;
+                for (int64_t i = 0; i < j->inner; i++) y[i] = (float)(x[i] * a[i] + b[i]);
+            } else {
+                float a = (float)j->a[c], b = (float)j->b[c];
+                for (int64_t i = 0; i < j->inner; i++) y[i] = x[i] * a + b;
+            }
+        }
+    }
+}
+
+static void run_affine(ox_kernel_ctx *ctx, affine_job *j, int64_t planes) {
+    int64_t grain = j->inner >= 16384 ? 1 : 16384 / (j->inner ? j->inner : 1);
+    ox_parallel_for(ctx->pool, planes, grain, affine_range, j);
+}
+
+/* Mean and population variance of each channel over N and the spatial
+ * axes (float32 or float64 data). */
+static void channel_stats(const void *x, int f64, int64_t N, int64_t C, int64_t inner, double *mean,
+                          double *var) {
+    double cnt = (double)(N * inner);
+    for (int64_t c = 0; c < C; c++) {
+        double s = 0, ss = 0;
+        for (int64_t n = 0; n < N; n++) {
+            int64_t off = (n * C + c) * inner;
+            for (int64_t i = 0; i < inner; i++) {
+                double v = f64 ? ((const double *)x)[off + i] : ((const float *)x)[off + i];
+                s += v;
+            }
+        }
+        double m = cnt > 0 ? s / cnt : 0;
+        for (int64_t n = 0; n < N; n++) {
+            int64_t off = (n * C + c) * inner;
+            for (int64_t i = 0; i < inner; i++) {
+                double v = (f64 ? ((const double *)x)[off + i] : ((const float *)x)[off + i]) - m;
+                ss += v * v;
+            }
+        }
+        mean[c] = m;
+        var[c] = cnt > 0 ? ss / cnt : 0;
+    }
+}
+
+/* ================================================================ */
+/* BatchNormalization */
+
+static int bn_training(const ir_node *n) {
+    int extra = 0;
+    for (int i = 1; i < n->n_outputs; i++)
+        if (n->outputs[i] >= 0) extra = 1;
+    if (n->opset >= 14) return ir_attr_int(n, "training_mode", 0) != 0;
+    if (n->opset <= 6) return !ir_attr_int(n, "is_test", 0) && extra;
+    return extra;
+}
+
+static void store_vec(ox_tensor *t, const double *v, int64_t n) {
+    if (!t) return;
+    for (int64_t i = 0; i < n && i < ox_tensor_numel(t); i++) ox_set_f64(t->data, t->dtype, (size_t)i, v[i]);
+}
+
+static int batchnorm_compute(ox_kernel_ctx *ctx) {
+    const ox_tensor *X = input(ctx, 0);
+    ox_tensor *Y = output(ctx, 0);
+    const ir_node *nd = ctx->node;
+    if (X->rank < 2)
+        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "BatchNormalization: X must have rank >= 2");
+    double eps = ir_attr_float(nd, "epsilon", 1e-5f);
+    double momentum = ir_attr_float(nd, "momentum", 0.9f);
+    int spatial = nd->opset < 9 ? (int)ir_attr_int(nd, "spatial", 1) : 1;
+    int training = bn_training(nd);
+    int64_t N = X->dims[0], C = X->dims[1], inner = ox_numel(X->dims + 2, X->rank - 2);
+    int64_t P = spatial ? C : C * inner;
+    static const char *names[5] = {"X", "scale", "B", "mean", "var"};
+    for (int i = 1; i < 5; i++)
+        if (ox_tensor_numel(input(ctx, i)) != P)
+            return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
+                                  "BatchNormalization: %s has %lld values, expected %lld", names[i],
+                                  (long long)ox_tensor_numel(input(ctx, i)), (long long)P);
+    if (training && !spatial)
+        return ox_kernel_fail(ctx, ONYX_NOT_IMPLEMENTED,
+                              "BatchNormalization: training with spatial=0 is not supported");
+    if (X->dtype != ONYX_FLOAT32 && X->dtype != ONYX_FLOAT64 && X->dtype != ONYX_FLOAT16 &&
+        X->dtype != ONYX_BFLOAT16)
+        return unsupported(ctx, X->dtype);
+    double *scale = load_f64(input(ctx, 1)), *bias = load_f64(input(ctx, 2));
+    double *mean = load_f64(input(ctx, 3)), *var = load_f64(input(ctx, 4));
+    double *a = malloc(sizeof(double) * (size_t)(P > 0 ? P : 1));
+    double *b = malloc(sizeof(double) * (size_t)(P > 0 ? P : 1));
+    double *bm = malloc(sizeof(double) * (size_t)(P > 0 ? P : 1));
+    double *bv = malloc(sizeof(double) * (size_t)(P > 0 ? P : 1));
+    int rc = 0;
+    fview v = {0};
+    int f64 = X->dtype == ONYX_FLOAT64;
+    if (!scale || !bias || !mean || !var || !a || !b || !bm || !bv || (!f64 && fview_open(&v, X, Y))) {
+        rc = oom(ctx);
+        goto done;
+    }
+    const void *xd = f64 ? X->data : (const void *)v.x;
+    void *yd = f64 ? Y->data : (void *)v.y;
+    if (training) {
+        channel_stats(xd, f64, N, C, inner, bm, bv);
+    } else {
+        memcpy(bm, mean, sizeof(double) * (size_t)P);
+        memcpy(bv, var, sizeof(double) * (size_t)P);
+    }
+    for (int64_t p = 0; p < P; p++) {
+        a[p] = scale[p] / sqrt(bv[p] + eps);
+        b[p] = bias[p] - bm[p] * a[p];
+    }
+    affine_job j = {xd, yd, C, inner, a, b, !spatial, f64};
+    run_affine(ctx, &j, N * C);
+    if (!f64) fview_close(&v, Y, 1);
+    if (training) {
+        /* running statistics: mean/var outputs; older opsets add the batch ones */
+        for (int64_t p = 0; p < P; p++) {
+            a[p] = mean[p] * momentum + bm[p] * (1 - momentum);
+            b[p] = var[p] * momentum + bv[p] * (1 - momentum);
+        }
+        store_vec(output(ctx, 1), a, P);
+        store_vec(output(ctx, 2), b, P);
+        store_vec(output(ctx, 3), bm, P);
+        store_vec(output(ctx, 4), bv, P);
+    } else {
+        store_vec(output(ctx, 1), mean, P);
+        store_vec(output(ctx, 2), var, P);
+        store_vec(output(ctx, 3), mean, P);
+        store_vec(output(ctx, 4), var, P);
+    }
+done:
+    free(scale);
+    free(bias);
+    free(mean);
+    free(var);
+    free(a);
+    free(b);
+    free(bm);
+    free(bv);
+    return rc;
+}
+
+/* ================================================================ */
+/* InstanceNormalization */
+
+typedef struct inorm_job {
+    const void *x;
+    void *y;
+    int f64;
+    int64_t C, inner;
+    const double *scale, *bias;
+    double eps;
+} inorm_job;
+
+static void inorm_range(void *arg, int64_t p0, int64_t p1) {
+    const inorm_job *j = arg;
+    for (int64_t p = p0; p < p1; p++) {
+        int64_t c = p % j->C, off = p * j->inner;
+        double s = 0, ss = 0;
+        if (j->f64) {
+            const double *x = (const double *)j->x + off;
+            for (int64_t i = 0; i < j->inner; i++) s += x[i];
+            double m = j->inner ? s / (double)j->inner : 0;
+            for (int64_t i = 0; i < j->inner; i++) ss += (x[i] - m) * (x[i] - m);
+            double var = j->inner ? ss / (double)j->inner : 0;
+            double a = j->scale[c] / sqrt(var + j->eps), b = j->bias[c] - m * a;
+            double *y = (double *)j->y + off;
+            for (int64_t i = 0; i < j->inner; i++) y[i] = x[i] * a + b;
+        } else {
+            const float *x = (const float *)j->x + off;
+            for (int64_t i = 0; i < j->inner; i++) s += x[i];
+            double m = j->inner ? s / (double)j->inner : 0;
+            for (int64_t i = 0; i < j->inner; i++) ss += (x[i] - m) * (x[i] - m);
+            double var = j->inner ? ss / (double)j->inner : 0;
+            double a = j->scale[c] / sqrt(var + j->eps), b = j->bias[c] - m * a;
+            float *y = (float *)j->y + off;
+            for (int64_t i = 0; i < j->inner; i++) y[i] = (float)(x[i] * a + b);
+        }
+    }
+}
+
+static int instancenorm_compute(ox_kernel_ctx *ctx) {
+    const ox_tensor *X = input(ctx, 0), *S = input(ctx, 1), *B = input(ctx, 2);
+    ox_tensor *Y = output(ctx, 0);
+    if (X->rank < 3)
+        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "InstanceNormalization: input must have rank >= 3");
+    int64_t N = X->dims[0], C = X->dims[1], inner = ox_numel(X->dims + 2, X->rank - 2);
+    if (ox_tensor_numel(S) != C || ox_tensor_numel(B) != C)
+        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
+                              "InstanceNormalization: scale and B must have %lld values", (long long)C);
+    if (!ox_dtype_is_float(X->dtype)) return unsupported(ctx, X->dtype);
+    double *scale = load_f64(S), *bias = load_f64(B);
+    fview v = {0};
+    int f64 = X->dtype == ONYX_FLOAT64, rc = 0;
+    if (!scale || !bias || (!f64 && fview_open(&v, X, Y))) {
+        rc = oom(ctx);
+    } else {
+        inorm_job j = {f64 ? X->data : (const void *)v.x, f64 ? Y->data : (void *)v.y, f64, C, inner,
+                       scale, bias, ir_attr_float(ctx->node, "epsilon", 1e-5f)};
+        int64_t grain = inner >= 8192 ? 1 : 8192 / (inner ? inner : 1);
+        ox_parallel_for(ctx->pool, N * C, grain, inorm_range, &j);
+        if (!f64) fview_close(&v, Y, 1);
+    }
+    free(scale);
+    free(bias);
+    return rc;
+}
+
+/* ================================================================ */
+/* LayerNormalization */
+
+/* Expands a parameter that broadcasts to the normalized shape nd (nr
+ * dims, D elements) into D doubles. */
+static double *expand_param(const ox_tensor *t, const int64_t *nd, int nr, int64_t D) {
+    double *out = malloc(sizeof(double) * (size_t)(D > 0 ? D : 1));
+    if (!out) return NULL;
+    int64_t str[OX_MAX_RANK];
+    int64_t s = 1;
+    for (int d = nr - 1; d >= 0; d--) {
+        int td = d - (nr - t->rank);
+        if (td < 0 || t->dims[td] == 1) {
+            str[d] = 0;
+        } else {
+            str[d] = s;
+            s *= t->dims[td];
+        }
+    }
+    for (int64_t j = 0; j < D; j++) {
+        int64_t rem = j, off = 0;
+        for (int d = nr - 1; d >= 0; d--) {
+            off += (rem % nd[d]) * str[d];
+            rem /= nd[d];
+        }
+        out[j] = ox_get_f64(t->data, t->dtype, (size_t)off);
+    }
+    return out;
+}
+
+typedef struct lnorm_job {
+    const float *xf;
+    float *yf;
+    const double *xd;
+    double *yd;
+    int64_t D;
+    const double *scale, *bias;
+    double eps;
+    ox_tensor *mean_out, *inv_out;
+} lnorm_job;
+
+static void lnorm_range(void *arg, int64_t r0, int64_t r1) {
+    const lnorm_job *j = arg;
+    for (int64_t r = r0; r < r1; r++) {
+        int64_t off = r * j->D;
+        double s = 0, ss = 0;
+        for (int64_t i = 0; i < j->D; i++) s += j->xf ? j->xf[off + i] : j->xd[off + i];
+        double m = j->D ? s / (double)j->D : 0;
+        for (int64_t i = 0; i < j->D; i++) {
+            double v = (j->xf ? j->xf[off + i] : j->xd[off + i]) - m;
+            ss += v * v;
+        }
+        double inv = 1.0 / sqrt((j->D ? ss / (double)j->D : 0) + j->eps);
+        if (j->xf) {
+            for (int64_t i = 0; i < j->D; i++)
+                j->yf[off + i] = (float)((j->xf[off + i] - m) * inv * j->scale[i] + (j->bias ? j->bias[i] : 0));
+        } else {
+            for (int64_t i = 0; i < j->D; i++)
+                j->yd[off + i] = (j->xd[off + i] - m) * inv * j->scale[i] + (j->bias ? j->bias[i] : 0);
+        }
+        if (j->mean_out) ox_set_f64(j->mean_out->data, j->mean_out->dtype, (size_t)r, m);
+        if (j->inv_out) ox_set_f64(j->inv_out->data, j->inv_out->dtype, (size_t)r, inv);
+    }
+}
+
+static int layernorm_compute(ox_kernel_ctx *ctx) {
+    const ox_tensor *X = input(ctx, 0), *S = input(ctx, 1), *B = input(ctx, 2);
+    ox_tensor *Y = output(ctx, 0);
+    int64_t axis = ir_attr_int(ctx->node, "axis", -1);
+    if (axis < 0) axis += X->rank;
+    if (axis < 0 || axis >= X->rank)
+        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "LayerNormalization: axis out of range");
+    int nr = X->rank - (int)axis;
+    const int64_t *nd = X->dims + axis;
+    int64_t D = ox_numel(nd, nr), rows = ox_numel(X->dims, (int)axis);
+    const ox_tensor *params[2] = {S, B};
+    for (int k = 0; k < 2; k++) {
+        const ox_tensor *t = params[k];
+        if (!t) continue;
+        int ok = t->rank <= nr;
+        for (int d = 0; ok && d < t->rank; d++) {
+            int64_t v = t->dims[d], w = nd[nr - t->rank + d];
+            if (v != 1 && v != w) ok = 0;
+        }
+        if (!ok)
+            return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
+                                  "LayerNormalization: %s does not broadcast to the normalized shape",
+                                  k ? "B" : "Scale");
+    }
+    ox_tensor *MO = output(ctx, 1), *IO = output(ctx, 2);
+    if ((MO && ox_tensor_numel(MO) != rows) || (IO && ox_tensor_numel(IO) != rows))
+        return ox_kernel_fail(ctx, ONYX_RUNTIME_ERROR, "LayerNormalization: statistics outputs have the wrong size");
+    if (!ox_dtype_is_float(X->dtype)) return unsupported(ctx, X->dtype);
+    double *scale = expand_param(S, nd, nr, D), *bias = B ? expand_param(B, nd, nr, D) : NULL;
+    fview v = {0};
+    int f64 = X->dtype == ONYX_FLOAT64, rc = 0;
+    if (!scale || (B && !bias) || (!f64 && fview_open(&v, X, Y))) {
+        rc = oom(ctx);
+    } else {
+        lnorm_job j = {f64 ? NULL : v.x, f64 ? NULL : v.y, f64 ? X->data : NULL, f64 ? Y->data : NULL, D,
+                       scale, bias, ir_attr_float(ctx->node, "epsilon", 1e-5f), MO, IO};
+        int64_t grain = D >= 8192 ? 1 : 8192 / (D ? D : 1);
+        ox_parallel_for(ctx->pool, rows, grain, lnorm_range, &j);
+        if (!f64) fview_close(&v, Y, 1);
+    }
+    free(scale);
+    free(bias);
+    return rc;
+}
+
+/* ================================================================ */
+/* LRN: each element divided by a power of the sum of squares over a
+ * window of neighbouring channels */
+
+typedef struct lrn_job {
+    const float *x;
+    float *y;
+    int64_t C, inner;
+    int64_t lo, hi; /* window is [c - lo, c + hi] */
+    double alpha_n, beta, bias;
+} lrn_job;
+
+static void lrn_range(void *arg, int64_t p0, int64_t p1) {
+    const lrn_job *j = arg;
+    for (int64_t p = p0; p < p1; p++) {
+        int64_t n = p / j->C, c = p % j->C;
+        int64_t c0 = c - j->lo < 0 ? 0 : c - j->lo, c1 = c + j->hi >= j->C ? j->C - 1 : c + j->hi;
+        const float *x = j->x + p * j->inner;
+        float *y = j->y + p * j->inner;
+        for (int64_t i = 0; i < j->inner; i++) {
+            double s = 0;
+            for (int64_t k = c0; k <= c1; k++) {
+                double v = j->x[(n * j->C + k) * j->inner + i];
+                s += v * v;
+            }
+            y[i] = (float)(x[i] / pow(j->bias + j->alpha_n * s, j->beta));
+        }
+    }
+}
+
+static int lrn_compute(ox_kernel_ctx *ctx) {
+    const ox_tensor *X = input(ctx, 0);
+    ox_tensor *Y = output(ctx, 0);
+    int64_t size = ir_attr_int(ctx->node, "size", 0);
+    if (size < 1) return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "LRN: size must be >= 1");
+    if (X->rank < 2) return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "LRN: input must have rank >= 2");
+    if (!ox_dtype_is_float(X->dtype)) return unsupported(ctx, X->dtype);
+    fview v;
+    if (fview_open(&v, X, Y)) return oom(ctx);
+    lrn_job j = {v.x,
+                 v.y,
+                 X->dims[1],
+                 ox_numel(X->dims + 2, X->rank - 2),
+                 (size - 1) / 2,
+                 size / 2,
+                 ir_attr_float(ctx->node, "alpha", 1e-4f) / (double)size,
+                 ir_attr_float(ctx->node, "beta", 0.75f),
+                 ir_attr_float(ctx->node, "bias", 1.0f)};
+    int64_t planes = X->dims[0] * X->dims[1];
+    int64_t work = j.inner * size;
+    int64_t grain = work >= 8192 ? 1 : 8192 / (work > 0 ? work : 1);
+    ox_parallel_for(ctx->pool, planes, grain, lrn_range, &j);
+    fview_close(&v, Y, 1);
+    return 0;
+}
+
+/* ================================================================ */
+/* MeanVarianceNormalization: (x - mean) / (std + 1e-9) over `axes` */
+
+static int mvn_compute(ox_kernel_ctx *ctx) {
+    const ox_tensor *X = input(ctx, 0);
+    ox_tensor *Y = output(ctx, 0);
+    if (!ox_dtype_is_float(X->dtype)) return unsupported(ctx, X->dtype);
+    int r = X->rank;
+    int reduce[OX_MAX_RANK] = {0};
+    size_t na = 0;
+    const int64_t *axes = ir_attr_ints(ctx->node, "axes", &na);
+    static const int64_t dflt[3] = {0, 2, 3};
+    if (!axes) {
+        axes = dflt;
+        na = 3;
+    }
+    for (size_t i = 0; i < na; i++) {
+        int64_t a = axes[i] < 0 ? axes[i] + r : axes[i];
+        if (a < 0 || a >= r)
+            return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
+                                  "MeanVarianceNormalization: axis %lld is out of range for rank %d",
+                                  (long long)axes[i], r);
+        reduce[a] = 1;
+    }
+    /* group index of an element: its coordinates on the kept axes */
+    int64_t gstr[OX_MAX_RANK], groups = 1;
+    for (int d = r - 1; d >= 0; d--) {
+        gstr[d] = reduce[d] ? 0 : groups;
+        if (!reduce[d]) groups *= X->dims[d];
+    }
+    int64_t n = ox_tensor_numel(X), per = groups ? n / groups : 0;
+    double *sum = calloc((size_t)(groups > 0 ? groups : 1), sizeof(double));
+    double *sq = calloc((size_t)(groups > 0 ? groups : 1), sizeof(double));
+    fview v = {0};
+    if (!sum || !sq || fview_open(&v, X, Y)) {
+        free(sum);
+        free(sq);
+        return oom(ctx);
+    }
+    int64_t idx[OX_MAX_RANK] = {0}, g = 0;
+    for (int64_t e = 0; e < n; e++) {
+        double x = v.x[e];
+        sum[g] += x;
+        sq[g] += x * x;
+        for (int d = r - 1; d >= 0; d--) {
+            g += gstr[d];
+            if (++idx[d] < X->dims[d]) break;
+            g -= gstr[d] * X->dims[d];
+            idx[d] = 0;
+        }
+    }
+    for (int64_t k = 0; k < groups; k++) {
+        double m = per ? sum[k] / (double)per : 0;
+        double var = per ? sq[k] / (double)per - m * m : 0;
+        sum[k] = m;
+        sq[k] = 1.0 / (sqrt(var > 0 ? var : 0) + 1e-9);
+    }
+    memset(idx, 0, sizeof idx);
+    g = 0;
+    for (int64_t e = 0; e < n; e++) {
+        v.y[e] = (float)((v.x[e] - sum[g]) * sq[g]);
+        for (int d = r - 1; d >= 0; d--) {
+            g += gstr[d];
+            if (++idx[d] < X->dims[d]) break;
+            g -= gstr[d] * X->dims[d];
+            idx[d] = 0;
+        }
+    }
+    fview_close(&v, Y, 1);
+    free(sum);
+    free(sq);
+    return 0;
+}
+
+static int supports_float(const ir_node *node, const ir_type *const *inputs, int n_inputs) {
+    (void)node;
+    if (n_inputs < 1 || !inputs[0]) return 1;
+    ox_dtype t = inputs[0]->dtype;
+    return t == ONYX_FLOAT32 || t == ONYX_FLOAT64 || t == ONYX_FLOAT16 || t == ONYX_BFLOAT16 ||
+           t == ONYX_UNDEFINED;
+}
+
+static const ox_kernel_def KERNELS[] = {
+    {"", "BatchNormalization", 1, 17, batchnorm_compute, supports_float, NULL, NULL},
+    {"", "InstanceNormalization", 1, 17, instancenorm_compute, supports_float, NULL, NULL},
+    {"", "LayerNormalization", 17, 17, layernorm_compute, supports_float, NULL, NULL},
+    {"", "LRN", 1, 17, lrn_compute, supports_float, NULL, NULL},
+    {"", "MeanVarianceNormalization", 9, 17, mvn_compute, supports_float, NULL, NULL},
+};
+
+const ox_kernel_table ox_cpu_kernels_normalization = {KERNELS, sizeof KERNELS / sizeof KERNELS[0]};

@@ -1,0 +1,103 @@
+/* Execution provider interface. A provider owns a device (host = 0), an
+ * allocator, copies between its device and the host, and a table of
+ * kernels. The partitioner asks each provider, in priority order, whether
+ * it supports a node with the node's input types; the executor then calls
+ * the chosen provider's kernel. */
+#ifndef ONYX_EP_EP_H
+#define ONYX_EP_EP_H
+
+#include <stddef.h>
+
+#include "core/error.h"
+#include "core/tensor.h"
+#include "core/threadpool.h"
+#include "ir/ir.h"
+
+#define OX_DEVICE_HOST 0
+
+typedef struct ox_kernel_ctx ox_kernel_ctx;
+
+/* Everything a kernel sees for one node execution. Inputs and outputs
+ * live on the provider's device. outputs[i] are already allocated with
+ * the shapes inference produced, except when inference marked the node
+ * data-dependent: then outputs[i] is NULL and the kernel must call
+ * ox_kernel_output for each output it produces. */
+struct ox_kernel_ctx {
+    const ir_node *node;
+    int n_inputs;
+    ox_tensor *const *inputs; /* NULL for omitted optional inputs */
+    int n_outputs;
+    ox_tensor **outputs; /* NULL for omitted optional outputs */
+    ox_threadpool *pool;
+    void *state; /* from ox_kernel_def.init, or NULL */
+    struct ox_ep *ep; /* the provider running this kernel */
+    ox_error *err;
+    void *exec; /* executor internals behind ox_kernel_output */
+    /* Runs a subgraph attribute (If/Loop/Scan); set by the executor. */
+    int (*run_subgraph)(ox_kernel_ctx *ctx, const ir_graph *g, ox_tensor *const *inputs,
+                        int n_inputs, ox_tensor **outputs, int n_outputs);
+};
+
+/* Allocates output i with this type and shape (or returns it when it is
+ * already allocated with exactly that shape). NULL with ctx->err set on
+ * failure. */
+ox_tensor *ox_kernel_output(ox_kernel_ctx *ctx, int i, ox_dtype dtype, const int64_t *dims,
+                            int rank);
+/* Stores a ready-made value (sequence, optional, owned tensor) as output
+ * i; the executor takes ownership. */
+int ox_kernel_set_output(ox_kernel_ctx *ctx, int i, ox_tensor *value);
+int ox_kernel_fail(ox_kernel_ctx *ctx, onyx_code code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+typedef int (*ox_kernel_fn)(ox_kernel_ctx *ctx);
+
+typedef struct ox_kernel_def {
+    const char *domain; /* "" for ai.onnx */
+    const char *name;
+    int min_opset, max_opset;
+    ox_kernel_fn compute;
+    /* Optional: 1 if this kernel handles these input types/shapes. NULL
+     * means any type the op allows. Shapes may be partly unknown. */
+    int (*supports)(const ir_node *node, const ir_type *const *inputs, int n_inputs);
+    /* Optional: per-node state built once at session creation (e.g.
+     * prepacked weights); `consts[i]` is set for constant inputs. */
+    int (*init)(const ir_node *node, const ox_tensor *const *consts, int n_inputs, void **state,
+                ox_error *err);
+    void (*release)(void *state);
+} ox_kernel_def;
+
+typedef struct ox_kernel_table {
+    const ox_kernel_def *kernels;
+    size_t count;
+} ox_kernel_table;
+
+typedef struct ox_ep ox_ep;
+
+typedef struct ox_ep_ops {
+    /* 1 if the provider will run this node with these input types. */
+    int (*supports)(ox_ep *ep, const ir_node *node, const ir_type *const *inputs, int n_inputs);
+    const ox_kernel_def *(*find_kernel)(ox_ep *ep, const ir_node *node);
+    void *(*alloc)(ox_ep *ep, size_t bytes);
+    void (*free)(ox_ep *ep, void *ptr);
+    int (*copy_to_host)(ox_ep *ep, void *dst, const void *src, size_t bytes, ox_error *err);
+    int (*copy_from_host)(ox_ep *ep, void *dst, const void *src, size_t bytes, ox_error *err);
+    void (*destroy)(ox_ep *ep);
+} ox_ep_ops;
+
+struct ox_ep {
+    const char *name;
+    int device; /* OX_DEVICE_HOST for providers that compute on host memory */
+    const ox_ep_ops *ops;
+    void *impl;
+};
+
+/* Shared kernel lookup over tables, by domain, op and opset. */
+const ox_kernel_def *ox_kernel_lookup(const ox_kernel_table *tables, size_t n_tables,
+                                      const ir_node *node);
+
+/* Provider constructors. */
+ox_ep *ox_cpu_ep_create(ox_error *err);
+/* Test-only provider on its own simulated device (see ep/testing). */
+ox_ep *ox_test_ep_create(ox_error *err);
+
+#endif

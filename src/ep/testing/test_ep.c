@@ -1,0 +1,160 @@
+#include "ep/testing/test_ep.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Device memory is host memory behind a header; kernels and copies
+ * refuse pointers without it, so a host tensor reaching a device kernel
+ * is an error, as it would be on real hardware. */
+#define DEVICE_MAGIC 0x5445535444455631ULL /* "TESTDEV1" */
+#define HEADER 64
+
+typedef struct test_ep {
+    ox_ep base;
+    atomic_long to_host, from_host, runs, live;
+} test_ep;
+
+static int on_device(const void *p) {
+    uint64_t magic;
+    if (!p) return 0;
+    memcpy(&magic, (const char *)p - HEADER, sizeof magic);
+    return magic == DEVICE_MAGIC;
+}
+
+static int float_only(const ir_node *node, const ir_type *const *in, int n) {
+    (void)node;
+    for (int i = 0; i < n; i++)
+        if (!in[i] || in[i]->kind != OX_KIND_TENSOR || in[i]->dtype != ONYX_FLOAT32) return 0;
+    return n > 0;
+}
+
+static int check_device(ox_kernel_ctx *c) {
+    for (int i = 0; i < c->n_inputs; i++)
+        if (c->inputs[i] && !on_device(c->inputs[i]->data))
+            return ox_kernel_fail(c, ONYX_RUNTIME_ERROR, "test device: input %d is not in device memory", i);
+    if (!on_device(c->outputs[0]->data))
+        return ox_kernel_fail(c, ONYX_RUNTIME_ERROR, "test device: output is not in device memory");
+    return 0;
+}
+
+/* Offset of output element `i` into an input broadcast to out's shape. */
+static int64_t bcast_index(const ox_tensor *in, const ox_tensor *out, int64_t i) {
+    int64_t idx = 0, stride = 1;
+    for (int d = out->rank - 1, di = in->rank - 1; d >= 0; d--, di--) {
+        int64_t coord = i % out->dims[d];
+        i /= out->dims[d];
+        if (di < 0) continue;
+        if (in->dims[di] != 1) idx += coord * stride;
+        stride *= in->dims[di];
+    }
+    return idx;
+}
+
+static int binary(ox_kernel_ctx *c, int mul) {
+    if (check_device(c) != 0) return -1;
+    const ox_tensor *a = c->inputs[0], *b = c->inputs[1];
+    ox_tensor *y = c->outputs[0];
+    const float *pa = a->data, *pb = b->data;
+    float *py = y->data;
+    int64_t n = ox_tensor_numel(y);
+    for (int64_t i = 0; i < n; i++) {
+        float x0 = pa[bcast_index(a, y, i)], x1 = pb[bcast_index(b, y, i)];
+        py[i] = mul ? x0 * x1 : x0 + x1;
+    }
+    atomic_fetch_add(&((test_ep *)c->ep)->runs, 1);
+    return 0;
+}
+
+static int k_add(ox_kernel_ctx *c) { return binary(c, 0); }
+static int k_mul(ox_kernel_ctx *c) { return binary(c, 1); }
+
+static int k_relu(ox_kernel_ctx *c) {
+    if (check_device(c) != 0) return -1;
+    const float *x = c->inputs[0]->data;
+    float *y = c->outputs[0]->data;
+    int64_t n = ox_tensor_numel(c->outputs[0]);
+    for (int64_t i = 0; i < n; i++) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+    atomic_fetch_add(&((test_ep *)c->ep)->runs, 1);
+    return 0;
+}
+
+static const ox_kernel_def KERNELS[] = {
+    {"", "Add", 7, 17, k_add, float_only, NULL, NULL},
+    {"", "Mul", 7, 17, k_mul, float_only, NULL, NULL},
+    {"", "Relu", 6, 17, k_relu, float_only, NULL, NULL},
+};
+static const ox_kernel_table TABLE = {KERNELS, sizeof KERNELS / sizeof KERNELS[0]};
+
+static const ox_kernel_def *t_find(ox_ep *ep, const ir_node *node) {
+    (void)ep;
+    return ox_kernel_lookup(&TABLE, 1, node);
+}
+
+static int t_supports(ox_ep *ep, const ir_node *node, const ir_type *const *in, int n) {
+    const ox_kernel_def *k = t_find(ep, node);
+    return k && k->supports(node, in, n);
+}
+
+static void *t_alloc(ox_ep *ep, size_t bytes) {
+    char *p = malloc(HEADER + (bytes ? bytes : 1));
+    if (!p) return NULL;
+    uint64_t magic = DEVICE_MAGIC;
+    memcpy(p, &magic, sizeof magic);
+    atomic_fetch_add(&((test_ep *)ep)->live, 1);
+    return p + HEADER;
+}
+
+static void t_free(ox_ep *ep, void *ptr) {
+    if (!ptr) return;
+    char *p = (char *)ptr - HEADER;
+    memset(p, 0, sizeof(uint64_t));
+    free(p);
+    atomic_fetch_sub(&((test_ep *)ep)->live, 1);
+}
+
+static int t_to_host(ox_ep *ep, void *dst, const void *src, size_t bytes, ox_error *err) {
+    if (!on_device(src)) return ox_fail(err, ONYX_RUNTIME_ERROR, "test device: copy source is not device memory");
+    if (bytes) memcpy(dst, src, bytes);
+    atomic_fetch_add(&((test_ep *)ep)->to_host, 1);
+    return 0;
+}
+
+static int t_from_host(ox_ep *ep, void *dst, const void *src, size_t bytes, ox_error *err) {
+    if (!on_device(dst)) return ox_fail(err, ONYX_RUNTIME_ERROR, "test device: copy target is not device memory");
+    if (bytes) memcpy(dst, src, bytes);
+    atomic_fetch_add(&((test_ep *)ep)->from_host, 1);
+    return 0;
+}
+
+static void t_destroy(ox_ep *ep) { free(ep); }
+
+static const ox_ep_ops TEST_OPS = {
+    .supports = t_supports,
+    .find_kernel = t_find,
+    .alloc = t_alloc,
+    .free = t_free,
+    .copy_to_host = t_to_host,
+    .copy_from_host = t_from_host,
+    .destroy = t_destroy,
+};
+
+ox_ep *ox_test_ep_create(ox_error *err) {
+    test_ep *t = calloc(1, sizeof *t);
+    if (!t) {
+        ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
+        return NULL;
+    }
+    t->base.name = "test";
+    t->base.device = OX_TEST_DEVICE;
+    t->base.ops = &TEST_OPS;
+    return &t->base;
+}
+
+void ox_test_ep_get_stats(ox_ep *ep, ox_test_ep_stats *out) {
+    test_ep *t = (test_ep *)ep;
+    out->copies_to_host = atomic_load(&t->to_host);
+    out->copies_from_host = atomic_load(&t->from_host);
+    out->kernel_runs = atomic_load(&t->runs);
+    out->live_allocations = atomic_load(&t->live);
+}

@@ -1,0 +1,20 @@
+/* A provider for tests of placement, copies and fallback: it claims only
+ * float32 Add, Mul and Relu, and keeps its tensors in a simulated device
+ * memory that its kernels verify, so a missing copy is caught. */
+#ifndef ONYX_EP_TESTING_TEST_EP_H
+#define ONYX_EP_TESTING_TEST_EP_H
+
+#include "ep/ep.h"
+
+typedef struct ox_test_ep_stats {
+    long copies_to_host;
+    long copies_from_host;
+    long kernel_runs;
+    long live_allocations;
+} ox_test_ep_stats;
+
+#define OX_TEST_DEVICE 1
+
+void ox_test_ep_get_stats(ox_ep *ep, ox_test_ep_stats *out);
+
+#endif

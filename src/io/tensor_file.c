@@ -1,0 +1,203 @@
+/* Public entry points for reading and writing tensor files. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "api/status.h"
+#include "core/error.h"
+#include "core/tensor.h"
+#include "io/npy.h"
+#include "loader/tensor_proto.h"
+#include "onyx.h"
+
+/* Protobuf bytes do not name their message type, and SequenceProto and
+ * OptionalProto even share field numbers, so the kind is inferred from
+ * the top-level wire fields. The containers only ever carry field 2
+ * (elem_type, varint) and length-delimited fields 1 (name), 3, 5 and 7
+ * (their values); a TensorProto nearly always has a varint dims field,
+ * a fixed-width or varint data field, or a field past 7. */
+typedef struct pb_shape {
+    int container_like;
+    int values;         /* fields 3, 5 and 7 */
+    uint64_t elem_type; /* 0 undefined, 1 tensor, 3 sequence, ... */
+} pb_shape;
+
+static int pb_varint(const unsigned char **p, const unsigned char *end, uint64_t *v) {
+    *v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+        if (*p >= end) return -1;
+        unsigned char b = *(*p)++;
+        *v |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80)) return 0;
+    }
+    return -1;
+}
+
+static pb_shape sniff_pb(const unsigned char *p, size_t size) {
+    pb_shape s = {1, 0, 0};
+    const unsigned char *end = p + size;
+    while (p < end) {
+        uint64_t key, v;
+        if (pb_varint(&p, end, &key) != 0) goto no;
+        uint64_t field = key >> 3, wt = key & 7;
+        if (field == 2 && wt == 0) {
+            if (pb_varint(&p, end, &s.elem_type) != 0) goto no;
+        } else if ((field == 1 || field == 3 || field == 5 || field == 7) && wt == 2) {
+            if (pb_varint(&p, end, &v) != 0 || v > (uint64_t)(end - p)) goto no;
+            p += v;
+            if (field != 1) s.values++;
+        } else {
+            goto no;
+        }
+    }
+    return s;
+no:
+    s.container_like = 0;
+    return s;
+}
+
+/* Which container the sniffed fields most plausibly are. In the ONNX
+ * suite an empty value with no elem_type is an empty optional and a
+ * single nested sequence is an optional's payload; anything else is
+ * taken as a sequence (a lone tensor is ambiguous on the wire). */
+static ox_kind container_kind(const pb_shape *s) {
+    if (s->values == 0) return s->elem_type == 0 ? OX_KIND_OPTIONAL : OX_KIND_SEQUENCE;
+    if (s->values == 1 && s->elem_type == 3) return OX_KIND_OPTIONAL;
+    return OX_KIND_SEQUENCE;
+}
+
+static int read_bytes(const void *data, size_t size, ox_tensor **out, ox_error *err) {
+    *out = NULL;
+    if (size == 0) return ox_fail(err, ONYX_INVALID_ARGUMENT, "empty tensor file");
+    if (!data) return ox_fail(err, ONYX_INVALID_ARGUMENT, "data is NULL");
+    if (size >= OX_NPY_MAGIC_LEN && memcmp(data, OX_NPY_MAGIC, OX_NPY_MAGIC_LEN) == 0)
+        return ox_npy_read(data, size, out, err);
+    /* containers go first: read as a TensorProto, a container's name
+     * bytes would pose as dims */
+    pb_shape s = sniff_pb(data, size);
+    if (s.container_like) {
+        if (ox_value_from_pb_bytes(data, size, container_kind(&s), out, err) == 0) return 0;
+        *out = NULL;
+        ox_error_clear(err);
+    }
+    if (ox_value_from_pb_bytes(data, size, OX_KIND_TENSOR, out, err) != 0) {
+        *out = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+/* A failing internal call always sets a code; this guards the public
+ * contract (non-NULL on failure) should one ever forget. */
+static onyx_status *failure(const ox_error *err) {
+    onyx_status *st = ox_status_from_error(err);
+    return st ? st : ox_status_new(ONYX_RUNTIME_ERROR, "unknown error reading tensor");
+}
+
+onyx_status *onyx_tensor_read(const void *data, size_t size, onyx_tensor **out) {
+    if (!out) return ox_status_new(ONYX_INVALID_ARGUMENT, "out is NULL");
+    *out = NULL;
+    ox_error err;
+    ox_error_clear(&err);
+    if (read_bytes(data, size, out, &err) != 0) {
+        *out = NULL;
+        return failure(&err);
+    }
+    return NULL;
+}
+
+/* Reads the whole file with read(2) so a directory or a short read is
+ * reported precisely instead of surfacing as a parse error. */
+static int slurp(const char *path, unsigned char **out, size_t *out_size, ox_error *err) {
+    *out = NULL;
+    *out_size = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return ox_fail(err, ONYX_IO_ERROR, "cannot open '%s': %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        int e = errno;
+        close(fd);
+        return ox_fail(err, ONYX_IO_ERROR, "cannot stat '%s': %s", path, strerror(e));
+    }
+    if (S_ISDIR(st.st_mode)) {
+        close(fd);
+        return ox_fail(err, ONYX_IO_ERROR, "cannot read '%s': is a directory", path);
+    }
+    if (S_ISREG(st.st_mode) && (uintmax_t)st.st_size > SIZE_MAX / 2) {
+        close(fd);
+        return ox_fail(err, ONYX_OUT_OF_MEMORY, "'%s' is too large to load", path);
+    }
+    /* one spare byte lets the read that sees EOF on a regular file land
+     * without growing the buffer; pipes and the like grow it as needed */
+    size_t cap = S_ISREG(st.st_mode) ? (size_t)st.st_size + 1 : 65536;
+    unsigned char *buf = malloc(cap);
+    if (!buf) {
+        close(fd);
+        return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory reading '%s' (%zu bytes)", path,
+                       cap);
+    }
+    size_t len = 0;
+    for (;;) {
+        if (len == cap) {
+            size_t ncap = cap * 2;
+            unsigned char *nb = ncap > cap ? realloc(buf, ncap) : NULL;
+            if (!nb) {
+                free(buf);
+                close(fd);
+                return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory reading '%s'", path);
+            }
+            buf = nb;
+            cap = ncap;
+        }
+        ssize_t r = read(fd, buf + len, cap - len);
+        if (r < 0) {
+            if (errno == EINTR) continue;
+            int e = errno;
+            free(buf);
+            close(fd);
+            return ox_fail(err, ONYX_IO_ERROR, "cannot read '%s': %s", path, strerror(e));
+        }
+        if (r == 0) break;
+        len += (size_t)r;
+    }
+    close(fd);
+    *out = buf;
+    *out_size = len;
+    return 0;
+}
+
+onyx_status *onyx_tensor_load(const char *path, onyx_tensor **out) {
+    if (!out) return ox_status_new(ONYX_INVALID_ARGUMENT, "out is NULL");
+    *out = NULL;
+    if (!path) return ox_status_new(ONYX_INVALID_ARGUMENT, "path is NULL");
+    ox_error err;
+    ox_error_clear(&err);
+    unsigned char *buf;
+    size_t size;
+    if (slurp(path, &buf, &size, &err) != 0) return failure(&err);
+    int rc = read_bytes(buf, size, out, &err);
+    free(buf);
+    if (rc != 0) {
+        *out = NULL;
+        ox_error_prefix(&err, "%s", path);
+        return failure(&err);
+    }
+    return NULL;
+}
+
+onyx_status *onyx_tensor_save_npy(const onyx_tensor *tensor, const char *path) {
+    if (!tensor) return ox_status_new(ONYX_INVALID_ARGUMENT, "tensor is NULL");
+    if (!path) return ox_status_new(ONYX_INVALID_ARGUMENT, "path is NULL");
+    ox_error err;
+    ox_error_clear(&err);
+    if (ox_npy_write(tensor, path, &err) != 0) {
+        /* encoding errors do not name the file; I/O errors already do */
+        if (err.code != ONYX_IO_ERROR) ox_error_prefix(&err, "%s", path);
+        return failure(&err);
+    }
+    return NULL;
+}

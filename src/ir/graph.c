@@ -1,0 +1,303 @@
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/strmap.h"
+#include "ir/ir.h"
+
+ir_graph *ir_graph_new(const char *name, ir_graph *parent) {
+    ir_graph *g = calloc(1, sizeof *g);
+    if (!g) return NULL;
+    g->name = ox_strdup(name ? name : "");
+    g->name_index = ox_strmap_new();
+    g->parent = parent;
+    if (!g->name || !g->name_index) {
+        ir_graph_free(g);
+        return NULL;
+    }
+    return g;
+}
+
+void ir_type_clear(ir_type *t) {
+    for (int i = 0; i < OX_MAX_RANK; i++) {
+        free(t->dim_params[i]);
+        t->dim_params[i] = NULL;
+    }
+}
+
+int ir_type_copy(ir_type *dst, const ir_type *src) {
+    if (dst == src) return 0;
+    ir_type_clear(dst);
+    *dst = *src;
+    for (int i = 0; i < OX_MAX_RANK; i++) {
+        dst->dim_params[i] = NULL;
+        if (src->dim_params[i] && !(dst->dim_params[i] = ox_strdup(src->dim_params[i]))) return -1;
+    }
+    return 0;
+}
+
+void ir_attr_clear(ir_attr *a) {
+    free(a->name);
+    free(a->s);
+    ox_tensor_free(a->t);
+    ir_graph_free(a->g);
+    free(a->floats);
+    free(a->ints);
+    if (a->strings)
+        for (size_t i = 0; i < a->n; i++) free(a->strings[i]);
+    free(a->strings);
+    if (a->tensors)
+        for (size_t i = 0; i < a->n; i++) ox_tensor_free(a->tensors[i]);
+    free(a->tensors);
+    if (a->graphs)
+        for (size_t i = 0; i < a->n; i++) ir_graph_free(a->graphs[i]);
+    free(a->graphs);
+    ir_type_clear(&a->type_proto);
+    memset(a, 0, sizeof *a);
+}
+
+static void node_clear(ir_node *n) {
+    free(n->name);
+    free(n->op_type);
+    free(n->domain);
+    free(n->inputs);
+    free(n->outputs);
+    for (int i = 0; i < n->n_attrs; i++) ir_attr_clear(&n->attrs[i]);
+    free(n->attrs);
+}
+
+void ir_graph_free(ir_graph *g) {
+    if (!g) return;
+    for (int i = 0; i < g->n_nodes; i++) node_clear(&g->nodes[i]);
+    free(g->nodes);
+    for (int i = 0; i < g->n_values; i++) {
+        free(g->values[i].name);
+        ir_type_clear(&g->values[i].type);
+        ox_tensor_free(g->values[i].init);
+    }
+    free(g->values);
+    free(g->inputs);
+    free(g->outputs);
+    ox_strmap_free(g->name_index);
+    free(g->name);
+    free(g);
+}
+
+void ir_model_free(ir_model *m) {
+    if (!m) return;
+    free(m->producer_name);
+    free(m->producer_version);
+    for (int i = 0; i < m->n_opsets; i++) free(m->opsets[i].domain);
+    free(m->opsets);
+    ir_graph_free(m->graph);
+    free(m);
+}
+
+int ir_graph_find(const ir_graph *g, const char *name) {
+    int id;
+    return ox_strmap_get(g->name_index, name, &id) ? id : -1;
+}
+
+int ir_graph_value(ir_graph *g, const char *name, ox_error *err) {
+    int id = ir_graph_find(g, name);
+    if (id >= 0) return id;
+    if (g->n_values == g->cap_values) {
+        int ncap = g->cap_values ? g->cap_values * 2 : 64;
+        ir_value *nv = realloc(g->values, (size_t)ncap * sizeof *nv);
+        if (!nv) return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
+        g->values = nv;
+        g->cap_values = ncap;
+    }
+    ir_value *v = &g->values[g->n_values];
+    memset(v, 0, sizeof *v);
+    v->name = ox_strdup(name);
+    v->producer = -1;
+    v->type.rank = -1;
+    if (!v->name || ox_strmap_put(g->name_index, name, g->n_values) != 0) {
+        free(v->name);
+        return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
+    }
+    return g->n_values++;
+}
+
+int ir_graph_add_node(ir_graph *g, const char *name, const char *op_type, const char *domain,
+                      ox_error *err) {
+    if (g->n_nodes == g->cap_nodes) {
+        int ncap = g->cap_nodes ? g->cap_nodes * 2 : 64;
+        ir_node *nn = realloc(g->nodes, (size_t)ncap * sizeof *nn);
+        if (!nn) return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
+        g->nodes = nn;
+        g->cap_nodes = ncap;
+    }
+    ir_node *n = &g->nodes[g->n_nodes];
+    memset(n, 0, sizeof *n);
+    n->name = ox_strdup(name ? name : "");
+    n->op_type = ox_strdup(op_type ? op_type : "");
+    n->domain = ox_strdup(ir_canonical_domain(domain));
+    if (!n->name || !n->op_type || !n->domain) {
+        node_clear(n);
+        return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
+    }
+    return g->n_nodes++;
+}
+
+const char *ir_canonical_domain(const char *domain) {
+    if (!domain || strcmp(domain, "ai.onnx") == 0) return "";
+    return domain;
+}
+
+int64_t ir_model_opset(const ir_model *m, const char *domain) {
+    const char *d = ir_canonical_domain(domain);
+    for (int i = 0; i < m->n_opsets; i++)
+        if (strcmp(m->opsets[i].domain, d) == 0) return m->opsets[i].version;
+    return -1;
+}
+
+const ir_attr *ir_node_attr(const ir_node *n, const char *name) {
+    for (int i = 0; i < n->n_attrs; i++)
+        if (strcmp(n->attrs[i].name, name) == 0) return &n->attrs[i];
+    return NULL;
+}
+
+int64_t ir_attr_int(const ir_node *n, const char *name, int64_t dflt) {
+    const ir_attr *a = ir_node_attr(n, name);
+    return a && a->type == IR_ATTR_INT ? a->i : dflt;
+}
+
+float ir_attr_float(const ir_node *n, const char *name, float dflt) {
+    const ir_attr *a = ir_node_attr(n, name);
+    if (!a) return dflt;
+    if (a->type == IR_ATTR_FLOAT) return a->f;
+    if (a->type == IR_ATTR_INT) return (float)a->i;
+    return dflt;
+}
+
+const char *ir_attr_string(const ir_node *n, const char *name, const char *dflt) {
+    const ir_attr *a = ir_node_attr(n, name);
+    return a && a->type == IR_ATTR_STRING ? a->s : dflt;
+}
+
+const int64_t *ir_attr_ints(const ir_node *n, const char *name, size_t *count) {
+    const ir_attr *a = ir_node_attr(n, name);
+    if (!a || a->type != IR_ATTR_INTS) {
+        *count = 0;
+        return NULL;
+    }
+    *count = a->n;
+    return a->ints;
+}
+
+const float *ir_attr_floats(const ir_node *n, const char *name, size_t *count) {
+    const ir_attr *a = ir_node_attr(n, name);
+    if (!a || a->type != IR_ATTR_FLOATS) {
+        *count = 0;
+        return NULL;
+    }
+    *count = a->n;
+    return a->floats;
+}
+
+int ir_node_input_count(const ir_node *n) {
+    int c = n->n_inputs;
+    while (c > 0 && n->inputs[c - 1] < 0) c--;
+    return c;
+}
+
+const char *ir_node_label(const ir_node *n, char *buf, size_t size) {
+    if (n->name && n->name[0])
+        snprintf(buf, size, "node '%s' (%s%s%s)", n->name, n->domain[0] ? n->domain : "",
+                 n->domain[0] ? "." : "", n->op_type);
+    else
+        snprintf(buf, size, "unnamed %s%s%s node", n->domain[0] ? n->domain : "",
+                 n->domain[0] ? "." : "", n->op_type);
+    return buf;
+}
+
+/* Kahn's algorithm; values produced outside the graph (inputs,
+ * initializers, outer scope) are ready from the start. */
+int ir_graph_toposort(const ir_graph *g, int *order, ox_error *err) {
+    int n = g->n_nodes;
+    int *pending = calloc((size_t)n + 1, sizeof *pending);
+    int *consumers_start = calloc((size_t)g->n_values + 1, sizeof *consumers_start);
+    int total_edges = 0;
+    if (!pending || !consumers_start) goto oom;
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < g->nodes[i].n_inputs; k++) {
+            int v = g->nodes[i].inputs[k];
+            if (v >= 0 && g->values[v].producer >= 0) {
+                pending[i]++;
+                consumers_start[v + 1]++;
+                total_edges++;
+            }
+        }
+    for (int v = 0; v < g->n_values; v++) consumers_start[v + 1] += consumers_start[v];
+    int *consumers = malloc(((size_t)total_edges + 1) * sizeof *consumers);
+    int *fill = calloc((size_t)g->n_values + 1, sizeof *fill);
+    if (!consumers || !fill) {
+        free(consumers);
+        free(fill);
+        goto oom;
+    }
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < g->nodes[i].n_inputs; k++) {
+            int v = g->nodes[i].inputs[k];
+            if (v >= 0 && g->values[v].producer >= 0)
+                consumers[consumers_start[v] + fill[v]++] = i;
+        }
+    int head = 0, tail = 0;
+    for (int i = 0; i < n; i++)
+        if (pending[i] == 0) order[tail++] = i;
+    while (head < tail) {
+        const ir_node *nd = &g->nodes[order[head++]];
+        for (int k = 0; k < nd->n_outputs; k++) {
+            int v = nd->outputs[k];
+            if (v < 0) continue;
+            for (int c = consumers_start[v]; c < consumers_start[v + 1]; c++)
+                if (--pending[consumers[c]] == 0) order[tail++] = consumers[c];
+        }
+    }
+    int rc = 0;
+    if (tail != n) {
+        int stuck = -1;
+        for (int i = 0; i < n && stuck < 0; i++)
+            if (pending[i] > 0) stuck = i;
+        char label[256];
+        rc = ox_fail(err, ONYX_INVALID_MODEL,
+                     "graph '%s' has a cycle: %d of %d nodes can never run, e.g. %s", g->name,
+                     n - tail, n, ir_node_label(&g->nodes[stuck], label, sizeof label));
+    }
+    free(consumers);
+    free(fill);
+    free(pending);
+    free(consumers_start);
+    return rc;
+oom:
+    free(pending);
+    free(consumers_start);
+    return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
+}
+
+int ir_graph_remove_nodes(ir_graph *g, const unsigned char *dead) {
+    int *new_index = malloc(((size_t)g->n_nodes + 1) * sizeof *new_index);
+    if (!new_index) return -1;
+    int k = 0;
+    for (int i = 0; i < g->n_nodes; i++) {
+        if (dead[i]) {
+            for (int o = 0; o < g->nodes[i].n_outputs; o++) {
+                int v = g->nodes[i].outputs[o];
+                if (v >= 0 && g->values[v].producer == i) g->values[v].producer = -1;
+            }
+            node_clear(&g->nodes[i]);
+            new_index[i] = -1;
+            continue;
+        }
+        new_index[i] = k;
+        if (k != i) g->nodes[k] = g->nodes[i];
+        k++;
+    }
+    g->n_nodes = k;
+    for (int v = 0; v < g->n_values; v++)
+        if (g->values[v].producer >= 0) g->values[v].producer = new_index[g->values[v].producer];
+    free(new_index);
+    return 0;
+}

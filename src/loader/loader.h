@@ -1,0 +1,19 @@
+/* ONNX ModelProto bytes -> ir_model. */
+#ifndef ONYX_LOADER_LOADER_H
+#define ONYX_LOADER_LOADER_H
+
+#include <stddef.h>
+
+#include "core/error.h"
+#include "ir/ir.h"
+
+/* Parses and converts a model. base_dir resolves external data (NULL:
+ * external tensors are an error naming the tensor). The result is not yet
+ * validated: call ir_validate. */
+int ox_load_model(const void *data, size_t size, const char *base_dir, ir_model **out,
+                  ox_error *err);
+
+/* Reads a whole file into memory. */
+int ox_read_file(const char *path, void **data, size_t *size, ox_error *err);
+
+#endif

@@ -1,0 +1,299 @@
+#include "loader/tensor_proto.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "onnx.pb-c.h"
+
+static const char *tensor_name(const Onnx__TensorProto *tp) {
+    return tp->name && tp->name[0] ? tp->name : "<unnamed>";
+}
+
+static int read_external(const Onnx__TensorProto *tp, const char *base_dir, void *dst,
+                         size_t nbytes, ox_error *err) {
+    const char *location = NULL;
+    long long offset = 0, length = -1;
+    for (size_t i = 0; i < tp->n_external_data; i++) {
+        const Onnx__StringStringEntryProto *kv = tp->external_data[i];
+        if (!kv->key || !kv->value) continue;
+        char *end = NULL;
+        if (strcmp(kv->key, "location") == 0) {
+            location = kv->value;
+        } else if (strcmp(kv->key, "offset") == 0 || strcmp(kv->key, "length") == 0) {
+            errno = 0;
+            long long v = strtoll(kv->value, &end, 10);
+            if (errno || !end || *end || v < 0)
+                return ox_fail(err, ONYX_INVALID_MODEL,
+                               "tensor '%s': external data %s '%s' is not a non-negative integer",
+                               tensor_name(tp), kv->key, kv->value);
+            if (kv->key[0] == 'o')
+                offset = v;
+            else
+                length = v;
+        }
+    }
+    if (!location)
+        return ox_fail(err, ONYX_INVALID_MODEL, "tensor '%s': external data without a location",
+                       tensor_name(tp));
+    if (!base_dir)
+        return ox_fail(err, ONYX_INVALID_ARGUMENT,
+                       "tensor '%s' keeps its data in external file '%s', but the model was "
+                       "loaded from memory with no external data folder: set one with "
+                       "onyx_session_options_set_external_data_dir",
+                       tensor_name(tp), location);
+    /* A location must stay inside the model's folder. */
+    if (location[0] == '/' || strstr(location, "..") != NULL)
+        return ox_fail(err, ONYX_INVALID_MODEL,
+                       "tensor '%s': external data location '%s' leaves the model folder",
+                       tensor_name(tp), location);
+    if (length >= 0 && (size_t)length != nbytes)
+        return ox_fail(err, ONYX_INVALID_MODEL,
+                       "tensor '%s': external data length %lld does not match its shape "
+                       "(%zu bytes)",
+                       tensor_name(tp), length, nbytes);
+    size_t plen = strlen(base_dir) + strlen(location) + 2;
+    char *path = malloc(plen);
+    if (!path) return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
+    snprintf(path, plen, "%s/%s", base_dir, location);
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        int rc = ox_fail(err, ONYX_IO_ERROR, "tensor '%s': cannot open external data file '%s': %s",
+                         tensor_name(tp), path, strerror(errno));
+        free(path);
+        return rc;
+    }
+    int rc = 0;
+    if (fseeko(f, (off_t)offset, SEEK_SET) != 0 || fread(dst, 1, nbytes, f) != nbytes)
+        rc = ox_fail(err, ONYX_IO_ERROR,
+                     "tensor '%s': external data file '%s' is too short for %zu bytes at "
+                     "offset %lld",
+                     tensor_name(tp), path, nbytes, offset);
+    fclose(f);
+    free(path);
+    return rc;
+}
+
+/* Copies the typed repeated field matching dtype into dst. */
+static int copy_typed_field(const Onnx__TensorProto *tp, ox_tensor *t, size_t n, ox_error *err) {
+    size_t have = 0;
+    switch (t->dtype) {
+    case ONYX_FLOAT32:
+    case ONYX_COMPLEX64:
+        have = tp->n_float_data;
+        if (have == (t->dtype == ONYX_COMPLEX64 ? 2 * n : n))
+            memcpy(t->data, tp->float_data, have * sizeof(float));
+        if (t->dtype == ONYX_COMPLEX64) have /= 2;
+        break;
+    case ONYX_FLOAT64:
+    case ONYX_COMPLEX128:
+        have = tp->n_double_data;
+        if (have == (t->dtype == ONYX_COMPLEX128 ? 2 * n : n))
+            memcpy(t->data, tp->double_data, have * sizeof(double));
+        if (t->dtype == ONYX_COMPLEX128) have /= 2;
+        break;
+    case ONYX_INT64:
+        have = tp->n_int64_data;
+        if (have == n) memcpy(t->data, tp->int64_data, n * sizeof(int64_t));
+        break;
+    case ONYX_UINT32:
+    case ONYX_UINT64:
+        have = tp->n_uint64_data;
+        if (have == n)
+            for (size_t i = 0; i < n; i++) ox_set_i64(t->data, t->dtype, i, (int64_t)tp->uint64_data[i]);
+        break;
+    case ONYX_STRING:
+        have = tp->n_string_data;
+        if (have == n) {
+            char **s = t->data;
+            for (size_t i = 0; i < n; i++) {
+                char *c = malloc(tp->string_data[i].len + 1);
+                if (!c) return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
+                if (tp->string_data[i].len) memcpy(c, tp->string_data[i].data, tp->string_data[i].len);
+                c[tp->string_data[i].len] = '\0';
+                free(s[i]);
+                s[i] = c;
+            }
+        }
+        break;
+    default: /* int8/16/32, uint8/16, bool, float16, bfloat16 travel in int32_data */
+        have = tp->n_int32_data;
+        if (have == n) {
+            size_t es = ox_dtype_size(t->dtype);
+            for (size_t i = 0; i < n; i++) {
+                int32_t v = tp->int32_data[i];
+                if (es == 1)
+                    ((uint8_t *)t->data)[i] = (uint8_t)v;
+                else if (es == 2)
+                    ((uint16_t *)t->data)[i] = (uint16_t)v;
+                else
+                    ((int32_t *)t->data)[i] = v;
+            }
+        }
+        break;
+    }
+    if (have != n && !(n == 0 && have == 0))
+        return ox_fail(err, ONYX_INVALID_MODEL, "tensor '%s': holds %zu values but its shape needs %zu",
+                       tensor_name(tp), have, n);
+    return 0;
+}
+
+int ox_tensor_from_proto(const Onnx__TensorProto *tp, const char *base_dir, ox_tensor **out,
+                         ox_error *err) {
+    *out = NULL;
+    int dt = tp->has_data_type ? tp->data_type : 0;
+    if (!ox_dtype_valid(dt))
+        return ox_fail(err, ONYX_INVALID_MODEL, "tensor '%s': unknown data type %d", tensor_name(tp), dt);
+    if (tp->n_dims > OX_MAX_RANK)
+        return ox_fail(err, ONYX_NOT_IMPLEMENTED, "tensor '%s': rank %zu exceeds onyx's limit of %d",
+                       tensor_name(tp), tp->n_dims, OX_MAX_RANK);
+    if (tp->segment)
+        return ox_fail(err, ONYX_NOT_IMPLEMENTED, "tensor '%s': segmented tensors are not supported",
+                       tensor_name(tp));
+    for (size_t i = 0; i < tp->n_dims; i++)
+        if (tp->dims[i] < 0)
+            return ox_fail(err, ONYX_INVALID_MODEL, "tensor '%s': negative dimension %lld",
+                           tensor_name(tp), (long long)tp->dims[i]);
+    ox_tensor *t = ox_tensor_new((ox_dtype)dt, tp->dims, (int)tp->n_dims, err);
+    if (!t) {
+        ox_error_prefix(err, "tensor '%s'", tensor_name(tp));
+        return -1;
+    }
+    size_t n = (size_t)ox_tensor_numel(t);
+    int rc = 0;
+    if (tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
+        if (dt == ONYX_STRING)
+            rc = ox_fail(err, ONYX_INVALID_MODEL, "tensor '%s': string tensors cannot be external",
+                         tensor_name(tp));
+        else
+            rc = read_external(tp, base_dir, t->data, t->nbytes, err);
+    } else if (tp->has_raw_data) {
+        if (dt == ONYX_STRING)
+            rc = ox_fail(err, ONYX_INVALID_MODEL, "tensor '%s': string tensors cannot use raw_data",
+                         tensor_name(tp));
+        else if (tp->raw_data.len != t->nbytes)
+            rc = ox_fail(err, ONYX_INVALID_MODEL,
+                         "tensor '%s': raw_data has %zu bytes but shape and type need %zu",
+                         tensor_name(tp), tp->raw_data.len, t->nbytes);
+        else if (t->nbytes)
+            memcpy(t->data, tp->raw_data.data, t->nbytes);
+    } else {
+        rc = copy_typed_field(tp, t, n, err);
+    }
+    if (rc != 0) {
+        ox_tensor_free(t);
+        return rc;
+    }
+    *out = t;
+    return 0;
+}
+
+/* ---- SequenceProto / OptionalProto ----
+ * onnx.proto does not define these test-data messages (they live in
+ * onnx-data.proto), so their few fields are read straight off the wire:
+ * 1 name, 2 elem_type, 3 tensor value(s), 5 sequence value(s),
+ * 7 optional value(s). */
+
+enum { ELEM_TENSOR = 1, ELEM_SEQUENCE = 3, ELEM_OPTIONAL = 5 };
+
+typedef struct wire {
+    const uint8_t *p, *end;
+} wire;
+
+static int read_varint(wire *w, uint64_t *v) {
+    *v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+        if (w->p >= w->end) return -1;
+        uint8_t b = *w->p++;
+        *v |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80)) return 0;
+    }
+    return -1;
+}
+
+static int skip_field(wire *w, int wt) {
+    uint64_t v;
+    switch (wt) {
+    case 0: return read_varint(w, &v);
+    case 1: if (w->end - w->p < 8) return -1; w->p += 8; return 0;
+    case 2:
+        if (read_varint(w, &v) != 0 || v > (uint64_t)(w->end - w->p)) return -1;
+        w->p += v;
+        return 0;
+    case 5: if (w->end - w->p < 4) return -1; w->p += 4; return 0;
+    default: return -1;
+    }
+}
+
+static int value_from_wire(const uint8_t *data, size_t size, ox_kind kind, ox_tensor **out,
+                           ox_error *err, int depth);
+
+static int tensor_from_bytes(const uint8_t *data, size_t size, ox_tensor **out, ox_error *err) {
+    Onnx__TensorProto *tp = onnx__tensor_proto__unpack(NULL, size, data);
+    if (!tp) return ox_fail(err, ONYX_INVALID_ARGUMENT, "not a valid serialized TensorProto");
+    int rc = ox_tensor_from_proto(tp, NULL, out, err);
+    onnx__tensor_proto__free_unpacked(tp, NULL);
+    return rc;
+}
+
+static int container_from_wire(const uint8_t *data, size_t size, ox_kind kind, ox_tensor **out,
+                               ox_error *err, int depth) {
+    if (depth > 16) return ox_fail(err, ONYX_INVALID_ARGUMENT, "sequence/optional nesting too deep");
+    wire w = {data, data + size};
+    ox_tensor *c = kind == OX_KIND_SEQUENCE ? ox_sequence_new(ONYX_UNDEFINED, err)
+                                            : ox_optional_new(ONYX_UNDEFINED, NULL, err);
+    if (!c) return -1;
+    uint64_t elem_type = 0;
+    while (w.p < w.end) {
+        uint64_t key;
+        if (read_varint(&w, &key) != 0) goto malformed;
+        int field = (int)(key >> 3), wt = (int)(key & 7);
+        if (field == 2 && wt == 0) {
+            if (read_varint(&w, &elem_type) != 0) goto malformed;
+            continue;
+        }
+        if ((field == 3 || field == 5 || field == 7) && wt == 2) {
+            uint64_t len;
+            if (read_varint(&w, &len) != 0 || len > (uint64_t)(w.end - w.p)) goto malformed;
+            ox_tensor *item = NULL;
+            int rc = field == 3 ? tensor_from_bytes(w.p, (size_t)len, &item, err)
+                                : value_from_wire(w.p, (size_t)len,
+                                                  field == 5 ? OX_KIND_SEQUENCE : OX_KIND_OPTIONAL,
+                                                  &item, err, depth + 1);
+            w.p += len;
+            if (rc != 0) {
+                ox_tensor_free(c);
+                return -1;
+            }
+            if (ox_sequence_push(c, item, err) != 0) {
+                ox_tensor_free(c);
+                return -1;
+            }
+            continue;
+        }
+        if (skip_field(&w, wt) != 0) goto malformed;
+    }
+    if (kind == OX_KIND_OPTIONAL && c->n_items > 1) goto malformed;
+    if (c->n_items > 0 && c->items[0]->kind == OX_KIND_TENSOR) c->elem_dtype = c->items[0]->dtype;
+    c->dtype = c->elem_dtype;
+    (void)elem_type;
+    *out = c;
+    return 0;
+malformed:
+    ox_tensor_free(c);
+    return ox_fail(err, ONYX_INVALID_ARGUMENT, "malformed serialized %s",
+                   kind == OX_KIND_SEQUENCE ? "SequenceProto" : "OptionalProto");
+}
+
+static int value_from_wire(const uint8_t *data, size_t size, ox_kind kind, ox_tensor **out,
+                           ox_error *err, int depth) {
+    if (kind == OX_KIND_TENSOR) return tensor_from_bytes(data, size, out, err);
+    return container_from_wire(data, size, kind, out, err, depth);
+}
+
+int ox_value_from_pb_bytes(const void *data, size_t size, ox_kind kind, ox_tensor **out,
+                           ox_error *err) {
+    *out = NULL;
+    return value_from_wire(data, size, kind, out, err, 0);
+}

@@ -1,0 +1,25 @@
+/* Conversion from ONNX TensorProto (and the test suite's SequenceProto /
+ * OptionalProto files) to onyx tensors. */
+#ifndef ONYX_LOADER_TENSOR_PROTO_H
+#define ONYX_LOADER_TENSOR_PROTO_H
+
+#include <stddef.h>
+
+#include "core/error.h"
+#include "core/tensor.h"
+
+struct Onnx__TensorProto;
+
+/* Converts a parsed TensorProto. External data is resolved against
+ * base_dir; when base_dir is NULL and the tensor is external, fails with
+ * an error naming the tensor. */
+int ox_tensor_from_proto(const struct Onnx__TensorProto *tp, const char *base_dir,
+                         ox_tensor **out, ox_error *err);
+
+/* Parses serialized bytes holding a TensorProto (kind TENSOR), a
+ * SequenceProto (SEQUENCE) or an OptionalProto (OPTIONAL), as in the
+ * suite's input_N.pb/output_N.pb. */
+int ox_value_from_pb_bytes(const void *data, size_t size, ox_kind kind, ox_tensor **out,
+                           ox_error *err);
+
+#endif

@@ -1,0 +1,143 @@
+/* Helpers shared by the families' inference functions. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ops/op.h"
+
+int ox_infer_fail(ox_infer_ctx *c, onyx_code code, const char *fmt, ...) {
+    char buf[OX_ERROR_MSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    return ox_fail(c->err, code, "%s", buf);
+}
+
+ir_type *ox_infer_out(ox_infer_ctx *c, int i) {
+    if (i >= c->n_outputs) return NULL;
+    if (c->node && i < c->node->n_outputs && c->node->outputs[i] < 0) return NULL;
+    return &c->outputs[i];
+}
+
+void ox_type_set_shape(ir_type *t, ox_dtype dtype, const int64_t *dims, int rank) {
+    if (!t) return;
+    t->kind = OX_KIND_TENSOR;
+    t->dtype = dtype;
+    t->rank = rank;
+    for (int i = 0; i < rank && i < OX_MAX_RANK; i++) t->dims[i] = dims ? dims[i] : -1;
+}
+
+void ox_type_set_unknown_shape(ir_type *t, ox_dtype dtype) {
+    if (!t) return;
+    t->kind = OX_KIND_TENSOR;
+    t->dtype = dtype;
+    t->rank = -1;
+}
+
+int ox_infer_same_as_input(ox_infer_ctx *c, int out, int in) {
+    ir_type *o = ox_infer_out(c, out);
+    if (!o) return 0;
+    if (in >= c->n_inputs || !c->inputs[in])
+        return ox_infer_fail(c, ONYX_INVALID_MODEL, "input %d is required", in);
+    const ir_type *t = c->inputs[in];
+    o->kind = t->kind;
+    o->dtype = t->dtype;
+    o->rank = t->rank;
+    for (int i = 0; i < t->rank; i++) o->dims[i] = t->dims[i];
+    return 0;
+}
+
+/* Unknown dims (-1) broadcast optimistically: with a known d != 1 the
+ * result is d; with 1 the result is the other side. */
+int ox_broadcast_dims(const int64_t *a, int ra, const int64_t *b, int rb, int64_t *out, int *rout) {
+    int r = ra > rb ? ra : rb;
+    for (int i = 0; i < r; i++) {
+        int64_t da = i < r - ra ? 1 : a[i - (r - ra)];
+        int64_t db = i < r - rb ? 1 : b[i - (r - rb)];
+        int64_t d;
+        if (da == db)
+            d = da;
+        else if (da == 1)
+            d = db;
+        else if (db == 1)
+            d = da;
+        else if (da < 0)
+            d = db;
+        else if (db < 0)
+            d = da;
+        else
+            return -1;
+        out[i] = d;
+    }
+    *rout = r;
+    return 0;
+}
+
+int ox_infer_broadcast(ox_infer_ctx *c, int first, int count, ox_dtype dtype, ir_type *out) {
+    int64_t dims[OX_MAX_RANK];
+    int rank = 0;
+    for (int k = first; k < first + count; k++) {
+        const ir_type *t = k < c->n_inputs ? c->inputs[k] : NULL;
+        if (!t) continue;
+        if (t->rank < 0) {
+            ox_type_set_unknown_shape(out, dtype);
+            return 0;
+        }
+        int64_t tmp[OX_MAX_RANK];
+        int r;
+        if (ox_broadcast_dims(dims, rank, t->dims, t->rank, tmp, &r) != 0) {
+            char a[128], b[128];
+            return ox_infer_fail(c, ONYX_INVALID_ARGUMENT,
+                                 "shapes %s and %s cannot be broadcast together",
+                                 ox_shape_str(dims, rank, a, sizeof a),
+                                 ox_shape_str(t->dims, t->rank, b, sizeof b));
+        }
+        memcpy(dims, tmp, sizeof tmp);
+        rank = r;
+    }
+    ox_type_set_shape(out, dtype, dims, rank);
+    return 0;
+}
+
+int ox_norm_axis(ox_infer_ctx *c, int64_t axis, int rank, int *out) {
+    if (axis < -(int64_t)rank || axis >= rank || (rank == 0 && axis != 0))
+        return ox_infer_fail(c, ONYX_INVALID_ARGUMENT, "axis %lld is out of range for rank %d",
+                             (long long)axis, rank);
+    *out = (int)(axis < 0 ? axis + rank : axis);
+    return 0;
+}
+
+int ox_require_rank(ox_infer_ctx *c, int i, int min_rank, int max_rank) {
+    const ir_type *t = i < c->n_inputs ? c->inputs[i] : NULL;
+    if (!t) return ox_infer_fail(c, ONYX_INVALID_MODEL, "input %d is required", i);
+    if (t->rank < 0) return 0;
+    if (t->rank < min_rank || (max_rank >= 0 && t->rank > max_rank)) {
+        if (max_rank == min_rank)
+            return ox_infer_fail(c, ONYX_INVALID_ARGUMENT, "input %d must have rank %d, got %d", i,
+                                 min_rank, t->rank);
+        return ox_infer_fail(c, ONYX_INVALID_ARGUMENT, "input %d has rank %d, expected %d..%d", i,
+                             t->rank, min_rank, max_rank);
+    }
+    return 0;
+}
+
+int ox_infer_int_list(ox_infer_ctx *c, int i, int64_t *vals, int max, int *count, int *known) {
+    *count = 0;
+    *known = 0;
+    const ox_tensor *v = i < c->n_inputs && c->values ? c->values[i] : NULL;
+    if (!v) return 0;
+    if (!ox_dtype_is_integer(v->dtype))
+        return ox_infer_fail(c, ONYX_INVALID_ARGUMENT, "input %d must be an integer tensor, got %s", i,
+                             ox_dtype_name(v->dtype));
+    if (v->rank > 1)
+        return ox_infer_fail(c, ONYX_INVALID_ARGUMENT, "input %d must be 1-D, got rank %d", i, v->rank);
+    int64_t n = ox_tensor_numel(v);
+    if (n > max)
+        return ox_infer_fail(c, ONYX_INVALID_ARGUMENT, "input %d has %lld values, at most %d allowed", i,
+                             (long long)n, max);
+    for (int64_t k = 0; k < n; k++) vals[k] = ox_get_i64(v->data, v->dtype, (size_t)k);
+    *count = (int)n;
+    *known = 1;
+    return 0;
+}

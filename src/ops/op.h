@@ -1,0 +1,77 @@
+/* Operator schemas: what an op is, independent of where it runs. Each
+ * schema has a shape/type inference function shared by static inference
+ * at load and by every provider at run time. Kernels live in the
+ * providers (src/ep/<provider>/kernels). */
+#ifndef ONYX_OPS_OP_H
+#define ONYX_OPS_OP_H
+
+#include "core/error.h"
+#include "core/tensor.h"
+#include "ir/ir.h"
+
+/* Inference context. At load, inputs have static facts (dims may be -1,
+ * rank may be -1) and `values[i]` is set only for constants. At run time
+ * every shape is concrete and values[i] is set for every host input, so
+ * data-dependent shapes (Reshape, Slice, Expand...) resolve. */
+typedef struct ox_infer_ctx {
+    const ir_node *node;
+    int n_inputs;
+    const ir_type *const *inputs; /* NULL for omitted optional inputs */
+    const ox_tensor *const *values;
+    int n_outputs;
+    ir_type *outputs; /* to fill: kind, dtype, rank, dims */
+    /* Set by inference when output shapes depend on input data that is
+     * not shape-like (NonZero, Unique, NMS...): the kernel then allocates
+     * its outputs itself with ox_kernel_output. */
+    int data_dependent;
+    int runtime; /* 1 at run time: all shapes concrete */
+    ox_error *err;
+} ox_infer_ctx;
+
+typedef int (*ox_infer_fn)(ox_infer_ctx *ctx);
+
+typedef struct ox_op_schema {
+    const char *domain; /* "" for ai.onnx */
+    const char *name;
+    int min_opset; /* first opset version onyx supports for this op */
+    int max_opset; /* last one (inclusive) */
+    int min_inputs, max_inputs; /* max -1: variadic */
+    int min_outputs, max_outputs;
+    ox_infer_fn infer;
+} ox_op_schema;
+
+/* Looks an op up for a node's domain and opset; NULL when unknown. */
+const ox_op_schema *ox_op_find(const char *domain, const char *name, int opset);
+/* Any version known at all (to tell "unknown op" from "unsupported opset"). */
+const ox_op_schema *ox_op_find_any(const char *domain, const char *name);
+
+/* ---- helpers for inference functions ---- */
+ir_type *ox_infer_out(ox_infer_ctx *c, int i); /* NULL if output omitted */
+void ox_type_set_shape(ir_type *t, ox_dtype dtype, const int64_t *dims, int rank);
+void ox_type_set_unknown_shape(ir_type *t, ox_dtype dtype); /* rank -1 */
+/* Output i takes input j's type and shape (unary ops). */
+int ox_infer_same_as_input(ox_infer_ctx *c, int out, int in);
+/* numpy broadcasting of inputs [first, first+count) into out. */
+int ox_infer_broadcast(ox_infer_ctx *c, int first, int count, ox_dtype dtype, ir_type *out);
+int ox_broadcast_dims(const int64_t *a, int ra, const int64_t *b, int rb, int64_t *out,
+                      int *rout);
+/* Normalises a possibly negative axis against rank; error names the node. */
+int ox_norm_axis(ox_infer_ctx *c, int64_t axis, int rank, int *out);
+/* Fails unless input i has a known rank. */
+int ox_require_rank(ox_infer_ctx *c, int i, int min_rank, int max_rank);
+/* Integer values of a 1-D (or scalar) constant input, as int64; fails
+ * when the input is not an integer tensor. Returns 0 and sets *known=0 if
+ * the value is not available (static inference). */
+int ox_infer_int_list(ox_infer_ctx *c, int i, int64_t *vals, int max, int *count,
+                      int *known);
+
+int ox_infer_fail(ox_infer_ctx *c, onyx_code code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Schema tables, one per operator family (src/ops/<family>.c). */
+typedef struct ox_op_table {
+    const ox_op_schema *ops;
+    size_t count;
+} ox_op_table;
+
+#endif

@@ -1,0 +1,47 @@
+/* The operator schema registry: one table per family. */
+#include <string.h>
+
+#include "ops/attr_table.h"
+#include "ops/op.h"
+
+extern const ox_op_table ox_ops_elementwise;
+extern const ox_op_table ox_ops_reduce;
+extern const ox_op_table ox_ops_conv;
+extern const ox_op_table ox_ops_linalg;
+extern const ox_op_table ox_ops_pool;
+extern const ox_op_table ox_ops_normalization;
+extern const ox_op_table ox_ops_transform;
+extern const ox_op_table ox_ops_index;
+
+static const ox_op_table *const FAMILIES[] = {
+    &ox_ops_elementwise, &ox_ops_reduce,        &ox_ops_conv,      &ox_ops_linalg,
+    &ox_ops_pool,        &ox_ops_normalization, &ox_ops_transform, &ox_ops_index,
+};
+
+static const ox_op_schema *find(const char *domain, const char *name, int opset, int any) {
+    for (size_t f = 0; f < sizeof FAMILIES / sizeof FAMILIES[0]; f++)
+        for (size_t i = 0; i < FAMILIES[f]->count; i++) {
+            const ox_op_schema *s = &FAMILIES[f]->ops[i];
+            if (strcmp(s->name, name) != 0 || strcmp(s->domain, domain) != 0) continue;
+            if (any || (opset >= s->min_opset && opset <= s->max_opset)) return s;
+        }
+    return NULL;
+}
+
+const ox_op_schema *ox_op_find(const char *domain, const char *name, int opset) {
+    return find(domain, name, opset, 0);
+}
+
+const ox_op_schema *ox_op_find_any(const char *domain, const char *name) {
+    return find(domain, name, 0, 1);
+}
+
+const ox_attr_schema *ox_attr_schema_find(const char *domain, const char *op, int opset) {
+    const ox_attr_schema *best = NULL;
+    for (int i = 0; i < OX_ATTR_SCHEMA_COUNT; i++) {
+        const ox_attr_schema *s = &OX_ATTR_SCHEMAS[i];
+        if (strcmp(s->op, op) != 0 || strcmp(s->domain, domain) != 0) continue;
+        if (s->since_version <= opset && (!best || s->since_version > best->since_version)) best = s;
+    }
+    return best;
+}

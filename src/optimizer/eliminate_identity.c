@@ -1,0 +1,47 @@
+/* Identity elimination: Identity, and Dropout in inference, forward
+ * their input unchanged; consumers read the input directly. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "optimizer/optimizer.h"
+
+static int is_passthrough(const ir_graph *g, const ir_node *n) {
+    if (n->domain[0] || n->n_inputs < 1 || n->inputs[0] < 0 || n->n_outputs < 1) return 0;
+    if (strcmp(n->op_type, "Identity") == 0) return n->n_outputs == 1;
+    if (strcmp(n->op_type, "Dropout") != 0) return 0;
+    /* The mask output, if requested, must be computed. */
+    for (int k = 1; k < n->n_outputs; k++)
+        if (n->outputs[k] >= 0) return 0;
+    /* training_mode (opset 12+) must be absent or a constant false. */
+    if (n->n_inputs > 2 && n->inputs[2] >= 0) {
+        const ox_tensor *t = g->values[n->inputs[2]].init;
+        if (!t || g->values[n->inputs[2]].is_input || ox_tensor_numel(t) != 1 ||
+            ((const uint8_t *)t->data)[0] != 0)
+            return 0;
+    }
+    return 1;
+}
+
+int ox_pass_eliminate_identity(ox_pass_ctx *ctx, ir_graph *g) {
+    if (ox_graph_has_subgraphs(g)) return 0;
+    unsigned char *dead = calloc((size_t)g->n_nodes + 1, 1);
+    if (!dead) return ox_fail(ctx->err, ONYX_OUT_OF_MEMORY, "out of memory");
+    int changes = 0;
+    for (int i = 0; i < g->n_nodes; i++) {
+        ir_node *n = &g->nodes[i];
+        if (!is_passthrough(g, n)) continue;
+        int in = n->inputs[0], out = n->outputs[0];
+        /* A graph output keeps its name, so its producer stays. */
+        if (g->values[out].is_output) continue;
+        for (int j = 0; j < g->n_nodes; j++)
+            for (int k = 0; k < g->nodes[j].n_inputs; k++)
+                if (g->nodes[j].inputs[k] == out) g->nodes[j].inputs[k] = in;
+        dead[i] = 1;
+        changes++;
+    }
+    int rc = changes && ir_graph_remove_nodes(g, dead) != 0
+                 ? ox_fail(ctx->err, ONYX_OUT_OF_MEMORY, "out of memory")
+                 : changes;
+    free(dead);
+    return rc;
+}

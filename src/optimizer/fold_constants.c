@@ -1,0 +1,93 @@
+/* Constant folding: a node whose inputs are all constants is run once on
+ * the CPU provider at load and replaced by its result. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "optimizer/optimizer.h"
+#include "runtime/session.h"
+
+/* Folded results above this size are left to run time: folding would
+ * trade a cheap op for a large resident tensor. */
+#define MAX_FOLDED_BYTES ((size_t)64 << 20)
+
+static int is_nondeterministic(const ir_node *n) {
+    static const char *const OPS[] = {"RandomNormal", "RandomUniform", "RandomNormalLike",
+                                      "RandomUniformLike", "Bernoulli", "Multinomial"};
+    for (size_t i = 0; i < sizeof OPS / sizeof OPS[0]; i++)
+        if (strcmp(n->op_type, OPS[i]) == 0) return 1;
+    return 0;
+}
+
+static int foldable(const ir_graph *g, const ir_node *n) {
+    if (n->domain[0] || is_nondeterministic(n) || n->n_outputs == 0) return 0;
+    for (int a = 0; a < n->n_attrs; a++)
+        if (n->attrs[a].g || n->attrs[a].graphs) return 0;
+    for (int k = 0; k < n->n_inputs; k++) {
+        int v = n->inputs[k];
+        if (v < 0) continue;
+        const ir_value *val = &g->values[v];
+        if (!val->init || val->is_input || val->init->kind != OX_KIND_TENSOR) return 0;
+    }
+    return 1;
+}
+
+int ox_pass_fold_constants(ox_pass_ctx *ctx, ir_graph *g) {
+    int changes = 0;
+    unsigned char *dead = calloc((size_t)g->n_nodes + 1, 1);
+    int *order = malloc(((size_t)g->n_nodes + 1) * sizeof *order);
+    if (!dead || !order) {
+        free(dead);
+        free(order);
+        return ox_fail(ctx->err, ONYX_OUT_OF_MEMORY, "out of memory");
+    }
+    if (ir_graph_toposort(g, order, ctx->err) != 0) {
+        free(dead);
+        free(order);
+        return -1;
+    }
+    for (int oi = 0; oi < g->n_nodes; oi++) {
+        int i = order[oi];
+        ir_node *n = &g->nodes[i];
+        if (!foldable(g, n) || n->n_inputs > 64 || n->n_outputs > 64) continue;
+        ox_tensor *ins[64], *outs[64];
+        for (int k = 0; k < n->n_inputs; k++) ins[k] = n->inputs[k] >= 0 ? g->values[n->inputs[k]].init : NULL;
+        ox_error local = {0};
+        /* A node that fails here is left in place so the error surfaces,
+         * with its context, when the model runs. */
+        if (ox_run_node_on_host(ctx->cpu, n, ins, n->n_inputs, outs, n->n_outputs, ctx->pool, &local) != 0)
+            continue;
+        size_t bytes = 0;
+        int ok = 1;
+        for (int k = 0; k < n->n_outputs; k++) {
+            if (n->outputs[k] < 0) continue;
+            if (!outs[k] || outs[k]->kind != OX_KIND_TENSOR) ok = 0;
+            else bytes += outs[k]->nbytes;
+        }
+        if (!ok || bytes > MAX_FOLDED_BYTES) {
+            for (int k = 0; k < n->n_outputs; k++) ox_tensor_free(outs[k]);
+            continue;
+        }
+        for (int k = 0; k < n->n_outputs; k++) {
+            int v = n->outputs[k];
+            if (v < 0) {
+                ox_tensor_free(outs[k]);
+                continue;
+            }
+            ir_value *val = &g->values[v];
+            val->init = outs[k];
+            val->type.kind = OX_KIND_TENSOR;
+            val->type.dtype = outs[k]->dtype;
+            val->type.rank = outs[k]->rank;
+            memcpy(val->type.dims, outs[k]->dims, sizeof outs[k]->dims);
+            val->has_type = 1;
+        }
+        dead[i] = 1;
+        changes++;
+    }
+    int rc = changes && ir_graph_remove_nodes(g, dead) != 0
+                 ? ox_fail(ctx->err, ONYX_OUT_OF_MEMORY, "out of memory")
+                 : changes;
+    free(dead);
+    free(order);
+    return rc;
+}

@@ -1,0 +1,37 @@
+/* Graph optimization: a pipeline of passes chosen by optimization level.
+ * Every pass preserves the model's outputs exactly (up to the kernels'
+ * own rounding) and keeps every value name that a subgraph or the caller
+ * can see. */
+#ifndef ONYX_OPTIMIZER_OPTIMIZER_H
+#define ONYX_OPTIMIZER_OPTIMIZER_H
+
+#include "core/threadpool.h"
+#include "ep/ep.h"
+#include "ir/ir.h"
+#include "onyx.h"
+
+typedef struct ox_pass_ctx {
+    ir_model *model;
+    ox_ep *cpu; /* evaluates constant subgraphs */
+    ox_threadpool *pool;
+    ox_error *err;
+} ox_pass_ctx;
+
+typedef struct ox_pass {
+    const char *name;
+    onyx_opt_level level; /* runs at this level and above */
+    /* Returns the number of changes, or -1 on error. */
+    int (*run)(ox_pass_ctx *ctx, ir_graph *g);
+} ox_pass;
+
+int ox_optimize(ir_model *m, onyx_opt_level level, ox_ep *cpu, ox_threadpool *pool, ox_error *err);
+
+/* Passes (src/optimizer/<name>.c). */
+int ox_pass_fold_constants(ox_pass_ctx *ctx, ir_graph *g);
+int ox_pass_eliminate_identity(ox_pass_ctx *ctx, ir_graph *g);
+
+/* 1 when a graph has nodes with subgraph attributes (whose bodies refer
+ * to outer values by name, so renaming passes must leave it alone). */
+int ox_graph_has_subgraphs(const ir_graph *g);
+
+#endif

@@ -1,0 +1,33 @@
+#include "optimizer/optimizer.h"
+
+static const ox_pass PASSES[] = {
+    {"fold_constants", ONYX_OPT_BASIC, ox_pass_fold_constants},
+    {"eliminate_identity", ONYX_OPT_BASIC, ox_pass_eliminate_identity},
+};
+
+int ox_graph_has_subgraphs(const ir_graph *g) {
+    for (int i = 0; i < g->n_nodes; i++)
+        for (int a = 0; a < g->nodes[i].n_attrs; a++)
+            if (g->nodes[i].attrs[a].g || g->nodes[i].attrs[a].graphs) return 1;
+    return 0;
+}
+
+int ox_optimize(ir_model *m, onyx_opt_level level, ox_ep *cpu, ox_threadpool *pool, ox_error *err) {
+    ox_pass_ctx ctx = {m, cpu, pool, err};
+    /* Passes enable each other (folding exposes identities and vice
+     * versa); a few rounds reach the fixed point on real models. */
+    for (int round = 0; round < 4; round++) {
+        int changes = 0;
+        for (size_t i = 0; i < sizeof PASSES / sizeof PASSES[0]; i++) {
+            if (PASSES[i].level > level) continue;
+            int c = PASSES[i].run(&ctx, m->graph);
+            if (c < 0) {
+                ox_error_prefix(err, "optimizer pass %s", PASSES[i].name);
+                return -1;
+            }
+            changes += c;
+        }
+        if (!changes) break;
+    }
+    return 0;
+}

@@ -1,0 +1,309 @@
+#include "planner/plan.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define OX_ARENA_ALIGN 64
+
+static int add_slot(ox_plan *p, int *cap, int value, int device, int ep) {
+    if (p->n_slots == *cap) {
+        int ncap = *cap ? *cap * 2 : 16;
+        ox_slot_info *ns = realloc(p->slots, (size_t)ncap * sizeof *ns);
+        if (!ns) return -1;
+        p->slots = ns;
+        *cap = ncap;
+    }
+    ox_slot_info *s = &p->slots[p->n_slots];
+    memset(s, 0, sizeof *s);
+    s->value = value;
+    s->device = device;
+    s->ep = ep;
+    return p->n_slots++;
+}
+
+static int add_step(ox_plan *p, int *cap, ox_step st) {
+    if (p->n_steps == *cap) {
+        int ncap = *cap ? *cap * 2 : 16;
+        ox_step *ns = realloc(p->steps, (size_t)ncap * sizeof *ns);
+        if (!ns) return -1;
+        p->steps = ns;
+        *cap = ncap;
+    }
+    p->steps[p->n_steps] = st;
+    return p->n_steps++;
+}
+
+/* Slot holding `value` on `device`, adding a copy step when the value
+ * lives elsewhere. copy_of[value * n_eps + ep] caches copies per device. */
+static int slot_on_device(ox_plan *p, int *slot_cap, int *step_cap, int value, int ep,
+                          int device, int *copy_of, int n_eps) {
+    if (p->slots[value].device == device) return value;
+    int *cached = &copy_of[value * n_eps + ep];
+    if (*cached >= 0) return *cached;
+    int s = add_slot(p, slot_cap, value, device, ep);
+    if (s < 0) return -1;
+    ox_step st = {.kind = OX_STEP_COPY, .node = -1, .src = value, .dst = s};
+    if (add_step(p, step_cap, st) < 0) return -1;
+    *cached = s;
+    return s;
+}
+
+int ox_plan_build(const ir_graph *g, ox_ep *const *eps, int n_eps, ox_plan *p, ox_error *err) {
+    memset(p, 0, sizeof *p);
+    pthread_mutex_init(&p->lock, NULL);
+    int slot_cap = 0, step_cap = 0, host_ep = n_eps - 1;
+    int *order = malloc(((size_t)g->n_nodes + 1) * sizeof *order);
+    int *copy_of = malloc(((size_t)g->n_values * (size_t)n_eps + 1) * sizeof *copy_of);
+    int *last_use = NULL, *def_step = NULL;
+    if (!order || !copy_of) goto oom;
+    for (size_t i = 0; i < (size_t)g->n_values * (size_t)n_eps; i++) copy_of[i] = -1;
+    if (ir_graph_toposort(g, order, err) != 0) goto fail;
+
+    for (int v = 0; v < g->n_values; v++) {
+        const ir_value *val = &g->values[v];
+        int ep = val->producer >= 0 ? g->nodes[val->producer].ep : host_ep;
+        if (add_slot(p, &slot_cap, v, eps[ep]->device, ep) < 0) goto oom;
+        p->slots[v].is_const = val->init != NULL && !val->is_input;
+        p->slots[v].is_input = val->is_input;
+    }
+    for (int oi = 0; oi < g->n_nodes; oi++) {
+        const ir_node *n = &g->nodes[order[oi]];
+        int dev = eps[n->ep]->device;
+        int *ins = malloc(((size_t)n->n_inputs + 1) * sizeof *ins);
+        int *outs = malloc(((size_t)n->n_outputs + 1) * sizeof *outs);
+        if (!ins || !outs) {
+            free(ins);
+            free(outs);
+            goto oom;
+        }
+        for (int k = 0; k < n->n_inputs; k++) {
+            ins[k] = n->inputs[k] < 0 ? -1
+                                      : slot_on_device(p, &slot_cap, &step_cap, n->inputs[k],
+                                                       n->ep, dev, copy_of, n_eps);
+            if (n->inputs[k] >= 0 && ins[k] < 0) {
+                free(ins);
+                free(outs);
+                goto oom;
+            }
+        }
+        for (int k = 0; k < n->n_outputs; k++) outs[k] = n->outputs[k];
+        ox_step st = {.kind = OX_STEP_NODE, .node = order[oi], .src = -1, .dst = -1,
+                      .in_slots = ins, .out_slots = outs};
+        if (add_step(p, &step_cap, st) < 0) {
+            free(ins);
+            free(outs);
+            goto oom;
+        }
+    }
+    p->output_slots = malloc(((size_t)g->n_outputs + 1) * sizeof(int));
+    p->input_slots = malloc(((size_t)g->n_inputs + 1) * sizeof(int));
+    if (!p->output_slots || !p->input_slots) goto oom;
+    for (int i = 0; i < g->n_inputs; i++) p->input_slots[i] = g->inputs[i];
+    for (int i = 0; i < g->n_outputs; i++) {
+        int s = slot_on_device(p, &slot_cap, &step_cap, g->outputs[i], host_ep, OX_DEVICE_HOST,
+                               copy_of, n_eps);
+        if (s < 0) goto oom;
+        p->output_slots[i] = s;
+        p->slots[s].is_output = 1;
+    }
+
+    /* Lifetimes: a slot is defined by one step and dies after its last
+     * reader; outputs, inputs and constants live for the whole run. */
+    last_use = malloc(((size_t)p->n_slots + 1) * sizeof *last_use);
+    def_step = malloc(((size_t)p->n_slots + 1) * sizeof *def_step);
+    if (!last_use || !def_step) goto oom;
+    for (int s = 0; s < p->n_slots; s++) last_use[s] = def_step[s] = -1;
+    for (int i = 0; i < p->n_steps; i++) {
+        ox_step *st = &p->steps[i];
+        if (st->kind == OX_STEP_COPY) {
+            last_use[st->src] = i;
+            def_step[st->dst] = i;
+            continue;
+        }
+        const ir_node *n = &g->nodes[st->node];
+        for (int k = 0; k < n->n_inputs; k++)
+            if (st->in_slots[k] >= 0) last_use[st->in_slots[k]] = i;
+        for (int k = 0; k < n->n_outputs; k++)
+            if (st->out_slots[k] >= 0) def_step[st->out_slots[k]] = i;
+    }
+    int *count = calloc((size_t)p->n_steps + 1, sizeof *count);
+    if (!count) goto oom;
+    for (int s = 0; s < p->n_slots; s++) {
+        ox_slot_info *si = &p->slots[s];
+        int keep = si->is_output || si->is_input || si->is_const;
+        si->planned = !keep && si->device == OX_DEVICE_HOST && def_step[s] >= 0;
+        if (keep || def_step[s] < 0) {
+            last_use[s] = -1;
+            continue;
+        }
+        if (last_use[s] < def_step[s]) last_use[s] = def_step[s];
+        count[last_use[s]]++;
+    }
+    for (int i = 0; i < p->n_steps; i++) {
+        p->steps[i].release = malloc(((size_t)count[i] + 1) * sizeof(int));
+        if (!p->steps[i].release) {
+            free(count);
+            goto oom;
+        }
+    }
+    free(count);
+    for (int s = 0; s < p->n_slots; s++)
+        if (last_use[s] >= 0) {
+            ox_step *st = &p->steps[last_use[s]];
+            st->release[st->n_release++] = s;
+        }
+    free(order);
+    free(copy_of);
+    /* lifetimes are needed again to pack the arena once sizes are known */
+    p->lifetimes = malloc(((size_t)p->n_slots * 2 + 1) * sizeof(int));
+    if (!p->lifetimes) {
+        free(last_use);
+        free(def_step);
+        return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
+    }
+    for (int s = 0; s < p->n_slots; s++) {
+        p->lifetimes[2 * s] = def_step[s];
+        p->lifetimes[2 * s + 1] = last_use[s] >= 0 ? last_use[s] : p->n_steps;
+    }
+    free(last_use);
+    free(def_step);
+    return 0;
+oom:
+    ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
+fail:
+    free(order);
+    free(copy_of);
+    free(last_use);
+    free(def_step);
+    return -1;
+}
+
+static void free_mem_plan(ox_mem_plan *m) {
+    free(m->signature);
+    free(m->offset);
+    free(m->size);
+    free(m);
+}
+
+void ox_plan_free(ox_plan *p) {
+    for (int i = 0; i < p->n_steps; i++) {
+        free(p->steps[i].in_slots);
+        free(p->steps[i].out_slots);
+        free(p->steps[i].release);
+    }
+    free(p->steps);
+    free(p->slots);
+    free(p->output_slots);
+    free(p->input_slots);
+    free(p->lifetimes);
+    for (ox_mem_plan *m = p->mem_plans, *next; m; m = next) {
+        next = m->next;
+        free_mem_plan(m);
+    }
+    for (ox_mem_plan *m = p->retired, *next; m; m = next) {
+        next = m->next;
+        free_mem_plan(m);
+    }
+    pthread_mutex_destroy(&p->lock);
+    memset(p, 0, sizeof *p);
+}
+
+const ox_mem_plan *ox_plan_find_mem(ox_plan *p, const int64_t *sig, size_t sig_len) {
+    pthread_mutex_lock(&p->lock);
+    const ox_mem_plan *found = NULL;
+    for (ox_mem_plan *m = p->mem_plans; m && !found; m = m->next)
+        if (m->sig_len == sig_len && memcmp(m->signature, sig, sig_len * sizeof *sig) == 0)
+            found = m;
+    pthread_mutex_unlock(&p->lock);
+    return found;
+}
+
+/* Greedy packing by decreasing size: each slot takes the lowest offset
+ * that overlaps no already placed slot alive at the same time. */
+static size_t pack(const ox_plan *p, const size_t *sizes, size_t *offset) {
+    int n = p->n_slots, m = 0;
+    int *idx = malloc(((size_t)n + 1) * sizeof *idx);
+    if (!idx) return SIZE_MAX;
+    for (int s = 0; s < n; s++) {
+        offset[s] = SIZE_MAX;
+        if (p->slots[s].planned && sizes[s] > 0) idx[m++] = s;
+    }
+    for (int i = 1; i < m; i++)
+        for (int j = i; j > 0 && sizes[idx[j]] > sizes[idx[j - 1]]; j--) {
+            int t = idx[j];
+            idx[j] = idx[j - 1];
+            idx[j - 1] = t;
+        }
+    size_t total = 0;
+    for (int i = 0; i < m; i++) {
+        int s = idx[i];
+        size_t need = (sizes[s] + OX_ARENA_ALIGN - 1) / OX_ARENA_ALIGN * OX_ARENA_ALIGN;
+        int b0 = p->lifetimes[2 * s], e0 = p->lifetimes[2 * s + 1];
+        size_t cand = 0;
+        for (int moved = 1; moved;) {
+            moved = 0;
+            for (int j = 0; j < i; j++) {
+                int o = idx[j];
+                int b1 = p->lifetimes[2 * o], e1 = p->lifetimes[2 * o + 1];
+                if (e0 < b1 || e1 < b0) continue;
+                size_t oe = offset[o] + (sizes[o] + OX_ARENA_ALIGN - 1) / OX_ARENA_ALIGN * OX_ARENA_ALIGN;
+                if (cand < oe && offset[o] < cand + need) {
+                    cand = oe;
+                    moved = 1;
+                }
+            }
+        }
+        offset[s] = cand;
+        if (cand + need > total) total = cand + need;
+    }
+    free(idx);
+    return total;
+}
+
+const ox_mem_plan *ox_plan_add_mem(ox_plan *p, const int64_t *sig, size_t sig_len,
+                                   const size_t *sizes) {
+    const ox_mem_plan *existing = ox_plan_find_mem(p, sig, sig_len);
+    if (existing) return existing;
+    ox_mem_plan *m = calloc(1, sizeof *m);
+    if (!m) return NULL;
+    m->signature = malloc((sig_len + 1) * sizeof *sig);
+    m->offset = malloc(((size_t)p->n_slots + 1) * sizeof *m->offset);
+    m->size = malloc(((size_t)p->n_slots + 1) * sizeof *m->size);
+    if (!m->signature || !m->offset || !m->size) {
+        free_mem_plan(m);
+        return NULL;
+    }
+    if (sig_len) memcpy(m->signature, sig, sig_len * sizeof *sig);
+    m->sig_len = sig_len;
+    for (int s = 0; s < p->n_slots; s++) {
+        m->size[s] = p->slots[s].planned ? sizes[s] : 0;
+        m->naive_bytes += m->size[s];
+    }
+    m->arena_bytes = pack(p, m->size, m->offset);
+    if (m->arena_bytes == SIZE_MAX) {
+        free_mem_plan(m);
+        return NULL;
+    }
+    pthread_mutex_lock(&p->lock);
+    /* Bounded cache: models fed many shapes keep the 8 most recent. */
+    m->next = p->mem_plans;
+    p->mem_plans = m;
+    p->n_mem_plans++;
+    p->mem_plans_built++;
+    if (p->n_mem_plans > 8) {
+        ox_mem_plan *prev = p->mem_plans;
+        for (int i = 0; i < 7; i++) prev = prev->next;
+        ox_mem_plan *drop = prev->next;
+        prev->next = NULL;
+        p->n_mem_plans = 8;
+        /* A concurrent run may still use a dropped plan: park it rather
+         * than free it (freed with the plan). */
+        ox_mem_plan *tail = drop;
+        while (tail->next) tail = tail->next;
+        tail->next = p->retired;
+        p->retired = drop;
+    }
+    pthread_mutex_unlock(&p->lock);
+    return m;
+}

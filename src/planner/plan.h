@@ -1,0 +1,83 @@
+/* Execution planning: the schedule of steps (kernel runs and copies
+ * between devices), the slots that hold values during a run, their
+ * lifetimes, and the memory plan that packs host intermediates into one
+ * arena once their sizes are known. */
+#ifndef ONYX_PLANNER_PLAN_H
+#define ONYX_PLANNER_PLAN_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/error.h"
+#include "ep/ep.h"
+#include "ir/ir.h"
+
+typedef enum ox_step_kind {
+    OX_STEP_NODE = 0,
+    OX_STEP_COPY = 1, /* slot src (one device) -> slot dst (another) */
+} ox_step_kind;
+
+typedef struct ox_step {
+    ox_step_kind kind;
+    int node;     /* OX_STEP_NODE: node index */
+    int src, dst; /* OX_STEP_COPY: slots */
+    int *in_slots;  /* OX_STEP_NODE: slot per node input (-1 omitted) */
+    int *out_slots; /* slot per node output (-1 omitted) */
+    int n_release;  /* slots whose last use is this step */
+    int *release;
+} ox_step;
+
+typedef struct ox_slot_info {
+    int value;     /* graph value id this slot holds (a copy holds the same value) */
+    int device;    /* device the slot's data lives on */
+    int ep;        /* provider that allocates it (index into the session's list) */
+    int is_const;  /* initializer: bound at run start, never released */
+    int is_input;  /* graph input: bound to the caller's tensor */
+    int is_output; /* graph output on the host: handed to the caller */
+    int planned;   /* eligible for the arena (host, produced, not output) */
+} ox_slot_info;
+
+/* Arena layout for one set of input shapes. */
+typedef struct ox_mem_plan {
+    int64_t *signature; /* concatenated input dims, for lookup */
+    size_t sig_len;
+    size_t *offset; /* per slot; SIZE_MAX when not in the arena */
+    size_t *size;
+    size_t arena_bytes;
+    size_t naive_bytes; /* sum of planned sizes without reuse, for reports */
+    struct ox_mem_plan *next;
+} ox_mem_plan;
+
+typedef struct ox_plan {
+    int n_steps;
+    ox_step *steps;
+    int n_slots;
+    ox_slot_info *slots;
+    int *output_slots; /* per graph output: the host slot holding it */
+    int *input_slots;  /* per graph input value: its slot */
+    int *lifetimes;    /* per slot: defining step, last step alive */
+    /* memory plans, most recent first, guarded by lock */
+    pthread_mutex_t lock;
+    ox_mem_plan *mem_plans;
+    ox_mem_plan *retired; /* evicted from the cache, freed with the plan */
+    int n_mem_plans;
+    int mem_plans_built;
+} ox_plan;
+
+/* Assigns node->ep for every node: the first provider (by priority) whose
+ * supports() accepts the node; fails naming the node when none does. */
+int ox_partition(ir_graph *g, ox_ep *const *eps, int n_eps, ox_error *err);
+
+/* Builds steps, slots (including copies at device boundaries) and
+ * lifetimes from a partitioned graph. */
+int ox_plan_build(const ir_graph *g, ox_ep *const *eps, int n_eps, ox_plan *plan, ox_error *err);
+void ox_plan_free(ox_plan *plan);
+
+/* Memory plans: find one for a signature, or build one from sizes
+ * observed in a run (size[slot], 0 = not allocated). Thread-safe. */
+const ox_mem_plan *ox_plan_find_mem(ox_plan *plan, const int64_t *sig, size_t sig_len);
+const ox_mem_plan *ox_plan_add_mem(ox_plan *plan, const int64_t *sig, size_t sig_len,
+                                   const size_t *sizes);
+
+#endif

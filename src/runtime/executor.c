@@ -1,0 +1,665 @@
+/* Runs a planned session: binds inputs without copying, walks the steps,
+ * infers each node's output shapes from the actual inputs, allocates
+ * outputs from the arena (or the provider's allocator), runs kernels and
+ * copies, and frees each value after its last use. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops/op.h"
+#include "runtime/session.h"
+
+typedef enum slot_mode {
+    SLOT_EMPTY = 0,
+    SLOT_BORROWED, /* caller input, initializer, caller output buffer or arena */
+    SLOT_DEVICE,   /* data from a provider allocator (ep field) */
+    SLOT_VALUE,    /* heap ox_tensor owned by the run (sequences, strings, kernel-made) */
+} slot_mode;
+
+typedef struct run_slot {
+    ox_tensor hdr;
+    ox_tensor *t;
+    slot_mode mode;
+    int ep;
+} run_slot;
+
+typedef struct run_ctx {
+    onyx_session *s;
+    run_slot *slots;
+    ox_tensor **caller_out; /* per slot: caller-provided output tensor */
+    const ox_mem_plan *mem;
+    char *arena;
+    size_t *observed; /* sizes seen this run, when no memory plan exists yet */
+    ox_error *err;
+} run_ctx;
+
+/* What ox_kernel_output needs to find the node's slots. */
+typedef struct node_exec {
+    run_ctx *rc;
+    const ox_step *step;
+} node_exec;
+
+static void release_slot(run_ctx *rc, int s) {
+    run_slot *rs = &rc->slots[s];
+    if (rs->mode == SLOT_DEVICE)
+        rc->s->eps[rs->ep]->ops->free(rc->s->eps[rs->ep], rs->hdr.data);
+    else if (rs->mode == SLOT_VALUE)
+        ox_tensor_free(rs->t);
+    rs->mode = SLOT_EMPTY;
+    rs->t = NULL;
+}
+
+static int alloc_slot(run_ctx *rc, int s, ox_dtype dtype, const int64_t *dims, int rank) {
+    onyx_session *ses = rc->s;
+    const ox_slot_info *si = &ses->plan.slots[s];
+    run_slot *rs = &rc->slots[s];
+    ox_error *err = rc->err;
+    size_t nbytes;
+    if (ox_bytes_for(dtype, dims, rank, &nbytes, err) != 0) return -1;
+    if (rs->mode != SLOT_EMPTY) {
+        if (rs->t->dtype == dtype && ox_shape_equal(rs->t->dims, rs->t->rank, dims, rank)) return 0;
+        return ox_fail(err, ONYX_RUNTIME_ERROR, "value '%s' was already produced with another shape",
+                       ses->graph->values[si->value].name);
+    }
+    ox_tensor *caller = rc->caller_out[s];
+    if (caller) {
+        if (caller->dtype != dtype || !ox_shape_equal(caller->dims, caller->rank, dims, rank)) {
+            char a[128], b[128];
+            return ox_fail(err, ONYX_INVALID_ARGUMENT,
+                           "output '%s': the caller's tensor is %s %s but the model produces %s %s",
+                           ses->graph->values[si->value].name, ox_dtype_name(caller->dtype),
+                           ox_shape_str(caller->dims, caller->rank, a, sizeof a),
+                           ox_dtype_name(dtype), ox_shape_str(dims, rank, b, sizeof b));
+        }
+        rs->t = caller;
+        rs->mode = SLOT_BORROWED;
+        return 0;
+    }
+    if (rc->observed && rc->observed[s] < nbytes) rc->observed[s] = nbytes;
+    memset(&rs->hdr, 0, sizeof rs->hdr);
+    rs->hdr.kind = OX_KIND_TENSOR;
+    rs->hdr.dtype = dtype;
+    rs->hdr.rank = rank;
+    memcpy(rs->hdr.dims, dims, (size_t)rank * sizeof *dims);
+    rs->hdr.nbytes = nbytes;
+    rs->hdr.device = si->device;
+    if (dtype == ONYX_STRING) {
+        if (si->device != OX_DEVICE_HOST)
+            return ox_fail(err, ONYX_NOT_IMPLEMENTED, "string tensors cannot live on a device");
+        rs->t = ox_tensor_new(dtype, dims, rank, err);
+        if (!rs->t) return -1;
+        rs->mode = SLOT_VALUE;
+        return 0;
+    }
+    if (si->planned && rc->mem && rc->arena && rc->mem->offset[s] != SIZE_MAX &&
+        rc->mem->size[s] >= nbytes) {
+        rs->hdr.data = rc->arena + rc->mem->offset[s];
+        rs->t = &rs->hdr;
+        rs->mode = SLOT_BORROWED;
+        return 0;
+    }
+    ox_ep *ep = ses->eps[si->ep];
+    rs->hdr.data = ep->ops->alloc(ep, nbytes);
+    if (!rs->hdr.data)
+        return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory allocating %zu bytes for '%s'", nbytes,
+                       ses->graph->values[si->value].name);
+    rs->t = &rs->hdr;
+    rs->mode = SLOT_DEVICE;
+    rs->ep = si->ep;
+    return 0;
+}
+
+ox_tensor *ox_kernel_output(ox_kernel_ctx *ctx, int i, ox_dtype dtype, const int64_t *dims,
+                            int rank) {
+    node_exec *ne = ctx->exec;
+    if (i < 0 || i >= ctx->n_outputs) {
+        ox_fail(ctx->err, ONYX_RUNTIME_ERROR, "kernel asked for output %d of %d", i, ctx->n_outputs);
+        return NULL;
+    }
+    if (!ne) { /* host execution outside a plan (constant folding) */
+        if (ctx->outputs[i]) {
+            if (ctx->outputs[i]->dtype == dtype &&
+                ox_shape_equal(ctx->outputs[i]->dims, ctx->outputs[i]->rank, dims, rank))
+                return ctx->outputs[i];
+            ox_fail(ctx->err, ONYX_RUNTIME_ERROR, "output %d was already produced with another shape", i);
+            return NULL;
+        }
+        ctx->outputs[i] = ox_tensor_new(dtype, dims, rank, ctx->err);
+        return ctx->outputs[i];
+    }
+    int s = ne->step->out_slots[i];
+    if (s < 0) return NULL; /* omitted optional output: nothing to write */
+    if (alloc_slot(ne->rc, s, dtype, dims, rank) != 0) return NULL;
+    ctx->outputs[i] = ne->rc->slots[s].t;
+    return ctx->outputs[i];
+}
+
+int ox_kernel_set_output(ox_kernel_ctx *ctx, int i, ox_tensor *value) {
+    node_exec *ne = ctx->exec;
+    if (i < 0 || i >= ctx->n_outputs) {
+        ox_tensor_free(value);
+        return ox_fail(ctx->err, ONYX_RUNTIME_ERROR, "kernel set output %d of %d", i, ctx->n_outputs);
+    }
+    if (!ne) {
+        ox_tensor_free(ctx->outputs[i]);
+        ctx->outputs[i] = value;
+        return 0;
+    }
+    int s = ne->step->out_slots[i];
+    if (s < 0) {
+        ox_tensor_free(value);
+        return 0;
+    }
+    run_slot *rs = &ne->rc->slots[s];
+    if (rs->mode != SLOT_EMPTY) release_slot(ne->rc, s);
+    rs->t = value;
+    rs->mode = SLOT_VALUE;
+    ctx->outputs[i] = value;
+    return 0;
+}
+
+int ox_kernel_fail(ox_kernel_ctx *ctx, onyx_code code, const char *fmt, ...) {
+    char buf[OX_ERROR_MSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    return ox_fail(ctx->err, code, "%s", buf);
+}
+
+static void type_of(const ox_tensor *t, ir_type *ty) {
+    memset(ty, 0, sizeof *ty);
+    ty->kind = t->kind;
+    ty->dtype = t->kind == OX_KIND_TENSOR ? t->dtype : t->elem_dtype;
+    ty->rank = t->kind == OX_KIND_TENSOR ? t->rank : -1;
+    if (t->kind == OX_KIND_TENSOR) memcpy(ty->dims, t->dims, (size_t)t->rank * sizeof *t->dims);
+}
+
+#define MAX_IO 128
+
+/* Infers, allocates and computes one node. */
+static int exec_node(run_ctx *rc, const ox_step *st) {
+    onyx_session *s = rc->s;
+    const ir_node *n = &s->graph->nodes[st->node];
+    ox_error *err = rc->err;
+    if (n->n_inputs > MAX_IO || n->n_outputs > MAX_IO)
+        return ox_fail(err, ONYX_NOT_IMPLEMENTED, "more than %d inputs or outputs", MAX_IO);
+    ox_tensor *ins[MAX_IO];
+    ox_tensor *outs[MAX_IO];
+    ir_type in_types_store[MAX_IO];
+    const ir_type *in_types[MAX_IO];
+    const ox_tensor *in_vals[MAX_IO];
+    ir_type out_types[MAX_IO];
+    for (int k = 0; k < n->n_inputs; k++) {
+        int sl = st->in_slots[k];
+        ins[k] = sl >= 0 ? rc->slots[sl].t : NULL;
+        in_types[k] = NULL;
+        in_vals[k] = NULL;
+        if (!ins[k]) {
+            if (sl >= 0)
+                return ox_fail(err, ONYX_RUNTIME_ERROR, "input '%s' has no value",
+                               s->graph->values[s->plan.slots[sl].value].name);
+            continue;
+        }
+        type_of(ins[k], &in_types_store[k]);
+        in_types[k] = &in_types_store[k];
+        if (ins[k]->device == OX_DEVICE_HOST) in_vals[k] = ins[k];
+    }
+    memset(out_types, 0, (size_t)n->n_outputs * sizeof *out_types);
+    const ox_op_schema *schema = ox_op_find(n->domain, n->op_type, n->opset);
+    ox_infer_ctx ic = {.node = n, .n_inputs = n->n_inputs, .inputs = in_types, .values = in_vals,
+                       .n_outputs = n->n_outputs, .outputs = out_types, .runtime = 1, .err = err};
+    if (!schema || !schema->infer)
+        return ox_fail(err, ONYX_NOT_IMPLEMENTED, "no schema for %s", n->op_type);
+    if (schema->infer(&ic) != 0) return -1;
+    for (int k = 0; k < n->n_outputs; k++) {
+        outs[k] = NULL;
+        int sl = st->out_slots[k];
+        if (sl < 0 || ic.data_dependent || out_types[k].kind != OX_KIND_TENSOR) continue;
+        if (out_types[k].rank < 0 || out_types[k].dtype == ONYX_UNDEFINED)
+            return ox_fail(err, ONYX_RUNTIME_ERROR, "could not determine the shape of output %d", k);
+        for (int d = 0; d < out_types[k].rank; d++)
+            if (out_types[k].dims[d] < 0)
+                return ox_fail(err, ONYX_RUNTIME_ERROR, "could not determine the shape of output %d", k);
+        if (alloc_slot(rc, sl, out_types[k].dtype, out_types[k].dims, out_types[k].rank) != 0)
+            return -1;
+        outs[k] = rc->slots[sl].t;
+    }
+    node_exec ne = {rc, st};
+    ox_kernel_ctx kc = {.node = n, .n_inputs = n->n_inputs, .inputs = ins,
+                        .n_outputs = n->n_outputs, .outputs = outs, .pool = s->pool,
+                        .state = s->states[st->node], .ep = s->eps[n->ep], .err = err,
+                        .exec = &ne};
+    if (s->kernels[st->node]->compute(&kc) != 0) {
+        if (err->code == ONYX_OK) ox_fail(err, ONYX_RUNTIME_ERROR, "kernel failed");
+        return -1;
+    }
+    for (int k = 0; k < n->n_outputs; k++) {
+        int sl = st->out_slots[k];
+        if (sl >= 0 && rc->slots[sl].mode == SLOT_EMPTY)
+            return ox_fail(err, ONYX_RUNTIME_ERROR, "kernel did not produce output %d ('%s')", k,
+                           s->graph->values[n->outputs[k]].name);
+    }
+    return 0;
+}
+
+static int exec_copy(run_ctx *rc, const ox_step *st) {
+    onyx_session *s = rc->s;
+    const ox_tensor *src = rc->slots[st->src].t;
+    if (!src)
+        return ox_fail(rc->err, ONYX_RUNTIME_ERROR, "value '%s' has no value to copy",
+                       s->graph->values[s->plan.slots[st->src].value].name);
+    if (src->kind != OX_KIND_TENSOR || src->dtype == ONYX_STRING)
+        return ox_fail(rc->err, ONYX_NOT_IMPLEMENTED,
+                       "only numeric tensors can move between devices ('%s')",
+                       s->graph->values[s->plan.slots[st->src].value].name);
+    if (alloc_slot(rc, st->dst, src->dtype, src->dims, src->rank) != 0) return -1;
+    ox_tensor *dst = rc->slots[st->dst].t;
+    const ox_slot_info *si = &s->plan.slots[st->src], *di = &s->plan.slots[st->dst];
+    ox_ep *sep = s->eps[si->ep], *dep = s->eps[di->ep];
+    if (si->device == OX_DEVICE_HOST) return dep->ops->copy_from_host(dep, dst->data, src->data, src->nbytes, rc->err);
+    if (di->device == OX_DEVICE_HOST) return sep->ops->copy_to_host(sep, dst->data, src->data, src->nbytes, rc->err);
+    void *stage = malloc(src->nbytes ? src->nbytes : 1);
+    if (!stage) return ox_fail(rc->err, ONYX_OUT_OF_MEMORY, "out of memory");
+    int r = sep->ops->copy_to_host(sep, stage, src->data, src->nbytes, rc->err);
+    if (r == 0) r = dep->ops->copy_from_host(dep, dst->data, stage, src->nbytes, rc->err);
+    free(stage);
+    return r;
+}
+
+/* ---- input binding ---- */
+
+static int find_graph_input(const onyx_session *s, const char *name) {
+    const ir_graph *g = s->graph;
+    for (int i = 0; i < g->n_inputs; i++)
+        if (strcmp(g->values[g->inputs[i]].name, name) == 0) return g->inputs[i];
+    return -1;
+}
+
+static int check_input(const onyx_session *s, int v, const ox_tensor *t, ox_error *err) {
+    const ir_value *val = &s->graph->values[v];
+    const ir_type *ty = &val->type;
+    char a[160], b[160];
+    if (!t) return ox_fail(err, ONYX_INVALID_ARGUMENT, "input '%s' is NULL", val->name);
+    if (!val->has_type) return 0;
+    if (t->kind != ty->kind)
+        return ox_fail(err, ONYX_INVALID_ARGUMENT, "input '%s' must be a %s, got a %s", val->name,
+                       ty->kind == OX_KIND_TENSOR ? "tensor" : ty->kind == OX_KIND_SEQUENCE ? "sequence" : "optional",
+                       t->kind == OX_KIND_TENSOR ? "tensor" : t->kind == OX_KIND_SEQUENCE ? "sequence" : "optional");
+    if (t->kind != OX_KIND_TENSOR) return 0;
+    if (ty->dtype != ONYX_UNDEFINED && t->dtype != ty->dtype)
+        return ox_fail(err, ONYX_INVALID_ARGUMENT, "input '%s' must be %s, got %s", val->name,
+                       ox_dtype_name(ty->dtype), ox_dtype_name(t->dtype));
+    if (ty->rank >= 0 && t->rank != ty->rank)
+        return ox_fail(err, ONYX_INVALID_ARGUMENT, "input '%s' must have rank %d (shape %s), got shape %s",
+                       val->name, ty->rank, ox_shape_str(ty->dims, ty->rank, a, sizeof a),
+                       ox_shape_str(t->dims, t->rank, b, sizeof b));
+    for (int d = 0; ty->rank >= 0 && d < ty->rank; d++)
+        if (ty->dims[d] >= 0 && ty->dims[d] != t->dims[d])
+            return ox_fail(err, ONYX_INVALID_ARGUMENT, "input '%s' must have shape %s, got %s (dimension %d)",
+                           val->name, ox_shape_str(ty->dims, ty->rank, a, sizeof a),
+                           ox_shape_str(t->dims, t->rank, b, sizeof b), d);
+    if (t->nbytes && !t->data)
+        return ox_fail(err, ONYX_INVALID_ARGUMENT, "input '%s' has no data", val->name);
+    return 0;
+}
+
+/* A symbolic dimension must take one value across all inputs. */
+static int check_symbols(const onyx_session *s, const ox_tensor *const *bound, ox_error *err) {
+    const ir_graph *g = s->graph;
+    for (int i = 0; i < g->n_inputs; i++) {
+        const ir_value *a = &g->values[g->inputs[i]];
+        const ox_tensor *ta = bound[i];
+        if (!ta || ta->kind != OX_KIND_TENSOR || a->type.rank != ta->rank) continue;
+        for (int da = 0; da < ta->rank; da++) {
+            const char *sym = a->type.dim_params[da];
+            if (!sym) continue;
+            for (int j = i; j < g->n_inputs; j++) {
+                const ir_value *b = &g->values[g->inputs[j]];
+                const ox_tensor *tb = bound[j];
+                if (!tb || tb->kind != OX_KIND_TENSOR || b->type.rank != tb->rank) continue;
+                for (int db = 0; db < tb->rank; db++)
+                    if (b->type.dim_params[db] && strcmp(b->type.dim_params[db], sym) == 0 &&
+                        ta->dims[da] != tb->dims[db])
+                        return ox_fail(err, ONYX_INVALID_ARGUMENT,
+                                       "dimension '%s' is %lld in input '%s' but %lld in input '%s'",
+                                       sym, (long long)ta->dims[da], a->name,
+                                       (long long)tb->dims[db], b->name);
+            }
+        }
+    }
+    return 0;
+}
+
+/* ---- arenas ---- */
+
+static void *take_arena(onyx_session *s, size_t size, size_t *got) {
+    pthread_mutex_lock(&s->arena_lock);
+    ox_arena **pp = &s->free_arenas;
+    while (*pp && (*pp)->size < size) pp = &(*pp)->next;
+    ox_arena *a = *pp;
+    if (a) *pp = a->next;
+    pthread_mutex_unlock(&s->arena_lock);
+    if (a) {
+        void *d = a->data;
+        *got = a->size;
+        free(a);
+        return d;
+    }
+    void *d = NULL;
+    if (posix_memalign(&d, 64, size ? size : 64) != 0) return NULL;
+    *got = size;
+    return d;
+}
+
+static void give_arena(onyx_session *s, void *data, size_t size) {
+    if (!data) return;
+    ox_arena *a = malloc(sizeof *a);
+    if (!a) {
+        free(data);
+        return;
+    }
+    a->data = data;
+    a->size = size;
+    pthread_mutex_lock(&s->arena_lock);
+    /* keep at most a few idle arenas: one per concurrent run is typical */
+    int n = 0;
+    for (ox_arena *it = s->free_arenas; it; it = it->next) n++;
+    if (n >= 4) {
+        pthread_mutex_unlock(&s->arena_lock);
+        free(data);
+        free(a);
+        return;
+    }
+    a->next = s->free_arenas;
+    s->free_arenas = a;
+    pthread_mutex_unlock(&s->arena_lock);
+}
+
+/* ---- outputs ---- */
+
+static int copy_into_caller(ox_tensor *dst, const ox_tensor *src, const char *name, ox_error *err) {
+    if (dst == src) return 0;
+    char a[128], b[128];
+    if (src->kind != OX_KIND_TENSOR || dst->dtype != src->dtype ||
+        !ox_shape_equal(dst->dims, dst->rank, src->dims, src->rank))
+        return ox_fail(err, ONYX_INVALID_ARGUMENT,
+                       "output '%s': the caller's tensor is %s %s but the model produces %s %s", name,
+                       ox_dtype_name(dst->dtype), ox_shape_str(dst->dims, dst->rank, a, sizeof a),
+                       ox_dtype_name(src->dtype), ox_shape_str(src->dims, src->rank, b, sizeof b));
+    if (src->dtype == ONYX_STRING) {
+        char **d = dst->data;
+        char *const *sv = src->data;
+        int64_t n = ox_tensor_numel(src);
+        for (int64_t i = 0; i < n; i++) {
+            char *c = strdup(sv[i] ? sv[i] : "");
+            if (!c) return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
+            if (dst->ownership == OX_OWNED) free(d[i]);
+            d[i] = c;
+        }
+        return 0;
+    }
+    if (src->nbytes) memcpy(dst->data, src->data, src->nbytes);
+    return 0;
+}
+
+/* Hands slot s to the caller as an owned tensor, moving it when the run
+ * owns it, cloning otherwise. */
+static ox_tensor *take_output(run_ctx *rc, int s) {
+    run_slot *rs = &rc->slots[s];
+    ox_tensor *t = NULL;
+    if (rs->mode == SLOT_VALUE) {
+        t = rs->t;
+    } else if (rs->mode == SLOT_DEVICE && rs->t == &rs->hdr &&
+               rc->s->plan.slots[s].device == OX_DEVICE_HOST) {
+        t = malloc(sizeof *t);
+        if (!t) {
+            ox_fail(rc->err, ONYX_OUT_OF_MEMORY, "out of memory");
+            return NULL;
+        }
+        *t = rs->hdr;
+        t->ownership = OX_OWNED; /* host provider memory is plain aligned heap */
+    } else {
+        return ox_tensor_clone(rs->t, rc->err);
+    }
+    rs->t = t;
+    rs->mode = SLOT_BORROWED; /* now the caller's; later requests clone it */
+    return t;
+}
+
+static int graph_output_index(const onyx_session *s, const char *name) {
+    const ir_graph *g = s->graph;
+    for (int i = 0; i < g->n_outputs; i++)
+        if (strcmp(g->values[g->outputs[i]].name, name) == 0) return i;
+    return -1;
+}
+
+int ox_session_run(onyx_session *s, const char *const *in_names, const ox_tensor *const *ins,
+                   size_t n_in, const char *const *out_names, ox_tensor **outs, size_t n_out,
+                   ox_error *err) {
+    const ir_graph *g = s->graph;
+    const ox_plan *p = &s->plan;
+    int rc_val = -1;
+    run_ctx rc = {.s = s, .err = err};
+    const ox_tensor **bound = calloc((size_t)g->n_inputs + 1, sizeof *bound);
+    int *out_idx = calloc(n_out + 1, sizeof *out_idx);
+    int64_t *sig = malloc(((size_t)g->n_inputs * (OX_MAX_RANK + 2) + 1) * sizeof *sig);
+    rc.slots = calloc((size_t)p->n_slots + 1, sizeof *rc.slots);
+    rc.caller_out = calloc((size_t)p->n_slots + 1, sizeof *rc.caller_out);
+    size_t arena_size = 0;
+    if (!bound || !out_idx || !sig || !rc.slots || !rc.caller_out) {
+        ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
+        goto done;
+    }
+    if (n_in && (!in_names || !ins)) {
+        ox_fail(err, ONYX_INVALID_ARGUMENT, "input names and tensors must not be NULL");
+        goto done;
+    }
+    for (size_t i = 0; i < n_in; i++) {
+        if (!in_names[i]) {
+            ox_fail(err, ONYX_INVALID_ARGUMENT, "input name %zu is NULL", i);
+            goto done;
+        }
+        int v = find_graph_input(s, in_names[i]);
+        if (v < 0) {
+            char list[512] = "";
+            size_t off = 0;
+            for (size_t k = 0; k < s->n_in && off < sizeof list; k++)
+                off += (size_t)snprintf(list + off, sizeof list - off, "%s'%s'", k ? ", " : "",
+                                        s->in_info[k].name);
+            ox_fail(err, ONYX_INVALID_ARGUMENT, "the model has no input '%s' (inputs: %s)",
+                    in_names[i], list);
+            goto done;
+        }
+        int gi = 0;
+        while (g->inputs[gi] != v) gi++;
+        if (bound[gi]) {
+            ox_fail(err, ONYX_INVALID_ARGUMENT, "input '%s' is given twice", in_names[i]);
+            goto done;
+        }
+        if (check_input(s, v, ins[i], err) != 0) goto done;
+        bound[gi] = ins[i];
+    }
+    if (check_symbols(s, bound, err) != 0) goto done;
+    size_t sig_len = 0;
+    for (int i = 0; i < g->n_inputs; i++) {
+        int v = g->inputs[i];
+        const ox_tensor *t = bound[i];
+        if (!t) {
+            if (!g->values[v].init) {
+                ox_fail(err, ONYX_INVALID_ARGUMENT, "input '%s' was not given", g->values[v].name);
+                goto done;
+            }
+            t = g->values[v].init;
+        }
+        rc.slots[v].t = (ox_tensor *)t;
+        rc.slots[v].mode = SLOT_BORROWED;
+        sig[sig_len++] = t->kind == OX_KIND_TENSOR ? t->rank : -1;
+        for (int d = 0; t->kind == OX_KIND_TENSOR && d < t->rank; d++) sig[sig_len++] = t->dims[d];
+    }
+    for (int v = 0; v < g->n_values; v++)
+        if (p->slots[v].is_const) {
+            rc.slots[v].t = g->values[v].init;
+            rc.slots[v].mode = SLOT_BORROWED;
+        }
+    if (n_out && (!out_names || !outs)) {
+        ox_fail(err, ONYX_INVALID_ARGUMENT, "output names and tensors must not be NULL");
+        goto done;
+    }
+    for (size_t i = 0; i < n_out; i++) {
+        int gi = out_names[i] ? graph_output_index(s, out_names[i]) : -1;
+        if (gi < 0) {
+            ox_fail(err, ONYX_INVALID_ARGUMENT, "the model has no output '%s'",
+                    out_names[i] ? out_names[i] : "(null)");
+            goto done;
+        }
+        out_idx[i] = gi;
+        int sl = p->output_slots[gi];
+        if (outs[i]) {
+            if (rc.caller_out[sl] && rc.caller_out[sl] != outs[i]) {
+                ox_fail(err, ONYX_INVALID_ARGUMENT, "output '%s' is requested twice with two buffers",
+                        out_names[i]);
+                goto done;
+            }
+            if (outs[i]->kind != OX_KIND_TENSOR) {
+                ox_fail(err, ONYX_INVALID_ARGUMENT, "output '%s': caller buffers must be tensors",
+                        out_names[i]);
+                goto done;
+            }
+            rc.caller_out[sl] = outs[i];
+        }
+    }
+
+    rc.mem = ox_plan_find_mem(&s->plan, sig, sig_len);
+    if (rc.mem) {
+        rc.arena = take_arena(s, rc.mem->arena_bytes, &arena_size);
+        if (!rc.arena) {
+            ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory for a %zu-byte arena", rc.mem->arena_bytes);
+            goto done;
+        }
+    } else {
+        rc.observed = calloc((size_t)p->n_slots + 1, sizeof *rc.observed);
+        if (!rc.observed) {
+            ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
+            goto done;
+        }
+    }
+
+    for (int i = 0; i < p->n_steps; i++) {
+        const ox_step *st = &p->steps[i];
+        int r;
+        if (st->kind == OX_STEP_COPY) {
+            r = exec_copy(&rc, st);
+        } else {
+            r = exec_node(&rc, st);
+            if (r != 0) {
+                char label[300];
+                ox_error_prefix(err, "%s", ir_node_label(&g->nodes[st->node], label, sizeof label));
+            }
+        }
+        if (r != 0) goto done;
+        for (int k = 0; k < st->n_release; k++) release_slot(&rc, st->release[k]);
+    }
+    for (size_t i = 0; i < n_out; i++) {
+        int sl = p->output_slots[out_idx[i]];
+        const char *name = g->values[g->outputs[out_idx[i]]].name;
+        if (!rc.slots[sl].t) {
+            ox_fail(err, ONYX_RUNTIME_ERROR, "output '%s' was not produced", name);
+            goto done;
+        }
+        if (outs[i]) {
+            if (copy_into_caller(outs[i], rc.slots[sl].t, name, err) != 0) goto done;
+        }
+    }
+    for (size_t i = 0; i < n_out; i++) {
+        if (outs[i]) continue;
+        outs[i] = take_output(&rc, p->output_slots[out_idx[i]]);
+        if (!outs[i]) {
+            for (size_t k = 0; k < i; k++)
+                if (!rc.caller_out[p->output_slots[out_idx[k]]]) {
+                    ox_tensor_free(outs[k]);
+                    outs[k] = NULL;
+                }
+            goto done;
+        }
+    }
+    if (rc.observed && !ox_plan_add_mem(&s->plan, sig, sig_len, rc.observed)) {
+        /* Not fatal: the next run records again. */
+    }
+    rc_val = 0;
+done:
+    if (rc.slots) {
+        for (int sl = 0; sl < p->n_slots; sl++) {
+            run_slot *rs = &rc.slots[sl];
+            int keep = 0;
+            for (size_t i = 0; rc_val == 0 && i < n_out && !keep; i++) keep = outs[i] == rs->t;
+            if (keep) continue;
+            release_slot(&rc, sl);
+        }
+    }
+    if (rc.arena) give_arena(s, rc.arena, arena_size);
+    free(rc.observed);
+    free(rc.slots);
+    free(rc.caller_out);
+    free(bound);
+    free(out_idx);
+    free(sig);
+    return rc_val;
+}
+
+int ox_run_node_on_host(ox_ep *cpu, const ir_node *node, ox_tensor *const *inputs, int n_inputs,
+                        ox_tensor **outputs, int n_outputs, ox_threadpool *pool, ox_error *err) {
+    if (n_inputs > MAX_IO || n_outputs > MAX_IO)
+        return ox_fail(err, ONYX_NOT_IMPLEMENTED, "too many inputs or outputs");
+    const ox_kernel_def *k = cpu->ops->find_kernel(cpu, node);
+    const ox_op_schema *schema = ox_op_find(node->domain, node->op_type, node->opset);
+    if (!k || !schema || !schema->infer)
+        return ox_fail(err, ONYX_NOT_IMPLEMENTED, "no CPU kernel for %s", node->op_type);
+    ir_type store[MAX_IO], outs[MAX_IO];
+    const ir_type *types[MAX_IO];
+    for (int i = 0; i < n_inputs; i++) {
+        types[i] = NULL;
+        if (inputs[i]) {
+            type_of(inputs[i], &store[i]);
+            types[i] = &store[i];
+        }
+    }
+    memset(outs, 0, (size_t)n_outputs * sizeof *outs);
+    ox_infer_ctx ic = {.node = node, .n_inputs = n_inputs, .inputs = types,
+                       .values = (const ox_tensor *const *)inputs, .n_outputs = n_outputs,
+                       .outputs = outs, .runtime = 1, .err = err};
+    if (schema->infer(&ic) != 0) return -1;
+    for (int i = 0; i < n_outputs; i++) {
+        outputs[i] = NULL;
+        if (ic.data_dependent || outs[i].kind != OX_KIND_TENSOR || node->outputs[i] < 0) continue;
+        outputs[i] = ox_tensor_new(outs[i].dtype, outs[i].dims, outs[i].rank, err);
+        if (!outputs[i]) goto fail;
+    }
+    void *state = NULL;
+    if (k->init && k->init(node, (const ox_tensor *const *)inputs, n_inputs, &state, err) != 0) goto fail;
+    ox_kernel_ctx kc = {.node = node, .n_inputs = n_inputs, .inputs = inputs,
+                        .n_outputs = n_outputs, .outputs = outputs, .pool = pool, .state = state,
+                        .ep = cpu, .err = err, .exec = NULL};
+    int r = k->compute(&kc);
+    if (k->release && state) k->release(state);
+    if (r != 0) goto fail;
+    return 0;
+fail:
+    for (int i = 0; i < n_outputs; i++) {
+        ox_tensor_free(outputs[i]);
+        outputs[i] = NULL;
+    }
+    return -1;
+}
+
+void ox_session_plan_stats(onyx_session *s, ox_plan_stats *out) {
+    memset(out, 0, sizeof *out);
+    pthread_mutex_lock(&s->plan.lock);
+    out->mem_plans_built = s->plan.mem_plans_built;
+    if (s->plan.mem_plans) {
+        out->arena_bytes = s->plan.mem_plans->arena_bytes;
+        out->naive_bytes = s->plan.mem_plans->naive_bytes;
+    }
+    pthread_mutex_unlock(&s->plan.lock);
+}

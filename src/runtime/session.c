@@ -1,0 +1,182 @@
+/* Session creation: load, validate, optimize, infer, partition, plan,
+ * and prepare kernels once, so runs only execute. */
+#include "runtime/session.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/strmap.h"
+#include "loader/loader.h"
+#include "optimizer/optimizer.h"
+
+int ox_env_add_provider(onyx_env *env, const char *name, ox_ep_factory create, ox_error *err) {
+    for (int i = 0; i < env->n_providers; i++)
+        if (strcmp(env->providers[i].name, name) == 0) {
+            env->providers[i].create = create;
+            return 0;
+        }
+    if (env->n_providers == OX_MAX_EPS)
+        return ox_fail(err, ONYX_INVALID_ARGUMENT, "too many providers (at most %d)", OX_MAX_EPS);
+    env->providers[env->n_providers].name = name;
+    env->providers[env->n_providers].create = create;
+    env->n_providers++;
+    return 0;
+}
+
+static int create_providers(onyx_session *s, const onyx_session_options *opts, ox_error *err) {
+    onyx_env *env = s->env;
+    int n_named = opts ? opts->n_providers : 0;
+    for (int i = 0; i <= n_named; i++) {
+        const char *name = i < n_named ? opts->providers[i] : "cpu";
+        if (i == n_named && s->n_eps > 0 && strcmp(s->eps[s->n_eps - 1]->name, "cpu") == 0) break;
+        if (i < n_named && strcmp(name, "cpu") == 0 && i != n_named - 1)
+            return ox_fail(err, ONYX_INVALID_ARGUMENT,
+                           "provider 'cpu' must be last: it is the fallback for every node");
+        ox_ep_factory f = NULL;
+        for (int k = 0; k < env->n_providers; k++)
+            if (strcmp(env->providers[k].name, name) == 0) f = env->providers[k].create;
+        if (!f) {
+            char list[256] = "";
+            size_t off = 0;
+            for (int k = 0; k < env->n_providers && off < sizeof list; k++)
+                off += (size_t)snprintf(list + off, sizeof list - off, "%s%s", k ? ", " : "",
+                                        env->providers[k].name);
+            return ox_fail(err, ONYX_INVALID_ARGUMENT,
+                           "unknown execution provider '%s' (this build offers: %s)", name, list);
+        }
+        for (int k = 0; k < s->n_eps; k++)
+            if (strcmp(s->eps[k]->name, name) == 0)
+                return ox_fail(err, ONYX_INVALID_ARGUMENT, "provider '%s' is listed twice", name);
+        if (s->n_eps == OX_MAX_EPS)
+            return ox_fail(err, ONYX_INVALID_ARGUMENT, "too many providers");
+        ox_ep *ep = f(err);
+        if (!ep) {
+            ox_error_prefix(err, "provider '%s'", name);
+            return -1;
+        }
+        s->eps[s->n_eps++] = ep;
+    }
+    return 0;
+}
+
+static int prepare_kernels(onyx_session *s, ox_error *err) {
+    ir_graph *g = s->graph;
+    s->kernels = calloc((size_t)g->n_nodes + 1, sizeof *s->kernels);
+    s->states = calloc((size_t)g->n_nodes + 1, sizeof *s->states);
+    if (!s->kernels || !s->states) return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
+    for (int i = 0; i < g->n_nodes; i++) {
+        ir_node *n = &g->nodes[i];
+        ox_ep *ep = s->eps[n->ep];
+        s->kernels[i] = ep->ops->find_kernel(ep, n);
+        if (!s->kernels[i])
+            return ox_fail(err, ONYX_NOT_IMPLEMENTED, "provider '%s' has no kernel for %s", ep->name,
+                           n->op_type);
+        if (!s->kernels[i]->init) continue;
+        const ox_tensor *consts[128];
+        if (n->n_inputs > 128) return ox_fail(err, ONYX_NOT_IMPLEMENTED, "too many inputs");
+        for (int k = 0; k < n->n_inputs; k++) {
+            int v = n->inputs[k];
+            consts[k] = v >= 0 && !g->values[v].is_input ? g->values[v].init : NULL;
+        }
+        if (s->kernels[i]->init(n, consts, n->n_inputs, &s->states[i], err) != 0) {
+            char label[300];
+            ox_error_prefix(err, "%s", ir_node_label(n, label, sizeof label));
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static void fill_info(const ir_value *v, onyx_value_info *info) {
+    info->name = v->name;
+    info->kind = (onyx_value_kind)v->type.kind;
+    info->dtype = v->type.dtype;
+    info->rank = v->has_type ? v->type.rank : -1;
+    info->dims = v->type.dims;
+    info->dim_params = (const char *const *)v->type.dim_params;
+}
+
+static int describe_io(onyx_session *s, ox_error *err) {
+    ir_graph *g = s->graph;
+    s->in_values = calloc((size_t)g->n_inputs + 1, sizeof *s->in_values);
+    s->in_info = calloc((size_t)g->n_inputs + 1, sizeof *s->in_info);
+    s->out_info = calloc((size_t)g->n_outputs + 1, sizeof *s->out_info);
+    s->exec_nodes = calloc((size_t)g->n_nodes + 1, sizeof *s->exec_nodes);
+    if (!s->in_values || !s->in_info || !s->out_info || !s->exec_nodes)
+        return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
+    for (int i = 0; i < g->n_inputs; i++) {
+        const ir_value *v = &g->values[g->inputs[i]];
+        if (v->init) continue; /* an initializer listed as input is optional */
+        s->in_values[s->n_in] = g->inputs[i];
+        fill_info(v, &s->in_info[s->n_in++]);
+    }
+    for (int i = 0; i < g->n_outputs; i++) fill_info(&g->values[g->outputs[i]], &s->out_info[s->n_out++]);
+    int k = 0;
+    for (int i = 0; i < s->plan.n_steps; i++)
+        if (s->plan.steps[i].kind == OX_STEP_NODE) s->exec_nodes[k++] = s->plan.steps[i].node;
+    for (int v = 0; v < g->n_values; v++)
+        if (g->values[v].init) {
+            s->param_count += ox_tensor_numel(g->values[v].init);
+            s->param_bytes += (int64_t)g->values[v].init->nbytes;
+        }
+    return 0;
+}
+
+int ox_session_create(onyx_env *env, const void *data, size_t size, const char *base_dir,
+                      const onyx_session_options *opts, onyx_session **out, ox_error *err) {
+    *out = NULL;
+    onyx_session *s = calloc(1, sizeof *s);
+    if (!s) return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
+    s->env = env;
+    s->log_level = opts && opts->log_level_set ? opts->log_level : env->log_level;
+    pthread_mutex_init(&s->arena_lock, NULL);
+    if (opts && opts->external_data_dir) base_dir = opts->external_data_dir;
+    if (ox_load_model(data, size, base_dir, &s->model, err) != 0) goto fail;
+    s->graph = s->model->graph;
+    if (ir_validate(s->model, err) != 0) goto fail;
+    int threads = opts && opts->threads > 0 ? opts->threads : ox_online_cores();
+    s->pool = ox_threadpool_create(threads);
+    if (!s->pool) {
+        ox_fail(err, ONYX_OUT_OF_MEMORY, "cannot start %d threads", threads);
+        goto fail;
+    }
+    if (create_providers(s, opts, err) != 0) goto fail;
+    onyx_opt_level level = opts ? opts->opt_level : ONYX_OPT_ALL;
+    if (ox_optimize(s->model, level, s->eps[s->n_eps - 1], s->pool, err) != 0) goto fail;
+    if (ir_infer_shapes(s->graph, err) != 0) goto fail;
+    if (ox_partition(s->graph, s->eps, s->n_eps, err) != 0) goto fail;
+    if (ox_plan_build(s->graph, s->eps, s->n_eps, &s->plan, err) != 0) goto fail;
+    if (prepare_kernels(s, err) != 0) goto fail;
+    if (describe_io(s, err) != 0) goto fail;
+    *out = s;
+    return 0;
+fail:
+    ox_session_free(s);
+    return -1;
+}
+
+void ox_session_free(onyx_session *s) {
+    if (!s) return;
+    if (s->states && s->kernels)
+        for (int i = 0; i < s->graph->n_nodes; i++)
+            if (s->states[i] && s->kernels[i] && s->kernels[i]->release)
+                s->kernels[i]->release(s->states[i]);
+    free(s->states);
+    free(s->kernels);
+    if (s->plan.slots || s->plan.steps) ox_plan_free(&s->plan);
+    for (int i = 0; i < s->n_eps; i++) s->eps[i]->ops->destroy(s->eps[i]);
+    ox_threadpool_free(s->pool);
+    ir_model_free(s->model);
+    free(s->in_values);
+    free(s->in_info);
+    free(s->out_info);
+    free(s->exec_nodes);
+    for (ox_arena *a = s->free_arenas, *next; a; a = next) {
+        next = a->next;
+        free(a->data);
+        free(a);
+    }
+    pthread_mutex_destroy(&s->arena_lock);
+    free(s);
+}

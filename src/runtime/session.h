@@ -1,0 +1,92 @@
+/* Sessions: a loaded, optimized, partitioned and planned model, ready to
+ * run from any number of threads. */
+#ifndef ONYX_RUNTIME_SESSION_H
+#define ONYX_RUNTIME_SESSION_H
+
+#include <pthread.h>
+
+#include "core/threadpool.h"
+#include "ep/ep.h"
+#include "ir/ir.h"
+#include "onyx.h"
+#include "planner/plan.h"
+
+#define OX_MAX_EPS 8
+
+typedef ox_ep *(*ox_ep_factory)(ox_error *err);
+
+typedef struct ox_provider_entry {
+    const char *name;
+    ox_ep_factory create;
+} ox_provider_entry;
+
+struct onyx_env {
+    onyx_log_level log_level;
+    int n_providers;
+    ox_provider_entry providers[OX_MAX_EPS];
+};
+
+struct onyx_session_options {
+    int threads;
+    int n_providers;
+    char *providers[OX_MAX_EPS];
+    onyx_opt_level opt_level;
+    onyx_log_level log_level;
+    int log_level_set;
+    char *external_data_dir;
+};
+
+/* An arena buffer kept between runs so steady-state runs do not allocate. */
+typedef struct ox_arena {
+    void *data;
+    size_t size;
+    struct ox_arena *next;
+} ox_arena;
+
+struct onyx_session {
+    onyx_env *env;
+    ir_model *model;
+    ir_graph *graph;
+    int n_eps;
+    ox_ep *eps[OX_MAX_EPS]; /* priority order, cpu last */
+    ox_plan plan;
+    const ox_kernel_def **kernels; /* per node */
+    void **states;                 /* per node, from kernel init */
+    ox_threadpool *pool;
+    onyx_log_level log_level;
+    /* public description of graph inputs (non-initializer) and outputs */
+    size_t n_in, n_out;
+    int *in_values;
+    onyx_value_info *in_info, *out_info;
+    int *exec_nodes; /* node indices in execution order */
+    int64_t param_count, param_bytes;
+    pthread_mutex_t arena_lock;
+    ox_arena *free_arenas;
+};
+
+/* Registers a provider factory under a name (used by tests to add the
+ * test provider). */
+int ox_env_add_provider(onyx_env *env, const char *name, ox_ep_factory create, ox_error *err);
+
+int ox_session_create(onyx_env *env, const void *data, size_t size, const char *base_dir,
+                      const onyx_session_options *opts, onyx_session **out, ox_error *err);
+void ox_session_free(onyx_session *s);
+
+int ox_session_run(onyx_session *s, const char *const *in_names, const ox_tensor *const *ins,
+                   size_t n_in, const char *const *out_names, ox_tensor **outs, size_t n_out,
+                   ox_error *err);
+
+/* Runs one node on the host with the CPU provider, outside any plan:
+ * used by constant folding. outputs[i] receive owned values. */
+int ox_run_node_on_host(ox_ep *cpu, const ir_node *node, ox_tensor *const *inputs, int n_inputs,
+                        ox_tensor **outputs, int n_outputs, ox_threadpool *pool, ox_error *err);
+
+/* Planner statistics for tests and reports. */
+typedef struct ox_plan_stats {
+    int mem_plans_built;
+    size_t arena_bytes; /* most recent plan */
+    size_t naive_bytes; /* same intermediates without reuse */
+} ox_plan_stats;
+void ox_session_plan_stats(onyx_session *s, ox_plan_stats *out);
+
+#endif

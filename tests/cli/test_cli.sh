@@ -1,0 +1,187 @@
+#!/bin/sh
+# End-to-end checks of the onyx command-line tool.
+# usage: test_cli.sh ONYX_BINARY MODEL
+set -u
+
+if [ $# -ne 2 ]; then
+    echo "usage: $0 ONYX_BINARY MODEL" >&2
+    exit 2
+fi
+ONYX=$1
+MODEL=$2
+if [ ! -x "$ONYX" ]; then
+    echo "not executable: $ONYX" >&2
+    exit 2
+fi
+if [ ! -f "$MODEL" ]; then
+    echo "no such model: $MODEL" >&2
+    exit 2
+fi
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/onyx-cli-XXXXXX") || exit 2
+trap 'rm -rf "$TMP"' EXIT INT TERM
+failures=0
+
+fail() {
+    echo "FAIL: $*"
+    failures=$((failures + 1))
+}
+
+# run_cmd NAME ARGS...: runs onyx, keeping stdout, stderr and the status.
+run_cmd() {
+    name=$1
+    shift
+    "$ONYX" "$@" >"$TMP/$name.out" 2>"$TMP/$name.err"
+    echo $? >"$TMP/$name.rc"
+}
+
+rc_of() { cat "$TMP/$1.rc"; }
+
+expect_ok() {
+    name=$1
+    shift
+    run_cmd "$name" "$@"
+    if [ "$(rc_of "$name")" -ne 0 ]; then
+        fail "$name: 'onyx $*' exited $(rc_of "$name"): $(cat "$TMP/$name.err")"
+        return 1
+    fi
+    echo "ok: $name"
+}
+
+# Failure must be exit status 1 and exactly one "onyx: error:" line.
+expect_error() {
+    name=$1
+    shift
+    run_cmd "$name" "$@"
+    rc=$(rc_of "$name")
+    lines=$(wc -l <"$TMP/$name.err")
+    if [ "$rc" -ne 1 ]; then
+        fail "$name: 'onyx $*' exited $rc, expected 1"
+    elif [ "$lines" -ne 1 ]; then
+        fail "$name: expected one stderr line, got $lines: $(cat "$TMP/$name.err")"
+    elif ! grep -q '^onyx: error: ' "$TMP/$name.err"; then
+        fail "$name: stderr lacks 'onyx: error: ': $(cat "$TMP/$name.err")"
+    else
+        echo "ok: $name"
+    fi
+}
+
+expect_stdout() {
+    name=$1
+    pattern=$2
+    if ! grep -q -- "$pattern" "$TMP/$name.out"; then
+        fail "$name: stdout lacks '$pattern'"
+    fi
+}
+
+is_npy() {
+    [ "$(head -c 6 "$1" | od -An -c | tr -d ' \n')" = '223NUMPY' ]
+}
+
+# Reproducible junk: bytes from a linear congruential generator.
+make_junk() {
+    i=0
+    x=12345
+    while [ $i -lt 512 ]; do
+        x=$(((x * 1103515245 + 12345) % 2147483648))
+        # the octal escape has to be in the format to make a raw byte
+        # shellcheck disable=SC2059
+        printf "\\$(printf '%03o' $(((x / 65536) % 256)))"
+        i=$((i + 1))
+    done
+}
+make_junk >"$TMP/junk.bin"
+
+# ---- help and version ----
+for args in "--help" "-h" "help" "help run" "help info" "run --help" "info --help" \
+    "run -h" "info -h"; do
+    # shellcheck disable=SC2086
+    if expect_ok "help_$(echo $args | tr ' -' '__')" $args; then
+        expect_stdout "help_$(echo $args | tr ' -' '__')" "usage: onyx"
+    fi
+done
+expect_ok version --version && expect_stdout version "^onyx [0-9]"
+
+# ---- usage errors ----
+expect_error no_command
+expect_error unknown_command frobnicate
+expect_error unknown_option --frobnicate
+expect_error help_unknown help frobnicate
+expect_error info_no_model info
+expect_error info_bad_option info --frobnicate "$MODEL"
+expect_error run_no_model run
+expect_error run_bad_option run --frobnicate "$MODEL"
+expect_error run_bad_seed run --seed banana "$MODEL"
+expect_error run_bad_threads run --threads -3 "$MODEL"
+expect_error run_bad_level run --opt-level extreme "$MODEL"
+expect_error run_missing_value run "$MODEL" --seed
+expect_error run_unknown_input run --input no_such_input_name="$TMP/junk.bin" "$MODEL"
+
+# ---- missing and corrupt files ----
+expect_error info_missing info "$TMP/does-not-exist.onnx"
+grep -q "does-not-exist.onnx" "$TMP/info_missing.err" || fail "info_missing: path not named"
+expect_error run_missing run "$TMP/does-not-exist.onnx"
+expect_error info_junk info "$TMP/junk.bin"
+expect_error run_junk run "$TMP/junk.bin"
+expect_error info_dir info "$TMP"
+
+# ---- info ----
+if expect_ok info info "$MODEL"; then
+    for p in "^inputs (" "^outputs (" "^opset imports (" "^nodes: [0-9]" "^operators (" \
+        "^parameters: [0-9]" "^parameter bytes: [0-9]"; do
+        expect_stdout info "$p"
+    done
+fi
+
+# ---- run ----
+n_outputs=$(sed -n 's/^outputs (\([0-9]*\)):$/\1/p' "$TMP/info.out")
+n_inputs=$(sed -n 's/^inputs (\([0-9]*\)):$/\1/p' "$TMP/info.out")
+if expect_ok run_a run --seed 7 --output-dir "$TMP/a/nested" "$MODEL"; then
+    count=$(find "$TMP/a/nested" -name '*.npy' | wc -l)
+    if [ "$count" -lt 1 ]; then
+        fail "run_a: no .npy files written"
+    fi
+    if [ -n "$n_outputs" ] && [ "$(wc -l <"$TMP/run_a.out")" -lt "$n_outputs" ]; then
+        fail "run_a: fewer summary lines than outputs"
+    fi
+    for f in "$TMP"/a/nested/*.npy; do
+        [ -f "$f" ] || continue
+        is_npy "$f" || fail "run_a: $f is not a .npy file"
+    done
+fi
+# same seed, same results
+if expect_ok run_b run --seed 7 --threads 1 --output-dir "$TMP/b" "$MODEL"; then
+    for f in "$TMP"/a/nested/*.npy; do
+        [ -f "$f" ] || continue
+        cmp -s "$f" "$TMP/b/$(basename "$f")" || fail "run_b: $(basename "$f") differs for one seed"
+    done
+    cmp -s "$TMP/run_a.out" "$TMP/run_b.out" || fail "run_b: summaries differ for one seed"
+fi
+expect_ok run_opt_none run --opt-level none "$MODEL"
+expect_ok run_providers run --providers cpu "$MODEL"
+# output folder that is a file
+expect_error run_outdir_file run --output-dir "$TMP/junk.bin" "$MODEL"
+# junk as an input file (bound by name-less form when there is one input)
+if [ "$n_inputs" = "1" ]; then
+    expect_error run_junk_input run --input "$TMP/junk.bin" "$MODEL"
+    # feeding a model's own test data, when it sits next to it
+    data="$(dirname "$MODEL")/test_data_set_0/input_0.pb"
+    if [ -f "$data" ]; then
+        expect_ok run_pb_input run --input "$data" "$MODEL"
+    fi
+    # an output written as .npy is accepted as input where shapes agree
+    first=$(find "$TMP/a/nested" -name '*.npy' | head -n 1)
+    if [ -n "$first" ]; then
+        run_cmd run_npy_input run --input "$first" "$MODEL"
+        if [ "$(rc_of run_npy_input)" -ne 0 ] && [ "$(wc -l <"$TMP/run_npy_input.err")" -ne 1 ]; then
+            fail "run_npy_input: failure without a single error line"
+        fi
+    fi
+fi
+
+if [ "$failures" -ne 0 ]; then
+    echo "$failures check(s) failed"
+    exit 1
+fi
+echo "all checks passed"
+exit 0

@@ -1,0 +1,70 @@
+/* Minimal assertion helpers for onyx's unit tests: each failed check
+ * prints where and why and marks the test as failed; main returns the
+ * failure count so CTest reports it. */
+#ifndef ONYX_TESTS_CHECK_H
+#define ONYX_TESTS_CHECK_H
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "onyx.h"
+
+static int check_failures;
+
+#define CHECK(cond) \
+    do { \
+        if (!(cond)) { \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+            check_failures++; \
+        } \
+    } while (0)
+
+#define CHECK_NEAR(a, b, tol) \
+    do { \
+        double a_ = (a), b_ = (b); \
+        if (!(fabs(a_ - b_) <= (tol))) { \
+            fprintf(stderr, "%s:%d: %s = %.9g, expected %.9g (tolerance %g)\n", __FILE__, __LINE__, \
+                    #a, a_, b_, (double)(tol)); \
+            check_failures++; \
+        } \
+    } while (0)
+
+/* The call must succeed; prints the status message otherwise. */
+#define CHECK_OK(call) \
+    do { \
+        onyx_status *st_ = (call); \
+        if (st_) { \
+            fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call, \
+                    onyx_status_message(st_)); \
+            onyx_status_free(st_); \
+            check_failures++; \
+        } \
+    } while (0)
+
+/* The call must fail with `code` and a message containing `needle`. */
+#define CHECK_FAILS(call, code, needle) \
+    do { \
+        onyx_status *st_ = (call); \
+        if (!st_) { \
+            fprintf(stderr, "%s:%d: %s succeeded, expected failure\n", __FILE__, __LINE__, #call); \
+            check_failures++; \
+        } else { \
+            if (onyx_status_code(st_) != (code) || !strstr(onyx_status_message(st_), (needle))) { \
+                fprintf(stderr, "%s:%d: %s failed with code %d '%s', expected code %d containing '%s'\n", \
+                        __FILE__, __LINE__, #call, (int)onyx_status_code(st_), \
+                        onyx_status_message(st_), (int)(code), (needle)); \
+                check_failures++; \
+            } \
+            onyx_status_free(st_); \
+        } \
+    } while (0)
+
+#define CHECK_DONE() \
+    do { \
+        if (check_failures) fprintf(stderr, "%d check(s) failed\n", check_failures); \
+        else printf("all checks passed\n"); \
+        return check_failures ? 1 : 0; \
+    } while (0)
+
+#endif

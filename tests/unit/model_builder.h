@@ -1,0 +1,34 @@
+/* Builds small ONNX models in memory for tests, through the same
+ * protobuf-c code the loader uses, so tests can make well-formed and
+ * deliberately broken models without files in the repository. */
+#ifndef ONYX_TESTS_MODEL_BUILDER_H
+#define ONYX_TESTS_MODEL_BUILDER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct mb_model mb_model;
+
+mb_model *mb_new(int64_t opset);
+void mb_free(mb_model *m);
+/* dims: -1 for a symbolic dim named "batch"; rank -1 for no shape. */
+void mb_input(mb_model *m, const char *name, int dtype, const int64_t *dims, int rank);
+void mb_output(mb_model *m, const char *name, int dtype, const int64_t *dims, int rank);
+void mb_init_float(mb_model *m, const char *name, const int64_t *dims, int rank, const float *data);
+void mb_init_int64(mb_model *m, const char *name, const int64_t *dims, int rank, const int64_t *data);
+/* An initializer whose bytes live in `location` at offset 0 (external data). */
+void mb_init_external(mb_model *m, const char *name, const int64_t *dims, int rank,
+                      const char *location, int64_t length);
+/* inputs/outputs: comma-separated names; "" entries are omitted slots. */
+void mb_node(mb_model *m, const char *op, const char *inputs, const char *outputs);
+/* Attributes apply to the most recently added node. */
+void mb_attr_int(mb_model *m, const char *name, int64_t v);
+void mb_attr_float(mb_model *m, const char *name, float v);
+void mb_attr_ints(mb_model *m, const char *name, const int64_t *v, size_t n);
+void mb_attr_string(mb_model *m, const char *name, const char *s);
+/* Serialises to a malloc'd buffer. */
+uint8_t *mb_serialize(mb_model *m, size_t *len);
+/* Serialises into a file; returns 0 on success. */
+int mb_save(mb_model *m, const char *path);
+
+#endif

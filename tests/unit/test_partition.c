@@ -1,0 +1,117 @@
+/* Partitioning with a second provider: the test provider takes float32
+ * Add, Mul and Relu on its own (simulated) device memory; everything
+ * else falls back to the CPU. Copies appear exactly at the boundaries and
+ * the results equal a CPU-only run. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "ep/testing/test_ep.h"
+#include "model_builder.h"
+#include "runtime/session.h"
+
+static uint8_t *model(size_t *len) {
+    mb_model *m = mb_new(13);
+    int64_t d[] = {2, 4};
+    mb_input(m, "x", ONYX_FLOAT32, d, 2);
+    mb_input(m, "idx", ONYX_INT64, d, 2);
+    mb_output(m, "y", ONYX_FLOAT32, d, 2);
+    mb_output(m, "n", ONYX_INT64, d, 2);
+    float c[8] = {-1, 0.5f, 2, -3, 1, 1, 1, 1};
+    mb_init_float(m, "c", d, 2, c);
+    mb_node(m, "Add", "x,c", "a");     /* test device */
+    mb_node(m, "Relu", "a", "r");      /* test device, no copy in between */
+    mb_node(m, "Sigmoid", "r", "sg");  /* CPU: copy r to host */
+    mb_node(m, "Mul", "sg,c", "y");    /* test device: copy sg and c to device, y back */
+    mb_node(m, "Add", "idx,idx", "n"); /* int64: falls back to the CPU */
+    uint8_t *buf = mb_serialize(m, len);
+    mb_free(m);
+    return buf;
+}
+
+static void run(onyx_session *s, float *y, int64_t *n) {
+    float x[8] = {1, 2, 3, 4, -5, -6, 7, 8};
+    int64_t idx[8] = {1, 2, 3, 4, 5, 6, (int64_t)1 << 40, -7};
+    int64_t d[] = {2, 4};
+    onyx_tensor *tx = NULL, *ti = NULL, *outs[2] = {NULL, NULL};
+    CHECK_OK(onyx_tensor_wrap(ONYX_FLOAT32, d, 2, x, sizeof x, &tx));
+    CHECK_OK(onyx_tensor_wrap(ONYX_INT64, d, 2, idx, sizeof idx, &ti));
+    const char *in[] = {"x", "idx"}, *out[] = {"y", "n"};
+    const onyx_tensor *ins[] = {tx, ti};
+    CHECK_OK(onyx_session_run(s, in, ins, 2, out, outs, 2));
+    if (outs[0]) memcpy(y, onyx_tensor_data(outs[0]), 8 * sizeof(float));
+    if (outs[1]) memcpy(n, onyx_tensor_data(outs[1]), 8 * sizeof(int64_t));
+    onyx_tensor_free(outs[0]);
+    onyx_tensor_free(outs[1]);
+    onyx_tensor_free(tx);
+    onyx_tensor_free(ti);
+}
+
+int main(void) {
+    onyx_env *env = NULL;
+    CHECK_OK(onyx_env_create(&env));
+    ox_error err = {0};
+    CHECK(ox_env_add_provider(env, "test", ox_test_ep_create, &err) == 0);
+    size_t len;
+    uint8_t *buf = model(&len);
+
+    onyx_session *cpu = NULL, *mixed = NULL;
+    CHECK_OK(onyx_session_create_from_buffer(env, buf, len, NULL, &cpu));
+    onyx_session_options *o = NULL;
+    CHECK_OK(onyx_session_options_create(&o));
+    const char *providers[] = {"test", "cpu"};
+    CHECK_OK(onyx_session_options_set_providers(o, providers, 2));
+    CHECK_OK(onyx_session_create_from_buffer(env, buf, len, o, &mixed));
+    if (!cpu || !mixed) CHECK_DONE();
+
+    /* placement, in execution order */
+    const char *expect[][2] = {{"Add", "test"}, {"Relu", "test"}, {"Sigmoid", "cpu"},
+                               {"Mul", "test"}, {"Add", "cpu"}};
+    int found = 0;
+    for (size_t i = 0; i < onyx_session_node_count(mixed); i++) {
+        const char *op = onyx_session_node_op_type(mixed, i);
+        const char *ep = onyx_session_node_provider(mixed, i);
+        for (int k = 0; k < 5; k++)
+            if (strcmp(op, expect[k][0]) == 0 && strcmp(ep, expect[k][1]) == 0) found++;
+        if (strcmp(op, "Add") == 0 && strcmp(ep, "cpu") == 0)
+            CHECK(strcmp(onyx_session_node_name(mixed, i), "Add_4") == 0);
+    }
+    CHECK(found == 5);
+    for (size_t i = 0; i < onyx_session_node_count(cpu); i++)
+        CHECK(strcmp(onyx_session_node_provider(cpu, i), "cpu") == 0);
+
+    float y_cpu[8], y_mix[8];
+    int64_t n_cpu[8], n_mix[8];
+    run(cpu, y_cpu, n_cpu);
+    run(mixed, y_mix, n_mix);
+    for (int i = 0; i < 8; i++) CHECK_NEAR(y_mix[i], y_cpu[i], 1e-6);
+    CHECK(memcmp(n_cpu, n_mix, sizeof n_cpu) == 0);
+    CHECK(n_mix[6] == (int64_t)1 << 41);
+
+    ox_test_ep_stats st;
+    ox_test_ep_get_stats(mixed->eps[0], &st);
+    CHECK(st.kernel_runs == 3);
+    /* to the device: x, c (for Add), sg, c again is cached -> x, c, sg */
+    CHECK(st.copies_from_host == 3);
+    /* back to the host: r (for Sigmoid), y (graph output) */
+    CHECK(st.copies_to_host == 2);
+    CHECK(st.live_allocations == 0);
+
+    /* a provider name the environment does not offer */
+    onyx_session *bad = NULL;
+    const char *unknown[] = {"gpu9000"};
+    CHECK_OK(onyx_session_options_set_providers(o, unknown, 1));
+    CHECK_FAILS(onyx_session_create_from_buffer(env, buf, len, o, &bad), ONYX_INVALID_ARGUMENT,
+                "unknown execution provider 'gpu9000' (this build offers: cpu, test)");
+    const char *cpu_first[] = {"cpu", "test"};
+    CHECK_OK(onyx_session_options_set_providers(o, cpu_first, 2));
+    CHECK_FAILS(onyx_session_create_from_buffer(env, buf, len, o, &bad), ONYX_INVALID_ARGUMENT,
+                "provider 'cpu' must be last");
+
+    free(buf);
+    onyx_session_options_free(o);
+    onyx_session_free(cpu);
+    onyx_session_free(mixed);
+    onyx_env_free(env);
+    CHECK_DONE();
+}

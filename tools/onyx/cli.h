@@ -1,0 +1,63 @@
+/* Shared pieces of the onyx command-line tool. It uses only the public
+ * API so it doubles as an example client. */
+#ifndef ONYX_CLI_H
+#define ONYX_CLI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "onyx.h"
+
+/* Exit statuses: every failure, usage errors included, is 1. */
+#define CLI_OK 0
+#define CLI_FAIL 1
+
+/* Prints the single "onyx: error: ..." line (newlines in the message are
+ * flattened so the error stays one line) and returns CLI_FAIL. */
+int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* cli_error with the status's message; frees the status. */
+int cli_status(onyx_status *st);
+void cli_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Matches "--name VALUE" and "--name=VALUE" at argv[*i]; advances *i past
+ * the value. Returns 1 on a match, 0 when argv[*i] is another option and
+ * -1 (after printing the error) when the value is missing. */
+int cli_option_value(int argc, char **argv, int *i, const char *name, const char **value);
+int cli_is_help(const char *arg);
+
+int cli_parse_u64(const char *s, uint64_t *out);
+int cli_parse_int(const char *s, int *out);
+
+/* Growable string used to build output lines. */
+typedef struct cli_buf {
+    char *s;
+    size_t len, cap;
+} cli_buf;
+void cli_buf_printf(cli_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void cli_buf_free(cli_buf *b);
+
+/* "[batch, 3, ?]" from a value info; "[?]" style for unknown rank. */
+void cli_format_info_shape(cli_buf *b, const onyx_value_info *info);
+void cli_format_dims(cli_buf *b, const int64_t *dims, int rank);
+/* "float32", "sequence(float32)", "optional(int64)". */
+void cli_format_info_type(cli_buf *b, const onyx_value_info *info);
+/* 1234567 -> "1.23M" (decimal) and 4938268 -> "4.71 MiB" (binary). */
+void cli_human_count(char *buf, size_t n, int64_t v);
+void cli_human_bytes(char *buf, size_t n, int64_t v);
+
+uint16_t cli_float_to_half(float f);
+float cli_half_to_float(uint16_t h);
+float cli_bf16_to_float(uint16_t b);
+uint16_t cli_float_to_bf16(float f);
+
+/* Creates the environment and a session over model; on failure prints
+ * the error, frees what was made and returns CLI_FAIL. */
+int cli_open_session(const char *model, const onyx_session_options *opts, onyx_env **env,
+                     onyx_session **session);
+
+int cmd_info(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+void usage_info(void);
+void usage_run(void);
+
+#endif

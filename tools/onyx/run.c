@@ -1,0 +1,590 @@
+/* onyx run: runs a model once on inputs from files or on reproducible
+ * random data, prints a summary of each output and optionally saves the
+ * outputs as .npy. */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include "cli.h"
+
+void usage_run(void) {
+    printf("usage: onyx run [options] MODEL\n"
+           "\n"
+           "Runs MODEL once. Inputs not given with --input get random data from a\n"
+           "seeded generator: floats uniform in [0, 1), integers in [0, 10), random\n"
+           "booleans; dimensions that are symbolic or unknown are set to 1. One\n"
+           "summary line is printed per output.\n"
+           "\n"
+           "options:\n"
+           "  --input NAME=FILE    bind input NAME to a .npy or TensorProto .pb file\n"
+           "                       (NAME= may be left out when the model has one input)\n"
+           "  --output-dir DIR     save each output as DIR/<output name>.npy\n"
+           "  --seed N             seed for random inputs (default 0)\n"
+           "  --threads N          intra-op threads (default 0: one per core)\n"
+           "  --providers A,B      execution providers in priority order\n"
+           "  --opt-level LEVEL    graph optimization: none, basic or all\n"
+           "  -h, --help           show this help\n");
+}
+
+typedef struct input_arg {
+    const char *spec; /* NAME=FILE or FILE, as given */
+} input_arg;
+
+typedef struct run_args {
+    const char *model;
+    const char *out_dir;
+    const char *providers;
+    input_arg *inputs;
+    size_t n_inputs;
+    uint64_t seed;
+    int threads, has_threads;
+    int opt_level; /* -1: library default */
+} run_args;
+
+static uint64_t splitmix64(uint64_t *state) {
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* 24 random bits scaled into [0, 1): exact in float, never 1.0. */
+static float rand_unit_f32(uint64_t *s) { return (float)(splitmix64(s) >> 40) * 0x1p-24f; }
+
+static int parse_args(int argc, char **argv, run_args *a) {
+    memset(a, 0, sizeof *a);
+    a->opt_level = -1;
+    int only_positional = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        const char *v = NULL;
+        int m;
+        if (only_positional || arg[0] != '-' || arg[1] == '\0') {
+            if (a->model) return cli_error("run: more than one model given ('%s' and '%s')",
+                                           a->model, arg);
+            a->model = arg;
+            continue;
+        }
+        if (cli_is_help(arg)) {
+            usage_run();
+            return -2;
+        }
+        if (strcmp(arg, "--") == 0) {
+            only_positional = 1;
+        } else if ((m = cli_option_value(argc, argv, &i, "--input", &v)) != 0) {
+            if (m < 0) return CLI_FAIL;
+            input_arg *grown = realloc(a->inputs, (a->n_inputs + 1) * sizeof *grown);
+            if (!grown) return cli_error("out of memory");
+            a->inputs = grown;
+            a->inputs[a->n_inputs++].spec = v;
+        } else if ((m = cli_option_value(argc, argv, &i, "--output-dir", &v)) != 0) {
+            if (m < 0) return CLI_FAIL;
+            if (!*v) return cli_error("run: --output-dir needs a folder");
+            a->out_dir = v;
+        } else if ((m = cli_option_value(argc, argv, &i, "--seed", &v)) != 0) {
+            if (m < 0) return CLI_FAIL;
+            if (cli_parse_u64(v, &a->seed) != 0)
+                return cli_error("run: --seed expects a non-negative integer, got '%s'", v);
+        } else if ((m = cli_option_value(argc, argv, &i, "--threads", &v)) != 0) {
+            if (m < 0) return CLI_FAIL;
+            if (cli_parse_int(v, &a->threads) != 0 || a->threads < 0)
+                return cli_error("run: --threads expects a non-negative integer, got '%s'", v);
+            a->has_threads = 1;
+        } else if ((m = cli_option_value(argc, argv, &i, "--providers", &v)) != 0) {
+            if (m < 0) return CLI_FAIL;
+            a->providers = v;
+        } else if ((m = cli_option_value(argc, argv, &i, "--opt-level", &v)) != 0) {
+            if (m < 0) return CLI_FAIL;
+            if (strcmp(v, "none") == 0) a->opt_level = ONYX_OPT_NONE;
+            else if (strcmp(v, "basic") == 0) a->opt_level = ONYX_OPT_BASIC;
+            else if (strcmp(v, "all") == 0) a->opt_level = ONYX_OPT_ALL;
+            else
+                return cli_error("run: --opt-level expects none, basic or all, got '%s'", v);
+        } else {
+            return cli_error("run: unknown option '%s' (see 'onyx run --help')", arg);
+        }
+    }
+    if (!a->model) return cli_error("run: no model given (see 'onyx run --help')");
+    return CLI_OK;
+}
+
+/* Splits "a, b" into trimmed names; rejects empty entries. */
+static int set_providers(onyx_session_options *opts, const char *list) {
+    char *copy = strdup(list);
+    const char **names = calloc(strlen(list) + 1, sizeof *names);
+    int rc = CLI_OK;
+    if (!copy || !names) {
+        rc = cli_error("out of memory");
+        goto out;
+    }
+    size_t n = 0;
+    for (char *p = copy;;) {
+        char *comma = strchr(p, ',');
+        if (comma) *comma = '\0';
+        while (*p == ' ' || *p == '\t') p++;
+        char *e = p + strlen(p);
+        while (e > p && (e[-1] == ' ' || e[-1] == '\t')) *--e = '\0';
+        if (!*p) {
+            rc = cli_error("run: --providers has an empty name in '%s'", list);
+            goto out;
+        }
+        names[n++] = p;
+        if (!comma) break;
+        p = comma + 1;
+    }
+    onyx_status *st = onyx_session_options_set_providers(opts, names, n);
+    if (st) rc = cli_status(st);
+out:
+    free(names);
+    free(copy);
+    return rc;
+}
+
+static int fill_random(onyx_tensor *t, uint64_t *s, const char *name) {
+    int64_t n = onyx_tensor_numel(t);
+    void *d = onyx_tensor_data(t);
+    onyx_dtype dt = onyx_tensor_dtype(t);
+    for (int64_t i = 0; i < n; i++) {
+        switch (dt) {
+        case ONYX_FLOAT32: ((float *)d)[i] = rand_unit_f32(s); break;
+        case ONYX_FLOAT64: ((double *)d)[i] = (double)(splitmix64(s) >> 11) * 0x1p-53; break;
+        case ONYX_COMPLEX64:
+            ((float *)d)[2 * i] = rand_unit_f32(s);
+            ((float *)d)[2 * i + 1] = rand_unit_f32(s);
+            break;
+        case ONYX_COMPLEX128:
+            ((double *)d)[2 * i] = (double)(splitmix64(s) >> 11) * 0x1p-53;
+            ((double *)d)[2 * i + 1] = (double)(splitmix64(s) >> 11) * 0x1p-53;
+            break;
+        /* as many random bits as the format holds below 1.0, so the value
+         * converts exactly and cannot round up to 1.0 */
+        case ONYX_FLOAT16:
+            ((uint16_t *)d)[i] = cli_float_to_half((float)(splitmix64(s) >> 53) * 0x1p-11f);
+            break;
+        case ONYX_BFLOAT16:
+            ((uint16_t *)d)[i] = cli_float_to_bf16((float)(splitmix64(s) >> 56) * 0x1p-8f);
+            break;
+        case ONYX_BOOL: ((uint8_t *)d)[i] = (uint8_t)(splitmix64(s) >> 63); break;
+        case ONYX_INT8: ((int8_t *)d)[i] = (int8_t)(splitmix64(s) % 10); break;
+        case ONYX_UINT8: ((uint8_t *)d)[i] = (uint8_t)(splitmix64(s) % 10); break;
+        case ONYX_INT16: ((int16_t *)d)[i] = (int16_t)(splitmix64(s) % 10); break;
+        case ONYX_UINT16: ((uint16_t *)d)[i] = (uint16_t)(splitmix64(s) % 10); break;
+        case ONYX_INT32: ((int32_t *)d)[i] = (int32_t)(splitmix64(s) % 10); break;
+        case ONYX_UINT32: ((uint32_t *)d)[i] = (uint32_t)(splitmix64(s) % 10); break;
+        case ONYX_INT64: ((int64_t *)d)[i] = (int64_t)(splitmix64(s) % 10); break;
+        case ONYX_UINT64: ((uint64_t *)d)[i] = splitmix64(s) % 10; break;
+        default:
+            return cli_error("run: cannot make random %s data for input '%s'; give it with "
+                             "--input %s=FILE",
+                             onyx_dtype_name(dt), name, name);
+        }
+    }
+    return CLI_OK;
+}
+
+static int random_input(const onyx_value_info *info, uint64_t *seed, onyx_tensor **out) {
+    *out = NULL;
+    if (info->kind != ONYX_KIND_TENSOR)
+        return cli_error("run: input '%s' is a %s; give it with --input %s=FILE", info->name,
+                         info->kind == ONYX_KIND_SEQUENCE ? "sequence" : "optional", info->name);
+    if (info->rank < 0)
+        return cli_error("run: input '%s' has no known rank; give it with --input %s=FILE",
+                         info->name, info->name);
+    if (info->dtype == ONYX_STRING || info->dtype == ONYX_UNDEFINED)
+        return cli_error("run: cannot make random %s data for input '%s'; give it with "
+                         "--input %s=FILE",
+                         onyx_dtype_name(info->dtype), info->name, info->name);
+    int64_t dims[64];
+    if (info->rank > (int)(sizeof dims / sizeof dims[0]))
+        return cli_error("run: input '%s' has rank %d, too many dimensions", info->name,
+                         info->rank);
+    for (int i = 0; i < info->rank; i++) {
+        dims[i] = info->dims ? info->dims[i] : -1;
+        if (dims[i] < 0) {
+            const char *param = info->dim_params ? info->dim_params[i] : NULL;
+            if (param && *param)
+                cli_note("input '%s': dimension %d ('%s') set to 1", info->name, i, param);
+            else
+                cli_note("input '%s': dimension %d (unknown) set to 1", info->name, i);
+            dims[i] = 1;
+        }
+    }
+    onyx_tensor *t;
+    onyx_status *st = onyx_tensor_create(info->dtype, dims, info->rank, &t);
+    if (st) return cli_status(st);
+    if (fill_random(t, seed, info->name) != CLI_OK) {
+        onyx_tensor_free(t);
+        return CLI_FAIL;
+    }
+    *out = t;
+    return CLI_OK;
+}
+
+/* ---- output summaries ---- */
+
+static double get_float(const void *d, onyx_dtype t, int64_t i) {
+    switch (t) {
+    case ONYX_FLOAT32: return ((const float *)d)[i];
+    case ONYX_FLOAT64: return ((const double *)d)[i];
+    case ONYX_FLOAT16: return cli_half_to_float(((const uint16_t *)d)[i]);
+    default: return cli_bf16_to_float(((const uint16_t *)d)[i]);
+    }
+}
+
+static int64_t get_signed(const void *d, onyx_dtype t, int64_t i) {
+    switch (t) {
+    case ONYX_INT8: return ((const int8_t *)d)[i];
+    case ONYX_INT16: return ((const int16_t *)d)[i];
+    case ONYX_INT32: return ((const int32_t *)d)[i];
+    default: return ((const int64_t *)d)[i];
+    }
+}
+
+static uint64_t get_unsigned(const void *d, onyx_dtype t, int64_t i) {
+    switch (t) {
+    case ONYX_UINT8: return ((const uint8_t *)d)[i];
+    case ONYX_UINT16: return ((const uint16_t *)d)[i];
+    case ONYX_UINT32: return ((const uint32_t *)d)[i];
+    default: return ((const uint64_t *)d)[i];
+    }
+}
+
+static void tensor_summary(cli_buf *b, const onyx_tensor *ct) {
+    /* read only; the API's data accessor is not const-qualified */
+    onyx_tensor *t = (onyx_tensor *)ct;
+    onyx_dtype dt = onyx_tensor_dtype(t);
+    int64_t n = onyx_tensor_numel(t);
+    cli_buf_printf(b, "%s ", onyx_dtype_name(dt));
+    cli_format_dims(b, onyx_tensor_dims(t), onyx_tensor_rank(t));
+    if (n == 0) {
+        cli_buf_printf(b, " (empty)");
+        return;
+    }
+    const void *d = onyx_tensor_data(t);
+    switch (dt) {
+    case ONYX_BOOL: {
+        int64_t on = 0;
+        for (int64_t i = 0; i < n; i++) on += ((const uint8_t *)d)[i] != 0;
+        cli_buf_printf(b, " true=%" PRId64 "/%" PRId64, on, n);
+        return;
+    }
+    case ONYX_INT8:
+    case ONYX_INT16:
+    case ONYX_INT32:
+    case ONYX_INT64: {
+        int64_t lo = INT64_MAX, hi = INT64_MIN;
+        long double sum = 0;
+        for (int64_t i = 0; i < n; i++) {
+            int64_t v = get_signed(d, dt, i);
+            if (v < lo) lo = v;
+            if (v > hi) hi = v;
+            sum += v;
+        }
+        cli_buf_printf(b, " min=%" PRId64 " max=%" PRId64 " mean=%.6g", lo, hi,
+                       (double)(sum / n));
+        return;
+    }
+    case ONYX_UINT8:
+    case ONYX_UINT16:
+    case ONYX_UINT32:
+    case ONYX_UINT64: {
+        uint64_t lo = UINT64_MAX, hi = 0;
+        long double sum = 0;
+        for (int64_t i = 0; i < n; i++) {
+            uint64_t v = get_unsigned(d, dt, i);
+            if (v < lo) lo = v;
+            if (v > hi) hi = v;
+            sum += v;
+        }
+        cli_buf_printf(b, " min=%" PRIu64 " max=%" PRIu64 " mean=%.6g", lo, hi,
+                       (double)(sum / n));
+        return;
+    }
+    case ONYX_FLOAT32:
+    case ONYX_FLOAT64:
+    case ONYX_FLOAT16:
+    case ONYX_BFLOAT16: {
+        double lo = INFINITY, hi = -INFINITY;
+        long double sum = 0;
+        int64_t nans = 0;
+        for (int64_t i = 0; i < n; i++) {
+            double v = get_float(d, dt, i);
+            if (isnan(v)) {
+                nans++;
+                continue;
+            }
+            if (v < lo) lo = v;
+            if (v > hi) hi = v;
+            sum += v;
+        }
+        if (nans == n) {
+            cli_buf_printf(b, " min=nan max=nan mean=nan nan=%" PRId64, nans);
+            return;
+        }
+        /* min, max and mean are over the non-NaN values */
+        cli_buf_printf(b, " min=%.6g max=%.6g mean=%.6g", lo, hi, (double)(sum / (n - nans)));
+        if (nans) cli_buf_printf(b, " nan=%" PRId64, nans);
+        return;
+    }
+    default: return; /* strings and complex numbers: type and shape only */
+    }
+}
+
+/* ---- output files ---- */
+
+static int mkdir_p(const char *dir) {
+    char *p = strdup(dir);
+    if (!p) return cli_error("out of memory");
+    int rc = CLI_OK;
+    for (char *s = p + 1;; s++) {
+        if (*s != '/' && *s != '\0') continue;
+        char saved = *s;
+        *s = '\0';
+        if (mkdir(p, 0777) != 0 && errno != EEXIST) {
+            rc = cli_error("cannot create folder '%s': %s", p, strerror(errno));
+            break;
+        }
+        *s = saved;
+        if (!saved) break;
+    }
+    struct stat st;
+    if (rc == CLI_OK) {
+        if (stat(dir, &st) != 0)
+            rc = cli_error("cannot use '%s' as output folder: %s", dir, strerror(errno));
+        else if (!S_ISDIR(st.st_mode))
+            rc = cli_error("cannot use '%s' as output folder: not a folder", dir);
+    }
+    free(p);
+    return rc;
+}
+
+typedef struct name_set {
+    char **names;
+    size_t n;
+} name_set;
+
+static int name_taken(const name_set *set, const char *s) {
+    for (size_t i = 0; i < set->n; i++)
+        if (strcmp(set->names[i], s) == 0) return 1;
+    return 0;
+}
+
+/* DIR/<name>.npy with unsafe characters replaced; a numeric suffix keeps
+ * two outputs that sanitize alike from overwriting each other. */
+static char *output_path(const char *dir, const char *name, name_set *used) {
+    cli_buf base = {0};
+    cli_buf_printf(&base, "%s", name && *name ? name : "output");
+    for (size_t i = 0; i < base.len; i++) {
+        char c = base.s[i];
+        int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                 c == '.' || c == '_' || c == '-';
+        if (!ok) base.s[i] = '_';
+    }
+    cli_buf file = {0};
+    cli_buf_printf(&file, "%s.npy", base.s);
+    for (int k = 2; name_taken(used, file.s); k++) {
+        file.len = 0;
+        cli_buf_printf(&file, "%s_%d.npy", base.s, k);
+    }
+    cli_buf_free(&base);
+    char **grown = realloc(used->names, (used->n + 1) * sizeof *grown);
+    if (!grown) {
+        cli_buf_free(&file);
+        return NULL;
+    }
+    used->names = grown;
+    used->names[used->n++] = file.s;
+    cli_buf path = {0};
+    cli_buf_printf(&path, "%s/%s", dir, file.s);
+    return path.s;
+}
+
+static int save_one(const onyx_tensor *t, const char *dir, const char *name, name_set *used) {
+    char *path = output_path(dir, name, used);
+    if (!path) return cli_error("out of memory");
+    onyx_status *st = onyx_tensor_save_npy(t, path);
+    free(path);
+    return st ? cli_status(st) : CLI_OK;
+}
+
+static int report_output(const char *name, const onyx_tensor *t, const char *dir,
+                         name_set *used) {
+    cli_buf line = {0};
+    int rc = CLI_OK;
+    onyx_value_kind kind = onyx_tensor_kind(t);
+    if (kind == ONYX_KIND_TENSOR) {
+        tensor_summary(&line, t);
+        if (dir) rc = save_one(t, dir, name, used);
+        if (rc == CLI_OK) printf("%s: %s\n", name, line.s);
+    } else if (kind == ONYX_KIND_OPTIONAL) {
+        size_t n = onyx_tensor_item_count(t);
+        const onyx_tensor *item = n ? onyx_tensor_item(t, 0) : NULL;
+        if (item && onyx_tensor_kind(item) == ONYX_KIND_TENSOR) {
+            tensor_summary(&line, item);
+            if (dir) rc = save_one(item, dir, name, used);
+            if (rc == CLI_OK) printf("%s: optional %s\n", name, line.s);
+        } else if (item) {
+            printf("%s: optional holding a sequence\n", name);
+            rc = report_output(name, item, dir, used);
+        } else {
+            printf("%s: optional (none)\n", name);
+        }
+    } else {
+        size_t n = onyx_tensor_item_count(t);
+        printf("%s: sequence of %zu\n", name, n);
+        for (size_t i = 0; i < n && rc == CLI_OK; i++) {
+            cli_buf item_name = {0};
+            cli_buf_printf(&item_name, "%s_%zu", name, i);
+            const onyx_tensor *item = onyx_tensor_item(t, i);
+            if (onyx_tensor_kind(item) == ONYX_KIND_TENSOR) {
+                line.len = 0;
+                tensor_summary(&line, item);
+                if (dir) rc = save_one(item, dir, item_name.s, used);
+                if (rc == CLI_OK) printf("  [%zu]: %s\n", i, line.s);
+            } else {
+                rc = report_output(item_name.s, item, dir, used);
+            }
+            cli_buf_free(&item_name);
+        }
+    }
+    cli_buf_free(&line);
+    return rc;
+}
+
+/* ---- the command ---- */
+
+static int find_input(const onyx_value_info *infos, size_t n, const char *name, size_t len) {
+    for (size_t i = 0; i < n; i++)
+        if (strlen(infos[i].name) == len && strncmp(infos[i].name, name, len) == 0) return (int)i;
+    return -1;
+}
+
+int cmd_run(int argc, char **argv) {
+    run_args a;
+    int rc = parse_args(argc, argv, &a);
+    if (rc != CLI_OK) {
+        free(a.inputs);
+        return rc == -2 ? CLI_OK : CLI_FAIL;
+    }
+
+    onyx_env *env = NULL;
+    onyx_session *s = NULL;
+    onyx_session_options *opts = NULL;
+    onyx_value_info *in_infos = NULL, *out_infos = NULL;
+    onyx_tensor **inputs = NULL, **outputs = NULL;
+    const char **in_names = NULL, **out_names = NULL;
+    name_set used = {0};
+    size_t n_in = 0, n_out = 0;
+
+    onyx_status *st = onyx_session_options_create(&opts);
+    if (!st && a.has_threads) st = onyx_session_options_set_threads(opts, a.threads);
+    if (!st && a.opt_level >= 0)
+        st = onyx_session_options_set_optimization_level(opts, (onyx_opt_level)a.opt_level);
+    if (st) {
+        rc = cli_status(st);
+        goto out;
+    }
+    if (a.providers && (rc = set_providers(opts, a.providers)) != CLI_OK) goto out;
+    if ((rc = cli_open_session(a.model, opts, &env, &s)) != CLI_OK) goto out;
+
+    n_in = onyx_session_input_count(s);
+    n_out = onyx_session_output_count(s);
+    in_infos = calloc(n_in + 1, sizeof *in_infos);
+    out_infos = calloc(n_out + 1, sizeof *out_infos);
+    inputs = calloc(n_in + 1, sizeof *inputs);
+    in_names = calloc(n_in + 1, sizeof *in_names);
+    outputs = calloc(n_out + 1, sizeof *outputs);
+    out_names = calloc(n_out + 1, sizeof *out_names);
+    if (!in_infos || !out_infos || !inputs || !in_names || !outputs || !out_names) {
+        rc = cli_error("out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < n_in; i++) {
+        if ((st = onyx_session_input_info(s, i, &in_infos[i])) != NULL) {
+            rc = cli_status(st);
+            goto out;
+        }
+        in_names[i] = in_infos[i].name;
+    }
+    for (size_t i = 0; i < n_out; i++) {
+        if ((st = onyx_session_output_info(s, i, &out_infos[i])) != NULL) {
+            rc = cli_status(st);
+            goto out;
+        }
+        out_names[i] = out_infos[i].name;
+    }
+
+    for (size_t k = 0; k < a.n_inputs; k++) {
+        const char *spec = a.inputs[k].spec;
+        const char *eq = strchr(spec, '=');
+        const char *path;
+        int idx;
+        if (eq) {
+            idx = find_input(in_infos, n_in, spec, (size_t)(eq - spec));
+            if (idx < 0) {
+                rc = cli_error("run: model has no input named '%.*s'", (int)(eq - spec), spec);
+                goto out;
+            }
+            path = eq + 1;
+        } else if (n_in == 1) {
+            idx = 0;
+            path = spec;
+        } else {
+            rc = cli_error("run: --input expects NAME=FILE, got '%s'", spec);
+            goto out;
+        }
+        if (!*path) {
+            rc = cli_error("run: --input '%s' names no file", spec);
+            goto out;
+        }
+        if (inputs[idx]) {
+            rc = cli_error("run: input '%s' given more than once", in_infos[idx].name);
+            goto out;
+        }
+        if ((st = onyx_tensor_load(path, &inputs[idx])) != NULL) {
+            rc = cli_error("input '%s': %s", in_infos[idx].name, onyx_status_message(st));
+            onyx_status_free(st);
+            goto out;
+        }
+    }
+    /* one stream across inputs in model order keeps runs reproducible */
+    uint64_t state = a.seed;
+    for (size_t i = 0; i < n_in; i++) {
+        if (inputs[i]) continue;
+        if ((rc = random_input(&in_infos[i], &state, &inputs[i])) != CLI_OK) goto out;
+    }
+
+    st = onyx_session_run(s, in_names, (const onyx_tensor *const *)inputs, n_in, out_names,
+                          outputs, n_out);
+    if (st) {
+        rc = cli_status(st);
+        goto out;
+    }
+    if (a.out_dir && (rc = mkdir_p(a.out_dir)) != CLI_OK) goto out;
+    for (size_t i = 0; i < n_out && rc == CLI_OK; i++)
+        rc = report_output(out_names[i], outputs[i], a.out_dir, &used);
+
+out:
+    for (size_t i = 0; inputs && i < n_in; i++)
+        if (inputs[i]) onyx_tensor_free(inputs[i]);
+    for (size_t i = 0; outputs && i < n_out; i++)
+        if (outputs[i]) onyx_tensor_free(outputs[i]);
+    for (size_t i = 0; i < used.n; i++) free(used.names[i]);
+    free(used.names);
+    free(inputs);
+    free(outputs);
+    free(in_names);
+    free(out_names);
+    free(in_infos);
+    free(out_infos);
+    if (s) onyx_session_free(s);
+    if (env) onyx_env_free(env);
+    if (opts) onyx_session_options_free(opts);
+    free(a.inputs);
+    return rc;
+}

@@ -1,0 +1,249 @@
+#include <errno.h>
+#include <math.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static void print_flat(FILE *f, const char *prefix, const char *fmt, va_list ap) {
+    char msg[4096];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    for (char *p = msg; *p; p++)
+        if (*p == '\n' || *p == '\r') *p = ' ';
+    size_t n = strlen(msg);
+    while (n > 0 && msg[n - 1] == ' ') msg[--n] = '\0';
+    fprintf(f, "%s%s\n", prefix, msg);
+}
+
+int cli_error(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fflush(stdout);
+    print_flat(stderr, "onyx: error: ", fmt, ap);
+    va_end(ap);
+    return CLI_FAIL;
+}
+
+void cli_note(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    print_flat(stderr, "onyx: note: ", fmt, ap);
+    va_end(ap);
+}
+
+int cli_status(onyx_status *st) {
+    const char *m = onyx_status_message(st);
+    int rc = cli_error("%s", m && *m ? m : "unknown error");
+    onyx_status_free(st);
+    return rc;
+}
+
+int cli_is_help(const char *arg) { return strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0; }
+
+int cli_option_value(int argc, char **argv, int *i, const char *name, const char **value) {
+    const char *a = argv[*i];
+    size_t n = strlen(name);
+    if (strncmp(a, name, n) != 0) return 0;
+    if (a[n] == '=') {
+        *value = a + n + 1;
+        return 1;
+    }
+    if (a[n] != '\0') return 0;
+    if (*i + 1 >= argc) {
+        cli_error("option %s needs a value", name);
+        return -1;
+    }
+    *value = argv[++*i];
+    return 1;
+}
+
+int cli_parse_u64(const char *s, uint64_t *out) {
+    if (!s || !*s || *s == '-' || *s == '+' || *s == ' ') return -1;
+    errno = 0;
+    char *end = NULL;
+    unsigned long long v = strtoull(s, &end, 0);
+    if (errno || !end || *end) return -1;
+    *out = (uint64_t)v;
+    return 0;
+}
+
+int cli_parse_int(const char *s, int *out) {
+    if (!s || !*s || *s == ' ') return -1;
+    errno = 0;
+    char *end = NULL;
+    long v = strtol(s, &end, 10);
+    if (errno || !end || *end || v < -1000000000L || v > 1000000000L) return -1;
+    *out = (int)v;
+    return 0;
+}
+
+void cli_buf_printf(cli_buf *b, const char *fmt, ...) {
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        size_t room = b->cap - b->len;
+        int n = vsnprintf(b->s ? b->s + b->len : NULL, b->s ? room : 0, fmt, ap);
+        va_end(ap);
+        if (n < 0) return;
+        if (b->s && (size_t)n < room) {
+            b->len += (size_t)n;
+            return;
+        }
+        size_t cap = b->cap ? b->cap : 64;
+        while (cap - b->len <= (size_t)n) cap *= 2;
+        char *s = realloc(b->s, cap);
+        if (!s) {
+            cli_error("out of memory");
+            exit(CLI_FAIL);
+        }
+        b->s = s;
+        b->cap = cap;
+    }
+}
+
+void cli_buf_free(cli_buf *b) {
+    free(b->s);
+    b->s = NULL;
+    b->len = b->cap = 0;
+}
+
+void cli_format_info_shape(cli_buf *b, const onyx_value_info *info) {
+    if (info->rank < 0) {
+        cli_buf_printf(b, "[unknown rank]");
+        return;
+    }
+    cli_buf_printf(b, "[");
+    for (int i = 0; i < info->rank; i++) {
+        const char *sep = i ? ", " : "";
+        if (info->dim_params && info->dim_params[i] && info->dim_params[i][0])
+            cli_buf_printf(b, "%s%s", sep, info->dim_params[i]);
+        else if (!info->dims || info->dims[i] < 0)
+            cli_buf_printf(b, "%s?", sep);
+        else
+            cli_buf_printf(b, "%s%" PRId64, sep, info->dims[i]);
+    }
+    cli_buf_printf(b, "]");
+}
+
+void cli_format_dims(cli_buf *b, const int64_t *dims, int rank) {
+    cli_buf_printf(b, "[");
+    for (int i = 0; i < rank; i++) cli_buf_printf(b, "%s%" PRId64, i ? ", " : "", dims[i]);
+    cli_buf_printf(b, "]");
+}
+
+void cli_format_info_type(cli_buf *b, const onyx_value_info *info) {
+    const char *dt = onyx_dtype_name(info->dtype);
+    switch (info->kind) {
+    case ONYX_KIND_SEQUENCE: cli_buf_printf(b, "sequence(%s)", dt); break;
+    case ONYX_KIND_OPTIONAL: cli_buf_printf(b, "optional(%s)", dt); break;
+    default: cli_buf_printf(b, "%s", dt); break;
+    }
+}
+
+static void human(char *buf, size_t n, int64_t v, double base, const char *const *units,
+                  const char *space) {
+    double x = (double)v;
+    int u = 0;
+    while (x >= base && units[u + 1]) {
+        x /= base;
+        u++;
+    }
+    if (u == 0)
+        snprintf(buf, n, "%" PRId64 "%s%s", v, units[0][0] ? space : "", units[0]);
+    else
+        snprintf(buf, n, "%.*f%s%s", x < 10 ? 2 : x < 100 ? 1 : 0, x, space, units[u]);
+}
+
+void cli_human_count(char *buf, size_t n, int64_t v) {
+    static const char *const units[] = {"", "K", "M", "G", "T", NULL};
+    human(buf, n, v, 1000.0, units, "");
+}
+
+void cli_human_bytes(char *buf, size_t n, int64_t v) {
+    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", NULL};
+    human(buf, n, v, 1024.0, units, " ");
+}
+
+static uint32_t f2u(float f) {
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+static float u2f(uint32_t u) {
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+float cli_half_to_float(uint16_t h) {
+    uint32_t sign = (uint32_t)(h & 0x8000) << 16;
+    uint32_t exp = (h >> 10) & 0x1f, man = h & 0x3ff;
+    if (exp == 0) {
+        float v = (float)man / 16777216.0f; /* subnormal: man * 2^-24 */
+        return sign ? -v : v;
+    }
+    if (exp == 31) return u2f(sign | 0x7f800000u | (man << 13));
+    return u2f(sign | ((exp + 112) << 23) | (man << 13));
+}
+
+/* Round to nearest even, with overflow to infinity and subnormals. */
+uint16_t cli_float_to_half(float f) {
+    uint32_t u = f2u(f);
+    uint16_t sign = (uint16_t)((u >> 16) & 0x8000);
+    uint32_t a = u & 0x7fffffffu;
+    if (a >= 0x7f800000u) return (uint16_t)(sign | 0x7c00 | (a > 0x7f800000u ? 0x200 : 0));
+    if (a >= 0x477ff000u) return (uint16_t)(sign | 0x7c00); /* rounds past 65504 */
+    if (a < 0x38800000u) {
+        /* below the smallest normal half: scale so the integer part is the
+         * subnormal mantissa, letting the FPU do the rounding */
+        float v = u2f(a) * 16777216.0f;
+        return (uint16_t)(sign | (uint16_t)(int)nearbyintf(v));
+    }
+    uint32_t mant = a & 0x7fffffu;
+    uint32_t exp = (a >> 23) - 112;
+    uint32_t h = (exp << 10) | (mant >> 13);
+    uint32_t rest = mant & 0x1fffu;
+    if (rest > 0x1000u || (rest == 0x1000u && (h & 1))) h++;
+    return (uint16_t)(sign | h);
+}
+
+float cli_bf16_to_float(uint16_t b) { return u2f((uint32_t)b << 16); }
+
+uint16_t cli_float_to_bf16(float f) {
+    uint32_t u = f2u(f);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40);
+    u += 0x7fffu + ((u >> 16) & 1);
+    return (uint16_t)(u >> 16);
+}
+
+int cli_open_session(const char *model, const onyx_session_options *opts, onyx_env **env,
+                     onyx_session **session) {
+    *env = NULL;
+    *session = NULL;
+    onyx_status *st = onyx_env_create(env);
+    if (st) return cli_status(st);
+    /* warnings would break the one-line error contract of the tool */
+    st = onyx_env_set_log_level(*env, ONYX_LOG_ERROR);
+    if (!st) st = onyx_session_create(*env, model, opts, session);
+    if (st) {
+        /* model problems are easier to place with the file named; option
+         * problems (an unknown provider, say) are not about the file */
+        const char *m = onyx_status_message(st);
+        onyx_code code = onyx_status_code(st);
+        int about_model = code == ONYX_INVALID_MODEL || code == ONYX_IO_ERROR ||
+                          code == ONYX_NOT_IMPLEMENTED || code == ONYX_NOT_FOUND;
+        int rc = about_model && m && !strstr(m, model)
+                     ? cli_error("%s: %s", model, m)
+                     : cli_error("%s", m && *m ? m : "unknown error");
+        onyx_status_free(st);
+        onyx_env_free(*env);
+        *env = NULL;
+        *session = NULL;
+        return rc;
+    }
+    return CLI_OK;
+}
