@@ -13,9 +13,30 @@
 
 #include "onnx.pb-c.h"
 
-static Onnx__TensorProto *float_tensor(const char *name, const int64_t *dims, size_t rank,
+/* Every protobuf struct built here is tracked and freed at exit. */
+typedef struct pool {
+    void *items[256];
+    int n;
+} pool;
+
+static void *pool_alloc(pool *p, size_t size) {
+    void *ptr = calloc(1, size);
+    if (!ptr || p->n == 256) {
+        fprintf(stderr, "make_bars_model: out of memory\n");
+        exit(1);
+    }
+    p->items[p->n++] = ptr;
+    return ptr;
+}
+
+static void pool_free(pool *p) {
+    for (int i = 0; i < p->n; i++) free(p->items[i]);
+    p->n = 0;
+}
+
+static Onnx__TensorProto *float_tensor(pool *p, const char *name, const int64_t *dims, size_t rank,
                                        float *data, size_t n) {
-    Onnx__TensorProto *t = calloc(1, sizeof *t);
+    Onnx__TensorProto *t = pool_alloc(p, sizeof *t);
     onnx__tensor_proto__init(t);
     t->name = (char *)name;
     t->has_data_type = 1;
@@ -27,8 +48,8 @@ static Onnx__TensorProto *float_tensor(const char *name, const int64_t *dims, si
     return t;
 }
 
-static Onnx__AttributeProto *int_attr(const char *name, int64_t v) {
-    Onnx__AttributeProto *a = calloc(1, sizeof *a);
+static Onnx__AttributeProto *int_attr(pool *p, const char *name, int64_t v) {
+    Onnx__AttributeProto *a = pool_alloc(p, sizeof *a);
     onnx__attribute_proto__init(a);
     a->name = (char *)name;
     a->has_type = 1;
@@ -38,8 +59,8 @@ static Onnx__AttributeProto *int_attr(const char *name, int64_t v) {
     return a;
 }
 
-static Onnx__AttributeProto *ints_attr(const char *name, int64_t *v, size_t n) {
-    Onnx__AttributeProto *a = calloc(1, sizeof *a);
+static Onnx__AttributeProto *ints_attr(pool *p, const char *name, int64_t *v, size_t n) {
+    Onnx__AttributeProto *a = pool_alloc(p, sizeof *a);
     onnx__attribute_proto__init(a);
     a->name = (char *)name;
     a->has_type = 1;
@@ -49,9 +70,9 @@ static Onnx__AttributeProto *ints_attr(const char *name, int64_t *v, size_t n) {
     return a;
 }
 
-static Onnx__NodeProto *node(const char *name, const char *op, char **in, size_t nin, char **out,
+static Onnx__NodeProto *node(pool *p, const char *name, const char *op, char **in, size_t nin, char **out,
                              Onnx__AttributeProto **attrs, size_t nattr) {
-    Onnx__NodeProto *n = calloc(1, sizeof *n);
+    Onnx__NodeProto *n = pool_alloc(p, sizeof *n);
     onnx__node_proto__init(n);
     n->name = (char *)name;
     n->op_type = (char *)op;
@@ -64,14 +85,14 @@ static Onnx__NodeProto *node(const char *name, const char *op, char **in, size_t
     return n;
 }
 
-static Onnx__ValueInfoProto *float_value(const char *name, const char *batch, int64_t *dims,
+static Onnx__ValueInfoProto *float_value(pool *p, const char *name, const char *batch, int64_t *dims,
                                          size_t rank) {
-    Onnx__TensorShapeProto *shape = calloc(1, sizeof *shape);
+    Onnx__TensorShapeProto *shape = pool_alloc(p, sizeof *shape);
     onnx__tensor_shape_proto__init(shape);
     shape->n_dim = rank;
-    shape->dim = calloc(rank, sizeof *shape->dim);
+    shape->dim = pool_alloc(p, rank * sizeof *shape->dim);
     for (size_t i = 0; i < rank; i++) {
-        Onnx__TensorShapeProto__Dimension *d = calloc(1, sizeof *d);
+        Onnx__TensorShapeProto__Dimension *d = pool_alloc(p, sizeof *d);
         onnx__tensor_shape_proto__dimension__init(d);
         if (i == 0) {
             d->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM;
@@ -82,16 +103,16 @@ static Onnx__ValueInfoProto *float_value(const char *name, const char *batch, in
         }
         shape->dim[i] = d;
     }
-    Onnx__TypeProto__Tensor *tt = calloc(1, sizeof *tt);
+    Onnx__TypeProto__Tensor *tt = pool_alloc(p, sizeof *tt);
     onnx__type_proto__tensor__init(tt);
     tt->has_elem_type = 1;
     tt->elem_type = ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT;
     tt->shape = shape;
-    Onnx__TypeProto *tp = calloc(1, sizeof *tp);
+    Onnx__TypeProto *tp = pool_alloc(p, sizeof *tp);
     onnx__type_proto__init(tp);
     tp->value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
     tp->tensor_type = tt;
-    Onnx__ValueInfoProto *vi = calloc(1, sizeof *vi);
+    Onnx__ValueInfoProto *vi = pool_alloc(p, sizeof *vi);
     onnx__value_info_proto__init(vi);
     vi->name = (char *)name;
     vi->type = tp;
@@ -119,15 +140,13 @@ static int write_message(const char *dir, const char *name, const ProtobufCMessa
     return rc;
 }
 
-static int write_image(const char *dir, const char *file, int vertical) {
+static int write_image(pool *p, const char *dir, const char *file, int vertical) {
     static float px[64];
     memset(px, 0, sizeof px);
     for (int i = 0; i < 8; i++) px[vertical ? i * 8 + 3 : 3 * 8 + i] = 1.0f;
     static const int64_t dims[] = {1, 1, 8, 8};
-    Onnx__TensorProto *t = float_tensor("image", dims, 4, px, 64);
-    int rc = write_message(dir, file, &t->base);
-    free(t);
-    return rc;
+    Onnx__TensorProto *t = float_tensor(p, "image", dims, 4, px, 64);
+    return write_message(dir, file, &t->base);
 }
 
 int main(int argc, char **argv) {
@@ -136,34 +155,35 @@ int main(int argc, char **argv) {
         return 1;
     }
     const char *dir = argv[1];
+    pool mem = {0}, *p = &mem;
     /* Line detectors: +2 on the centre line, -1 on either side. */
     static float w[18] = {-1, 2, -1, -1, 2, -1, -1, 2, -1, /* vertical */
                           -1, -1, -1, 2, 2, 2, -1, -1, -1}; /* horizontal */
     static float bias[2] = {0, 0};
     static float scale[4] = {4, 0, 0, 4};
     static const int64_t w_dims[] = {2, 1, 3, 3}, b_dims[] = {2}, s_dims[] = {2, 2};
-    Onnx__TensorProto *inits[3] = {float_tensor("detectors", w_dims, 4, w, 18),
-                                   float_tensor("detector_bias", b_dims, 1, bias, 2),
-                                   float_tensor("scale", s_dims, 2, scale, 4)};
+    Onnx__TensorProto *inits[3] = {float_tensor(p, "detectors", w_dims, 4, w, 18),
+                                   float_tensor(p, "detector_bias", b_dims, 1, bias, 2),
+                                   float_tensor(p, "scale", s_dims, 2, scale, 4)};
     static char *conv_in[] = {"image", "detectors", "detector_bias"}, *conv_out[] = {"responses"};
     static char *relu_out[] = {"activations"}, *gap_out[] = {"pooled"}, *flat_out[] = {"features"};
     static char *gemm_in[] = {"features", "scale"}, *gemm_out[] = {"logits"};
     static char *soft_out[] = {"probabilities"};
     static int64_t pads[] = {1, 1, 1, 1}, kshape[] = {3, 3};
-    Onnx__AttributeProto *conv_attrs[] = {ints_attr("pads", pads, 4), ints_attr("kernel_shape", kshape, 2)};
-    Onnx__AttributeProto *flat_attrs[] = {int_attr("axis", 1)};
-    Onnx__AttributeProto *soft_attrs[] = {int_attr("axis", 1)};
+    Onnx__AttributeProto *conv_attrs[] = {ints_attr(p, "pads", pads, 4), ints_attr(p, "kernel_shape", kshape, 2)};
+    Onnx__AttributeProto *flat_attrs[] = {int_attr(p, "axis", 1)};
+    Onnx__AttributeProto *soft_attrs[] = {int_attr(p, "axis", 1)};
     Onnx__NodeProto *nodes[] = {
-        node("line_detectors", "Conv", conv_in, 3, conv_out, conv_attrs, 2),
-        node("relu", "Relu", &conv_out[0], 1, relu_out, NULL, 0),
-        node("average", "GlobalAveragePool", &relu_out[0], 1, gap_out, NULL, 0),
-        node("flatten", "Flatten", &gap_out[0], 1, flat_out, flat_attrs, 1),
-        node("classify", "Gemm", gemm_in, 2, gemm_out, NULL, 0),
-        node("softmax", "Softmax", &gemm_out[0], 1, soft_out, soft_attrs, 1),
+        node(p, "line_detectors", "Conv", conv_in, 3, conv_out, conv_attrs, 2),
+        node(p, "relu", "Relu", &conv_out[0], 1, relu_out, NULL, 0),
+        node(p, "average", "GlobalAveragePool", &relu_out[0], 1, gap_out, NULL, 0),
+        node(p, "flatten", "Flatten", &gap_out[0], 1, flat_out, flat_attrs, 1),
+        node(p, "classify", "Gemm", gemm_in, 2, gemm_out, NULL, 0),
+        node(p, "softmax", "Softmax", &gemm_out[0], 1, soft_out, soft_attrs, 1),
     };
     static int64_t in_dims[] = {-1, 1, 8, 8}, out_dims[] = {-1, 2};
-    Onnx__ValueInfoProto *inputs[] = {float_value("image", "batch", in_dims, 4)};
-    Onnx__ValueInfoProto *outputs[] = {float_value("probabilities", "batch", out_dims, 2)};
+    Onnx__ValueInfoProto *inputs[] = {float_value(p, "image", "batch", in_dims, 4)};
+    Onnx__ValueInfoProto *outputs[] = {float_value(p, "probabilities", "batch", out_dims, 2)};
 
     Onnx__GraphProto graph;
     onnx__graph_proto__init(&graph);
@@ -194,8 +214,9 @@ int main(int argc, char **argv) {
     model.graph = &graph;
     model.doc_string = "Tells a vertical bar (class 0) from a horizontal bar (class 1) in an 8x8 image.";
 
-    if (write_message(dir, "bars.onnx", &model.base) != 0) return 1;
-    if (write_image(dir, "vertical_bar.pb", 1) != 0) return 1;
-    if (write_image(dir, "horizontal_bar.pb", 0) != 0) return 1;
-    return 0; /* the process exits; the small allocations above die with it */
+    int rc = write_message(dir, "bars.onnx", &model.base) != 0 ||
+             write_image(p, dir, "vertical_bar.pb", 1) != 0 ||
+             write_image(p, dir, "horizontal_bar.pb", 0) != 0;
+    pool_free(p);
+    return rc;
 }

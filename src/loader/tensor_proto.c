@@ -82,20 +82,20 @@ static int copy_typed_field(const Onnx__TensorProto *tp, ox_tensor *t, size_t n,
     case ONYX_FLOAT32:
     case ONYX_COMPLEX64:
         have = tp->n_float_data;
-        if (have == (t->dtype == ONYX_COMPLEX64 ? 2 * n : n))
+        if (have && have == (t->dtype == ONYX_COMPLEX64 ? 2 * n : n))
             memcpy(t->data, tp->float_data, have * sizeof(float));
         if (t->dtype == ONYX_COMPLEX64) have /= 2;
         break;
     case ONYX_FLOAT64:
     case ONYX_COMPLEX128:
         have = tp->n_double_data;
-        if (have == (t->dtype == ONYX_COMPLEX128 ? 2 * n : n))
+        if (have && have == (t->dtype == ONYX_COMPLEX128 ? 2 * n : n))
             memcpy(t->data, tp->double_data, have * sizeof(double));
         if (t->dtype == ONYX_COMPLEX128) have /= 2;
         break;
     case ONYX_INT64:
         have = tp->n_int64_data;
-        if (have == n) memcpy(t->data, tp->int64_data, n * sizeof(int64_t));
+        if (have && have == n) memcpy(t->data, tp->int64_data, n * sizeof(int64_t));
         break;
     case ONYX_UINT32:
     case ONYX_UINT64:

@@ -138,7 +138,8 @@ n_outputs=$(sed -n 's/^outputs (\([0-9]*\)):$/\1/p' "$TMP/info.out")
 n_inputs=$(sed -n 's/^inputs (\([0-9]*\)):$/\1/p' "$TMP/info.out")
 if expect_ok run_a run --seed 7 --output-dir "$TMP/a/nested" "$MODEL"; then
     count=$(find "$TMP/a/nested" -name '*.npy' | wc -l)
-    if [ "$count" -lt 1 ]; then
+    # only string outputs, which .npy cannot hold, may go unsaved
+    if [ "$count" -lt 1 ] && ! grep -q "is not saved" "$TMP/run_a.err"; then
         fail "run_a: no .npy files written"
     fi
     if [ -n "$n_outputs" ] && [ "$(wc -l <"$TMP/run_a.out")" -lt "$n_outputs" ]; then

@@ -608,7 +608,6 @@ static int compare_values(const onyx_tensor *got, const onyx_tensor *exp, const 
 typedef struct {
     onyx_env *env;
     onyx_session_options *opts;
-    int verbose;
 } runner;
 
 static int list_dir(const char *path, strlist *out, int (*keep)(const char *dir, const char *name))
@@ -703,6 +702,7 @@ static int run_dataset(onyx_session *s, const char *dsdir, const char *dsname, c
     const char **in_names = NULL, **out_names = NULL;
     const onyx_tensor **bound = NULL;
     onyx_tensor **relabelled = NULL;
+    onyx_status *st = NULL;
     int ok = 0;
     char why[REASON_CAP] = "";
 
@@ -734,7 +734,7 @@ static int run_dataset(onyx_session *s, const char *dsdir, const char *dsname, c
     }
     for (size_t i = 0; i < nin; i++) {
         onyx_value_info info;
-        onyx_status *st = onyx_session_input_info(s, i, &info);
+        st = onyx_session_input_info(s, i, &info);
         if (st) {
             status_reason(why, "input info", st);
             goto done;
@@ -751,14 +751,14 @@ static int run_dataset(onyx_session *s, const char *dsdir, const char *dsname, c
     }
     for (size_t i = 0; i < nout; i++) {
         onyx_value_info info;
-        onyx_status *st = onyx_session_output_info(s, i, &info);
+        st = onyx_session_output_info(s, i, &info);
         if (st) {
             status_reason(why, "output info", st);
             goto done;
         }
         out_names[i] = info.name;
     }
-    onyx_status *st = onyx_session_run(s, in_names, bound, nin, out_names, outputs, nout);
+    st = onyx_session_run(s, in_names, bound, nin, out_names, outputs, nout);
     if (st) {
         status_reason(why, "run", st);
         goto done;
@@ -960,7 +960,7 @@ int main(int argc, char **argv)
         return 2;
     }
 
-    runner r = {.verbose = verbose};
+    runner r = {0};
     onyx_status *st = onyx_env_create(&r.env);
     if (!st)
         st = onyx_env_set_log_level(r.env, verbose ? ONYX_LOG_WARNING : ONYX_LOG_ERROR);

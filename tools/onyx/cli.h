@@ -17,7 +17,10 @@
 int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* cli_error with the status's message; frees the status. */
 int cli_status(onyx_status *st);
+/* Queues a "onyx: note: ..." line; cli_flush_notes prints the queue,
+ * cli_error drops it. */
 void cli_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void cli_flush_notes(void);
 
 /* Matches "--name VALUE" and "--name=VALUE" at argv[*i]; advances *i past
  * the value. Returns 1 on a match, 0 when argv[*i] is another option and

@@ -190,8 +190,9 @@ static int fill_random(onyx_tensor *t, uint64_t *s, const char *name) {
 static int random_input(const onyx_value_info *info, uint64_t *seed, onyx_tensor **out) {
     *out = NULL;
     if (info->kind != ONYX_KIND_TENSOR)
-        return cli_error("run: input '%s' is a %s; give it with --input %s=FILE", info->name,
-                         info->kind == ONYX_KIND_SEQUENCE ? "sequence" : "optional", info->name);
+        return cli_error("run: input '%s' is %s; give it with --input %s=FILE", info->name,
+                         info->kind == ONYX_KIND_SEQUENCE ? "a sequence" : "an optional",
+                         info->name);
     if (info->rank < 0)
         return cli_error("run: input '%s' has no known rank; give it with --input %s=FILE",
                          info->name, info->name);
@@ -405,6 +406,12 @@ static char *output_path(const char *dir, const char *name, name_set *used) {
 }
 
 static int save_one(const onyx_tensor *t, const char *dir, const char *name, name_set *used) {
+    /* .npy has no string type onyx can write; the summary still shows
+     * the output, so the run is not failed for it */
+    if (onyx_tensor_dtype(t) == ONYX_STRING) {
+        cli_note("output '%s' is a string tensor and is not saved", name);
+        return CLI_OK;
+    }
     char *path = output_path(dir, name, used);
     if (!path) return cli_error("out of memory");
     onyx_status *st = onyx_tensor_save_npy(t, path);
@@ -412,8 +419,9 @@ static int save_one(const onyx_tensor *t, const char *dir, const char *name, nam
     return st ? cli_status(st) : CLI_OK;
 }
 
-static int report_output(const char *name, const onyx_tensor *t, const char *dir,
-                         name_set *used) {
+/* qual is "" or "optional " for a sequence reached through an optional */
+static int report_output(const char *name, const char *qual, const onyx_tensor *t,
+                         const char *dir, name_set *used) {
     cli_buf line = {0};
     int rc = CLI_OK;
     onyx_value_kind kind = onyx_tensor_kind(t);
@@ -429,14 +437,13 @@ static int report_output(const char *name, const onyx_tensor *t, const char *dir
             if (dir) rc = save_one(item, dir, name, used);
             if (rc == CLI_OK) printf("%s: optional %s\n", name, line.s);
         } else if (item) {
-            printf("%s: optional holding a sequence\n", name);
-            rc = report_output(name, item, dir, used);
+            rc = report_output(name, "optional ", item, dir, used);
         } else {
             printf("%s: optional (none)\n", name);
         }
     } else {
         size_t n = onyx_tensor_item_count(t);
-        printf("%s: sequence of %zu\n", name, n);
+        printf("%s: %ssequence of %zu\n", name, qual, n);
         for (size_t i = 0; i < n && rc == CLI_OK; i++) {
             cli_buf item_name = {0};
             cli_buf_printf(&item_name, "%s_%zu", name, i);
@@ -447,7 +454,7 @@ static int report_output(const char *name, const onyx_tensor *t, const char *dir
                 if (dir) rc = save_one(item, dir, item_name.s, used);
                 if (rc == CLI_OK) printf("  [%zu]: %s\n", i, line.s);
             } else {
-                rc = report_output(item_name.s, item, dir, used);
+                rc = report_output(item_name.s, "", item, dir, used);
             }
             cli_buf_free(&item_name);
         }
@@ -491,6 +498,9 @@ int cmd_run(int argc, char **argv) {
     }
     if (a.providers && (rc = set_providers(opts, a.providers)) != CLI_OK) goto out;
     if ((rc = cli_open_session(a.model, opts, &env, &s)) != CLI_OK) goto out;
+
+    /* a bad output folder should fail before the model runs */
+    if (a.out_dir && (rc = mkdir_p(a.out_dir)) != CLI_OK) goto out;
 
     n_in = onyx_session_input_count(s);
     n_out = onyx_session_output_count(s);
@@ -565,9 +575,8 @@ int cmd_run(int argc, char **argv) {
         rc = cli_status(st);
         goto out;
     }
-    if (a.out_dir && (rc = mkdir_p(a.out_dir)) != CLI_OK) goto out;
     for (size_t i = 0; i < n_out && rc == CLI_OK; i++)
-        rc = report_output(out_names[i], outputs[i], a.out_dir, &used);
+        rc = report_output(out_names[i], "", outputs[i], a.out_dir, &used);
 
 out:
     for (size_t i = 0; inputs && i < n_in; i++)
@@ -586,5 +595,6 @@ out:
     if (env) onyx_env_free(env);
     if (opts) onyx_session_options_free(opts);
     free(a.inputs);
+    if (rc == CLI_OK) cli_flush_notes();
     return rc;
 }

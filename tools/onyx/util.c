@@ -18,7 +18,12 @@ static void print_flat(FILE *f, const char *prefix, const char *fmt, va_list ap)
     fprintf(f, "%s%s\n", prefix, msg);
 }
 
+/* Notes wait here until the command succeeds, so that a failing command
+ * still prints exactly one line on stderr. */
+static cli_buf pending_notes;
+
 int cli_error(const char *fmt, ...) {
+    cli_buf_free(&pending_notes);
     va_list ap;
     va_start(ap, fmt);
     fflush(stdout);
@@ -28,10 +33,22 @@ int cli_error(const char *fmt, ...) {
 }
 
 void cli_note(const char *fmt, ...) {
+    char msg[2048];
     va_list ap;
     va_start(ap, fmt);
-    print_flat(stderr, "onyx: note: ", fmt, ap);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    for (char *p = msg; *p; p++)
+        if (*p == '\n' || *p == '\r') *p = ' ';
+    cli_buf_printf(&pending_notes, "onyx: note: %s\n", msg);
+}
+
+void cli_flush_notes(void) {
+    if (pending_notes.len) {
+        fflush(stdout);
+        fputs(pending_notes.s, stderr);
+    }
+    cli_buf_free(&pending_notes);
 }
 
 int cli_status(onyx_status *st) {

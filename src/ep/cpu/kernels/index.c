@@ -101,12 +101,7 @@ static void gather_run(void *arg, int64_t begin, int64_t end) {
     for (int64_t w = begin; w < end; w++) {
         int64_t o = w / j->nidx, k = w % j->nidx;
         const char *s = j->src + ((size_t)(o * j->n_axis + j->idx[k])) * blk;
-        char *d = j->dst + (size_t)w * blk;
-        switch (blk) {
-        case 4: memcpy(d, s, 4); break;
-        case 8: memcpy(d, s, 8); break;
-        default: memcpy(d, s, blk);
-        }
+        memcpy(j->dst + (size_t)w * blk, s, blk);
     }
 }
 

@@ -399,9 +399,440 @@ static int matmul_compute(ox_kernel_ctx *ctx) {
     }
 }
 
+/* ================================================================ */
+/* MatMulInteger and QLinearMatMul: exact int32 products of
+ * zero-point-shifted 8-bit operands */
+
+static int q8_check(ox_kernel_ctx *ctx, const ox_tensor *t, const char *what) {
+    if (t->dtype != ONYX_INT8 && t->dtype != ONYX_UINT8)
+        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "%s: %s must be int8 or uint8, got %s",
+                              ctx->node->op_type, what, ox_dtype_name(t->dtype));
+    return 0;
+}
+
+static int32_t q8_at(const ox_tensor *t, int64_t i) {
+    return t->dtype == ONYX_UINT8 ? (int32_t)((const uint8_t *)t->data)[i]
+                                  : (int32_t)((const int8_t *)t->data)[i];
+}
+
+/* Per-tensor, per-row (A) or per-column (B) quantization parameter.
+ * `per` is the row/column count, `batch` the matrix count of the tensor
+ * it belongs to; the parameter may also hold one value per matrix row. */
+typedef struct qparam {
+    const ox_tensor *t;
+    int64_t mode; /* 0 scalar, 1 per row/column, 2 per matrix and row/column */
+    int64_t per;
+} qparam;
+
+static int qparam_make(ox_kernel_ctx *ctx, const ox_tensor *t, int64_t per, int64_t batch,
+                       const char *what, qparam *q) {
+    q->t = t;
+    q->per = per;
+    q->mode = 0;
+    if (!t) return 0;
+    int64_t n = ox_tensor_numel(t);
+    if (n == 1)
+        q->mode = 0;
+    else if (n == per)
+        q->mode = 1;
+    else if (n == per * batch)
+        q->mode = 2;
+    else
+        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "%s: %s has %lld values, expected 1 or %lld",
+                              ctx->node->op_type, what, (long long)n, (long long)per);
+    return 0;
+}
+
+static double qparam_at(const qparam *q, int64_t mat, int64_t j) {
+    if (!q->t) return 0.0;
+    int64_t i = q->mode == 0 ? 0 : q->mode == 1 ? j : mat * q->per + j;
+    return ox_get_f64(q->t->data, q->t->dtype, (size_t)i);
+}
+
+/* acc[b][i][j] = sum_k (A[i][k] - za) * (B[k][j] - zb) for every output
+ * matrix b of the plan. */
+static int qmm_int32(ox_kernel_ctx *ctx, const mm_plan *p, const ox_tensor *A, const qparam *za,
+                     const ox_tensor *B, const qparam *zb, int32_t *acc) {
+    int64_t na = ox_tensor_numel(A), nbv = ox_tensor_numel(B);
+    int32_t *a = malloc(sizeof(int32_t) * (size_t)(na > 0 ? na : 1));
+    int32_t *b = malloc(sizeof(int32_t) * (size_t)(nbv > 0 ? nbv : 1));
+    if (!a || !b) {
+        free(a);
+        free(b);
+        return oom(ctx);
+    }
+    int64_t mk = p->M * p->K, kn = p->K * p->N;
+    for (int64_t i = 0; i < na; i++) {
+        int64_t mat = mk ? i / mk : 0, row = p->K ? (i % (mk ? mk : 1)) / p->K : 0;
+        a[i] = q8_at(A, i) - (int32_t)qparam_at(za, mat, row);
+    }
+    for (int64_t i = 0; i < nbv; i++) {
+        int64_t mat = kn ? i / kn : 0, col = p->N ? i % p->N : 0;
+        b[i] = q8_at(B, i) - (int32_t)qparam_at(zb, mat, col);
+    }
+    for (int64_t bi = 0; bi < p->nb; bi++) {
+        int64_t ao, bo;
+        mm_offsets(p, bi, &ao, &bo);
+        for (int64_t i = 0; i < p->M; i++) {
+            uint32_t *row = (uint32_t *)(void *)(acc + (bi * p->M + i) * p->N);
+            for (int64_t x = 0; x < p->N; x++) row[x] = 0;
+            for (int64_t k = 0; k < p->K; k++) {
+                uint32_t av = (uint32_t)a[ao + i * p->K + k];
+                const int32_t *br = b + bo + k * p->N;
+                for (int64_t x = 0; x < p->N; x++) row[x] += av * (uint32_t)br[x];
+            }
+        }
+    }
+    free(a);
+    free(b);
+    return 0;
+}
+
+static int64_t batch_count(const ox_tensor *t) { return t->rank > 2 ? ox_numel(t->dims, t->rank - 2) : 1; }
+
+static int matmul_integer_compute(ox_kernel_ctx *ctx) {
+    const ox_tensor *A = input(ctx, 0), *B = input(ctx, 1);
+    ox_tensor *Y = ctx->outputs[0];
+    if (q8_check(ctx, A, "A") || q8_check(ctx, B, "B")) return -1;
+    mm_plan p;
+    if (mm_plan_make(ctx, A, B, &p)) return -1;
+    if (Y->dtype != ONYX_INT32 || ox_tensor_numel(Y) != p.nb * p.M * p.N)
+        return ox_kernel_fail(ctx, ONYX_RUNTIME_ERROR, "MatMulInteger: output does not match inputs");
+    qparam za, zb;
+    const ox_tensor *ZA = input(ctx, 2), *ZB = input(ctx, 3);
+    if ((ZA && ZA->dtype != A->dtype) || (ZB && ZB->dtype != B->dtype))
+        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "MatMulInteger: zero points must match their inputs' types");
+    if (qparam_make(ctx, ZA, p.M, batch_count(A), "a_zero_point", &za) ||
+        qparam_make(ctx, ZB, p.N, batch_count(B), "b_zero_point", &zb))
+        return -1;
+    return qmm_int32(ctx, &p, A, &za, B, &zb, Y->data);
+}
+
+static int qlinear_matmul_compute(ox_kernel_ctx *ctx) {
+    const ox_tensor *A = input(ctx, 0), *B = input(ctx, 3), *YZ = input(ctx, 7);
+    ox_tensor *Y = ctx->outputs[0];
+    if (q8_check(ctx, A, "a") || q8_check(ctx, B, "b") || q8_check(ctx, YZ, "y_zero_point")) return -1;
+    mm_plan p;
+    if (mm_plan_make(ctx, A, B, &p)) return -1;
+    if (Y->dtype != YZ->dtype || ox_tensor_numel(Y) != p.nb * p.M * p.N)
+        return ox_kernel_fail(ctx, ONYX_RUNTIME_ERROR, "QLinearMatMul: output does not match inputs");
+    qparam za, zb, sa, sb, sy, zy;
+    int64_t ba = batch_count(A), bb = batch_count(B);
+    if (qparam_make(ctx, input(ctx, 2), p.M, ba, "a_zero_point", &za) ||
+        qparam_make(ctx, input(ctx, 5), p.N, bb, "b_zero_point", &zb) ||
+        qparam_make(ctx, input(ctx, 1), p.M, ba, "a_scale", &sa) ||
+        qparam_make(ctx, input(ctx, 4), p.N, bb, "b_scale", &sb) ||
+        qparam_make(ctx, input(ctx, 6), 1, 1, "y_scale", &sy) ||
+        qparam_make(ctx, YZ, 1, 1, "y_zero_point", &zy))
+        return -1;
+    int64_t ny = p.nb * p.M * p.N;
+    int32_t *acc = malloc(sizeof(int32_t) * (size_t)(ny > 0 ? ny : 1));
+    if (!acc) return oom(ctx);
+    if (qmm_int32(ctx, &p, A, &za, B, &zb, acc)) {
+        free(acc);
+        return -1;
+    }
+    double lo = Y->dtype == ONYX_UINT8 ? 0 : -128, hi = Y->dtype == ONYX_UINT8 ? 255 : 127;
+    double yzp = qparam_at(&zy, 0, 0);
+    float ys = (float)qparam_at(&sy, 0, 0);
+    for (int64_t bi = 0; bi < p.nb; bi++) {
+        int64_t ao, bo;
+        mm_offsets(&p, bi, &ao, &bo);
+        int64_t mk = p.M * p.K, kn = p.K * p.N;
+        int64_t amat = mk > 0 ? ao / mk : 0, bmat = kn > 0 ? bo / kn : 0;
+        for (int64_t i = 0; i < p.M; i++)
+            for (int64_t x = 0; x < p.N; x++) {
+                /* the multiplier is formed in float32, as the scales are */
+                float mult = (float)qparam_at(&sa, amat, i) * (float)qparam_at(&sb, bmat, x) / ys;
+                int64_t e = (bi * p.M + i) * p.N + x;
+                double v = nearbyint((double)acc[e] * (double)mult) + yzp;
+                v = v < lo ? lo : v > hi ? hi : v;
+                if (Y->dtype == ONYX_UINT8)
+                    ((uint8_t *)Y->data)[e] = (uint8_t)v;
+                else
+                    ((int8_t *)Y->data)[e] = (int8_t)v;
+            }
+    }
+    free(acc);
+    return 0;
+}
+
+/* ================================================================ */
+/* Det: LU factorisation with partial pivoting, in double */
+
+static int det_compute(ox_kernel_ctx *ctx) {
+    const ox_tensor *X = input(ctx, 0);
+    ox_tensor *Y = ctx->outputs[0];
+    if (X->rank < 2 || X->dims[X->rank - 1] != X->dims[X->rank - 2])
+        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "Det: input must be [..., n, n]");
+    if (!ox_dtype_is_float(X->dtype))
+        return ox_kernel_fail(ctx, ONYX_NOT_IMPLEMENTED, "Det: element type %s is not supported",
+                              ox_dtype_name(X->dtype));
+    int64_t n = X->dims[X->rank - 1], count = ox_numel(X->dims, X->rank - 2);
+    double *m = malloc(sizeof(double) * (size_t)(n * n > 0 ? n * n : 1));
+    if (!m) return oom(ctx);
+    for (int64_t b = 0; b < count; b++) {
+        for (int64_t i = 0; i < n * n; i++) m[i] = ox_get_f64(X->data, X->dtype, (size_t)(b * n * n + i));
+        double det = 1.0;
+        for (int64_t c = 0; c < n && det != 0.0; c++) {
+            int64_t piv = c;
+            for (int64_t r = c + 1; r < n; r++)
+                if (fabs(m[r * n + c]) > fabs(m[piv * n + c])) piv = r;
+            if (m[piv * n + c] == 0.0) {
+                det = 0.0;
+                break;
+            }
+            if (piv != c) {
+                for (int64_t k = 0; k < n; k++) {
+                    double t = m[c * n + k];
+                    m[c * n + k] = m[piv * n + k];
+                    m[piv * n + k] = t;
+                }
+                det = -det;
+            }
+            double d = m[c * n + c];
+            det *= d;
+            for (int64_t r = c + 1; r < n; r++) {
+                double f = m[r * n + c] / d;
+                if (f == 0.0) continue;
+                for (int64_t k = c; k < n; k++) m[r * n + k] -= f * m[c * n + k];
+            }
+        }
+        ox_set_f64(Y->data, Y->dtype, (size_t)b, det);
+    }
+    free(m);
+    return 0;
+}
+
+/* ================================================================ */
+/* Einsum: every output element is a sum over the contracted labels of
+ * the product of the operands; labels are walked with an odometer that
+ * moves each operand's offset by that label's stride. */
+
+#define EIN_MAX_LABELS (52 + OX_MAX_RANK)
+
+typedef struct ein_term {
+    int n;
+    int labels[OX_MAX_RANK + 1]; /* -1 marks the ellipsis */
+    int has_ell;
+} ein_term;
+
+static int ein_letter(int ch) {
+    if (ch >= 'a' && ch <= 'z') return ch - 'a';
+    if (ch >= 'A' && ch <= 'Z') return 26 + ch - 'A';
+    return -1;
+}
+
+static int ein_parse(ox_kernel_ctx *ctx, const char **p, const char *end, ein_term *t) {
+    t->n = 0;
+    t->has_ell = 0;
+    const char *s = *p;
+    while (s < end && *s != ',' && *s != '-') {
+        if (*s == ' ' || *s == '\t') {
+            s++;
+            continue;
+        }
+        int lab;
+        if (*s == '.') {
+            if (end - s < 3 || s[1] != '.' || s[2] != '.' || t->has_ell)
+                return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "Einsum: malformed ellipsis");
+            t->has_ell = 1;
+            lab = -1;
+            s += 3;
+        } else {
+            lab = ein_letter((unsigned char)*s);
+            if (lab < 0) return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "Einsum: bad character in equation");
+            s++;
+        }
+        if (t->n > OX_MAX_RANK) return ox_kernel_fail(ctx, ONYX_NOT_IMPLEMENTED, "Einsum: term too long");
+        t->labels[t->n++] = lab;
+    }
+    *p = s;
+    return 0;
+}
+
+static int einsum_compute(ox_kernel_ctx *ctx) {
+    const char *eq = ir_attr_string(ctx->node, "equation", NULL);
+    if (!eq) return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "Einsum: missing equation");
+    int nops = ctx->n_inputs;
+    if (nops < 1 || nops > OX_MAX_RANK)
+        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "Einsum: bad operand count %d", nops);
+    ox_tensor *Y = ctx->outputs[0];
+    const char *end = eq + strlen(eq), *arrow = strstr(eq, "->");
+    const char *lhs_end = arrow ? arrow : end, *p = eq;
+    ein_term terms[OX_MAX_RANK], ot;
+    for (int i = 0; i < nops; i++) {
+        if (ein_parse(ctx, &p, lhs_end, &terms[i])) return -1;
+        if (i + 1 < nops) {
+            if (p >= lhs_end || *p != ',')
+                return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "Einsum: equation does not match the inputs");
+            p++;
+        }
+    }
+    if (p != lhs_end) return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "Einsum: equation does not match the inputs");
+    /* sizes and per-operand strides of every label; ellipsis dims are
+     * labels 52.. (right-aligned) */
+    int64_t size[EIN_MAX_LABELS];
+    int count[EIN_MAX_LABELS] = {0};
+    for (int l = 0; l < EIN_MAX_LABELS; l++) size[l] = -1;
+    int ell_rank = 0;
+    for (int i = 0; i < nops; i++) {
+        const ox_tensor *t = ctx->inputs[i];
+        if (!t) return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "Einsum: missing operand");
+        int fixed = terms[i].n - terms[i].has_ell;
+        int er = t->rank - fixed;
+        if (er < 0 || (!terms[i].has_ell && er != 0))
+            return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "Einsum: operand %d rank %d does not match its term", i, t->rank);
+        if (er > ell_rank) ell_rank = er;
+    }
+    int64_t (*str)[EIN_MAX_LABELS] = calloc((size_t)nops, sizeof *str);
+    if (!str) return oom(ctx);
+    int rc = 0;
+    for (int i = 0; i < nops && !rc; i++) {
+        const ox_tensor *t = ctx->inputs[i];
+        int64_t tstr[OX_MAX_RANK];
+        int64_t s = 1;
+        for (int d = t->rank - 1; d >= 0; d--) {
+            tstr[d] = s;
+            s *= t->dims[d];
+        }
+        int fixed = terms[i].n - terms[i].has_ell, er = t->rank - fixed, d = 0;
+        for (int k = 0; k < terms[i].n && !rc; k++) {
+            int labs[OX_MAX_RANK], nl = 0;
+            if (terms[i].labels[k] < 0) {
+                for (int e = 0; e < er; e++) labs[nl++] = 52 + ell_rank - er + e;
+            } else {
+                labs[nl++] = terms[i].labels[k];
+            }
+            for (int q = 0; q < nl; q++, d++) {
+                int l = labs[q];
+                int64_t dim = t->dims[d];
+                count[l]++;
+                if (l >= 52) {
+                    /* ellipsis dims broadcast numpy-style */
+                    if (dim == 1) continue;
+                    if (size[l] > 1 && size[l] != dim) rc = -1;
+                    size[l] = dim;
+                } else {
+                    if (size[l] >= 0 && size[l] != dim) rc = -1;
+                    size[l] = dim;
+                }
+                if (rc) {
+                    ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "Einsum: operand %d dimension %d (size %lld) conflicts with another use of its label",
+                                   i, d, (long long)dim);
+                    break;
+                }
+                str[i][l] += tstr[d];
+            }
+        }
+    }
+    for (int l = 52; l < 52 + ell_rank; l++)
+        if (size[l] < 0) size[l] = 1;
+    int order[EIN_MAX_LABELS], n_out = 0, n_all;
+    int in_out[EIN_MAX_LABELS] = {0};
+    if (!rc) {
+        if (arrow) {
+            const char *q = arrow + 2;
+            if (ein_parse(ctx, &q, end, &ot)) rc = -1;
+            for (int k = 0; !rc && k < ot.n; k++) {
+                if (ot.labels[k] < 0) {
+                    for (int e = 0; e < ell_rank; e++) order[n_out++] = 52 + e;
+                } else {
+                    if (!count[ot.labels[k]] || in_out[ot.labels[k]]) {
+                        rc = ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "Einsum: bad output term");
+                        break;
+                    }
+                    order[n_out++] = ot.labels[k];
+                }
+                in_out[order[n_out - 1]] = 1;
+            }
+        } else {
+            for (int e = 0; e < ell_rank; e++) order[n_out++] = 52 + e;
+            for (int o = 0; o < 52; o++) {
+                int l = o < 26 ? o + 26 : o - 26;
+                if (count[l] == 1) order[n_out++] = l;
+            }
+        }
+    }
+    if (rc) {
+        free(str);
+        return -1;
+    }
+    for (int k = 0; k < n_out; k++) in_out[order[k]] = 1;
+    n_all = n_out;
+    for (int l = 0; l < 52 + ell_rank; l++)
+        if (count[l] && !in_out[l]) order[n_all++] = l;
+    int64_t outer = 1, inner = 1;
+    for (int k = 0; k < n_out; k++) outer *= size[order[k]];
+    for (int k = n_out; k < n_all; k++) inner *= size[order[k]];
+    if (ox_tensor_numel(Y) != outer)
+        return free(str), ox_kernel_fail(ctx, ONYX_RUNTIME_ERROR, "Einsum: output size does not match");
+    int is_f = ox_dtype_is_float(Y->dtype);
+    /* operands as doubles (floats) or 64-bit integers */
+    void *data[OX_MAX_RANK] = {0};
+    for (int i = 0; i < nops && !rc; i++) {
+        const ox_tensor *t = ctx->inputs[i];
+        int64_t n = ox_tensor_numel(t);
+        data[i] = malloc(8 * (size_t)(n > 0 ? n : 1));
+        if (!data[i]) {
+            rc = oom(ctx);
+            break;
+        }
+        for (int64_t e = 0; e < n; e++) {
+            if (is_f)
+                ((double *)data[i])[e] = ox_get_f64(t->data, t->dtype, (size_t)e);
+            else
+                ((int64_t *)data[i])[e] = ox_get_i64(t->data, t->dtype, (size_t)e);
+        }
+    }
+    if (!rc) {
+        int64_t idx[EIN_MAX_LABELS] = {0}, off[OX_MAX_RANK] = {0};
+        for (int64_t o = 0; o < outer; o++) {
+            double accf = 0;
+            uint64_t acci = 0;
+            for (int64_t c = 0; c < inner; c++) {
+                if (is_f) {
+                    double prod = 1;
+                    for (int i = 0; i < nops; i++) prod *= ((const double *)data[i])[off[i]];
+                    accf += prod;
+                } else {
+                    uint64_t prod = 1;
+                    for (int i = 0; i < nops; i++) prod *= (uint64_t)((const int64_t *)data[i])[off[i]];
+                    acci += prod;
+                }
+                for (int k = n_all - 1; k >= n_out; k--) {
+                    int l = order[k];
+                    for (int i = 0; i < nops; i++) off[i] += str[i][l];
+                    if (++idx[k] < size[l]) break;
+                    for (int i = 0; i < nops; i++) off[i] -= str[i][l] * size[l];
+                    idx[k] = 0;
+                }
+            }
+            if (is_f)
+                ox_set_f64(Y->data, Y->dtype, (size_t)o, accf);
+            else
+                ox_set_i64(Y->data, Y->dtype, (size_t)o, (int64_t)acci);
+            for (int k = n_out - 1; k >= 0; k--) {
+                int l = order[k];
+                for (int i = 0; i < nops; i++) off[i] += str[i][l];
+                if (++idx[k] < size[l]) break;
+                for (int i = 0; i < nops; i++) off[i] -= str[i][l] * size[l];
+                idx[k] = 0;
+            }
+        }
+    }
+    for (int i = 0; i < nops; i++) free(data[i]);
+    free(str);
+    return rc;
+}
+
 static const ox_kernel_def KERNELS[] = {
     {"", "Gemm", 1, 17, gemm_compute, supports_gemm_types, NULL, NULL},
     {"", "MatMul", 1, 17, matmul_compute, supports_gemm_types, NULL, NULL},
+    {"", "MatMulInteger", 10, 17, matmul_integer_compute, NULL, NULL, NULL},
+    {"", "QLinearMatMul", 10, 17, qlinear_matmul_compute, NULL, NULL, NULL},
+    {"", "Det", 11, 17, det_compute, NULL, NULL, NULL},
+    {"", "Einsum", 12, 17, einsum_compute, NULL, NULL, NULL},
 };
 
 const ox_kernel_table ox_cpu_kernels_linalg = {KERNELS, sizeof KERNELS / sizeof KERNELS[0]};
