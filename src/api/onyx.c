@@ -191,7 +191,7 @@ size_t onyx_session_node_count(const onyx_session *s) { return s ? (size_t)s->gr
 
 static const ir_node *exec_node_at(const onyx_session *s, size_t i) {
     if (!s || i >= (size_t)s->graph->n_nodes) return NULL;
-    return &s->graph->nodes[s->exec_nodes[i]];
+    return &s->graph->nodes[s->main.exec_nodes[i]];
 }
 
 const char *onyx_session_node_name(const onyx_session *s, size_t i) {

@@ -62,6 +62,7 @@ static void node_clear(ir_node *n) {
     free(n->domain);
     free(n->inputs);
     free(n->outputs);
+    free(n->implicit);
     for (int i = 0; i < n->n_attrs; i++) ir_attr_clear(&n->attrs[i]);
     free(n->attrs);
 }
@@ -213,6 +214,12 @@ const char *ir_node_label(const ir_node *n, char *buf, size_t size) {
     return buf;
 }
 
+/* A node depends on its inputs and on the outer values its subgraphs read. */
+static int node_dep_count(const ir_node *n) { return n->n_inputs + n->n_implicit; }
+static int node_dep(const ir_node *n, int k) {
+    return k < n->n_inputs ? n->inputs[k] : n->implicit[k - n->n_inputs];
+}
+
 /* Kahn's algorithm; values produced outside the graph (inputs,
  * initializers, outer scope) are ready from the start. */
 int ir_graph_toposort(const ir_graph *g, int *order, ox_error *err) {
@@ -222,8 +229,8 @@ int ir_graph_toposort(const ir_graph *g, int *order, ox_error *err) {
     int total_edges = 0;
     if (!pending || !consumers_start) goto oom;
     for (int i = 0; i < n; i++)
-        for (int k = 0; k < g->nodes[i].n_inputs; k++) {
-            int v = g->nodes[i].inputs[k];
+        for (int k = 0; k < node_dep_count(&g->nodes[i]); k++) {
+            int v = node_dep(&g->nodes[i], k);
             if (v >= 0 && g->values[v].producer >= 0) {
                 pending[i]++;
                 consumers_start[v + 1]++;
@@ -239,8 +246,8 @@ int ir_graph_toposort(const ir_graph *g, int *order, ox_error *err) {
         goto oom;
     }
     for (int i = 0; i < n; i++)
-        for (int k = 0; k < g->nodes[i].n_inputs; k++) {
-            int v = g->nodes[i].inputs[k];
+        for (int k = 0; k < node_dep_count(&g->nodes[i]); k++) {
+            int v = node_dep(&g->nodes[i], k);
             if (v >= 0 && g->values[v].producer >= 0)
                 consumers[consumers_start[v] + fill[v]++] = i;
         }
@@ -299,5 +306,46 @@ int ir_graph_remove_nodes(ir_graph *g, const unsigned char *dead) {
     for (int v = 0; v < g->n_values; v++)
         if (g->values[v].producer >= 0) g->values[v].producer = new_index[g->values[v].producer];
     free(new_index);
+    return 0;
+}
+
+static int add_implicit(ir_node *n, int v) {
+    for (int i = 0; i < n->n_implicit; i++)
+        if (n->implicit[i] == v) return 0;
+    int *ni = realloc(n->implicit, ((size_t)n->n_implicit + 1) * sizeof *ni);
+    if (!ni) return -1;
+    n->implicit = ni;
+    n->implicit[n->n_implicit++] = v;
+    return 0;
+}
+
+/* Subgraph bodies are resolved first so that a value read two levels down
+ * becomes an outer value of the middle graph, then an implicit input of
+ * the node in this graph. */
+static int collect_outer(ir_graph *g, int ref, ir_graph *sub, ox_error *err) {
+    if (ir_resolve_implicit_inputs(sub, err) != 0) return -1;
+    for (int v = 0; v < sub->n_values; v++) {
+        if (!sub->values[v].outer) continue;
+        int id = ir_graph_find(g, sub->values[v].name);
+        if (id < 0) {
+            id = ir_graph_value(g, sub->values[v].name, err);
+            if (id < 0) return -1;
+            g->values[id].outer = 1;
+        }
+        if (add_implicit(&g->nodes[ref], id) != 0)
+            return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
+    }
+    return 0;
+}
+
+int ir_resolve_implicit_inputs(ir_graph *g, ox_error *err) {
+    for (int i = 0; i < g->n_nodes; i++) {
+        for (int a = 0; a < g->nodes[i].n_attrs; a++) {
+            ir_attr *at = &g->nodes[i].attrs[a];
+            if (at->g && collect_outer(g, i, at->g, err) != 0) return -1;
+            for (size_t j = 0; at->graphs && j < at->n; j++)
+                if (collect_outer(g, i, at->graphs[j], err) != 0) return -1;
+        }
+    }
     return 0;
 }

@@ -67,6 +67,10 @@ typedef struct ir_node {
     int *outputs; /* value ids; -1 for an omitted optional output */
     int n_attrs;
     ir_attr *attrs;
+    /* Values of this graph that the node's subgraphs read by name (outer
+     * scope): dependencies for scheduling and lifetimes like inputs. */
+    int n_implicit;
+    int *implicit;
     int ep; /* provider index chosen by the partitioner */
 } ir_node;
 
@@ -151,6 +155,8 @@ int ir_graph_toposort(const ir_graph *g, int *order, ox_error *err);
 /* Full structural validation: duplicate names, missing producers,
  * cycles, known operators, attribute types; recurses into subgraphs. */
 int ir_validate(ir_model *m, ox_error *err);
+/* Fills node->implicit for nodes with subgraphs (after ir_validate). */
+int ir_resolve_implicit_inputs(ir_graph *g, ox_error *err);
 /* Static type and shape inference over the whole graph (best effort:
  * unknown stays unknown; contradictions are errors). */
 int ir_infer_shapes(ir_graph *g, ox_error *err);

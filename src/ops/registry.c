@@ -12,10 +12,22 @@ extern const ox_op_table ox_ops_pool;
 extern const ox_op_table ox_ops_normalization;
 extern const ox_op_table ox_ops_transform;
 extern const ox_op_table ox_ops_index;
+extern const ox_op_table ox_ops_image;
+extern const ox_op_table ox_ops_recurrent;
+extern const ox_op_table ox_ops_signal;
+extern const ox_op_table ox_ops_quantize;
+extern const ox_op_table ox_ops_loss;
+extern const ox_op_table ox_ops_random;
+extern const ox_op_table ox_ops_text;
+extern const ox_op_table ox_ops_control;
+extern const ox_op_table ox_ops_sequence;
 
 static const ox_op_table *const FAMILIES[] = {
     &ox_ops_elementwise, &ox_ops_reduce,        &ox_ops_conv,      &ox_ops_linalg,
     &ox_ops_pool,        &ox_ops_normalization, &ox_ops_transform, &ox_ops_index,
+    &ox_ops_image,       &ox_ops_recurrent,     &ox_ops_signal,    &ox_ops_quantize,
+    &ox_ops_loss,        &ox_ops_random,        &ox_ops_text,      &ox_ops_control,
+    &ox_ops_sequence,
 };
 
 static const ox_op_schema *find(const char *domain, const char *name, int opset, int any) {

@@ -65,7 +65,7 @@ int ox_plan_build(const ir_graph *g, ox_ep *const *eps, int n_eps, ox_plan *p, o
         int ep = val->producer >= 0 ? g->nodes[val->producer].ep : host_ep;
         if (add_slot(p, &slot_cap, v, eps[ep]->device, ep) < 0) goto oom;
         p->slots[v].is_const = val->init != NULL && !val->is_input;
-        p->slots[v].is_input = val->is_input;
+        p->slots[v].is_input = val->is_input || val->outer;
     }
     for (int oi = 0; oi < g->n_nodes; oi++) {
         const ir_node *n = &g->nodes[order[oi]];
@@ -88,11 +88,27 @@ int ox_plan_build(const ir_graph *g, ox_ep *const *eps, int n_eps, ox_plan *p, o
             }
         }
         for (int k = 0; k < n->n_outputs; k++) outs[k] = n->outputs[k];
+        int *imp = malloc(((size_t)n->n_implicit + 1) * sizeof *imp);
+        if (!imp) {
+            free(ins);
+            free(outs);
+            goto oom;
+        }
+        for (int k = 0; k < n->n_implicit; k++) {
+            imp[k] = slot_on_device(p, &slot_cap, &step_cap, n->implicit[k], n->ep, dev, copy_of, n_eps);
+            if (imp[k] < 0) {
+                free(ins);
+                free(outs);
+                free(imp);
+                goto oom;
+            }
+        }
         ox_step st = {.kind = OX_STEP_NODE, .node = order[oi], .src = -1, .dst = -1,
-                      .in_slots = ins, .out_slots = outs};
+                      .in_slots = ins, .out_slots = outs, .implicit_slots = imp};
         if (add_step(p, &step_cap, st) < 0) {
             free(ins);
             free(outs);
+            free(imp);
             goto oom;
         }
     }
@@ -124,6 +140,7 @@ int ox_plan_build(const ir_graph *g, ox_ep *const *eps, int n_eps, ox_plan *p, o
         const ir_node *n = &g->nodes[st->node];
         for (int k = 0; k < n->n_inputs; k++)
             if (st->in_slots[k] >= 0) last_use[st->in_slots[k]] = i;
+        for (int k = 0; k < n->n_implicit; k++) last_use[st->implicit_slots[k]] = i;
         for (int k = 0; k < n->n_outputs; k++)
             if (st->out_slots[k] >= 0) def_step[st->out_slots[k]] = i;
     }
@@ -190,6 +207,7 @@ void ox_plan_free(ox_plan *p) {
     for (int i = 0; i < p->n_steps; i++) {
         free(p->steps[i].in_slots);
         free(p->steps[i].out_slots);
+        free(p->steps[i].implicit_slots);
         free(p->steps[i].release);
     }
     free(p->steps);

@@ -24,6 +24,7 @@ typedef struct ox_step {
     int src, dst; /* OX_STEP_COPY: slots */
     int *in_slots;  /* OX_STEP_NODE: slot per node input (-1 omitted) */
     int *out_slots; /* slot per node output (-1 omitted) */
+    int *implicit_slots; /* slot per node->implicit value (outer scope of subgraphs) */
     int n_release;  /* slots whose last use is this step */
     int *release;
 } ox_step;

@@ -26,6 +26,9 @@ typedef struct run_slot {
 
 typedef struct run_ctx {
     onyx_session *s;
+    ox_graph_exec *ge;
+    const struct run_ctx *parent; /* enclosing run, for subgraph bodies */
+    const ox_step *parent_step;   /* the If/Loop/Scan step running this body */
     run_slot *slots;
     ox_tensor **caller_out; /* per slot: caller-provided output tensor */
     const ox_mem_plan *mem;
@@ -52,7 +55,8 @@ static void release_slot(run_ctx *rc, int s) {
 
 static int alloc_slot(run_ctx *rc, int s, ox_dtype dtype, const int64_t *dims, int rank) {
     onyx_session *ses = rc->s;
-    const ox_slot_info *si = &ses->plan.slots[s];
+    const ir_graph *g = rc->ge->graph;
+    const ox_slot_info *si = &rc->ge->plan.slots[s];
     run_slot *rs = &rc->slots[s];
     ox_error *err = rc->err;
     size_t nbytes;
@@ -60,7 +64,7 @@ static int alloc_slot(run_ctx *rc, int s, ox_dtype dtype, const int64_t *dims, i
     if (rs->mode != SLOT_EMPTY) {
         if (rs->t->dtype == dtype && ox_shape_equal(rs->t->dims, rs->t->rank, dims, rank)) return 0;
         return ox_fail(err, ONYX_RUNTIME_ERROR, "value '%s' was already produced with another shape",
-                       ses->graph->values[si->value].name);
+                       g->values[si->value].name);
     }
     ox_tensor *caller = rc->caller_out[s];
     if (caller) {
@@ -68,7 +72,7 @@ static int alloc_slot(run_ctx *rc, int s, ox_dtype dtype, const int64_t *dims, i
             char a[128], b[128];
             return ox_fail(err, ONYX_INVALID_ARGUMENT,
                            "output '%s': the caller's tensor is %s %s but the model produces %s %s",
-                           ses->graph->values[si->value].name, ox_dtype_name(caller->dtype),
+                           g->values[si->value].name, ox_dtype_name(caller->dtype),
                            ox_shape_str(caller->dims, caller->rank, a, sizeof a),
                            ox_dtype_name(dtype), ox_shape_str(dims, rank, b, sizeof b));
         }
@@ -103,7 +107,7 @@ static int alloc_slot(run_ctx *rc, int s, ox_dtype dtype, const int64_t *dims, i
     rs->hdr.data = ep->ops->alloc(ep, nbytes);
     if (!rs->hdr.data)
         return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory allocating %zu bytes for '%s'", nbytes,
-                       ses->graph->values[si->value].name);
+                       g->values[si->value].name);
     rs->t = &rs->hdr;
     rs->mode = SLOT_DEVICE;
     rs->ep = si->ep;
@@ -178,10 +182,15 @@ static void type_of(const ox_tensor *t, ir_type *ty) {
 
 #define MAX_IO 128
 
+static int run_subgraph(ox_kernel_ctx *ctx, const ir_graph *g, ox_tensor *const *inputs,
+                        int n_inputs, ox_tensor **outputs, int n_outputs);
+
 /* Infers, allocates and computes one node. */
 static int exec_node(run_ctx *rc, const ox_step *st) {
     onyx_session *s = rc->s;
-    const ir_node *n = &s->graph->nodes[st->node];
+    ox_graph_exec *ge = rc->ge;
+    const ir_graph *g = ge->graph;
+    const ir_node *n = &g->nodes[st->node];
     ox_error *err = rc->err;
     if (n->n_inputs > MAX_IO || n->n_outputs > MAX_IO)
         return ox_fail(err, ONYX_NOT_IMPLEMENTED, "more than %d inputs or outputs", MAX_IO);
@@ -199,7 +208,7 @@ static int exec_node(run_ctx *rc, const ox_step *st) {
         if (!ins[k]) {
             if (sl >= 0)
                 return ox_fail(err, ONYX_RUNTIME_ERROR, "input '%s' has no value",
-                               s->graph->values[s->plan.slots[sl].value].name);
+                               g->values[ge->plan.slots[sl].value].name);
             continue;
         }
         type_of(ins[k], &in_types_store[k]);
@@ -229,9 +238,9 @@ static int exec_node(run_ctx *rc, const ox_step *st) {
     node_exec ne = {rc, st};
     ox_kernel_ctx kc = {.node = n, .n_inputs = n->n_inputs, .inputs = ins,
                         .n_outputs = n->n_outputs, .outputs = outs, .pool = s->pool,
-                        .state = s->states[st->node], .ep = s->eps[n->ep], .err = err,
-                        .exec = &ne};
-    if (s->kernels[st->node]->compute(&kc) != 0) {
+                        .state = ge->states[st->node], .ep = s->eps[n->ep], .err = err,
+                        .exec = &ne, .run_subgraph = run_subgraph};
+    if (ge->kernels[st->node]->compute(&kc) != 0) {
         if (err->code == ONYX_OK) ox_fail(err, ONYX_RUNTIME_ERROR, "kernel failed");
         return -1;
     }
@@ -239,24 +248,26 @@ static int exec_node(run_ctx *rc, const ox_step *st) {
         int sl = st->out_slots[k];
         if (sl >= 0 && rc->slots[sl].mode == SLOT_EMPTY)
             return ox_fail(err, ONYX_RUNTIME_ERROR, "kernel did not produce output %d ('%s')", k,
-                           s->graph->values[n->outputs[k]].name);
+                           g->values[n->outputs[k]].name);
     }
     return 0;
 }
 
 static int exec_copy(run_ctx *rc, const ox_step *st) {
     onyx_session *s = rc->s;
+    const ox_plan *plan = &rc->ge->plan;
+    const ir_graph *g = rc->ge->graph;
     const ox_tensor *src = rc->slots[st->src].t;
     if (!src)
         return ox_fail(rc->err, ONYX_RUNTIME_ERROR, "value '%s' has no value to copy",
-                       s->graph->values[s->plan.slots[st->src].value].name);
+                       g->values[plan->slots[st->src].value].name);
     if (src->kind != OX_KIND_TENSOR || src->dtype == ONYX_STRING)
         return ox_fail(rc->err, ONYX_NOT_IMPLEMENTED,
                        "only numeric tensors can move between devices ('%s')",
-                       s->graph->values[s->plan.slots[st->src].value].name);
+                       g->values[plan->slots[st->src].value].name);
     if (alloc_slot(rc, st->dst, src->dtype, src->dims, src->rank) != 0) return -1;
     ox_tensor *dst = rc->slots[st->dst].t;
-    const ox_slot_info *si = &s->plan.slots[st->src], *di = &s->plan.slots[st->dst];
+    const ox_slot_info *si = &plan->slots[st->src], *di = &plan->slots[st->dst];
     ox_ep *sep = s->eps[si->ep], *dep = s->eps[di->ep];
     if (si->device == OX_DEVICE_HOST) return dep->ops->copy_from_host(dep, dst->data, src->data, src->nbytes, rc->err);
     if (di->device == OX_DEVICE_HOST) return sep->ops->copy_to_host(sep, dst->data, src->data, src->nbytes, rc->err);
@@ -334,7 +345,7 @@ static int check_symbols(const onyx_session *s, const ox_tensor *const *bound, o
 
 /* ---- arenas ---- */
 
-static void *take_arena(onyx_session *s, size_t size, size_t *got) {
+static void *take_arena(ox_graph_exec *s, size_t size, size_t *got) {
     pthread_mutex_lock(&s->arena_lock);
     ox_arena **pp = &s->free_arenas;
     while (*pp && (*pp)->size < size) pp = &(*pp)->next;
@@ -353,7 +364,7 @@ static void *take_arena(onyx_session *s, size_t size, size_t *got) {
     return d;
 }
 
-static void give_arena(onyx_session *s, void *data, size_t size) {
+static void give_arena(ox_graph_exec *s, void *data, size_t size) {
     if (!data) return;
     ox_arena *a = malloc(sizeof *a);
     if (!a) {
@@ -412,7 +423,7 @@ static ox_tensor *take_output(run_ctx *rc, int s) {
     if (rs->mode == SLOT_VALUE) {
         t = rs->t;
     } else if (rs->mode == SLOT_DEVICE && rs->t == &rs->hdr &&
-               rc->s->plan.slots[s].device == OX_DEVICE_HOST) {
+               rc->ge->plan.slots[s].device == OX_DEVICE_HOST) {
         t = malloc(sizeof *t);
         if (!t) {
             ox_fail(rc->err, ONYX_OUT_OF_MEMORY, "out of memory");
@@ -428,27 +439,187 @@ static ox_tensor *take_output(run_ctx *rc, int s) {
     return t;
 }
 
-static int graph_output_index(const onyx_session *s, const char *name) {
-    const ir_graph *g = s->graph;
+static int graph_output_index(const ir_graph *g, const char *name) {
     for (int i = 0; i < g->n_outputs; i++)
         if (strcmp(g->values[g->outputs[i]].name, name) == 0) return i;
     return -1;
+}
+
+/* Binds a subgraph's outer-scope values to the enclosing run's tensors. */
+static int bind_outer(run_ctx *rc) {
+    const ir_graph *g = rc->ge->graph;
+    for (int v = 0; v < g->n_values; v++) {
+        if (!g->values[v].outer) continue;
+        const ir_graph *pg = rc->parent->ge->graph;
+        const ox_step *ps = rc->parent_step;
+        const ir_node *pn = &pg->nodes[ps->node];
+        int pv = ir_graph_find(pg, g->values[v].name);
+        const ox_tensor *t = NULL;
+        for (int k = 0; k < pn->n_implicit && !t; k++)
+            if (pn->implicit[k] == pv) t = rc->parent->slots[ps->implicit_slots[k]].t;
+        if (!t)
+            return ox_fail(rc->err, ONYX_RUNTIME_ERROR, "subgraph '%s': outer value '%s' has no value",
+                           g->name, g->values[v].name);
+        rc->slots[v].t = (ox_tensor *)t;
+        rc->slots[v].mode = SLOT_BORROWED;
+    }
+    return 0;
+}
+
+/* Runs one graph. bound[i] is the value of graph input i (NULL: its
+ * initializer); caller_bufs[o] an optional caller buffer for graph output o;
+ * want[o] says whether results[o] must be produced (owned by the caller). */
+static int exec_graph(onyx_session *s, ox_graph_exec *ge, const run_ctx *parent,
+                      const ox_step *parent_step, const ox_tensor *const *bound,
+                      ox_tensor *const *caller_bufs, const int *want, ox_tensor **results,
+                      ox_error *err) {
+    const ir_graph *g = ge->graph;
+    ox_plan *p = &ge->plan;
+    int rc_val = -1;
+    run_ctx rc = {.s = s, .ge = ge, .parent = parent, .parent_step = parent_step, .err = err};
+    int64_t *sig = malloc(((size_t)g->n_inputs * (OX_MAX_RANK + 2) + 1) * sizeof *sig);
+    rc.slots = calloc((size_t)p->n_slots + 1, sizeof *rc.slots);
+    rc.caller_out = calloc((size_t)p->n_slots + 1, sizeof *rc.caller_out);
+    size_t arena_size = 0;
+    if (!sig || !rc.slots || !rc.caller_out) {
+        ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
+        goto done;
+    }
+    size_t sig_len = 0;
+    for (int i = 0; i < g->n_inputs; i++) {
+        int v = g->inputs[i];
+        const ox_tensor *t = bound[i];
+        if (!t) {
+            if (!g->values[v].init) {
+                ox_fail(err, ONYX_INVALID_ARGUMENT, "input '%s' was not given", g->values[v].name);
+                goto done;
+            }
+            t = g->values[v].init;
+        }
+        rc.slots[v].t = (ox_tensor *)t;
+        rc.slots[v].mode = SLOT_BORROWED;
+        sig[sig_len++] = t->kind == OX_KIND_TENSOR ? t->rank : -1 - t->n_items;
+        for (int d = 0; t->kind == OX_KIND_TENSOR && d < t->rank; d++) sig[sig_len++] = t->dims[d];
+    }
+    for (int v = 0; v < g->n_values; v++)
+        if (p->slots[v].is_const) {
+            rc.slots[v].t = g->values[v].init;
+            rc.slots[v].mode = SLOT_BORROWED;
+        }
+    if (parent && bind_outer(&rc) != 0) goto done;
+    for (int o = 0; caller_bufs && o < g->n_outputs; o++)
+        if (caller_bufs[o]) rc.caller_out[p->output_slots[o]] = caller_bufs[o];
+
+    /* Outer values are part of what the plan depends on only through
+     * shapes inferred at run time; subgraph plans are keyed on inputs. */
+    rc.mem = ox_plan_find_mem(p, sig, sig_len);
+    if (rc.mem) {
+        rc.arena = take_arena(ge, rc.mem->arena_bytes, &arena_size);
+        if (!rc.arena) {
+            ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory for a %zu-byte arena", rc.mem->arena_bytes);
+            goto done;
+        }
+    } else {
+        rc.observed = calloc((size_t)p->n_slots + 1, sizeof *rc.observed);
+        if (!rc.observed) {
+            ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
+            goto done;
+        }
+    }
+
+    for (int i = 0; i < p->n_steps; i++) {
+        const ox_step *st = &p->steps[i];
+        int r;
+        if (st->kind == OX_STEP_COPY) {
+            r = exec_copy(&rc, st);
+        } else {
+            r = exec_node(&rc, st);
+            if (r != 0) {
+                char label[300];
+                ox_error_prefix(err, "%s", ir_node_label(&g->nodes[st->node], label, sizeof label));
+            }
+        }
+        if (r != 0) goto done;
+        for (int k = 0; k < st->n_release; k++) release_slot(&rc, st->release[k]);
+    }
+    for (int o = 0; o < g->n_outputs; o++) {
+        int sl = p->output_slots[o];
+        const char *name = g->values[g->outputs[o]].name;
+        if (!want[o]) continue;
+        if (!rc.slots[sl].t) {
+            ox_fail(err, ONYX_RUNTIME_ERROR, "output '%s' was not produced", name);
+            goto done;
+        }
+        if (caller_bufs && caller_bufs[o] &&
+            copy_into_caller(caller_bufs[o], rc.slots[sl].t, name, err) != 0)
+            goto done;
+    }
+    for (int o = 0; o < g->n_outputs; o++) {
+        results[o] = NULL;
+        if (!want[o] || (caller_bufs && caller_bufs[o])) continue;
+        results[o] = take_output(&rc, p->output_slots[o]);
+        if (!results[o]) {
+            for (int k = 0; k < o; k++) {
+                ox_tensor_free(results[k]);
+                results[k] = NULL;
+            }
+            goto done;
+        }
+    }
+    if (rc.observed) ox_plan_add_mem(p, sig, sig_len, rc.observed); /* no plan: next run records again */
+    rc_val = 0;
+done:
+    if (rc.slots) {
+        for (int sl = 0; sl < p->n_slots; sl++) {
+            run_slot *rs = &rc.slots[sl];
+            int keep = 0;
+            for (int o = 0; rc_val == 0 && o < g->n_outputs && !keep; o++)
+                keep = rs->t && (results[o] == rs->t || (caller_bufs && caller_bufs[o] == rs->t));
+            if (keep) continue;
+            release_slot(&rc, sl);
+        }
+    }
+    if (rc.arena) give_arena(ge, rc.arena, arena_size);
+    free(rc.observed);
+    free(rc.slots);
+    free(rc.caller_out);
+    free(sig);
+    return rc_val;
+}
+
+static int run_subgraph(ox_kernel_ctx *ctx, const ir_graph *g, ox_tensor *const *inputs,
+                        int n_inputs, ox_tensor **outputs, int n_outputs) {
+    node_exec *ne = ctx->exec;
+    if (!ne) return ox_fail(ctx->err, ONYX_NOT_IMPLEMENTED, "subgraphs cannot run outside a session");
+    onyx_session *s = ne->rc->s;
+    ox_graph_exec *ge = ox_session_find_exec(s, g);
+    if (!ge) return ox_fail(ctx->err, ONYX_RUNTIME_ERROR, "subgraph '%s' was not prepared", g->name);
+    if (n_inputs != g->n_inputs)
+        return ox_fail(ctx->err, ONYX_INVALID_MODEL, "subgraph '%s' takes %d inputs, given %d", g->name,
+                       g->n_inputs, n_inputs);
+    if (n_outputs != g->n_outputs)
+        return ox_fail(ctx->err, ONYX_INVALID_MODEL, "subgraph '%s' has %d outputs, %d expected",
+                       g->name, g->n_outputs, n_outputs);
+    int want[MAX_IO];
+    if (n_outputs > MAX_IO) return ox_fail(ctx->err, ONYX_NOT_IMPLEMENTED, "too many subgraph outputs");
+    for (int i = 0; i < n_outputs; i++) want[i] = 1;
+    int r = exec_graph(s, ge, ne->rc, ne->step, (const ox_tensor *const *)inputs, NULL, want, outputs,
+                       ctx->err);
+    if (r != 0) ox_error_prefix(ctx->err, "in subgraph '%s'", g->name);
+    return r;
 }
 
 int ox_session_run(onyx_session *s, const char *const *in_names, const ox_tensor *const *ins,
                    size_t n_in, const char *const *out_names, ox_tensor **outs, size_t n_out,
                    ox_error *err) {
     const ir_graph *g = s->graph;
-    const ox_plan *p = &s->plan;
     int rc_val = -1;
-    run_ctx rc = {.s = s, .err = err};
     const ox_tensor **bound = calloc((size_t)g->n_inputs + 1, sizeof *bound);
+    ox_tensor **bufs = calloc((size_t)g->n_outputs + 1, sizeof *bufs);
+    ox_tensor **results = calloc((size_t)g->n_outputs + 1, sizeof *results);
+    int *want = calloc((size_t)g->n_outputs + 1, sizeof *want);
     int *out_idx = calloc(n_out + 1, sizeof *out_idx);
-    int64_t *sig = malloc(((size_t)g->n_inputs * (OX_MAX_RANK + 2) + 1) * sizeof *sig);
-    rc.slots = calloc((size_t)p->n_slots + 1, sizeof *rc.slots);
-    rc.caller_out = calloc((size_t)p->n_slots + 1, sizeof *rc.caller_out);
-    size_t arena_size = 0;
-    if (!bound || !out_idx || !sig || !rc.slots || !rc.caller_out) {
+    if (!bound || !bufs || !results || !want || !out_idx) {
         ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
         goto done;
     }
@@ -482,42 +653,21 @@ int ox_session_run(onyx_session *s, const char *const *in_names, const ox_tensor
         bound[gi] = ins[i];
     }
     if (check_symbols(s, bound, err) != 0) goto done;
-    size_t sig_len = 0;
-    for (int i = 0; i < g->n_inputs; i++) {
-        int v = g->inputs[i];
-        const ox_tensor *t = bound[i];
-        if (!t) {
-            if (!g->values[v].init) {
-                ox_fail(err, ONYX_INVALID_ARGUMENT, "input '%s' was not given", g->values[v].name);
-                goto done;
-            }
-            t = g->values[v].init;
-        }
-        rc.slots[v].t = (ox_tensor *)t;
-        rc.slots[v].mode = SLOT_BORROWED;
-        sig[sig_len++] = t->kind == OX_KIND_TENSOR ? t->rank : -1;
-        for (int d = 0; t->kind == OX_KIND_TENSOR && d < t->rank; d++) sig[sig_len++] = t->dims[d];
-    }
-    for (int v = 0; v < g->n_values; v++)
-        if (p->slots[v].is_const) {
-            rc.slots[v].t = g->values[v].init;
-            rc.slots[v].mode = SLOT_BORROWED;
-        }
     if (n_out && (!out_names || !outs)) {
         ox_fail(err, ONYX_INVALID_ARGUMENT, "output names and tensors must not be NULL");
         goto done;
     }
     for (size_t i = 0; i < n_out; i++) {
-        int gi = out_names[i] ? graph_output_index(s, out_names[i]) : -1;
+        int gi = out_names[i] ? graph_output_index(g, out_names[i]) : -1;
         if (gi < 0) {
             ox_fail(err, ONYX_INVALID_ARGUMENT, "the model has no output '%s'",
                     out_names[i] ? out_names[i] : "(null)");
             goto done;
         }
         out_idx[i] = gi;
-        int sl = p->output_slots[gi];
+        want[gi] = 1;
         if (outs[i]) {
-            if (rc.caller_out[sl] && rc.caller_out[sl] != outs[i]) {
+            if (bufs[gi] && bufs[gi] != outs[i]) {
                 ox_fail(err, ONYX_INVALID_ARGUMENT, "output '%s' is requested twice with two buffers",
                         out_names[i]);
                 goto done;
@@ -527,84 +677,42 @@ int ox_session_run(onyx_session *s, const char *const *in_names, const ox_tensor
                         out_names[i]);
                 goto done;
             }
-            rc.caller_out[sl] = outs[i];
+            bufs[gi] = outs[i];
         }
     }
-
-    rc.mem = ox_plan_find_mem(&s->plan, sig, sig_len);
-    if (rc.mem) {
-        rc.arena = take_arena(s, rc.mem->arena_bytes, &arena_size);
-        if (!rc.arena) {
-            ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory for a %zu-byte arena", rc.mem->arena_bytes);
-            goto done;
-        }
-    } else {
-        rc.observed = calloc((size_t)p->n_slots + 1, sizeof *rc.observed);
-        if (!rc.observed) {
-            ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
-            goto done;
-        }
-    }
-
-    for (int i = 0; i < p->n_steps; i++) {
-        const ox_step *st = &p->steps[i];
-        int r;
-        if (st->kind == OX_STEP_COPY) {
-            r = exec_copy(&rc, st);
+    if (exec_graph(s, &s->main, NULL, NULL, bound, bufs, want, results, err) != 0) goto done;
+    /* Hand each requested output over; one asked for twice is cloned. */
+    for (size_t i = 0; i < n_out; i++) {
+        int gi = out_idx[i];
+        if (outs[i]) continue;
+        if (results[gi]) {
+            outs[i] = results[gi];
+            results[gi] = NULL;
         } else {
-            r = exec_node(&rc, st);
-            if (r != 0) {
-                char label[300];
-                ox_error_prefix(err, "%s", ir_node_label(&g->nodes[st->node], label, sizeof label));
+            const ox_tensor *src = NULL;
+            for (size_t k = 0; k < i && !src; k++)
+                if (out_idx[k] == gi) src = outs[k];
+            if (!src) src = bufs[gi];
+            outs[i] = src ? ox_tensor_clone(src, err) : NULL;
+            if (!outs[i]) {
+                if (!src) ox_fail(err, ONYX_RUNTIME_ERROR, "output '%s' was not produced", out_names[i]);
+                for (size_t k = 0; k < i; k++)
+                    if (!bufs[out_idx[k]]) {
+                        ox_tensor_free(outs[k]);
+                        outs[k] = NULL;
+                    }
+                goto done;
             }
         }
-        if (r != 0) goto done;
-        for (int k = 0; k < st->n_release; k++) release_slot(&rc, st->release[k]);
-    }
-    for (size_t i = 0; i < n_out; i++) {
-        int sl = p->output_slots[out_idx[i]];
-        const char *name = g->values[g->outputs[out_idx[i]]].name;
-        if (!rc.slots[sl].t) {
-            ox_fail(err, ONYX_RUNTIME_ERROR, "output '%s' was not produced", name);
-            goto done;
-        }
-        if (outs[i]) {
-            if (copy_into_caller(outs[i], rc.slots[sl].t, name, err) != 0) goto done;
-        }
-    }
-    for (size_t i = 0; i < n_out; i++) {
-        if (outs[i]) continue;
-        outs[i] = take_output(&rc, p->output_slots[out_idx[i]]);
-        if (!outs[i]) {
-            for (size_t k = 0; k < i; k++)
-                if (!rc.caller_out[p->output_slots[out_idx[k]]]) {
-                    ox_tensor_free(outs[k]);
-                    outs[k] = NULL;
-                }
-            goto done;
-        }
-    }
-    if (rc.observed && !ox_plan_add_mem(&s->plan, sig, sig_len, rc.observed)) {
-        /* Not fatal: the next run records again. */
     }
     rc_val = 0;
 done:
-    if (rc.slots) {
-        for (int sl = 0; sl < p->n_slots; sl++) {
-            run_slot *rs = &rc.slots[sl];
-            int keep = 0;
-            for (size_t i = 0; rc_val == 0 && i < n_out && !keep; i++) keep = outs[i] == rs->t;
-            if (keep) continue;
-            release_slot(&rc, sl);
-        }
-    }
-    if (rc.arena) give_arena(s, rc.arena, arena_size);
-    free(rc.observed);
-    free(rc.slots);
-    free(rc.caller_out);
+    for (int o = 0; results && o < g->n_outputs; o++) ox_tensor_free(results[o]);
     free(bound);
+    free(bufs);
+    free(results);
+    free(want);
     free(out_idx);
-    free(sig);
     return rc_val;
 }
 
@@ -655,11 +763,12 @@ fail:
 
 void ox_session_plan_stats(onyx_session *s, ox_plan_stats *out) {
     memset(out, 0, sizeof *out);
-    pthread_mutex_lock(&s->plan.lock);
-    out->mem_plans_built = s->plan.mem_plans_built;
-    if (s->plan.mem_plans) {
-        out->arena_bytes = s->plan.mem_plans->arena_bytes;
-        out->naive_bytes = s->plan.mem_plans->naive_bytes;
+    ox_plan *p = &s->main.plan;
+    pthread_mutex_lock(&p->lock);
+    out->mem_plans_built = p->mem_plans_built;
+    if (p->mem_plans) {
+        out->arena_bytes = p->mem_plans->arena_bytes;
+        out->naive_bytes = p->mem_plans->naive_bytes;
     }
-    pthread_mutex_unlock(&s->plan.lock);
+    pthread_mutex_unlock(&p->lock);
 }

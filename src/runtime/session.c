@@ -60,32 +60,97 @@ static int create_providers(onyx_session *s, const onyx_session_options *opts, o
     return 0;
 }
 
-static int prepare_kernels(onyx_session *s, ox_error *err) {
-    ir_graph *g = s->graph;
-    s->kernels = calloc((size_t)g->n_nodes + 1, sizeof *s->kernels);
-    s->states = calloc((size_t)g->n_nodes + 1, sizeof *s->states);
-    if (!s->kernels || !s->states) return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
+static int prepare_kernels(onyx_session *s, ox_graph_exec *ge, ox_error *err) {
+    ir_graph *g = ge->graph;
+    ge->kernels = calloc((size_t)g->n_nodes + 1, sizeof *ge->kernels);
+    ge->states = calloc((size_t)g->n_nodes + 1, sizeof *ge->states);
+    if (!ge->kernels || !ge->states) return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
     for (int i = 0; i < g->n_nodes; i++) {
         ir_node *n = &g->nodes[i];
         ox_ep *ep = s->eps[n->ep];
-        s->kernels[i] = ep->ops->find_kernel(ep, n);
-        if (!s->kernels[i])
+        ge->kernels[i] = ep->ops->find_kernel(ep, n);
+        if (!ge->kernels[i])
             return ox_fail(err, ONYX_NOT_IMPLEMENTED, "provider '%s' has no kernel for %s", ep->name,
                            n->op_type);
-        if (!s->kernels[i]->init) continue;
+        if (!ge->kernels[i]->init) continue;
         const ox_tensor *consts[128];
         if (n->n_inputs > 128) return ox_fail(err, ONYX_NOT_IMPLEMENTED, "too many inputs");
         for (int k = 0; k < n->n_inputs; k++) {
             int v = n->inputs[k];
             consts[k] = v >= 0 && !g->values[v].is_input ? g->values[v].init : NULL;
         }
-        if (s->kernels[i]->init(n, consts, n->n_inputs, &s->states[i], err) != 0) {
+        if (ge->kernels[i]->init(n, consts, n->n_inputs, &ge->states[i], err) != 0) {
             char label[300];
             ox_error_prefix(err, "%s", ir_node_label(n, label, sizeof label));
             return -1;
         }
     }
     return 0;
+}
+
+/* Partitions, plans and prepares one graph. */
+static int build_exec(onyx_session *s, ir_graph *g, ox_graph_exec *ge, ox_error *err) {
+    ge->graph = g;
+    pthread_mutex_init(&ge->arena_lock, NULL);
+    if (ox_partition(g, s->eps, s->n_eps, err) != 0) return -1;
+    if (ox_plan_build(g, s->eps, s->n_eps, &ge->plan, err) != 0) return -1;
+    if (prepare_kernels(s, ge, err) != 0) return -1;
+    ge->exec_nodes = calloc((size_t)g->n_nodes + 1, sizeof *ge->exec_nodes);
+    if (!ge->exec_nodes) return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
+    int k = 0;
+    for (int i = 0; i < ge->plan.n_steps; i++)
+        if (ge->plan.steps[i].kind == OX_STEP_NODE) ge->exec_nodes[k++] = ge->plan.steps[i].node;
+    return 0;
+}
+
+static void free_exec(ox_graph_exec *ge) {
+    if (!ge->graph) return;
+    if (ge->states && ge->kernels)
+        for (int i = 0; i < ge->graph->n_nodes; i++)
+            if (ge->states[i] && ge->kernels[i] && ge->kernels[i]->release)
+                ge->kernels[i]->release(ge->states[i]);
+    free(ge->states);
+    free(ge->kernels);
+    free(ge->exec_nodes);
+    if (ge->plan.slots || ge->plan.steps) ox_plan_free(&ge->plan);
+    for (ox_arena *a = ge->free_arenas, *next; a; a = next) {
+        next = a->next;
+        free(a->data);
+        free(a);
+    }
+    pthread_mutex_destroy(&ge->arena_lock);
+    ge->graph = NULL;
+}
+
+/* Subgraph bodies of every node, depth first, each with its own plan. */
+static int build_subgraphs(onyx_session *s, ir_graph *g, ox_error *err) {
+    for (int i = 0; i < g->n_nodes; i++)
+        for (int a = 0; a < g->nodes[i].n_attrs; a++) {
+            ir_attr *at = &g->nodes[i].attrs[a];
+            size_t count = at->g ? 1 : at->graphs ? at->n : 0;
+            for (size_t j = 0; j < count; j++) {
+                ir_graph *sub = at->g ? at->g : at->graphs[j];
+                ox_graph_exec **ns = realloc(s->subs, ((size_t)s->n_subs + 1) * sizeof *ns);
+                if (!ns) return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
+                s->subs = ns;
+                ox_graph_exec *ge = calloc(1, sizeof *ge);
+                if (!ge) return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
+                s->subs[s->n_subs++] = ge;
+                if (build_exec(s, sub, ge, err) != 0) {
+                    ox_error_prefix(err, "subgraph '%s' of attribute '%s'", sub->name, at->name);
+                    return -1;
+                }
+                if (build_subgraphs(s, sub, err) != 0) return -1;
+            }
+        }
+    return 0;
+}
+
+ox_graph_exec *ox_session_find_exec(onyx_session *s, const ir_graph *g) {
+    if (s->main.graph == g) return &s->main;
+    for (int i = 0; i < s->n_subs; i++)
+        if (s->subs[i]->graph == g) return s->subs[i];
+    return NULL;
 }
 
 static void fill_info(const ir_value *v, onyx_value_info *info) {
@@ -102,8 +167,7 @@ static int describe_io(onyx_session *s, ox_error *err) {
     s->in_values = calloc((size_t)g->n_inputs + 1, sizeof *s->in_values);
     s->in_info = calloc((size_t)g->n_inputs + 1, sizeof *s->in_info);
     s->out_info = calloc((size_t)g->n_outputs + 1, sizeof *s->out_info);
-    s->exec_nodes = calloc((size_t)g->n_nodes + 1, sizeof *s->exec_nodes);
-    if (!s->in_values || !s->in_info || !s->out_info || !s->exec_nodes)
+    if (!s->in_values || !s->in_info || !s->out_info)
         return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
     for (int i = 0; i < g->n_inputs; i++) {
         const ir_value *v = &g->values[g->inputs[i]];
@@ -112,9 +176,6 @@ static int describe_io(onyx_session *s, ox_error *err) {
         fill_info(v, &s->in_info[s->n_in++]);
     }
     for (int i = 0; i < g->n_outputs; i++) fill_info(&g->values[g->outputs[i]], &s->out_info[s->n_out++]);
-    int k = 0;
-    for (int i = 0; i < s->plan.n_steps; i++)
-        if (s->plan.steps[i].kind == OX_STEP_NODE) s->exec_nodes[k++] = s->plan.steps[i].node;
     for (int v = 0; v < g->n_values; v++)
         if (g->values[v].init) {
             s->param_count += ox_tensor_numel(g->values[v].init);
@@ -130,11 +191,11 @@ int ox_session_create(onyx_env *env, const void *data, size_t size, const char *
     if (!s) return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
     s->env = env;
     s->log_level = opts && opts->log_level_set ? opts->log_level : env->log_level;
-    pthread_mutex_init(&s->arena_lock, NULL);
     if (opts && opts->external_data_dir) base_dir = opts->external_data_dir;
     if (ox_load_model(data, size, base_dir, &s->model, err) != 0) goto fail;
     s->graph = s->model->graph;
     if (ir_validate(s->model, err) != 0) goto fail;
+    if (ir_resolve_implicit_inputs(s->graph, err) != 0) goto fail;
     int threads = opts && opts->threads > 0 ? opts->threads : ox_online_cores();
     s->pool = ox_threadpool_create(threads);
     if (!s->pool) {
@@ -145,9 +206,8 @@ int ox_session_create(onyx_env *env, const void *data, size_t size, const char *
     onyx_opt_level level = opts ? opts->opt_level : ONYX_OPT_ALL;
     if (ox_optimize(s->model, level, s->eps[s->n_eps - 1], s->pool, err) != 0) goto fail;
     if (ir_infer_shapes(s->graph, err) != 0) goto fail;
-    if (ox_partition(s->graph, s->eps, s->n_eps, err) != 0) goto fail;
-    if (ox_plan_build(s->graph, s->eps, s->n_eps, &s->plan, err) != 0) goto fail;
-    if (prepare_kernels(s, err) != 0) goto fail;
+    if (build_exec(s, s->graph, &s->main, err) != 0) goto fail;
+    if (build_subgraphs(s, s->graph, err) != 0) goto fail;
     if (describe_io(s, err) != 0) goto fail;
     *out = s;
     return 0;
@@ -158,25 +218,17 @@ fail:
 
 void ox_session_free(onyx_session *s) {
     if (!s) return;
-    if (s->states && s->kernels)
-        for (int i = 0; i < s->graph->n_nodes; i++)
-            if (s->states[i] && s->kernels[i] && s->kernels[i]->release)
-                s->kernels[i]->release(s->states[i]);
-    free(s->states);
-    free(s->kernels);
-    if (s->plan.slots || s->plan.steps) ox_plan_free(&s->plan);
+    free_exec(&s->main);
+    for (int i = 0; i < s->n_subs; i++) {
+        free_exec(s->subs[i]);
+        free(s->subs[i]);
+    }
+    free(s->subs);
     for (int i = 0; i < s->n_eps; i++) s->eps[i]->ops->destroy(s->eps[i]);
     ox_threadpool_free(s->pool);
     ir_model_free(s->model);
     free(s->in_values);
     free(s->in_info);
     free(s->out_info);
-    free(s->exec_nodes);
-    for (ox_arena *a = s->free_arenas, *next; a; a = next) {
-        next = a->next;
-        free(a->data);
-        free(a);
-    }
-    pthread_mutex_destroy(&s->arena_lock);
     free(s);
 }

@@ -43,26 +43,37 @@ typedef struct ox_arena {
     struct ox_arena *next;
 } ox_arena;
 
-struct onyx_session {
-    onyx_env *env;
-    ir_model *model;
+/* One graph (the main graph or a subgraph body) ready to execute. */
+typedef struct ox_graph_exec {
     ir_graph *graph;
-    int n_eps;
-    ox_ep *eps[OX_MAX_EPS]; /* priority order, cpu last */
     ox_plan plan;
     const ox_kernel_def **kernels; /* per node */
     void **states;                 /* per node, from kernel init */
+    int *exec_nodes;               /* node indices in execution order */
+    pthread_mutex_t arena_lock;
+    ox_arena *free_arenas;
+} ox_graph_exec;
+
+struct onyx_session {
+    onyx_env *env;
+    ir_model *model;
+    ir_graph *graph; /* == main.graph */
+    int n_eps;
+    ox_ep *eps[OX_MAX_EPS]; /* priority order, cpu last */
+    ox_graph_exec main;
+    int n_subs;
+    ox_graph_exec **subs; /* every subgraph body (If/Loop/Scan), any depth */
     ox_threadpool *pool;
     onyx_log_level log_level;
     /* public description of graph inputs (non-initializer) and outputs */
     size_t n_in, n_out;
     int *in_values;
     onyx_value_info *in_info, *out_info;
-    int *exec_nodes; /* node indices in execution order */
     int64_t param_count, param_bytes;
-    pthread_mutex_t arena_lock;
-    ox_arena *free_arenas;
 };
+
+/* The exec of the main graph or of a subgraph body; NULL if unknown. */
+ox_graph_exec *ox_session_find_exec(onyx_session *s, const ir_graph *g);
 
 /* Registers a provider factory under a name (used by tests to add the
  * test provider). */

@@ -12,8 +12,17 @@ extern const ox_kernel_table ox_cpu_kernels_pool;
 extern const ox_kernel_table ox_cpu_kernels_normalization;
 extern const ox_kernel_table ox_cpu_kernels_transform;
 extern const ox_kernel_table ox_cpu_kernels_index;
+extern const ox_kernel_table ox_cpu_kernels_image;
+extern const ox_kernel_table ox_cpu_kernels_recurrent;
+extern const ox_kernel_table ox_cpu_kernels_signal;
+extern const ox_kernel_table ox_cpu_kernels_quantize;
+extern const ox_kernel_table ox_cpu_kernels_loss;
+extern const ox_kernel_table ox_cpu_kernels_random;
+extern const ox_kernel_table ox_cpu_kernels_text;
+extern const ox_kernel_table ox_cpu_kernels_control;
+extern const ox_kernel_table ox_cpu_kernels_sequence;
 
-#define N_FAMILIES 8
+#define N_FAMILIES 17
 
 typedef struct cpu_ep {
     ox_ep base;
@@ -69,7 +78,10 @@ ox_ep *ox_cpu_ep_create(ox_error *err) {
     const ox_kernel_table *families[N_FAMILIES] = {
         &ox_cpu_kernels_elementwise, &ox_cpu_kernels_reduce, &ox_cpu_kernels_conv,
         &ox_cpu_kernels_linalg,      &ox_cpu_kernels_pool,   &ox_cpu_kernels_normalization,
-        &ox_cpu_kernels_transform,   &ox_cpu_kernels_index,
+        &ox_cpu_kernels_transform,   &ox_cpu_kernels_index,  &ox_cpu_kernels_image,
+        &ox_cpu_kernels_recurrent,   &ox_cpu_kernels_signal, &ox_cpu_kernels_quantize,
+        &ox_cpu_kernels_loss,        &ox_cpu_kernels_random, &ox_cpu_kernels_text,
+        &ox_cpu_kernels_control,     &ox_cpu_kernels_sequence,
     };
     for (int i = 0; i < N_FAMILIES; i++) c->tables[i] = *families[i];
     c->base.name = "cpu";

@@ -651,6 +651,101 @@ static int ein_parse(ox_kernel_ctx *ctx, const char **p, const char *end, ein_te
     return 0;
 }
 
+/* Copies between a strided view (labels `labs`, strides `str`) and a
+ * dense buffer laid out in the order of `labs`. */
+static void ein_copy(void *dense, void *strided, size_t es, const int *labs, int n,
+                     const int64_t *size, const int64_t *str, int to_dense) {
+    int64_t idx[EIN_MAX_LABELS] = {0}, total = 1, off = 0;
+    for (int k = 0; k < n; k++) total *= size[labs[k]];
+    for (int64_t e = 0; e < total; e++) {
+        if (es == 4) {
+            float *d = (float *)dense + e, *s = (float *)strided + off;
+            if (to_dense) *d = *s;
+            else *s = *d;
+        } else {
+            double *d = (double *)dense + e, *s = (double *)strided + off;
+            if (to_dense) *d = *s;
+            else *s = *d;
+        }
+        for (int k = n - 1; k >= 0; k--) {
+            int l = labs[k];
+            off += str[l];
+            if (++idx[k] < size[l]) break;
+            off -= str[l] * size[l];
+            idx[k] = 0;
+        }
+    }
+}
+
+/* Two operands whose labels are each batch (both inputs and output), row
+ * (first input and output), column (second input and output) or
+ * contracted (both inputs, not output) become a batched GEMM. Sets *done
+ * when it handled the node. */
+static int einsum_as_gemm(ox_kernel_ctx *ctx, const int64_t *size, int64_t (*str)[EIN_MAX_LABELS],
+                          int (*occ)[EIN_MAX_LABELS], const int *order, int n_out, int n_all,
+                          int *done) {
+    int lb[EIN_MAX_LABELS], lm[EIN_MAX_LABELS], ln[EIN_MAX_LABELS], lk[EIN_MAX_LABELS];
+    int nb = 0, nm = 0, nn = 0, nk = 0;
+    *done = 0;
+    for (int k = 0; k < n_all; k++) {
+        int l = order[k], a = occ[0][l], b = occ[1][l];
+        if (a > 1 || b > 1) return 0; /* diagonals */
+        if (k < n_out) {
+            if (a && b) lb[nb++] = l;
+            else if (a) lm[nm++] = l;
+            else if (b) ln[nn++] = l;
+            else return 0;
+        } else {
+            if (!(a && b)) return 0; /* summed over one operand only */
+            lk[nk++] = l;
+        }
+    }
+    ox_tensor *Y = ctx->outputs[0];
+    const ox_tensor *A = ctx->inputs[0], *B = ctx->inputs[1];
+    if (A->dtype != Y->dtype || B->dtype != Y->dtype) return 0;
+    int64_t NB = 1, M = 1, N = 1, K = 1;
+    for (int k = 0; k < nb; k++) NB *= size[lb[k]];
+    for (int k = 0; k < nm; k++) M *= size[lm[k]];
+    for (int k = 0; k < nn; k++) N *= size[ln[k]];
+    for (int k = 0; k < nk; k++) K *= size[lk[k]];
+    size_t es = ox_dtype_size(Y->dtype);
+    int la[EIN_MAX_LABELS], lbb[EIN_MAX_LABELS], ly[EIN_MAX_LABELS];
+    int na = 0, nbb = 0, ny = 0;
+    for (int k = 0; k < nb; k++) la[na++] = lbb[nbb++] = ly[ny++] = lb[k];
+    for (int k = 0; k < nm; k++) la[na++] = ly[ny++] = lm[k];
+    for (int k = 0; k < nk; k++) la[na++] = lbb[nbb++] = lk[k];
+    for (int k = 0; k < nn; k++) lbb[nbb++] = ly[ny++] = ln[k];
+    int64_t ystr[EIN_MAX_LABELS] = {0}, s = 1;
+    for (int k = n_out - 1; k >= 0; k--) {
+        ystr[order[k]] = s;
+        s *= size[order[k]];
+    }
+    void *ap = malloc(es * (size_t)(NB * M * K > 0 ? NB * M * K : 1));
+    void *bp = malloc(es * (size_t)(NB * K * N > 0 ? NB * K * N : 1));
+    void *cp = malloc(es * (size_t)(NB * M * N > 0 ? NB * M * N : 1));
+    int rc = 0;
+    if (!ap || !bp || !cp) {
+        rc = oom(ctx);
+        goto out;
+    }
+    ein_copy(ap, A->data, es, la, na, size, str[0], 1);
+    ein_copy(bp, B->data, es, lbb, nbb, size, str[1], 1);
+    for (int64_t b = 0; b < NB && !rc; b++) {
+        int r = es == 4 ? ox_gemm_f32(ctx->pool, 0, 0, M, N, K, 1.0f, (float *)ap + b * M * K, K,
+                                      (float *)bp + b * K * N, N, 0.0f, (float *)cp + b * M * N, N)
+                        : ox_gemm_f64(ctx->pool, 0, 0, M, N, K, 1.0, (double *)ap + b * M * K, K,
+                                      (double *)bp + b * K * N, N, 0.0, (double *)cp + b * M * N, N);
+        if (r) rc = oom(ctx);
+    }
+    if (!rc) ein_copy(cp, Y->data, es, ly, ny, size, ystr, 0);
+    *done = 1;
+out:
+    free(ap);
+    free(bp);
+    free(cp);
+    return rc;
+}
+
 static int einsum_compute(ox_kernel_ctx *ctx) {
     const char *eq = ir_attr_string(ctx->node, "equation", NULL);
     if (!eq) return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "Einsum: missing equation");
@@ -686,7 +781,12 @@ static int einsum_compute(ox_kernel_ctx *ctx) {
         if (er > ell_rank) ell_rank = er;
     }
     int64_t (*str)[EIN_MAX_LABELS] = calloc((size_t)nops, sizeof *str);
-    if (!str) return oom(ctx);
+    int (*occ)[EIN_MAX_LABELS] = calloc((size_t)nops, sizeof *occ);
+    if (!str || !occ) {
+        free(str);
+        free(occ);
+        return oom(ctx);
+    }
     int rc = 0;
     for (int i = 0; i < nops && !rc; i++) {
         const ox_tensor *t = ctx->inputs[i];
@@ -708,6 +808,7 @@ static int einsum_compute(ox_kernel_ctx *ctx) {
                 int l = labs[q];
                 int64_t dim = t->dims[d];
                 count[l]++;
+                occ[i][l]++;
                 if (l >= 52) {
                     /* ellipsis dims broadcast numpy-style */
                     if (dim == 1) continue;
@@ -756,6 +857,7 @@ static int einsum_compute(ox_kernel_ctx *ctx) {
     }
     if (rc) {
         free(str);
+        free(occ);
         return -1;
     }
     for (int k = 0; k < n_out; k++) in_out[order[k]] = 1;
@@ -765,8 +867,21 @@ static int einsum_compute(ox_kernel_ctx *ctx) {
     int64_t outer = 1, inner = 1;
     for (int k = 0; k < n_out; k++) outer *= size[order[k]];
     for (int k = n_out; k < n_all; k++) inner *= size[order[k]];
-    if (ox_tensor_numel(Y) != outer)
-        return free(str), ox_kernel_fail(ctx, ONYX_RUNTIME_ERROR, "Einsum: output size does not match");
+    if (ox_tensor_numel(Y) != outer) {
+        free(str);
+        free(occ);
+        return ox_kernel_fail(ctx, ONYX_RUNTIME_ERROR, "Einsum: output size does not match");
+    }
+    if (nops == 2 && (Y->dtype == ONYX_FLOAT32 || Y->dtype == ONYX_FLOAT64)) {
+        int done = 0;
+        rc = einsum_as_gemm(ctx, size, str, occ, order, n_out, n_all, &done);
+        if (rc || done) {
+            free(str);
+            free(occ);
+            return rc;
+        }
+    }
+    free(occ);
     int is_f = ox_dtype_is_float(Y->dtype);
     /* operands as doubles (floats) or 64-bit integers */
     void *data[OX_MAX_RANK] = {0};
