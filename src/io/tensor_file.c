@@ -70,12 +70,19 @@ static ox_kind container_kind(const pb_shape *s) {
     return OX_KIND_SEQUENCE;
 }
 
-static int read_bytes(const void *data, size_t size, ox_tensor **out, ox_error *err) {
+#define KIND_AUTO (-1)
+
+/* kind: the value kind the caller expects, or KIND_AUTO to guess. */
+static int read_bytes(const void *data, size_t size, int kind, ox_tensor **out, ox_error *err) {
     *out = NULL;
     if (size == 0) return ox_fail(err, ONYX_INVALID_ARGUMENT, "empty tensor file");
     if (!data) return ox_fail(err, ONYX_INVALID_ARGUMENT, "data is NULL");
-    if (size >= OX_NPY_MAGIC_LEN && memcmp(data, OX_NPY_MAGIC, OX_NPY_MAGIC_LEN) == 0)
+    if (size >= OX_NPY_MAGIC_LEN && memcmp(data, OX_NPY_MAGIC, OX_NPY_MAGIC_LEN) == 0) {
+        if (kind != KIND_AUTO && kind != OX_KIND_TENSOR)
+            return ox_fail(err, ONYX_INVALID_ARGUMENT, ".npy files hold tensors, not sequences or optionals");
         return ox_npy_read(data, size, out, err);
+    }
+    if (kind != KIND_AUTO) return ox_value_from_pb_bytes(data, size, (ox_kind)kind, out, err);
     /* containers go first: read as a TensorProto, a container's name
      * bytes would pose as dims */
     pb_shape s = sniff_pb(data, size);
@@ -98,12 +105,12 @@ static onyx_status *failure(const ox_error *err) {
     return st ? st : ox_status_new(ONYX_RUNTIME_ERROR, "unknown error reading tensor");
 }
 
-onyx_status *onyx_tensor_read(const void *data, size_t size, onyx_tensor **out) {
+static onyx_status *read_as(const void *data, size_t size, int kind, onyx_tensor **out) {
     if (!out) return ox_status_new(ONYX_INVALID_ARGUMENT, "out is NULL");
     *out = NULL;
     ox_error err;
     ox_error_clear(&err);
-    if (read_bytes(data, size, out, &err) != 0) {
+    if (read_bytes(data, size, kind, out, &err) != 0) {
         *out = NULL;
         return failure(&err);
     }
@@ -170,7 +177,21 @@ static int slurp(const char *path, unsigned char **out, size_t *out_size, ox_err
     return 0;
 }
 
-onyx_status *onyx_tensor_load(const char *path, onyx_tensor **out) {
+onyx_status *onyx_tensor_read(const void *data, size_t size, onyx_tensor **out) {
+    return read_as(data, size, KIND_AUTO, out);
+}
+
+static int valid_kind(onyx_value_kind kind) {
+    return kind == ONYX_KIND_TENSOR || kind == ONYX_KIND_SEQUENCE || kind == ONYX_KIND_OPTIONAL;
+}
+
+onyx_status *onyx_tensor_read_kind(const void *data, size_t size, onyx_value_kind kind,
+                                   onyx_tensor **out) {
+    if (!valid_kind(kind)) return ox_status_new(ONYX_INVALID_ARGUMENT, "unknown value kind %d", (int)kind);
+    return read_as(data, size, (int)kind, out);
+}
+
+static onyx_status *load_as(const char *path, int kind, onyx_tensor **out) {
     if (!out) return ox_status_new(ONYX_INVALID_ARGUMENT, "out is NULL");
     *out = NULL;
     if (!path) return ox_status_new(ONYX_INVALID_ARGUMENT, "path is NULL");
@@ -179,7 +200,7 @@ onyx_status *onyx_tensor_load(const char *path, onyx_tensor **out) {
     unsigned char *buf;
     size_t size;
     if (slurp(path, &buf, &size, &err) != 0) return failure(&err);
-    int rc = read_bytes(buf, size, out, &err);
+    int rc = read_bytes(buf, size, kind, out, &err);
     free(buf);
     if (rc != 0) {
         *out = NULL;
@@ -187,6 +208,15 @@ onyx_status *onyx_tensor_load(const char *path, onyx_tensor **out) {
         return failure(&err);
     }
     return NULL;
+}
+
+onyx_status *onyx_tensor_load(const char *path, onyx_tensor **out) {
+    return load_as(path, KIND_AUTO, out);
+}
+
+onyx_status *onyx_tensor_load_kind(const char *path, onyx_value_kind kind, onyx_tensor **out) {
+    if (!valid_kind(kind)) return ox_status_new(ONYX_INVALID_ARGUMENT, "unknown value kind %d", (int)kind);
+    return load_as(path, (int)kind, out);
 }
 
 onyx_status *onyx_tensor_save_npy(const onyx_tensor *tensor, const char *path) {

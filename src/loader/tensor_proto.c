@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "onnx.pb-c.h"
 
@@ -65,7 +66,7 @@ static int read_external(const Onnx__TensorProto *tp, const char *base_dir, void
         return rc;
     }
     int rc = 0;
-    if (fseeko(f, (off_t)offset, SEEK_SET) != 0 || fread(dst, 1, nbytes, f) != nbytes)
+    if (!dst || fseeko(f, (off_t)offset, SEEK_SET) != 0 || fread(dst, 1, nbytes, f) != nbytes)
         rc = ox_fail(err, ONYX_IO_ERROR,
                      "tensor '%s': external data file '%s' is too short for %zu bytes at "
                      "offset %lld",
@@ -73,6 +74,40 @@ static int read_external(const Onnx__TensorProto *tp, const char *base_dir, void
     fclose(f);
     free(path);
     return rc;
+}
+
+/* Number of values in the typed field that carries dtype. */
+static size_t typed_count(const Onnx__TensorProto *tp, int dt) {
+    switch (dt) {
+    case ONYX_FLOAT32: return tp->n_float_data;
+    case ONYX_COMPLEX64: return tp->n_float_data / 2;
+    case ONYX_FLOAT64: return tp->n_double_data;
+    case ONYX_COMPLEX128: return tp->n_double_data / 2;
+    case ONYX_INT64: return tp->n_int64_data;
+    case ONYX_UINT32:
+    case ONYX_UINT64: return tp->n_uint64_data;
+    case ONYX_STRING: return tp->n_string_data;
+    default: return tp->n_int32_data;
+    }
+}
+
+/* Size of the external file from the tensor's offset on, or SIZE_MAX
+ * when it cannot be known here (read_external then reports why). */
+static size_t external_file_bytes(const Onnx__TensorProto *tp, const char *base_dir) {
+    const char *location = NULL;
+    long long offset = 0;
+    for (size_t i = 0; i < tp->n_external_data; i++) {
+        const Onnx__StringStringEntryProto *kv = tp->external_data[i];
+        if (!kv->key || !kv->value) continue;
+        if (strcmp(kv->key, "location") == 0) location = kv->value;
+        if (strcmp(kv->key, "offset") == 0) offset = atoll(kv->value);
+    }
+    if (!location || !base_dir || location[0] == '/' || strstr(location, "..")) return SIZE_MAX;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", base_dir, location);
+    struct stat st;
+    if (stat(path, &st) != 0 || offset < 0 || st.st_size < offset) return SIZE_MAX;
+    return (size_t)(st.st_size - offset);
 }
 
 /* Copies the typed repeated field matching dtype into dst. */
@@ -155,6 +190,23 @@ int ox_tensor_from_proto(const Onnx__TensorProto *tp, const char *base_dir, ox_t
         if (tp->dims[i] < 0)
             return ox_fail(err, ONYX_INVALID_MODEL, "tensor '%s': negative dimension %lld",
                            tensor_name(tp), (long long)tp->dims[i]);
+    /* Check the payload against the shape before allocating, so a small
+     * malformed file cannot request a huge buffer. */
+    size_t want_bytes;
+    if (ox_bytes_for((ox_dtype)dt, tp->dims, (int)tp->n_dims, &want_bytes, err) != 0) {
+        ox_error_prefix(err, "tensor '%s'", tensor_name(tp));
+        return -1;
+    }
+    int external = tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
+    if (!external && tp->has_raw_data && dt != ONYX_STRING && tp->raw_data.len != want_bytes)
+        return ox_fail(err, ONYX_INVALID_MODEL,
+                       "tensor '%s': raw_data has %zu bytes but shape and type need %zu",
+                       tensor_name(tp), tp->raw_data.len, want_bytes);
+    if (!external && !tp->has_raw_data && want_bytes / ox_dtype_size((ox_dtype)dt) > typed_count(tp, dt))
+        return ox_fail(err, ONYX_INVALID_MODEL, "tensor '%s': holds %zu values but its shape needs %zu",
+                       tensor_name(tp), typed_count(tp, dt), want_bytes / ox_dtype_size((ox_dtype)dt));
+    if (external && want_bytes > external_file_bytes(tp, base_dir))
+        return read_external(tp, base_dir, NULL, want_bytes, err);
     ox_tensor *t = ox_tensor_new((ox_dtype)dt, tp->dims, (int)tp->n_dims, err);
     if (!t) {
         ox_error_prefix(err, "tensor '%s'", tensor_name(tp));

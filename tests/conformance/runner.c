@@ -662,9 +662,24 @@ static onyx_status *as_bf16(const onyx_tensor *t, onyx_tensor **out)
                             onyx_tensor_data((onyx_tensor *)t), onyx_tensor_nbytes(t), out);
 }
 
+/* The model's declared kind of its i-th input or output: .pb bytes do not
+ * say whether they hold a tensor, a sequence or an optional. */
+static int declared_kind(const onyx_session *s, int is_input, size_t i, onyx_value_kind *kind)
+{
+    onyx_value_info info;
+    onyx_status *st = is_input ? onyx_session_input_info(s, i, &info)
+                               : onyx_session_output_info(s, i, &info);
+    if (st) {
+        onyx_status_free(st);
+        return 0;
+    }
+    *kind = info.kind;
+    return 1;
+}
+
 /* Loads prefix_0.pb, prefix_1.pb, ... until the first gap. */
-static int load_numbered(const char *dir, const char *prefix, onyx_tensor ***out, size_t *count,
-                         char *reason)
+static int load_numbered(const onyx_session *s, const char *dir, const char *prefix,
+                         onyx_tensor ***out, size_t *count, char *reason)
 {
     size_t n = 0;
     char name[64], path[PATH_CAP];
@@ -680,7 +695,10 @@ static int load_numbered(const char *dir, const char *prefix, onyx_tensor ***out
     for (size_t i = 0; i < n; i++) {
         snprintf(name, sizeof name, "%s_%zu.pb", prefix, i);
         join(path, dir, name);
-        onyx_status *st = onyx_tensor_load(path, &ts[i]);
+        onyx_value_kind kind;
+        onyx_status *st = declared_kind(s, strcmp(prefix, "input") == 0, i, &kind)
+                              ? onyx_tensor_load_kind(path, kind, &ts[i])
+                              : onyx_tensor_load(path, &ts[i]);
         if (st) {
             char what[128];
             snprintf(what, sizeof what, "loading %s", name);
@@ -706,9 +724,9 @@ static int run_dataset(onyx_session *s, const char *dsdir, const char *dsname, c
     int ok = 0;
     char why[REASON_CAP] = "";
 
-    if (!load_numbered(dsdir, "input", &inputs, &nin_files, why))
+    if (!load_numbered(s, dsdir, "input", &inputs, &nin_files, why))
         goto done;
-    if (!load_numbered(dsdir, "output", &expected, &nout_files, why))
+    if (!load_numbered(s, dsdir, "output", &expected, &nout_files, why))
         goto done;
     /* The suite stores inputs in graph-input order, initializer-backed
      * inputs excluded, so binding is purely positional. */

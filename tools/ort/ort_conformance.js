@@ -7,7 +7,7 @@
 "use strict";
 const fs = require("fs");
 const path = require("path");
-const ort = require("onnxruntime-node");
+const ort = require("onnxruntime-node"); // installed at the repository root
 const protobuf = require("protobufjs");
 
 const DATA = process.argv[2] || "/usr/share/libonnx-testdata/data";
