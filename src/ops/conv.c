@@ -131,24 +131,24 @@ int ox_infer_window(ox_infer_ctx *c, const int64_t *in, int r, const int64_t *ke
     return 0;
 }
 
-/* Spatial rank of a conv-like op from X (input 0) and W (input 1);
- * -1 when neither rank is known. */
-static int conv_rank(ox_infer_ctx *c) {
+/* Spatial rank of a conv-like op from X (input 0) and W (input 1) into
+ * *r; -1 when neither rank is known. */
+static int conv_rank(ox_infer_ctx *c, int *r) {
     const ir_type *x = in_type(c, 0), *w = in_type(c, 1);
+    *r = -1;
     if (x->rank >= 0 && x->rank < 3)
         return ox_infer_fail(c, bad(c), "%s: input X must have rank >= 3 (N, C, spatial...), got %d",
-                             opname(c), x->rank), -2;
+                             opname(c), x->rank);
     if (w->rank >= 0 && x->rank >= 0 && w->rank != x->rank)
         return ox_infer_fail(c, bad(c), "%s: weight W has rank %d but input X has rank %d", opname(c),
-                             w->rank, x->rank), -2;
-    if (x->rank >= 0) return x->rank - 2;
-    if (w->rank >= 0) {
-        if (w->rank < 3)
-            return ox_infer_fail(c, bad(c), "%s: weight W must have rank >= 3, got %d", opname(c),
-                                 w->rank), -2;
-        return w->rank - 2;
-    }
-    return -1;
+                             w->rank, x->rank);
+    if (w->rank >= 0 && w->rank < 3)
+        return ox_infer_fail(c, bad(c), "%s: weight W must have rank >= 3, got %d", opname(c), w->rank);
+    if (x->rank >= 0)
+        *r = x->rank - 2;
+    else if (w->rank >= 0)
+        *r = w->rank - 2;
+    return 0;
 }
 
 /* Kernel spatial sizes from kernel_shape or W; -1 where unknown. */
@@ -169,8 +169,8 @@ static int conv_kernel(ox_infer_ctx *c, int r, int64_t *k) {
 /* Shape of a forward convolution for X = input xi and W = input wi. */
 static int infer_conv_shape(ox_infer_ctx *c, ox_dtype out_dtype) {
     const ir_type *x = in_type(c, 0), *w = in_type(c, 1);
-    int r = conv_rank(c);
-    if (r == -2) return -1;
+    int r;
+    if (conv_rank(c, &r)) return -1;
     if (r < 0) {
         set_out(c, 0, out_dtype, NULL, -1);
         return 0;
@@ -264,7 +264,7 @@ static int check_scale(ox_infer_ctx *c, int i, const char *what, int64_t len) {
 }
 
 static int infer_qlinear_conv(ox_infer_ctx *c) {
-    static const char *names[8] = {"x", "x_scale", "x_zero_point", "w",
+    static const char *const names[8] = {"x", "x_scale", "x_zero_point", "w",
                                    "w_scale", "w_zero_point", "y_scale", "y_zero_point"};
     for (int i = 0; i < 8; i++)
         if (need(c, i, names[i])) return -1;
@@ -304,8 +304,8 @@ static int infer_conv_transpose(ox_infer_ctx *c) {
     if (in_type(c, 2) && same_dtype(c, 0, 2, "X", "B")) return -1;
     const ir_type *x = in_type(c, 0), *w = in_type(c, 1);
     ox_dtype dt = x->dtype != ONYX_UNDEFINED ? x->dtype : w->dtype;
-    int r = conv_rank(c);
-    if (r == -2) return -1;
+    int r;
+    if (conv_rank(c, &r)) return -1;
     int64_t group = ir_attr_int(c->node, "group", 1);
     if (group < 1) return ox_infer_fail(c, ONYX_INVALID_MODEL, "ConvTranspose: group must be >= 1");
     int64_t ch = x->rank >= 0 ? x->dims[1] : -1, wc = w->rank >= 0 ? w->dims[0] : -1;

@@ -14,6 +14,29 @@ int ox_infer_fail(ox_infer_ctx *c, onyx_code code, const char *fmt, ...) {
     return ox_fail(c->err, code, "%s", buf);
 }
 
+const ir_type *ox_infer_in(const ox_infer_ctx *c, int i) {
+    if (i < 0 || i >= c->n_inputs || !c->inputs) return NULL;
+    if (c->node && i < c->node->n_inputs && c->node->inputs[i] < 0) return NULL;
+    return c->inputs[i];
+}
+
+onyx_code ox_infer_bad_code(const ox_infer_ctx *c) {
+    return c->runtime ? ONYX_INVALID_ARGUMENT : ONYX_INVALID_MODEL;
+}
+
+int ox_infer_set_output(ox_infer_ctx *c, int i, ox_dtype dtype, const int64_t *dims, int rank) {
+    ir_type *o = ox_infer_out(c, i);
+    if (!o) return 0;
+    if (rank > OX_MAX_RANK)
+        return ox_infer_fail(c, ONYX_NOT_IMPLEMENTED, "%s: output rank %d exceeds onyx's limit of %d",
+                             c->node->op_type, rank, OX_MAX_RANK);
+    if (rank < 0)
+        ox_type_set_unknown_shape(o, dtype);
+    else
+        ox_type_set_shape(o, dtype, dims, rank);
+    return 0;
+}
+
 ir_type *ox_infer_out(ox_infer_ctx *c, int i) {
     if (i >= c->n_outputs) return NULL;
     if (c->node && i < c->node->n_outputs && c->node->outputs[i] < 0) return NULL;

@@ -242,7 +242,7 @@ static int check_scale(ox_infer_ctx *c, int i, const char *what) {
 }
 
 static int infer_qlinear_matmul(ox_infer_ctx *c) {
-    static const char *names[8] = {"a", "a_scale", "a_zero_point", "b",
+    static const char *const names[8] = {"a", "a_scale", "a_zero_point", "b",
                                    "b_scale", "b_zero_point", "y_scale", "y_zero_point"};
     for (int i = 0; i < 8; i++)
         if (need(c, i, names[i])) return -1;

@@ -83,7 +83,7 @@ static int bn_training(const ir_node *n) {
 }
 
 static int infer_batchnorm(ox_infer_ctx *c) {
-    static const char *names[5] = {"X", "scale", "B", "mean", "var"};
+    static const char *const names[5] = {"X", "scale", "B", "mean", "var"};
     for (int i = 0; i < 5; i++)
         if (need(c, i, names[i]) || check_float(c, i, names[i], c->node->opset >= 9)) return -1;
     if (c->node->opset < 15) {
@@ -137,7 +137,7 @@ static int infer_batchnorm(ox_infer_ctx *c) {
 /* ---- InstanceNormalization ---- */
 
 static int infer_instancenorm(ox_infer_ctx *c) {
-    static const char *names[3] = {"input", "scale", "B"};
+    static const char *const names[3] = {"input", "scale", "B"};
     for (int i = 0; i < 3; i++)
         if (need(c, i, names[i]) || check_float(c, i, names[i], 0) ||
             (i && same_dtype(c, 0, i, "input", names[i])))

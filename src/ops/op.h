@@ -46,6 +46,13 @@ const ox_op_schema *ox_op_find(const char *domain, const char *name, int opset);
 const ox_op_schema *ox_op_find_any(const char *domain, const char *name);
 
 /* ---- helpers for inference functions ---- */
+/* Input i's type, or NULL when absent or omitted. */
+const ir_type *ox_infer_in(const ox_infer_ctx *c, int i);
+/* Bad shapes are the caller's fault at run time, the model's at load. */
+onyx_code ox_infer_bad_code(const ox_infer_ctx *c);
+/* Sets output i to a tensor of dtype with dims (rank -1: shape unknown);
+ * fails when rank exceeds OX_MAX_RANK. No-op for omitted outputs. */
+int ox_infer_set_output(ox_infer_ctx *c, int i, ox_dtype dtype, const int64_t *dims, int rank);
 ir_type *ox_infer_out(ox_infer_ctx *c, int i); /* NULL if output omitted */
 void ox_type_set_shape(ir_type *t, ox_dtype dtype, const int64_t *dims, int rank);
 void ox_type_set_unknown_shape(ir_type *t, ox_dtype dtype); /* rank -1 */

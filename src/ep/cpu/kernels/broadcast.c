@@ -1,5 +1,6 @@
 #include "ep/cpu/kernels/broadcast.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 int ox_bcast_shape(int n, const int64_t *const dims[], const int ranks[], int64_t *out,
@@ -150,4 +151,73 @@ void ox_contiguous_strides(const int64_t *dims, int rank, int64_t *strides) {
         strides[i] = s;
         s *= dims[i];
     }
+}
+
+typedef struct copy_ctx {
+    const void *x;
+    void *y;
+    int failed; /* string copies only; those run on one thread */
+} copy_ctx;
+
+typedef struct u128_t {
+    uint64_t lo, hi;
+} u128_t;
+
+#define COPY_FN(T)                                                                        \
+    static void copy_##T(void *arg, int64_t oo, const int64_t *io, const int64_t *is,     \
+                         int64_t n) {                                                     \
+        const copy_ctx *p = arg;                                                          \
+        const T *X = (const T *)p->x + io[0];                                             \
+        T *Y = (T *)p->y + oo;                                                            \
+        if (is[0] == 1) {                                                                 \
+            memcpy(Y, X, (size_t)n * sizeof(T));                                          \
+        } else if (is[0] == 0) {                                                          \
+            const T v = X[0];                                                             \
+            for (int64_t i = 0; i < n; i++) Y[i] = v;                                     \
+        } else {                                                                          \
+            for (int64_t i = 0; i < n; i++) Y[i] = X[i * is[0]];                          \
+        }                                                                                 \
+    }
+COPY_FN(uint8_t)
+COPY_FN(uint16_t)
+COPY_FN(uint32_t)
+COPY_FN(uint64_t)
+COPY_FN(u128_t)
+
+static void copy_string(void *arg, int64_t oo, const int64_t *io, const int64_t *is,
+                        int64_t n) {
+    copy_ctx *p = arg;
+    char *const *X = p->x;
+    char **Y = p->y;
+    for (int64_t i = 0; i < n && !p->failed; i++) {
+        const char *s = X[io[0] + i * is[0]];
+        char *dup = strdup(s ? s : "");
+        if (!dup) {
+            p->failed = 1;
+            return;
+        }
+        free(Y[oo + i]);
+        Y[oo + i] = dup;
+    }
+}
+
+int ox_bcast_copy(const ox_tensor *x, ox_tensor *y, ox_threadpool *pool) {
+    ox_bcast plan;
+    if (x->dtype != y->dtype || ox_bcast_plan_tensors(&plan, 1, &x, y) != 0) return -1;
+    copy_ctx ctx = {x->data, y->data, 0};
+    if (x->dtype == ONYX_STRING) {
+        ox_bcast_walk(&plan, 0, plan.numel, copy_string, &ctx);
+        return ctx.failed ? -1 : 0;
+    }
+    ox_bcast_fn fn;
+    switch (ox_dtype_size(x->dtype)) {
+    case 1: fn = copy_uint8_t; break;
+    case 2: fn = copy_uint16_t; break;
+    case 4: fn = copy_uint32_t; break;
+    case 8: fn = copy_uint64_t; break;
+    case 16: fn = copy_u128_t; break;
+    default: return -1;
+    }
+    ox_bcast_run(&plan, pool, 32768, fn, &ctx);
+    return 0;
 }

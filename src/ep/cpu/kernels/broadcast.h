@@ -56,6 +56,12 @@ void ox_bcast_walk(const ox_bcast *b, int64_t begin, int64_t end, ox_bcast_fn fn
 void ox_bcast_run(const ox_bcast *b, ox_threadpool *pool, int64_t grain, ox_bcast_fn fn,
                   void *arg);
 
+/* Copies x, broadcast, into y's shape (Expand, or seeding an accumulator).
+ * Works for every element type including strings (y's old strings are
+ * freed). Returns 0, or -1 when the types differ, x does not broadcast to
+ * y, or a string copy runs out of memory. */
+int ox_bcast_copy(const ox_tensor *x, ox_tensor *y, ox_threadpool *pool);
+
 /* Row-major element strides of a contiguous tensor. */
 void ox_contiguous_strides(const int64_t *dims, int rank, int64_t *strides);
 

@@ -379,10 +379,7 @@ static int plan_chunks(conv_job *j, int64_t rows, int64_t positions, int64_t out
             }                                                                                   \
             if (j->b) {                                                                         \
                 const T *b = (const T *)j->b + grp * g->Mg;                                     \
-                for (int64_t mm = 0; mm < g->Mg; mm++) {                                        \
-                    T *row = yg + mm * g->out_sz;                                               \
-                    for (int64_t p = p0; p < p1; p++) row[p] += b[mm];                          \
-                }                                                                               \
+                for (int64_t mm = 0; mm < g->Mg; mm++) add_bias_##SUF(yg + mm * g->out_sz + p0, b[mm], p1 - p0); \
             }                                                                                   \
         }                                                                                       \
         free(buf);                                                                              \
@@ -452,8 +449,97 @@ static int plan_chunks(conv_job *j, int64_t rows, int64_t positions, int64_t out
         return atomic_load(&j.failed) ? oom(ctx) : 0;                                           \
     }
 
+static void add_bias_f32(float *y, float b, int64_t n) { ox_vec_add_scalar(y, b, n); }
+static void add_bias_f64(double *y, double b, int64_t n) {
+    for (int64_t i = 0; i < n; i++) y[i] += b;
+}
+
 DEF_CONV_CORE(float, f32, ox_gemm_f32, im2col_f32, col2im_f32)
 DEF_CONV_CORE(double, f64, ox_gemm_f64, im2col_f64, col2im_f64)
+
+/* ================================================================ */
+/* direct float32 convolution for one input channel per group (depthwise
+ * and channel multipliers) in 1-D or 2-D: each tap is a row update over
+ * the output positions it reaches, no column matrix needed */
+
+#define DW_MAX_KW 64
+
+typedef struct dw_job {
+    const conv_geom *g;
+    const float *x, *w, *b;
+    float *y;
+    int64_t IH, IW, OH, OW, KH, KW, sh, sw, dh, dw, ph, pw;
+    int64_t lo[DW_MAX_KW], hi[DW_MAX_KW]; /* output columns reached by tap column kw */
+} dw_job;
+
+static int64_t ceil_div_pos(int64_t a, int64_t b) { return a <= 0 ? -((-a) / b) : (a + b - 1) / b; }
+
+static void dw_range(void *arg, int64_t t0, int64_t t1) {
+    const dw_job *j = arg;
+    const conv_geom *g = j->g;
+    for (int64_t t = t0; t < t1; t++) {
+        int64_t n = t / g->M, m = t % g->M, c = m / g->Mg;
+        const float *x = j->x + (n * g->C + c) * j->IH * j->IW;
+        const float *w = j->w + m * j->KH * j->KW;
+        float *y = j->y + t * j->OH * j->OW;
+        float bv = j->b ? j->b[m] : 0.0f;
+        for (int64_t i = 0; i < j->OH * j->OW; i++) y[i] = bv;
+        for (int64_t oh = 0; oh < j->OH; oh++) {
+            float *yr = y + oh * j->OW;
+            for (int64_t kh = 0; kh < j->KH; kh++) {
+                int64_t ih = oh * j->sh - j->ph + kh * j->dh;
+                if (ih < 0 || ih >= j->IH) continue;
+                const float *xr = x + ih * j->IW;
+                for (int64_t kw = 0; kw < j->KW; kw++) {
+                    float wv = w[kh * j->KW + kw];
+                    int64_t off = kw * j->dw - j->pw, lo = j->lo[kw], hi = j->hi[kw];
+                    if (lo >= hi) continue;
+                    if (j->sw == 1) {
+                        ox_vec_axpy(yr + lo, xr + lo + off, wv, hi - lo);
+                    } else {
+                        for (int64_t ow = lo; ow < hi; ow++) yr[ow] += wv * xr[ow * j->sw + off];
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* 1 when it ran the convolution. */
+static int try_depthwise(ox_kernel_ctx *ctx, const conv_geom *g, const float *x, const float *w,
+                         const float *b, float *y) {
+    if (g->Cg != 1 || g->r > 2) return 0;
+    dw_job j = {.g = g, .x = x, .w = w, .b = b, .y = y};
+    int two = g->r == 2;
+    j.IH = two ? g->in[0] : 1;
+    j.OH = two ? g->out[0] : 1;
+    j.KH = two ? g->k[0] : 1;
+    j.sh = two ? g->stride[0] : 1;
+    j.dh = two ? g->dil[0] : 1;
+    j.ph = two ? g->pb[0] : 0;
+    int L = g->r - 1;
+    j.IW = g->in[L];
+    j.OW = g->out[L];
+    j.KW = g->k[L];
+    j.sw = g->stride[L];
+    j.dw = g->dil[L];
+    j.pw = g->pb[L];
+    if (j.KW > DW_MAX_KW) return 0;
+    for (int64_t kw = 0; kw < j.KW; kw++) {
+        int64_t off = kw * j.dw - j.pw;
+        int64_t lo = ceil_div_pos(-off, j.sw), hi;
+        if (lo < 0) lo = 0;
+        /* last ow with ow * sw + off <= IW - 1 */
+        int64_t lim = j.IW - 1 - off;
+        hi = lim < 0 ? 0 : lim / j.sw + 1;
+        if (hi > j.OW) hi = j.OW;
+        j.lo[kw] = lo;
+        j.hi[kw] = hi < lo ? lo : hi;
+    }
+    int64_t planes = g->N * g->M, per = j.OH * j.OW * j.KH * j.KW;
+    ox_parallel_for(ctx->pool, planes, per >= 16384 ? 1 : 16384 / (per ? per : 1), dw_range, &j);
+    return 1;
+}
 
 /* ================================================================ */
 /* float16 support: float32 copies in and out */
@@ -507,8 +593,10 @@ static int conv_like(ox_kernel_ctx *ctx, int transpose) {
                               ctx->node->op_type);
     switch (X->dtype) {
     case ONYX_FLOAT32:
-        return transpose ? convt_core_f32(ctx, &g, X->data, W->data, B ? B->data : NULL, Y->data)
-                         : conv_core_f32(ctx, &g, X->data, W->data, B ? B->data : NULL, Y->data);
+        if (transpose) return convt_core_f32(ctx, &g, X->data, W->data, B ? B->data : NULL, Y->data);
+        if (g.N * g.M * g.out_sz == 0) return 0;
+        if (try_depthwise(ctx, &g, X->data, W->data, B ? B->data : NULL, Y->data)) return 0;
+        return conv_core_f32(ctx, &g, X->data, W->data, B ? B->data : NULL, Y->data);
     case ONYX_FLOAT64:
         return transpose ? convt_core_f64(ctx, &g, X->data, W->data, B ? B->data : NULL, Y->data)
                          : conv_core_f64(ctx, &g, X->data, W->data, B ? B->data : NULL, Y->data);

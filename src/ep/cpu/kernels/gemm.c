@@ -94,130 +94,225 @@ __attribute__((target("avx2,fma"))) static void kernel_avx2(int64_t kc, const fl
 }
 #endif
 
-typedef void (*kernel_fn)(int64_t kc, const float *a, const float *b, float *acc);
+/* float64 kernels: MR x NR64 tiles */
+#define NR64 8
 
-static kernel_fn pick_kernel(void) {
+typedef double v2d __attribute__((vector_size(16)));
+
+static void kernel_generic_f64(int64_t kc, const double *restrict a, const double *restrict b,
+                               double *restrict acc) {
+    v2d c[MR][NR64 / 2];
+    for (int i = 0; i < MR; i++)
+        for (int j = 0; j < NR64 / 2; j++) c[i][j] = (v2d){0, 0};
+    for (int64_t k = 0; k < kc; k++) {
+        v2d bv[NR64 / 2];
+        memcpy(bv, b, sizeof bv);
+        for (int i = 0; i < MR; i++) {
+            v2d av = (v2d){0, 0} + a[i];
+            for (int j = 0; j < NR64 / 2; j++) c[i][j] += av * bv[j];
+        }
+        a += MR;
+        b += NR64;
+    }
+    memcpy(acc, c, sizeof c);
+}
+
 #ifdef OX_GEMM_X86
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return kernel_avx2;
+__attribute__((target("avx2,fma"))) static void kernel_avx2_f64(int64_t kc,
+                                                                const double *restrict a,
+                                                                const double *restrict b,
+                                                                double *restrict acc) {
+    __m256d c[MR][2];
+    for (int i = 0; i < MR; i++) c[i][0] = c[i][1] = _mm256_setzero_pd();
+    for (int64_t k = 0; k < kc; k++) {
+        __m256d b0 = _mm256_loadu_pd(b), b1 = _mm256_loadu_pd(b + 4);
+        for (int i = 0; i < MR; i++) {
+            __m256d av = _mm256_broadcast_sd(a + i);
+            c[i][0] = _mm256_fmadd_pd(av, b0, c[i][0]);
+            c[i][1] = _mm256_fmadd_pd(av, b1, c[i][1]);
+        }
+        a += MR;
+        b += NR64;
+    }
+    for (int i = 0; i < MR; i++) {
+        _mm256_storeu_pd(acc + i * NR64, c[i][0]);
+        _mm256_storeu_pd(acc + i * NR64 + 4, c[i][1]);
+    }
+}
+#endif
+
+typedef void (*kernel_f32)(int64_t kc, const float *a, const float *b, float *acc);
+typedef void (*kernel_f64)(int64_t kc, const double *a, const double *b, double *acc);
+
+static int has_avx2(void) {
+#ifdef OX_GEMM_X86
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+    return 0;
+#endif
+}
+
+static kernel_f32 pick_kernel_f32(void) {
+#ifdef OX_GEMM_X86
+    if (has_avx2()) return kernel_avx2;
 #endif
     return kernel_generic;
 }
 
+static kernel_f64 pick_kernel_f64(void) {
+#ifdef OX_GEMM_X86
+    if (has_avx2()) return kernel_avx2_f64;
+#endif
+    return kernel_generic_f64;
+}
+
+/* Row updates used when writing a finished register tile back to C. */
+static void row_axpy_f32(float *c, const float *a, float alpha, int64_t n) { ox_vec_axpy(c, a, alpha, n); }
+static void row_set_f32(float *c, const float *a, float alpha, int64_t n) {
+    ox_vec_affine(c, a, alpha, 0.0f, n);
+}
+static void row_axpy_f64(double *c, const double *a, double alpha, int64_t n) {
+    for (int64_t x = 0; x < n; x++) c[x] += alpha * a[x];
+}
+static void row_set_f64(double *c, const double *a, double alpha, int64_t n) {
+    for (int64_t x = 0; x < n; x++) c[x] = alpha * a[x];
+}
+
 /* ---------------------------------------------------------------- */
-/* packed float32 path */
+/* packed path, instantiated for float and double */
 
-typedef struct gemm_job {
-    int ta, tb;
-    int64_t M, N, K;
-    float alpha, beta;
-    const float *A;
-    int64_t lda;
-    const float *B;
-    int64_t ldb;
-    float *C;
-    int64_t ldc;
-    int64_t tiles_n;
-    kernel_fn kernel;
-    atomic_int failed;
-} gemm_job;
+#define DEF_PACKED(T, SUF, NRT)                                                                 \
+    typedef struct gemm_job_##SUF {                                                             \
+        int ta, tb;                                                                             \
+        int64_t M, N, K;                                                                        \
+        T alpha, beta;                                                                          \
+        const T *A;                                                                             \
+        int64_t lda;                                                                            \
+        const T *B;                                                                             \
+        int64_t ldb;                                                                            \
+        T *C;                                                                                   \
+        int64_t ldc;                                                                            \
+        int64_t tiles_n;                                                                        \
+        kernel_##SUF kernel;                                                                    \
+        atomic_int failed;                                                                      \
+    } gemm_job_##SUF;                                                                           \
+                                                                                                \
+    /* op(A)[m0, m0+mc) x [k0, k0+kc) into MR-row panels, k-major inside a                      \
+     * panel, zero rows past mc */                                                              \
+    static void pack_a_##SUF(const gemm_job_##SUF *j, int64_t m0, int64_t mc, int64_t k0,       \
+                             int64_t kc, T *ap) {                                               \
+        for (int64_t p = 0; p < mc; p += MR) {                                                  \
+            int64_t rows = mc - p < MR ? mc - p : MR;                                           \
+            T *dst = ap + p * kc;                                                               \
+            if (!j->ta) {                                                                       \
+                for (int64_t i = 0; i < rows; i++) {                                            \
+                    const T *src = j->A + (m0 + p + i) * j->lda + k0;                           \
+                    for (int64_t k = 0; k < kc; k++) dst[k * MR + i] = src[k];                  \
+                }                                                                               \
+            } else {                                                                            \
+                for (int64_t k = 0; k < kc; k++) {                                              \
+                    const T *src = j->A + (k0 + k) * j->lda + m0 + p;                           \
+                    for (int64_t i = 0; i < rows; i++) dst[k * MR + i] = src[i];                \
+                }                                                                               \
+            }                                                                                   \
+            for (int64_t i = rows; i < MR; i++)                                                 \
+                for (int64_t k = 0; k < kc; k++) dst[k * MR + i] = 0;                           \
+        }                                                                                       \
+    }                                                                                           \
+                                                                                                \
+    /* op(B)[k0, k0+kc) x [n0, n0+nc) into NRT-column panels, zero columns                      \
+     * past nc */                                                                               \
+    static void pack_b_##SUF(const gemm_job_##SUF *j, int64_t k0, int64_t kc, int64_t n0,       \
+                             int64_t nc, T *bp) {                                               \
+        for (int64_t q = 0; q < nc; q += NRT) {                                                 \
+            int64_t cols = nc - q < NRT ? nc - q : NRT;                                         \
+            T *dst = bp + q * kc;                                                               \
+            if (!j->tb) {                                                                       \
+                for (int64_t k = 0; k < kc; k++) {                                              \
+                    const T *src = j->B + (k0 + k) * j->ldb + n0 + q;                           \
+                    T *d = dst + k * NRT;                                                       \
+                    if (cols == NRT) {                                                          \
+                        memcpy(d, src, NRT * sizeof(T));                                        \
+                    } else {                                                                    \
+                        int64_t c = 0;                                                          \
+                        for (; c < cols; c++) d[c] = src[c];                                    \
+                        for (; c < NRT; c++) d[c] = 0;                                          \
+                    }                                                                           \
+                }                                                                               \
+            } else {                                                                            \
+                for (int64_t c = 0; c < cols; c++) {                                            \
+                    const T *src = j->B + (n0 + q + c) * j->ldb + k0;                           \
+                    for (int64_t k = 0; k < kc; k++) dst[k * NRT + c] = src[k];                 \
+                }                                                                               \
+                for (int64_t c = cols; c < NRT; c++)                                            \
+                    for (int64_t k = 0; k < kc; k++) dst[k * NRT + c] = 0;                      \
+            }                                                                                   \
+        }                                                                                       \
+    }                                                                                           \
+                                                                                                \
+    static void store_tile_##SUF(const gemm_job_##SUF *j, T *c, const T *acc, int64_t rows,     \
+                                 int64_t cols, int first) {                                     \
+        for (int64_t i = 0; i < rows; i++) {                                                    \
+            T *cr = c + i * j->ldc;                                                             \
+            const T *ar = acc + i * NRT;                                                        \
+            if (!first) {                                                                       \
+                row_axpy_##SUF(cr, ar, j->alpha, cols);                                         \
+            } else if (j->beta == 0) {                                                          \
+                row_set_##SUF(cr, ar, j->alpha, cols);                                          \
+            } else {                                                                            \
+                for (int64_t x = 0; x < cols; x++) cr[x] = j->alpha * ar[x] + j->beta * cr[x];  \
+            }                                                                                   \
+        }                                                                                       \
+    }                                                                                           \
+                                                                                                \
+    static void gemm_tiles_##SUF(void *arg, int64_t t0, int64_t t1) {                           \
+        gemm_job_##SUF *j = arg;                                                                \
+        int64_t kmax = j->K < KC ? j->K : KC;                                                   \
+        T *ap = malloc(sizeof(T) * (size_t)(MC * kmax + NC * kmax));                            \
+        if (!ap) {                                                                              \
+            atomic_store(&j->failed, 1);                                                        \
+            return;                                                                             \
+        }                                                                                       \
+        T *bp = ap + MC * kmax;                                                                 \
+        T acc[MR * NRT];                                                                        \
+        for (int64_t t = t0; t < t1; t++) {                                                     \
+            int64_t m0 = (t / j->tiles_n) * MC, n0 = (t % j->tiles_n) * NC;                     \
+            int64_t mc = j->M - m0 < MC ? j->M - m0 : MC;                                       \
+            int64_t nc = j->N - n0 < NC ? j->N - n0 : NC;                                       \
+            for (int64_t k0 = 0; k0 < j->K; k0 += KC) {                                         \
+                int64_t kc = j->K - k0 < KC ? j->K - k0 : KC;                                   \
+                pack_b_##SUF(j, k0, kc, n0, nc, bp);                                            \
+                pack_a_##SUF(j, m0, mc, k0, kc, ap);                                            \
+                for (int64_t q = 0; q < nc; q += NRT) {                                         \
+                    int64_t cols = nc - q < NRT ? nc - q : NRT;                                 \
+                    for (int64_t p = 0; p < mc; p += MR) {                                      \
+                        int64_t rows = mc - p < MR ? mc - p : MR;                               \
+                        j->kernel(kc, ap + p * kc, bp + q * kc, acc);                           \
+                        store_tile_##SUF(j, j->C + (m0 + p) * j->ldc + n0 + q, acc, rows, cols, \
+                                         k0 == 0);                                              \
+                    }                                                                           \
+                }                                                                               \
+            }                                                                                   \
+        }                                                                                       \
+        free(ap);                                                                               \
+    }                                                                                           \
+                                                                                                \
+    static int gemm_packed_##SUF(ox_threadpool *pool, int ta, int tb, int64_t M, int64_t N,     \
+                                 int64_t K, T alpha, const T *A, int64_t lda, const T *B,       \
+                                 int64_t ldb, T beta, T *C, int64_t ldc) {                      \
+        gemm_job_##SUF j = {.ta = ta, .tb = tb, .M = M, .N = N, .K = K, .alpha = alpha,         \
+                            .beta = beta, .A = A, .lda = lda, .B = B, .ldb = ldb, .C = C,       \
+                            .ldc = ldc};                                                        \
+        atomic_init(&j.failed, 0);                                                              \
+        j.kernel = pick_kernel_##SUF();                                                         \
+        j.tiles_n = (N + NC - 1) / NC;                                                          \
+        int64_t tiles = ((M + MC - 1) / MC) * j.tiles_n;                                        \
+        ox_parallel_for(pool, tiles, 1, gemm_tiles_##SUF, &j);                                  \
+        return atomic_load(&j.failed) ? -1 : 0;                                                 \
+    }
 
-/* op(A)[m0 .. m0+mc) x [k0 .. k0+kc) into MR-row panels, k-major inside
- * a panel, zero rows past mc. */
-static void pack_a(const gemm_job *j, int64_t m0, int64_t mc, int64_t k0, int64_t kc, float *ap) {
-    for (int64_t p = 0; p < mc; p += MR) {
-        int64_t rows = mc - p < MR ? mc - p : MR;
-        float *dst = ap + p * kc;
-        if (!j->ta) {
-            for (int64_t i = 0; i < rows; i++) {
-                const float *src = j->A + (m0 + p + i) * j->lda + k0;
-                for (int64_t k = 0; k < kc; k++) dst[k * MR + i] = src[k];
-            }
-        } else {
-            for (int64_t k = 0; k < kc; k++) {
-                const float *src = j->A + (k0 + k) * j->lda + m0 + p;
-                for (int64_t i = 0; i < rows; i++) dst[k * MR + i] = src[i];
-            }
-        }
-        for (int64_t i = rows; i < MR; i++)
-            for (int64_t k = 0; k < kc; k++) dst[k * MR + i] = 0.0f;
-    }
-}
-
-/* op(B)[k0 .. k0+kc) x [n0 .. n0+nc) into NR-column panels, zero columns
- * past nc. */
-static void pack_b(const gemm_job *j, int64_t k0, int64_t kc, int64_t n0, int64_t nc, float *bp) {
-    for (int64_t q = 0; q < nc; q += NR) {
-        int64_t cols = nc - q < NR ? nc - q : NR;
-        float *dst = bp + q * kc;
-        if (!j->tb) {
-            for (int64_t k = 0; k < kc; k++) {
-                const float *src = j->B + (k0 + k) * j->ldb + n0 + q;
-                float *d = dst + k * NR;
-                if (cols == NR) {
-                    memcpy(d, src, NR * sizeof(float));
-                } else {
-                    int64_t c = 0;
-                    for (; c < cols; c++) d[c] = src[c];
-                    for (; c < NR; c++) d[c] = 0.0f;
-                }
-            }
-        } else {
-            for (int64_t c = 0; c < cols; c++) {
-                const float *src = j->B + (n0 + q + c) * j->ldb + k0;
-                for (int64_t k = 0; k < kc; k++) dst[k * NR + c] = src[k];
-            }
-            for (int64_t c = cols; c < NR; c++)
-                for (int64_t k = 0; k < kc; k++) dst[k * NR + c] = 0.0f;
-        }
-    }
-}
-
-static void store_tile(const gemm_job *j, float *c, const float *acc, int64_t rows, int64_t cols,
-                       int first) {
-    const float alpha = j->alpha, beta = j->beta;
-    for (int64_t i = 0; i < rows; i++) {
-        float *cr = c + i * j->ldc;
-        const float *ar = acc + i * NR;
-        if (!first) {
-            for (int64_t x = 0; x < cols; x++) cr[x] += alpha * ar[x];
-        } else if (beta == 0.0f) {
-            for (int64_t x = 0; x < cols; x++) cr[x] = alpha * ar[x];
-        } else {
-            for (int64_t x = 0; x < cols; x++) cr[x] = alpha * ar[x] + beta * cr[x];
-        }
-    }
-}
-
-static void gemm_tiles(void *arg, int64_t t0, int64_t t1) {
-    gemm_job *j = arg;
-    int64_t kmax = j->K < KC ? j->K : KC;
-    float *ap = malloc(sizeof(float) * (size_t)(MC * kmax + NC * kmax));
-    if (!ap) {
-        atomic_store(&j->failed, 1);
-        return;
-    }
-    float *bp = ap + MC * kmax;
-    float acc[MR * NR];
-    for (int64_t t = t0; t < t1; t++) {
-        int64_t m0 = (t / j->tiles_n) * MC, n0 = (t % j->tiles_n) * NC;
-        int64_t mc = j->M - m0 < MC ? j->M - m0 : MC;
-        int64_t nc = j->N - n0 < NC ? j->N - n0 : NC;
-        for (int64_t k0 = 0; k0 < j->K; k0 += KC) {
-            int64_t kc = j->K - k0 < KC ? j->K - k0 : KC;
-            pack_b(j, k0, kc, n0, nc, bp);
-            pack_a(j, m0, mc, k0, kc, ap);
-            for (int64_t q = 0; q < nc; q += NR) {
-                int64_t cols = nc - q < NR ? nc - q : NR;
-                for (int64_t p = 0; p < mc; p += MR) {
-                    int64_t rows = mc - p < MR ? mc - p : MR;
-                    j->kernel(kc, ap + p * kc, bp + q * kc, acc);
-                    store_tile(j, j->C + (m0 + p) * j->ldc + n0 + q, acc, rows, cols, k0 == 0);
-                }
-            }
-        }
-    }
-    free(ap);
-}
+DEF_PACKED(float, f32, NR)
+DEF_PACKED(double, f64, NR64)
 
 /* ---------------------------------------------------------------- */
 /* unpacked float32 paths for small or vector-shaped products */
@@ -252,11 +347,11 @@ static void scale_rows(float *C, int64_t ldc, int64_t r0, int64_t r1, int64_t n,
 
 /* Rows [r0, r1) of C straight from A and B: dot products when op(B) has
  * contiguous columns, row updates (axpy) otherwise. */
-static void gemm_rows_direct(const gemm_job *j, int64_t r0, int64_t r1) {
+static void gemm_rows_direct(const gemm_job_f32 *j, int64_t r0, int64_t r1) {
     scale_rows(j->C, j->ldc, r0, r1, j->N, j->beta);
     for (int64_t i = r0; i < r1; i++) {
         float *c = j->C + i * j->ldc;
-        if (j->tb && !j->ta) {
+        if (!j->ta && (j->tb || (j->N == 1 && j->ldb == 1))) {
             const float *a = j->A + i * j->lda;
             for (int64_t x = 0; x < j->N; x++) c[x] += j->alpha * dot_f32(a, j->B + x * j->ldb, j->K);
             continue;
@@ -266,8 +361,7 @@ static void gemm_rows_direct(const gemm_job *j, int64_t r0, int64_t r1) {
             av *= j->alpha;
             if (av == 0.0f) continue;
             if (!j->tb) {
-                const float *b = j->B + k * j->ldb;
-                for (int64_t x = 0; x < j->N; x++) c[x] += av * b[x];
+                ox_vec_axpy(c, j->B + k * j->ldb, av, j->N);
             } else {
                 for (int64_t x = 0; x < j->N; x++) c[x] += av * j->B[x * j->ldb + k];
             }
@@ -281,7 +375,7 @@ static void rows_direct_range(void *arg, int64_t r0, int64_t r1) {
 
 /* One row of A times B, split over column ranges of the output. */
 static void row_vector_range(void *arg, int64_t c0, int64_t c1) {
-    const gemm_job *j = arg;
+    const gemm_job_f32 *j = arg;
     float *c = j->C;
     for (int64_t x = c0; x < c1; x++) c[x] = j->beta == 0.0f ? 0.0f : c[x] * j->beta;
     if (j->tb) {
@@ -299,8 +393,7 @@ static void row_vector_range(void *arg, int64_t c0, int64_t c1) {
     }
     for (int64_t k = 0; k < j->K; k++) {
         float av = j->alpha * (j->ta ? j->A[k * j->lda] : j->A[k]);
-        const float *b = j->B + k * j->ldb;
-        for (int64_t x = c0; x < c1; x++) c[x] += av * b[x];
+        ox_vec_axpy(c + c0, j->B + k * j->ldb + c0, av, c1 - c0);
     }
 }
 
@@ -308,7 +401,7 @@ int ox_gemm_f32(ox_threadpool *pool, int trans_a, int trans_b, int64_t M, int64_
                 float alpha, const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
                 float *C, int64_t ldc) {
     if (M <= 0 || N <= 0) return 0;
-    gemm_job j = {.ta = trans_a != 0,
+    gemm_job_f32 j = {.ta = trans_a != 0,
                   .tb = trans_b != 0,
                   .M = M,
                   .N = N,
@@ -337,11 +430,7 @@ int ox_gemm_f32(ox_threadpool *pool, int trans_a, int trans_b, int64_t M, int64_
         ox_parallel_for(pool, M, grain, rows_direct_range, &j);
         return 0;
     }
-    j.kernel = pick_kernel();
-    j.tiles_n = (N + NC - 1) / NC;
-    int64_t tiles = ((M + MC - 1) / MC) * j.tiles_n;
-    ox_parallel_for(pool, tiles, 1, gemm_tiles, &j);
-    return atomic_load(&j.failed) ? -1 : 0;
+    return gemm_packed_f32(pool, j.ta, j.tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 /* ---------------------------------------------------------------- */
@@ -387,6 +476,9 @@ int ox_gemm_f64(ox_threadpool *pool, int trans_a, int trans_b, int64_t M, int64_
                 double alpha, const double *A, int64_t lda, const double *B, int64_t ldb,
                 double beta, double *C, int64_t ldc) {
     if (M <= 0 || N <= 0) return 0;
+    if (K > 0 && alpha != 0.0 && M > 1 && N > 1 && M * N * K > SMALL_WORK)
+        return gemm_packed_f64(pool, trans_a != 0, trans_b != 0, M, N, K, alpha, A, lda, B, ldb, beta,
+                               C, ldc);
     gemm64_job j = {trans_a != 0, trans_b != 0, M, N, K, alpha, beta, A, lda, B, ldb, C, ldc};
     int64_t per_row = N * (K > 0 ? K : 1);
     int64_t grain = per_row >= 32768 ? 1 : 32768 / per_row;

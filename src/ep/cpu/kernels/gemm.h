@@ -5,6 +5,7 @@
 #define ONYX_EP_CPU_KERNELS_GEMM_H
 
 #include <stdint.h>
+#include <string.h>
 
 #include "core/threadpool.h"
 
@@ -20,6 +21,89 @@ int ox_gemm_f32(ox_threadpool *pool, int trans_a, int trans_b, int64_t M, int64_
 int ox_gemm_f64(ox_threadpool *pool, int trans_a, int trans_b, int64_t M, int64_t N, int64_t K,
                 double alpha, const double *A, int64_t lda, const double *B, int64_t ldb,
                 double beta, double *C, int64_t ldc);
+
+/* Short float32 vector loops written with explicit vector types: the
+ * default -O2 build does not auto-vectorize loops whose trip count is
+ * not a known multiple of the vector width. */
+typedef float ox_v4f __attribute__((vector_size(16)));
+typedef int32_t ox_v4i __attribute__((vector_size(16)));
+
+#define OX_V4F_LOAD(v, p) memcpy(&(v), (p), sizeof(ox_v4f))
+#define OX_V4F_STORE(p, v) memcpy((p), &(v), sizeof(ox_v4f))
+#define OX_V4F_SPLAT(a) ((ox_v4f){0, 0, 0, 0} + (a))
+
+/* y += a * x */
+static inline void ox_vec_axpy(float *restrict y, const float *restrict x, float a, int64_t n) {
+    int64_t i = 0;
+    ox_v4f av = OX_V4F_SPLAT(a);
+    for (; i + 8 <= n; i += 8) {
+        ox_v4f x0, x1, y0, y1;
+        OX_V4F_LOAD(x0, x + i);
+        OX_V4F_LOAD(x1, x + i + 4);
+        OX_V4F_LOAD(y0, y + i);
+        OX_V4F_LOAD(y1, y + i + 4);
+        y0 += av * x0;
+        y1 += av * x1;
+        OX_V4F_STORE(y + i, y0);
+        OX_V4F_STORE(y + i + 4, y1);
+    }
+    for (; i < n; i++) y[i] += a * x[i];
+}
+
+/* y = a * x + b */
+static inline void ox_vec_affine(float *restrict y, const float *restrict x, float a, float b,
+                                 int64_t n) {
+    int64_t i = 0;
+    ox_v4f av = OX_V4F_SPLAT(a), bv = OX_V4F_SPLAT(b);
+    for (; i + 4 <= n; i += 4) {
+        ox_v4f v;
+        OX_V4F_LOAD(v, x + i);
+        v = v * av + bv;
+        OX_V4F_STORE(y + i, v);
+    }
+    for (; i < n; i++) y[i] = x[i] * a + b;
+}
+
+/* y += b */
+static inline void ox_vec_add_scalar(float *restrict y, float b, int64_t n) {
+    int64_t i = 0;
+    ox_v4f bv = OX_V4F_SPLAT(b);
+    for (; i + 4 <= n; i += 4) {
+        ox_v4f v;
+        OX_V4F_LOAD(v, y + i);
+        v += bv;
+        OX_V4F_STORE(y + i, v);
+    }
+    for (; i < n; i++) y[i] += b;
+}
+
+/* y += x */
+static inline void ox_vec_add(float *restrict y, const float *restrict x, int64_t n) {
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        ox_v4f a, v;
+        OX_V4F_LOAD(a, x + i);
+        OX_V4F_LOAD(v, y + i);
+        v += a;
+        OX_V4F_STORE(y + i, v);
+    }
+    for (; i < n; i++) y[i] += x[i];
+}
+
+/* y = max(y, x), keeping y where x is not greater */
+static inline void ox_vec_max(float *restrict y, const float *restrict x, int64_t n) {
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        ox_v4f a, b;
+        OX_V4F_LOAD(a, y + i);
+        OX_V4F_LOAD(b, x + i);
+        ox_v4i m = b > a;
+        ox_v4f r = (ox_v4f)(((ox_v4i)b & m) | ((ox_v4i)a & ~m));
+        OX_V4F_STORE(y + i, r);
+    }
+    for (; i < n; i++)
+        if (x[i] > y[i]) y[i] = x[i];
+}
 
 /* Auto-padding modes of Conv, ConvTranspose and the pooling ops. */
 typedef enum ox_auto_pad {

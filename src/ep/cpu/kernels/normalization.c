@@ -1,11 +1,12 @@
 /* CPU kernels of the normalization operators. Statistics accumulate in
  * double; float32 and float64 data are read directly, float16 and
- * bfloat16 go through float32 copies. */
+ * bfloat16 go through converted copies. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ep/cpu/kernels/gemm.h"
 #include "ep/ep.h"
 
 extern const ox_kernel_table ox_cpu_kernels_normalization;
@@ -36,8 +37,8 @@ static double *load_f64(const ox_tensor *t) {
     return d;
 }
 
-/* Float data view: the tensor's own buffer for float32, a converted
- * copy for float16 / bfloat16 / float64 is not needed (handled apart). */
+/* float32 view of X and Y: the tensors' own buffers for float32, converted
+ * copies for float16 / bfloat16 (callers handle float64 natively). */
 typedef struct fview {
     const float *x; /* input as float32 */
     float *y;       /* output as float32 */
@@ -110,8 +111,7 @@ static void affine_range(void *arg, int64_t p0, int64_t p1) {
                 const double *a = j->a + c * j->inner, *b = j->b + c * j->inner;
                 for (int64_t i = 0; i < j->inner; i++) y[i] = (float)(x[i] * a[i] + b[i]);
             } else {
-                float a = (float)j->a[c], b = (float)j->b[c];
-                for (int64_t i = 0; i < j->inner; i++) y[i] = x[i] * a + b;
+                ox_vec_affine(y, x, (float)j->a[c], (float)j->b[c], j->inner);
             }
         }
     }
@@ -178,7 +178,7 @@ static int batchnorm_compute(ox_kernel_ctx *ctx) {
     int training = bn_training(nd);
     int64_t N = X->dims[0], C = X->dims[1], inner = ox_numel(X->dims + 2, X->rank - 2);
     int64_t P = spatial ? C : C * inner;
-    static const char *names[5] = {"X", "scale", "B", "mean", "var"};
+    static const char *const names[5] = {"X", "scale", "B", "mean", "var"};
     for (int i = 1; i < 5; i++)
         if (ox_tensor_numel(input(ctx, i)) != P)
             return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
@@ -279,8 +279,7 @@ static void inorm_range(void *arg, int64_t p0, int64_t p1) {
             for (int64_t i = 0; i < j->inner; i++) ss += (x[i] - m) * (x[i] - m);
             double var = j->inner ? ss / (double)j->inner : 0;
             double a = j->scale[c] / sqrt(var + j->eps), b = j->bias[c] - m * a;
-            float *y = (float *)j->y + off;
-            for (int64_t i = 0; i < j->inner; i++) y[i] = (float)(x[i] * a + b);
+            ox_vec_affine((float *)j->y + off, x, (float)a, (float)b, j->inner);
         }
     }
 }
@@ -353,25 +352,33 @@ typedef struct lnorm_job {
     ox_tensor *mean_out, *inv_out;
 } lnorm_job;
 
+#define DEF_LNORM_ROW(T, SUF)                                                                   \
+    static void lnorm_row_##SUF(const T *x, T *y, int64_t D, const double *scale,               \
+                                const double *bias, double eps, double *mean, double *inv) {    \
+        double s = 0, ss = 0;                                                                   \
+        for (int64_t i = 0; i < D; i++) s += x[i];                                              \
+        double m = D ? s / (double)D : 0;                                                       \
+        for (int64_t i = 0; i < D; i++) ss += ((double)x[i] - m) * ((double)x[i] - m);          \
+        double iv = 1.0 / sqrt((D ? ss / (double)D : 0) + eps);                                 \
+        if (bias)                                                                               \
+            for (int64_t i = 0; i < D; i++) y[i] = (T)(((double)x[i] - m) * iv * scale[i] + bias[i]); \
+        else                                                                                    \
+            for (int64_t i = 0; i < D; i++) y[i] = (T)(((double)x[i] - m) * iv * scale[i]);     \
+        *mean = m;                                                                              \
+        *inv = iv;                                                                              \
+    }
+DEF_LNORM_ROW(float, f32)
+DEF_LNORM_ROW(double, f64)
+
 static void lnorm_range(void *arg, int64_t r0, int64_t r1) {
     const lnorm_job *j = arg;
     for (int64_t r = r0; r < r1; r++) {
         int64_t off = r * j->D;
-        double s = 0, ss = 0;
-        for (int64_t i = 0; i < j->D; i++) s += j->xf ? j->xf[off + i] : j->xd[off + i];
-        double m = j->D ? s / (double)j->D : 0;
-        for (int64_t i = 0; i < j->D; i++) {
-            double v = (j->xf ? j->xf[off + i] : j->xd[off + i]) - m;
-            ss += v * v;
-        }
-        double inv = 1.0 / sqrt((j->D ? ss / (double)j->D : 0) + j->eps);
-        if (j->xf) {
-            for (int64_t i = 0; i < j->D; i++)
-                j->yf[off + i] = (float)((j->xf[off + i] - m) * inv * j->scale[i] + (j->bias ? j->bias[i] : 0));
-        } else {
-            for (int64_t i = 0; i < j->D; i++)
-                j->yd[off + i] = (j->xd[off + i] - m) * inv * j->scale[i] + (j->bias ? j->bias[i] : 0);
-        }
+        double m, inv;
+        if (j->xf)
+            lnorm_row_f32(j->xf + off, j->yf + off, j->D, j->scale, j->bias, j->eps, &m, &inv);
+        else
+            lnorm_row_f64(j->xd + off, j->yd + off, j->D, j->scale, j->bias, j->eps, &m, &inv);
         if (j->mean_out) ox_set_f64(j->mean_out->data, j->mean_out->dtype, (size_t)r, m);
         if (j->inv_out) ox_set_f64(j->inv_out->data, j->inv_out->dtype, (size_t)r, inv);
     }
@@ -424,33 +431,78 @@ static int layernorm_compute(ox_kernel_ctx *ctx) {
 
 /* ================================================================ */
 /* LRN: each element divided by a power of the sum of squares over a
- * window of neighbouring channels */
+ * window of neighbouring channels.
+ * MeanVarianceNormalization: (x - mean) / (std + 1e-9) over `axes`.
+ * Both run on float32 data directly and on a float64 copy otherwise. */
+
+/* A float64 view of a non-float32 tensor and the matching output buffer. */
+typedef struct dview {
+    const double *x;
+    double *y;
+    double *xbuf, *ybuf;
+} dview;
+
+static int dview_open(dview *v, const ox_tensor *X, ox_tensor *Y) {
+    memset(v, 0, sizeof *v);
+    if (X->dtype == ONYX_FLOAT64) {
+        v->x = X->data;
+        v->y = Y->data;
+        return 0;
+    }
+    int64_t n = ox_tensor_numel(X);
+    v->xbuf = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
+    v->ybuf = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
+    if (!v->xbuf || !v->ybuf) {
+        free(v->xbuf);
+        free(v->ybuf);
+        return -1;
+    }
+    for (int64_t i = 0; i < n; i++) v->xbuf[i] = ox_get_f64(X->data, X->dtype, (size_t)i);
+    v->x = v->xbuf;
+    v->y = v->ybuf;
+    return 0;
+}
+
+static void dview_close(dview *v, ox_tensor *Y) {
+    if (v->ybuf) {
+        int64_t n = ox_tensor_numel(Y);
+        for (int64_t i = 0; i < n; i++) ox_set_f64(Y->data, Y->dtype, (size_t)i, v->ybuf[i]);
+    }
+    free(v->xbuf);
+    free(v->ybuf);
+}
 
 typedef struct lrn_job {
-    const float *x;
-    float *y;
+    const void *x;
+    void *y;
     int64_t C, inner;
     int64_t lo, hi; /* window is [c - lo, c + hi] */
     double alpha_n, beta, bias;
 } lrn_job;
 
-static void lrn_range(void *arg, int64_t p0, int64_t p1) {
-    const lrn_job *j = arg;
-    for (int64_t p = p0; p < p1; p++) {
-        int64_t n = p / j->C, c = p % j->C;
-        int64_t c0 = c - j->lo < 0 ? 0 : c - j->lo, c1 = c + j->hi >= j->C ? j->C - 1 : c + j->hi;
-        const float *x = j->x + p * j->inner;
-        float *y = j->y + p * j->inner;
-        for (int64_t i = 0; i < j->inner; i++) {
-            double s = 0;
-            for (int64_t k = c0; k <= c1; k++) {
-                double v = j->x[(n * j->C + k) * j->inner + i];
-                s += v * v;
-            }
-            y[i] = (float)(x[i] / pow(j->bias + j->alpha_n * s, j->beta));
-        }
+#define DEF_LRN(T, SUF)                                                                         \
+    static void lrn_range_##SUF(void *arg, int64_t p0, int64_t p1) {                            \
+        const lrn_job *j = arg;                                                                 \
+        const T *xs = j->x;                                                                     \
+        T *ys = j->y;                                                                           \
+        for (int64_t p = p0; p < p1; p++) {                                                     \
+            int64_t n = p / j->C, c = p % j->C;                                                 \
+            int64_t c0 = c - j->lo < 0 ? 0 : c - j->lo;                                         \
+            int64_t c1 = c + j->hi >= j->C ? j->C - 1 : c + j->hi;                              \
+            const T *x = xs + p * j->inner;                                                     \
+            T *y = ys + p * j->inner;                                                           \
+            for (int64_t i = 0; i < j->inner; i++) {                                            \
+                double s = 0;                                                                   \
+                for (int64_t k = c0; k <= c1; k++) {                                            \
+                    double v = xs[(n * j->C + k) * j->inner + i];                               \
+                    s += v * v;                                                                 \
+                }                                                                               \
+                y[i] = (T)(x[i] / pow(j->bias + j->alpha_n * s, j->beta));                      \
+            }                                                                                   \
+        }                                                                                       \
     }
-}
+DEF_LRN(float, f32)
+DEF_LRN(double, f64)
 
 static int lrn_compute(ox_kernel_ctx *ctx) {
     const ox_tensor *X = input(ctx, 0);
@@ -459,10 +511,11 @@ static int lrn_compute(ox_kernel_ctx *ctx) {
     if (size < 1) return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "LRN: size must be >= 1");
     if (X->rank < 2) return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "LRN: input must have rank >= 2");
     if (!ox_dtype_is_float(X->dtype)) return unsupported(ctx, X->dtype);
-    fview v;
-    if (fview_open(&v, X, Y)) return oom(ctx);
-    lrn_job j = {v.x,
-                 v.y,
+    int f32 = X->dtype == ONYX_FLOAT32;
+    dview v = {0};
+    if (!f32 && dview_open(&v, X, Y)) return oom(ctx);
+    lrn_job j = {f32 ? X->data : (const void *)v.x,
+                 f32 ? Y->data : (void *)v.y,
                  X->dims[1],
                  ox_numel(X->dims + 2, X->rank - 2),
                  (size - 1) / 2,
@@ -473,13 +526,49 @@ static int lrn_compute(ox_kernel_ctx *ctx) {
     int64_t planes = X->dims[0] * X->dims[1];
     int64_t work = j.inner * size;
     int64_t grain = work >= 8192 ? 1 : 8192 / (work > 0 ? work : 1);
-    ox_parallel_for(ctx->pool, planes, grain, lrn_range, &j);
-    fview_close(&v, Y, 1);
+    ox_parallel_for(ctx->pool, planes, grain, f32 ? lrn_range_f32 : lrn_range_f64, &j);
+    if (!f32) dview_close(&v, Y);
     return 0;
 }
 
-/* ================================================================ */
-/* MeanVarianceNormalization: (x - mean) / (std + 1e-9) over `axes` */
+/* Group of each element: its coordinates on the kept axes, walked with
+ * an odometer (gstr: group stride per axis, 0 on reduced axes). */
+#define DEF_MVN(T, SUF)                                                                         \
+    static void mvn_run_##SUF(const T *x, T *y, const int64_t *dims, int r, const int64_t *gstr, \
+                              int64_t n, int64_t groups, double *sum, double *sq) {             \
+        int64_t per = groups ? n / groups : 0;                                                  \
+        int64_t idx[OX_MAX_RANK] = {0}, g = 0;                                                  \
+        for (int64_t e = 0; e < n; e++) {                                                       \
+            double v = x[e];                                                                    \
+            sum[g] += v;                                                                        \
+            sq[g] += v * v;                                                                     \
+            for (int d = r - 1; d >= 0; d--) {                                                  \
+                g += gstr[d];                                                                   \
+                if (++idx[d] < dims[d]) break;                                                  \
+                g -= gstr[d] * dims[d];                                                         \
+                idx[d] = 0;                                                                     \
+            }                                                                                   \
+        }                                                                                       \
+        for (int64_t k = 0; k < groups; k++) {                                                  \
+            double m = per ? sum[k] / (double)per : 0;                                          \
+            double var = per ? sq[k] / (double)per - m * m : 0;                                 \
+            sum[k] = m;                                                                         \
+            sq[k] = 1.0 / (sqrt(var > 0 ? var : 0) + 1e-9);                                     \
+        }                                                                                       \
+        memset(idx, 0, sizeof idx);                                                             \
+        g = 0;                                                                                  \
+        for (int64_t e = 0; e < n; e++) {                                                       \
+            y[e] = (T)((x[e] - sum[g]) * sq[g]);                                                \
+            for (int d = r - 1; d >= 0; d--) {                                                  \
+                g += gstr[d];                                                                   \
+                if (++idx[d] < dims[d]) break;                                                  \
+                g -= gstr[d] * dims[d];                                                         \
+                idx[d] = 0;                                                                     \
+            }                                                                                   \
+        }                                                                                       \
+    }
+DEF_MVN(float, f32)
+DEF_MVN(double, f64)
 
 static int mvn_compute(ox_kernel_ctx *ctx) {
     const ox_tensor *X = input(ctx, 0);
@@ -502,54 +591,27 @@ static int mvn_compute(ox_kernel_ctx *ctx) {
                                   (long long)axes[i], r);
         reduce[a] = 1;
     }
-    /* group index of an element: its coordinates on the kept axes */
     int64_t gstr[OX_MAX_RANK], groups = 1;
     for (int d = r - 1; d >= 0; d--) {
         gstr[d] = reduce[d] ? 0 : groups;
         if (!reduce[d]) groups *= X->dims[d];
     }
-    int64_t n = ox_tensor_numel(X), per = groups ? n / groups : 0;
+    int64_t n = ox_tensor_numel(X);
     double *sum = calloc((size_t)(groups > 0 ? groups : 1), sizeof(double));
     double *sq = calloc((size_t)(groups > 0 ? groups : 1), sizeof(double));
-    fview v = {0};
-    if (!sum || !sq || fview_open(&v, X, Y)) {
-        free(sum);
-        free(sq);
-        return oom(ctx);
+    int f32 = X->dtype == ONYX_FLOAT32, rc = 0;
+    dview v = {0};
+    if (!sum || !sq || (!f32 && dview_open(&v, X, Y))) {
+        rc = oom(ctx);
+    } else if (f32) {
+        mvn_run_f32(X->data, Y->data, X->dims, r, gstr, n, groups, sum, sq);
+    } else {
+        mvn_run_f64(v.x, v.y, X->dims, r, gstr, n, groups, sum, sq);
+        dview_close(&v, Y);
     }
-    int64_t idx[OX_MAX_RANK] = {0}, g = 0;
-    for (int64_t e = 0; e < n; e++) {
-        double x = v.x[e];
-        sum[g] += x;
-        sq[g] += x * x;
-        for (int d = r - 1; d >= 0; d--) {
-            g += gstr[d];
-            if (++idx[d] < X->dims[d]) break;
-            g -= gstr[d] * X->dims[d];
-            idx[d] = 0;
-        }
-    }
-    for (int64_t k = 0; k < groups; k++) {
-        double m = per ? sum[k] / (double)per : 0;
-        double var = per ? sq[k] / (double)per - m * m : 0;
-        sum[k] = m;
-        sq[k] = 1.0 / (sqrt(var > 0 ? var : 0) + 1e-9);
-    }
-    memset(idx, 0, sizeof idx);
-    g = 0;
-    for (int64_t e = 0; e < n; e++) {
-        v.y[e] = (float)((v.x[e] - sum[g]) * sq[g]);
-        for (int d = r - 1; d >= 0; d--) {
-            g += gstr[d];
-            if (++idx[d] < X->dims[d]) break;
-            g -= gstr[d] * X->dims[d];
-            idx[d] = 0;
-        }
-    }
-    fview_close(&v, Y, 1);
     free(sum);
     free(sq);
-    return 0;
+    return rc;
 }
 
 static int supports_float(const ir_node *node, const ir_type *const *inputs, int n_inputs) {

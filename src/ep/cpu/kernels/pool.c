@@ -83,16 +83,14 @@ static int pool_geom_make(ox_kernel_ctx *ctx, const ox_tensor *x, const ox_tenso
 }
 
 /* Window of output position o (multi-index): start coordinate and the
- * range [k0, k1) of kernel taps that land inside [lo, hi) per axis.
- * Returns 0 when the window misses that range entirely. */
-static int window(const pool_geom *g, const int64_t *o, int64_t *st, int64_t *k0, int64_t *k1,
-                  int with_pads) {
+ * range [k0, k1) of kernel taps that land inside the input per axis.
+ * Returns 0 when the window misses the input entirely. */
+static int window(const pool_geom *g, const int64_t *o, int64_t *st, int64_t *k0, int64_t *k1) {
     int nonempty = 1;
     for (int i = 0; i < g->r; i++) {
         int64_t s = o[i] * g->s[i] - g->pb[i], dl = g->d[i];
-        int64_t lo = with_pads ? -g->pb[i] : 0, hi = g->in[i] + (with_pads ? g->pe[i] : 0);
-        int64_t a = s < lo ? (lo - s + dl - 1) / dl : 0;
-        int64_t b = hi - s <= 0 ? 0 : (hi - s + dl - 1) / dl;
+        int64_t a = s < 0 ? (-s + dl - 1) / dl : 0;
+        int64_t b = g->in[i] - s <= 0 ? 0 : (g->in[i] - s + dl - 1) / dl;
         if (b > g->k[i]) b = g->k[i];
         st[i] = s;
         k0[i] = a;
@@ -171,7 +169,9 @@ typedef struct pool_job {
     double p; /* LpPool exponent */
 } pool_job;
 
-#define DEF_POOL(T, SUF)                                                                        \
+/* MaxPool with the Indices output: one output element at a time, so the
+ * winning tap's position is known. */
+#define DEF_ARGMAX(T, SUF)                                                                      \
     static void pool_range_##SUF(void *arg, int64_t e0, int64_t e1) {                           \
         const pool_job *j = arg;                                                                \
         const pool_geom *g = j->g;                                                              \
@@ -180,50 +180,27 @@ typedef struct pool_job {
         for (int64_t e = e0; e < e1; e++) {                                                     \
             int64_t plane = e / g->out_sz;                                                      \
             const T *x = (const T *)j->x + plane * g->in_sz;                                    \
-            int any = window(g, o, st, k0, k1, 0);                                              \
-            if (j->kind == POOL_MAX) {                                                          \
-                T best = 0;                                                                     \
-                int64_t arg_i = -1;                                                             \
-                if (any)                                                                        \
-                    FOR_EACH_TAP(g, st, k0, k1, {                                               \
-                        T v = x[idx];                                                           \
-                        if (arg_i < 0 || v > best) {                                            \
-                            best = v;                                                           \
-                            arg_i = idx;                                                        \
-                        }                                                                       \
-                    });                                                                         \
-                ((T *)j->y)[e] = best;                                                          \
-                if (j->ind) {                                                                   \
-                    int64_t at = arg_i < 0 ? 0 : (j->col_major ? col_major(g, arg_i) : arg_i);  \
-                    j->ind[e] = plane * g->in_sz + at;                                          \
-                }                                                                               \
-            } else if (j->kind == POOL_AVG) {                                                   \
-                double sum = 0;                                                                 \
-                int64_t cnt = 0;                                                                \
-                if (any) FOR_EACH_TAP(g, st, k0, k1, {                                          \
-                        sum += (double)x[idx];                                                  \
-                        cnt++;                                                                  \
-                    });                                                                         \
-                if (j->include_pad) {                                                           \
-                    int64_t q0[OX_MAX_RANK], q1[OX_MAX_RANK], qs[OX_MAX_RANK];                  \
-                    window(g, o, qs, q0, q1, 1);                                                \
-                    cnt = 1;                                                                    \
-                    for (int i = 0; i < g->r; i++) cnt *= q1[i] > q0[i] ? q1[i] - q0[i] : 0;    \
-                }                                                                               \
-                ((T *)j->y)[e] = cnt ? (T)(sum / (double)cnt) : (T)0;                           \
-            } else {                                                                            \
-                double sum = 0;                                                                 \
-                if (any) FOR_EACH_TAP(g, st, k0, k1, { sum += pow(fabs((double)x[idx]), j->p); }); \
-                ((T *)j->y)[e] = (T)pow(sum, 1.0 / j->p);                                       \
-            }                                                                                   \
+            T best = 0;                                                                         \
+            int64_t arg_i = -1;                                                                 \
+            if (window(g, o, st, k0, k1))                                                       \
+                FOR_EACH_TAP(g, st, k0, k1, {                                                   \
+                    T v = x[idx];                                                               \
+                    if (arg_i < 0 || v > best) {                                                \
+                        best = v;                                                               \
+                        arg_i = idx;                                                            \
+                    }                                                                           \
+                });                                                                             \
+            ((T *)j->y)[e] = best;                                                              \
+            int64_t at = arg_i < 0 ? 0 : (j->col_major ? col_major(g, arg_i) : arg_i);          \
+            j->ind[e] = plane * g->in_sz + at;                                                  \
             next_pos(g, o);                                                                     \
         }                                                                                       \
     }
 
-DEF_POOL(float, f32)
-DEF_POOL(double, f64)
-DEF_POOL(int8_t, i8)
-DEF_POOL(uint8_t, u8)
+DEF_ARGMAX(float, f32)
+DEF_ARGMAX(double, f64)
+DEF_ARGMAX(int8_t, i8)
+DEF_ARGMAX(uint8_t, u8)
 
 static void run_pool_range(ox_kernel_ctx *ctx, pool_job *j, ox_dtype dt) {
     int64_t total = j->g->planes * j->g->out_sz;
@@ -235,6 +212,186 @@ static void run_pool_range(ox_kernel_ctx *ctx, pool_job *j, ox_dtype dt) {
                      : dt == ONYX_INT8    ? pool_range_i8
                                           : pool_range_u8;
     ox_parallel_for(ctx->pool, total, grain, fn, j);
+}
+
+/* ---------------------------------------------------------------- */
+/* Row-wise pools (everything but MaxPool's Indices): one output row
+ * (the last spatial axis) at a time. Window bounds per output index come
+ * from per-axis tables built once, and along the last axis each kernel
+ * column updates the contiguous run of outputs it reaches. */
+
+typedef struct rows_job {
+    const pool_geom *g;
+    int kind;
+    const void *x;
+    void *y;
+    int include_pad;
+    double p;
+    int64_t rows_per_plane;
+    /* per axis i, arrays of length out[i]: window start, first and end tap inside the input,
+     * taps inside the padded extent */
+    const int64_t *st[OX_MAX_RANK], *k0[OX_MAX_RANK], *k1[OX_MAX_RANK], *pc[OX_MAX_RANK];
+    /* last axis, per kernel column: outputs [lo, hi) it reaches */
+    const int64_t *lo, *hi;
+} rows_job;
+
+static int64_t *build_tables(const pool_geom *g, rows_job *j) {
+    int64_t total = 0;
+    for (int i = 0; i < g->r; i++) total += 4 * g->out[i];
+    total += 2 * g->k[g->r - 1];
+    int64_t *buf = malloc(sizeof(int64_t) * (size_t)(total > 0 ? total : 1));
+    if (!buf) return NULL;
+    int64_t *p = buf;
+    for (int i = 0; i < g->r; i++) {
+        int64_t *st = p, *k0 = p + g->out[i], *k1 = p + 2 * g->out[i], *pc = p + 3 * g->out[i];
+        p += 4 * g->out[i];
+        for (int64_t o = 0; o < g->out[i]; o++) {
+            int64_t s = o * g->s[i] - g->pb[i], dl = g->d[i];
+            int64_t a = s < 0 ? (-s + dl - 1) / dl : 0;
+            int64_t b = g->in[i] - s <= 0 ? 0 : (g->in[i] - s + dl - 1) / dl;
+            if (b > g->k[i]) b = g->k[i];
+            int64_t lo = -g->pb[i], hi = g->in[i] + g->pe[i];
+            int64_t pa = s < lo ? (lo - s + dl - 1) / dl : 0;
+            int64_t pbnd = hi - s <= 0 ? 0 : (hi - s + dl - 1) / dl;
+            if (pbnd > g->k[i]) pbnd = g->k[i];
+            st[o] = s;
+            k0[o] = a;
+            k1[o] = b > a ? b : a;
+            pc[o] = pbnd > pa ? pbnd - pa : 0;
+        }
+        j->st[i] = st;
+        j->k0[i] = k0;
+        j->k1[i] = k1;
+        j->pc[i] = pc;
+    }
+    int L = g->r - 1;
+    int64_t *lo = p, *hi = p + g->k[L];
+    for (int64_t kw = 0; kw < g->k[L]; kw++) {
+        int64_t off = kw * g->d[L] - g->pb[L], s = g->s[L];
+        int64_t a = off >= 0 ? 0 : (-off + s - 1) / s;
+        int64_t lim = g->in[L] - 1 - off;
+        int64_t b = lim < 0 ? 0 : lim / s + 1;
+        if (b > g->out[L]) b = g->out[L];
+        lo[kw] = a;
+        hi[kw] = b > a ? b : a;
+    }
+    j->lo = lo;
+    j->hi = hi;
+    return buf;
+}
+
+#define DEF_ROWS(T, SUF, LOWEST, VMAX, VADD)                                                    \
+    static void rows_range_##SUF(void *arg, int64_t t0, int64_t t1) {                           \
+        const rows_job *j = arg;                                                                \
+        const pool_geom *g = j->g;                                                              \
+        const int L = g->r - 1;                                                                 \
+        const int64_t outL = g->out[L], sL = g->s[L];                                           \
+        for (int64_t t = t0; t < t1; t++) {                                                     \
+            int64_t plane = t / j->rows_per_plane, orow = t % j->rows_per_plane;                \
+            int64_t o[OX_MAX_RANK], a[OX_MAX_RANK], b[OX_MAX_RANK], kk[OX_MAX_RANK];            \
+            for (int d = L - 1; d >= 0; d--) {                                                  \
+                o[d] = orow % g->out[d];                                                        \
+                orow /= g->out[d];                                                              \
+            }                                                                                   \
+            int64_t ocount = 1, pcount = 1;                                                     \
+            for (int d = 0; d < L; d++) {                                                       \
+                a[d] = j->k0[d][o[d]];                                                          \
+                b[d] = j->k1[d][o[d]];                                                          \
+                ocount *= b[d] - a[d];                                                          \
+                pcount *= j->pc[d][o[d]];                                                       \
+                kk[d] = a[d];                                                                   \
+            }                                                                                   \
+            T *y = (T *)j->y + t * outL;                                                        \
+            const T *xp = (const T *)j->x + plane * g->in_sz;                                   \
+            for (int64_t i = 0; i < outL; i++) y[i] = j->kind == POOL_MAX ? LOWEST : (T)0;     \
+            while (ocount > 0) {                                                                \
+                int64_t base = 0;                                                               \
+                for (int d = 0; d < L; d++) base += (j->st[d][o[d]] + kk[d] * g->d[d]) * g->in_str[d]; \
+                const T *xr = xp + base;                                                        \
+                for (int64_t kw = 0; kw < g->k[L]; kw++) {                                      \
+                    int64_t off = kw * g->d[L] - g->pb[L], lo = j->lo[kw], hi = j->hi[kw];      \
+                    if (lo >= hi) continue;                                                     \
+                    if (j->kind == POOL_MAX) {                                                  \
+                        if (sL == 1) {                                                          \
+                            VMAX(y + lo, xr + lo + off, hi - lo);                               \
+                        } else {                                                                \
+                            for (int64_t ow = lo; ow < hi; ow++) {                              \
+                                T v = xr[ow * sL + off], cur = y[ow];                           \
+                                y[ow] = v > cur ? v : cur;                                      \
+                            }                                                                   \
+                        }                                                                       \
+                    } else if (j->kind == POOL_AVG) {                                           \
+                        if (sL == 1)                                                            \
+                            VADD(y + lo, xr + lo + off, hi - lo);                               \
+                        else                                                                    \
+                            for (int64_t ow = lo; ow < hi; ow++) y[ow] += xr[ow * sL + off];    \
+                    } else {                                                                    \
+                        for (int64_t ow = lo; ow < hi; ow++) {                                  \
+                            double v = fabs((double)xr[ow * sL + off]);                         \
+                            y[ow] += (T)(j->p == 2.0 ? v * v : j->p == 1.0 ? v : pow(v, j->p)); \
+                        }                                                                       \
+                    }                                                                           \
+                }                                                                               \
+                int d = L - 1;                                                                  \
+                for (; d >= 0; d--) {                                                           \
+                    if (++kk[d] < b[d]) break;                                                  \
+                    kk[d] = a[d];                                                               \
+                }                                                                               \
+                if (d < 0) break;                                                               \
+            }                                                                                   \
+            for (int64_t ow = 0; ow < outL; ow++) {                                             \
+                int64_t cl = j->k1[L][ow] - j->k0[L][ow];                                       \
+                if (j->kind == POOL_MAX) {                                                      \
+                    if (ocount * cl == 0) y[ow] = (T)0;                                         \
+                } else if (j->kind == POOL_AVG) {                                               \
+                    int64_t cnt = j->include_pad ? pcount * j->pc[L][ow] : ocount * cl;         \
+                    y[ow] = cnt ? (T)((double)y[ow] / (double)cnt) : (T)0;                      \
+                } else {                                                                        \
+                    y[ow] = (T)pow((double)y[ow], 1.0 / j->p);                                  \
+                }                                                                               \
+            }                                                                                   \
+        }                                                                                       \
+    }
+
+static void vmax_f64(double *y, const double *x, int64_t n) {
+    for (int64_t i = 0; i < n; i++)
+        if (x[i] > y[i]) y[i] = x[i];
+}
+static void vadd_f64(double *y, const double *x, int64_t n) {
+    for (int64_t i = 0; i < n; i++) y[i] += x[i];
+}
+#define DEF_INT_VMAX(T, SUF)                                                                    \
+    static void vmax_##SUF(T *y, const T *x, int64_t n) {                                       \
+        for (int64_t i = 0; i < n; i++)                                                         \
+            if (x[i] > y[i]) y[i] = x[i];                                                       \
+    }                                                                                           \
+    static void vadd_##SUF(T *y, const T *x, int64_t n) {                                       \
+        for (int64_t i = 0; i < n; i++) y[i] = (T)(y[i] + x[i]);                                \
+    }
+DEF_INT_VMAX(int8_t, i8)
+DEF_INT_VMAX(uint8_t, u8)
+
+DEF_ROWS(float, f32, -INFINITY, ox_vec_max, ox_vec_add)
+DEF_ROWS(double, f64, -INFINITY, vmax_f64, vadd_f64)
+DEF_ROWS(int8_t, i8, INT8_MIN, vmax_i8, vadd_i8)
+DEF_ROWS(uint8_t, u8, 0, vmax_u8, vadd_u8)
+
+static int run_rows(ox_kernel_ctx *ctx, pool_job *pj, ox_dtype dt) {
+    const pool_geom *g = pj->g;
+    rows_job j = {.g = g, .kind = pj->kind, .x = pj->x, .y = pj->y, .include_pad = pj->include_pad, .p = pj->p};
+    int64_t *tabs = build_tables(g, &j);
+    if (!tabs) return oom(ctx);
+    j.rows_per_plane = g->out_sz / g->out[g->r - 1];
+    int64_t rows = g->planes * j.rows_per_plane, taps = 1;
+    for (int i = 0; i < g->r; i++) taps *= g->k[i];
+    int64_t work = taps * g->out[g->r - 1];
+    ox_range_fn fn = dt == ONYX_FLOAT32  ? rows_range_f32
+                     : dt == ONYX_FLOAT64 ? rows_range_f64
+                     : dt == ONYX_INT8    ? rows_range_i8
+                                          : rows_range_u8;
+    ox_parallel_for(ctx->pool, rows, work >= 8192 ? 1 : 8192 / (work ? work : 1), fn, &j);
+    free(tabs);
+    return 0;
 }
 
 static float *half_in(const ox_tensor *t) {
@@ -276,8 +433,11 @@ static int window_pool(ox_kernel_ctx *ctx, int kind) {
     case ONYX_INT8:
     case ONYX_UINT8:
         if ((X->dtype == ONYX_INT8 || X->dtype == ONYX_UINT8) && kind != POOL_MAX) break;
-        run_pool_range(ctx, &j, X->dtype);
-        return 0;
+        if (j.ind) {
+            run_pool_range(ctx, &j, X->dtype);
+            return 0;
+        }
+        return run_rows(ctx, &j, X->dtype);
     case ONYX_FLOAT16: {
         float *x = half_in(X);
         float *y = malloc(sizeof(float) * (size_t)ox_tensor_numel(Y));
@@ -288,11 +448,15 @@ static int window_pool(ox_kernel_ctx *ctx, int kind) {
         }
         j.x = x;
         j.y = y;
-        run_pool_range(ctx, &j, ONYX_FLOAT32);
-        half_out(Y, y);
+        int rc = 0;
+        if (j.ind)
+            run_pool_range(ctx, &j, ONYX_FLOAT32);
+        else
+            rc = run_rows(ctx, &j, ONYX_FLOAT32);
+        if (!rc) half_out(Y, y);
         free(x);
         free(y);
-        return 0;
+        return rc;
     }
     default:
         break;

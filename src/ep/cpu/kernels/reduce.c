@@ -84,19 +84,26 @@ typedef struct red_ctx {
 #define I_MAX_(A, a, x) ((x) > (a) ? (x) : (a))
 #define I_MIN_(A, a, x) ((x) < (a) ? (x) : (a))
 
-#define FOLD_FN(name, T, LD, A, STEP)                                                     \
+/* Along a run that folds into one accumulator, four independent partial
+ * results (starting from the fold's identity ID) break the dependency
+ * chain; MERGE combines them. */
+#define FOLD_FN(name, T, LD, A, STEP, MERGE, ID)                                          \
     static void name(void *arg, int64_t xo, const int64_t *ao, const int64_t *as,         \
                      int64_t n) {                                                         \
         const red_ctx *p = arg;                                                           \
         const T *X = (const T *)p->x + xo;                                                \
         A *acc = (A *)p->acc + ao[0];                                                     \
         if (as[0] == 0) {                                                                 \
-            A a = acc[0];                                                                 \
-            for (int64_t i = 0; i < n; i++) {                                             \
-                const A x = (A)LD(X[i]);                                                  \
-                a = STEP(A, a, x);                                                        \
+            A a0 = acc[0], a1 = ID, a2 = ID, a3 = ID;                                     \
+            int64_t i = 0;                                                                \
+            for (; i + 4 <= n; i += 4) {                                                  \
+                a0 = STEP(A, a0, (A)LD(X[i]));                                            \
+                a1 = STEP(A, a1, (A)LD(X[i + 1]));                                        \
+                a2 = STEP(A, a2, (A)LD(X[i + 2]));                                        \
+                a3 = STEP(A, a3, (A)LD(X[i + 3]));                                        \
             }                                                                             \
-            acc[0] = a;                                                                   \
+            for (; i < n; i++) a0 = STEP(A, a0, (A)LD(X[i]));                             \
+            acc[0] = MERGE(A, MERGE(A, a0, a1), MERGE(A, a2, a3));                        \
         } else {                                                                          \
             const int64_t s = as[0];                                                      \
             for (int64_t i = 0; i < n; i++) {                                             \
@@ -110,26 +117,26 @@ typedef struct red_ctx {
  * choice is made per accumulator type with _Generic-free token pasting:
  * each type list entry instantiates both and the table picks one. */
 #define DEF_FLOAT_FOLDS(sfx, DT, T, LD, A, ...)                  \
-    FOLD_FN(sum_##sfx, T, LD, A, F_SUM_)                         \
-    FOLD_FN(sumsq_##sfx, T, LD, A, F_SUMSQ_)                     \
-    FOLD_FN(prod_##sfx, T, LD, A, F_PROD_)                       \
-    FOLD_FN(abs_##sfx, T, LD, A, F_ABS_)                         \
-    FOLD_FN(max_##sfx, T, LD, A, F_MAX_)                         \
-    FOLD_FN(min_##sfx, T, LD, A, F_MIN_)
+    FOLD_FN(sum_##sfx, T, LD, A, F_SUM_, F_SUM_, 0)              \
+    FOLD_FN(sumsq_##sfx, T, LD, A, F_SUMSQ_, F_SUM_, 0)          \
+    FOLD_FN(prod_##sfx, T, LD, A, F_PROD_, F_PROD_, 1)           \
+    FOLD_FN(abs_##sfx, T, LD, A, F_ABS_, F_SUM_, 0)              \
+    FOLD_FN(max_##sfx, T, LD, A, F_MAX_, F_MAX_, acc[0])         \
+    FOLD_FN(min_##sfx, T, LD, A, F_MIN_, F_MIN_, acc[0])
 #define DEF_SINT_FOLDS(sfx, DT, T, LD, A, ...)                   \
-    FOLD_FN(sum_##sfx, T, LD, A, S_SUM)                          \
-    FOLD_FN(sumsq_##sfx, T, LD, A, S_SUMSQ)                      \
-    FOLD_FN(prod_##sfx, T, LD, A, S_PROD)                        \
-    FOLD_FN(abs_##sfx, T, LD, A, S_ABS)                          \
-    FOLD_FN(max_##sfx, T, LD, A, I_MAX_)                         \
-    FOLD_FN(min_##sfx, T, LD, A, I_MIN_)
+    FOLD_FN(sum_##sfx, T, LD, A, S_SUM, S_SUM, 0)                \
+    FOLD_FN(sumsq_##sfx, T, LD, A, S_SUMSQ, S_SUM, 0)            \
+    FOLD_FN(prod_##sfx, T, LD, A, S_PROD, S_PROD, 1)             \
+    FOLD_FN(abs_##sfx, T, LD, A, S_ABS, S_SUM, 0)                \
+    FOLD_FN(max_##sfx, T, LD, A, I_MAX_, I_MAX_, acc[0])         \
+    FOLD_FN(min_##sfx, T, LD, A, I_MIN_, I_MIN_, acc[0])
 #define DEF_UINT_FOLDS(sfx, DT, T, LD, A, ...)                   \
-    FOLD_FN(sum_##sfx, T, LD, A, S_SUM)                          \
-    FOLD_FN(sumsq_##sfx, T, LD, A, S_SUMSQ)                      \
-    FOLD_FN(prod_##sfx, T, LD, A, S_PROD)                        \
-    FOLD_FN(abs_##sfx, T, LD, A, S_SUM)                          \
-    FOLD_FN(max_##sfx, T, LD, A, I_MAX_)                         \
-    FOLD_FN(min_##sfx, T, LD, A, I_MIN_)
+    FOLD_FN(sum_##sfx, T, LD, A, S_SUM, S_SUM, 0)                \
+    FOLD_FN(sumsq_##sfx, T, LD, A, S_SUMSQ, S_SUM, 0)            \
+    FOLD_FN(prod_##sfx, T, LD, A, S_PROD, S_PROD, 1)             \
+    FOLD_FN(abs_##sfx, T, LD, A, S_SUM, S_SUM, 0)                \
+    FOLD_FN(max_##sfx, T, LD, A, I_MAX_, I_MAX_, acc[0])         \
+    FOLD_FN(min_##sfx, T, LD, A, I_MIN_, I_MIN_, acc[0])
 
 DEF_FLOAT_FOLDS(f32, ONYX_FLOAT32, float, LD_ID, double)
 DEF_FLOAT_FOLDS(f64, ONYX_FLOAT64, double, LD_ID, double)
