@@ -257,7 +257,7 @@ static uint64_t get_unsigned(const void *d, onyx_dtype t, int64_t i) {
     }
 }
 
-static void tensor_summary(cli_buf *b, const onyx_tensor *ct) {
+static void tensor_stats(cli_buf *b, const onyx_tensor *ct) {
     /* read only; the API's data accessor is not const-qualified */
     onyx_tensor *t = (onyx_tensor *)ct;
     onyx_dtype dt = onyx_tensor_dtype(t);
@@ -336,6 +336,45 @@ static void tensor_summary(cli_buf *b, const onyx_tensor *ct) {
     }
     default: return; /* strings and complex numbers: type and shape only */
     }
+}
+
+/* Small outputs (class scores, a handful of boxes) are printed in full so a
+ * person can read the result without opening the .npy file. */
+#define PRINT_VALUES_MAX 16
+
+static void tensor_values(cli_buf *b, const onyx_tensor *ct) {
+    onyx_tensor *t = (onyx_tensor *)ct;
+    onyx_dtype dt = onyx_tensor_dtype(t);
+    int64_t n = onyx_tensor_numel(t);
+    if (n == 0 || n > PRINT_VALUES_MAX) return;
+    const void *d = onyx_tensor_data(t);
+    cli_buf_printf(b, " values=[");
+    for (int64_t i = 0; i < n; i++) {
+        const char *sep = i ? ", " : "";
+        switch (dt) {
+        case ONYX_BOOL: cli_buf_printf(b, "%s%s", sep, ((const uint8_t *)d)[i] ? "true" : "false"); break;
+        case ONYX_INT8:
+        case ONYX_INT16:
+        case ONYX_INT32:
+        case ONYX_INT64: cli_buf_printf(b, "%s%" PRId64, sep, get_signed(d, dt, i)); break;
+        case ONYX_UINT8:
+        case ONYX_UINT16:
+        case ONYX_UINT32:
+        case ONYX_UINT64: cli_buf_printf(b, "%s%" PRIu64, sep, get_unsigned(d, dt, i)); break;
+        case ONYX_FLOAT32:
+        case ONYX_FLOAT64:
+        case ONYX_FLOAT16:
+        case ONYX_BFLOAT16: cli_buf_printf(b, "%s%.6g", sep, get_float(d, dt, i)); break;
+        default: cli_buf_printf(b, "%s?", sep); break;
+        }
+    }
+    cli_buf_printf(b, "]");
+}
+
+static void tensor_summary(cli_buf *b, const onyx_tensor *t) {
+    tensor_stats(b, t);
+    onyx_dtype dt = onyx_tensor_dtype((onyx_tensor *)t);
+    if (dt != ONYX_STRING && dt != ONYX_COMPLEX64 && dt != ONYX_COMPLEX128) tensor_values(b, t);
 }
 
 /* ---- output files ---- */
