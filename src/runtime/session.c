@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/log.h"
 #include "core/strmap.h"
 #include "loader/loader.h"
 #include "optimizer/optimizer.h"
@@ -184,6 +185,26 @@ static int describe_io(onyx_session *s, ox_error *err) {
     return 0;
 }
 
+/* At info level: how many nodes each provider runs, and the arena use
+ * the planner found; at verbose level, every node's placement. */
+static void log_placement(const onyx_session *s) {
+    if (s->log_level < ONYX_LOG_INFO) return;
+    const ir_graph *g = s->graph;
+    for (int e = 0; e < s->n_eps; e++) {
+        int count = 0;
+        for (int i = 0; i < g->n_nodes; i++) count += g->nodes[i].ep == e;
+        ox_log(s->log_level, ONYX_LOG_INFO, "provider %s runs %d of %d nodes", s->eps[e]->name, count,
+               g->n_nodes);
+    }
+    ox_log(s->log_level, ONYX_LOG_INFO, "%d steps (%d values), %d subgraphs", s->main.plan.n_steps,
+           s->main.plan.n_slots, s->n_subs);
+    for (int i = 0; i < g->n_nodes; i++) {
+        char label[300];
+        ox_log(s->log_level, ONYX_LOG_VERBOSE, "%s -> %s", ir_node_label(&g->nodes[i], label, sizeof label),
+               s->eps[g->nodes[i].ep]->name);
+    }
+}
+
 int ox_session_create(onyx_env *env, const void *data, size_t size, const char *base_dir,
                       const onyx_session_options *opts, onyx_session **out, ox_error *err) {
     *out = NULL;
@@ -209,6 +230,7 @@ int ox_session_create(onyx_env *env, const void *data, size_t size, const char *
     if (build_exec(s, s->graph, &s->main, err) != 0) goto fail;
     if (build_subgraphs(s, s->graph, err) != 0) goto fail;
     if (describe_io(s, err) != 0) goto fail;
+    log_placement(s);
     *out = s;
     return 0;
 fail:
