@@ -69,8 +69,8 @@ static int64_t input_len(const ox_infer_ctx *c, int i) {
 /* ================================================================ */
 /* Resize / Upsample */
 
-static int check_string_attr(ox_infer_ctx *c, const char *name, const char *dflt,
-                             const char *const *allowed, int n) {
+static int check_string_attr(ox_infer_ctx *c, const char *name, const char *dflt, const char *const *allowed,
+                             int n) {
     const char *v = ir_attr_string(c->node, name, dflt);
     for (int i = 0; i < n; i++)
         if (strcmp(v, allowed[i]) == 0) return 0;
@@ -80,7 +80,7 @@ static int check_string_attr(ox_infer_ctx *c, const char *name, const char *dflt
 static int check_resize_attrs(ox_infer_ctx *c, int full) {
     static const char *const modes[] = {"nearest", "linear", "cubic"};
     static const char *const old_modes[] = {"nearest", "linear", "bilinear"};
-    static const char *const ctms[] = {"half_pixel", "pytorch_half_pixel", "align_corners",
+    static const char *const ctms[] = {"half_pixel", "pytorch_half_pixel",   "align_corners",
                                        "asymmetric", "tf_half_pixel_for_nn", "tf_crop_and_resize"};
     static const char *const nms[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
     if (!full) return check_string_attr(c, "mode", "nearest", old_modes, 3);
@@ -96,11 +96,11 @@ static int check_resize_attrs(ox_infer_ctx *c, int full) {
 
 /* Output sizes from scales: floor(in * scale), computed in double from the
  * float scale like the reference does. */
-static int dims_from_scales(ox_infer_ctx *c, const ir_type *x, int rank, const double *sc, int n,
-                            int min_one, int64_t *out) {
+static int dims_from_scales(ox_infer_ctx *c, const ir_type *x, int rank, const double *sc, int n, int min_one,
+                            int64_t *out) {
     if (n != rank)
-        return ox_infer_fail(c, bad(c), "%s: scales has %d values but the input has rank %d", opname(c),
-                             n, rank);
+        return ox_infer_fail(c, bad(c), "%s: scales has %d values but the input has rank %d", opname(c), n,
+                             rank);
     for (int i = 0; i < n; i++) {
         if (!(sc[i] > 0) || !isfinite(sc[i]))
             return ox_infer_fail(c, bad(c), "%s: scales must be positive, got %g on axis %d", opname(c),
@@ -129,9 +129,10 @@ static int read_scales_value(ox_infer_ctx *c, const ox_tensor *v, double *sc, in
         return ox_infer_fail(c, bad(c), "%s: scales must be 1-D, got rank %d", opname(c), v->rank);
     int64_t cnt = ox_tensor_numel(v);
     if (cnt > OX_MAX_RANK)
-        return ox_infer_fail(c, bad(c), "%s: scales has %lld values, more than the maximum rank",
-                             opname(c), (long long)cnt);
-    for (int64_t i = 0; i < cnt; i++) sc[i] = ox_get_f64(v->data, v->dtype, (size_t)i);
+        return ox_infer_fail(c, bad(c), "%s: scales has %lld values, more than the maximum rank", opname(c),
+                             (long long)cnt);
+    for (int64_t i = 0; i < cnt; i++)
+        sc[i] = ox_get_f64(v->data, v->dtype, (size_t)i);
     *n = (int)cnt;
     return 0;
 }
@@ -139,12 +140,10 @@ static int read_scales_value(ox_infer_ctx *c, const ox_tensor *v, double *sc, in
 /* Shared by Resize (all versions) and Upsample. `scales_in` is the input
  * index of scales (-1: from the attribute), `sizes_in` that of sizes (-1:
  * none), `roi_in` that of roi (-1: none). */
-static int infer_resize_common(ox_infer_ctx *c, int scales_in, int sizes_in, int roi_in,
-                               int min_one) {
+static int infer_resize_common(ox_infer_ctx *c, int scales_in, int sizes_in, int roi_in, int min_one) {
     const ir_type *x = in_type(c, 0);
     if (!x) return ox_infer_fail(c, ONYX_INVALID_MODEL, "%s: input X is required", opname(c));
-    if (x->kind != OX_KIND_TENSOR)
-        return ox_infer_fail(c, bad(c), "%s: input X must be a tensor", opname(c));
+    if (x->kind != OX_KIND_TENSOR) return ox_infer_fail(c, bad(c), "%s: input X must be a tensor", opname(c));
     ox_dtype dt = x->dtype;
     int rank = x->rank;
     if (rank == 0) return ox_infer_fail(c, bad(c), "%s: input X must have rank >= 1", opname(c));
@@ -164,9 +163,9 @@ static int infer_resize_common(ox_infer_ctx *c, int scales_in, int sizes_in, int
         const float *f = ir_attr_floats(c->node, "scales", &n);
         if (!f || n == 0)
             return ox_infer_fail(c, ONYX_INVALID_MODEL, "%s: attribute 'scales' is required", opname(c));
-        if (n > OX_MAX_RANK)
-            return ox_infer_fail(c, ONYX_INVALID_MODEL, "%s: too many scales", opname(c));
-        for (size_t i = 0; i < n; i++) sc[i] = f[i];
+        if (n > OX_MAX_RANK) return ox_infer_fail(c, ONYX_INVALID_MODEL, "%s: too many scales", opname(c));
+        for (size_t i = 0; i < n; i++)
+            sc[i] = f[i];
         nsc = (int)n;
         if (rank < 0) rank = nsc;
         if (dims_from_scales(c, x, rank, sc, nsc, min_one, out)) return -1;
@@ -212,19 +211,19 @@ static int infer_resize_common(ox_infer_ctx *c, int scales_in, int sizes_in, int
         if (known) {
             for (int i = 0; i < cnt; i++) {
                 if (vals[i] < 0)
-                    return ox_infer_fail(c, bad(c), "%s: sizes must be >= 0, got %lld on axis %d",
-                                         opname(c), (long long)vals[i], i);
+                    return ox_infer_fail(c, bad(c), "%s: sizes must be >= 0, got %lld on axis %d", opname(c),
+                                         (long long)vals[i], i);
                 if (vals[i] > 0 && x->rank >= 0 && x->dims[i] == 0)
-                    return ox_infer_fail(c, bad(c), "%s: cannot resize empty axis %d to size %lld",
-                                         opname(c), i, (long long)vals[i]);
+                    return ox_infer_fail(c, bad(c), "%s: cannot resize empty axis %d to size %lld", opname(c),
+                                         i, (long long)vals[i]);
             }
             set_out(c, 0, dt, vals, cnt);
             return 0;
         }
     }
-    if (c->runtime)
-        return ox_infer_fail(c, bad(c), "%s: scales or sizes value is not available", opname(c));
-    for (int i = 0; i < rank; i++) out[i] = -1;
+    if (c->runtime) return ox_infer_fail(c, bad(c), "%s: scales or sizes value is not available", opname(c));
+    for (int i = 0; i < rank; i++)
+        out[i] = -1;
     set_out(c, 0, dt, out, rank);
     return 0;
 }
@@ -272,8 +271,8 @@ static int infer_gridsample(ox_infer_ctx *c) {
                              (long long)g->dims[3]);
     int64_t xn = x->rank == 4 ? x->dims[0] : -1, gn = g->rank == 4 ? g->dims[0] : -1;
     if (xn >= 0 && gn >= 0 && xn != gn)
-        return ox_infer_fail(c, bad(c), "GridSample: batch of X (%lld) and grid (%lld) differ",
-                             (long long)xn, (long long)gn);
+        return ox_infer_fail(c, bad(c), "GridSample: batch of X (%lld) and grid (%lld) differ", (long long)xn,
+                             (long long)gn);
     int64_t out[4] = {xn >= 0 ? xn : gn, x->rank == 4 ? x->dims[1] : -1, g->rank == 4 ? g->dims[1] : -1,
                       g->rank == 4 ? g->dims[2] : -1};
     set_out(c, 0, x->dtype, out, 4);
@@ -296,7 +295,8 @@ static int infer_roialign(ox_infer_ctx *c) {
     if (sr < 0) return ox_infer_fail(c, ONYX_INVALID_MODEL, "RoiAlign: sampling_ratio must be >= 0");
     const ir_type *x = in_type(c, 0), *r = in_type(c, 1), *b = in_type(c, 2);
     if (!x || !r || !b)
-        return ox_infer_fail(c, ONYX_INVALID_MODEL, "RoiAlign: inputs X, rois and batch_indices are required");
+        return ox_infer_fail(c, ONYX_INVALID_MODEL,
+                             "RoiAlign: inputs X, rois and batch_indices are required");
     if (check_float_input(c, 0, "X") || check_float_input(c, 1, "rois")) return -1;
     if (x->dtype != ONYX_UNDEFINED && r->dtype != ONYX_UNDEFINED && x->dtype != r->dtype)
         return ox_infer_fail(c, bad(c), "RoiAlign: rois type %s differs from X type %s",
@@ -347,11 +347,12 @@ static int infer_nms(ox_infer_ctx *c) {
         return ox_infer_fail(c, ONYX_INVALID_MODEL, "NonMaxSuppression: center_point_box must be 0 or 1");
     const ir_type *b = in_type(c, 0), *s = in_type(c, 1);
     if (!b || !s)
-        return ox_infer_fail(c, ONYX_INVALID_MODEL, "NonMaxSuppression: inputs boxes and scores are required");
+        return ox_infer_fail(c, ONYX_INVALID_MODEL,
+                             "NonMaxSuppression: inputs boxes and scores are required");
     if (check_float_input(c, 0, "boxes") || check_float_input(c, 1, "scores")) return -1;
     if (b->rank >= 0 && b->rank != 3)
-        return ox_infer_fail(c, bad(c), "NonMaxSuppression: boxes must be 3-D (batches, boxes, 4), got rank %d",
-                             b->rank);
+        return ox_infer_fail(
+            c, bad(c), "NonMaxSuppression: boxes must be 3-D (batches, boxes, 4), got rank %d", b->rank);
     if (s->rank >= 0 && s->rank != 3)
         return ox_infer_fail(c, bad(c),
                              "NonMaxSuppression: scores must be 3-D (batches, classes, boxes), got rank %d",

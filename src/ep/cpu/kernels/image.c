@@ -35,20 +35,43 @@ static int is_float_dtype(ox_dtype t) {
 static void store_value(void *data, ox_dtype t, size_t i, double v) {
     double lo, hi;
     switch (t) {
-    case ONYX_INT8: lo = -128.0; hi = 127.0; break;
-    case ONYX_UINT8: lo = 0.0; hi = 255.0; break;
-    case ONYX_INT16: lo = -32768.0; hi = 32767.0; break;
-    case ONYX_UINT16: lo = 0.0; hi = 65535.0; break;
-    case ONYX_INT32: lo = -2147483648.0; hi = 2147483647.0; break;
-    case ONYX_UINT32: lo = 0.0; hi = 4294967295.0; break;
-    case ONYX_INT64: lo = -9223372036854775808.0; hi = 9223372036854774784.0; break;
+    case ONYX_INT8:
+        lo = -128.0;
+        hi = 127.0;
+        break;
+    case ONYX_UINT8:
+        lo = 0.0;
+        hi = 255.0;
+        break;
+    case ONYX_INT16:
+        lo = -32768.0;
+        hi = 32767.0;
+        break;
+    case ONYX_UINT16:
+        lo = 0.0;
+        hi = 65535.0;
+        break;
+    case ONYX_INT32:
+        lo = -2147483648.0;
+        hi = 2147483647.0;
+        break;
+    case ONYX_UINT32:
+        lo = 0.0;
+        hi = 4294967295.0;
+        break;
+    case ONYX_INT64:
+        lo = -9223372036854775808.0;
+        hi = 9223372036854774784.0;
+        break;
     case ONYX_UINT64: {
         double r = isnan(v) ? 0.0 : nearbyint(v);
         uint64_t u = r <= 0 ? 0 : r >= 18446744073709549568.0 ? UINT64_MAX : (uint64_t)r;
         ((uint64_t *)data)[i] = u;
         return;
     }
-    default: ox_set_f64(data, t, i, v); return;
+    default:
+        ox_set_f64(data, t, i, v);
+        return;
     }
     double r = isnan(v) ? 0.0 : nearbyint(v);
     if (r < lo) r = lo;
@@ -64,7 +87,8 @@ static const float *as_f32(const ox_tensor *t, float **owned) {
     int64_t n = ox_tensor_numel(t);
     float *b = malloc(sizeof(float) * (size_t)(n > 0 ? n : 1));
     if (!b) return NULL;
-    for (int64_t i = 0; i < n; i++) b[i] = (float)ox_get_f64(t->data, t->dtype, (size_t)i);
+    for (int64_t i = 0; i < n; i++)
+        b[i] = (float)ox_get_f64(t->data, t->dtype, (size_t)i);
     *owned = b;
     return b;
 }
@@ -77,9 +101,11 @@ static const double *as_f64(const ox_tensor *t, double **owned) {
     if (!b) return NULL;
     if (t->dtype == ONYX_FLOAT32) {
         const float *f = (const float *)t->data;
-        for (int64_t i = 0; i < n; i++) b[i] = f[i];
+        for (int64_t i = 0; i < n; i++)
+            b[i] = f[i];
     } else {
-        for (int64_t i = 0; i < n; i++) b[i] = ox_get_f64(t->data, t->dtype, (size_t)i);
+        for (int64_t i = 0; i < n; i++)
+            b[i] = ox_get_f64(t->data, t->dtype, (size_t)i);
     }
     *owned = b;
     return b;
@@ -123,7 +149,7 @@ static int parse_mode(const char *s) {
 }
 
 static int parse_ctm(const char *s) {
-    static const char *const names[] = {"half_pixel", "pytorch_half_pixel", "align_corners",
+    static const char *const names[] = {"half_pixel", "pytorch_half_pixel",   "align_corners",
                                         "asymmetric", "tf_half_pixel_for_nn", "tf_crop_and_resize"};
     for (int i = 0; i < 6; i++)
         if (strcmp(s, names[i]) == 0) return i;
@@ -148,15 +174,20 @@ static double cubic_weight(double d, double a) {
 /* Input coordinate of output position o. len_f is the resized length the
  * formulas divide by: scale * in when scales are given (the reference
  * keeps it fractional), the integer size otherwise. */
-static double rs_coord(const rs_plan *p, int64_t o, int64_t in, double scale,
-                       double len_f, double roi_s, double roi_e) {
+static double rs_coord(const rs_plan *p, int64_t o, int64_t in, double scale, double len_f, double roi_s,
+                       double roi_e) {
     double x = (double)o;
     switch (p->ctm) {
-    case CT_HALF_PIXEL: return (x + 0.5) / scale - 0.5;
-    case CT_PYTORCH: return len_f > 1.0 ? (x + 0.5) / scale - 0.5 : 0.0;
-    case CT_ALIGN: return len_f == 1.0 ? 0.0 : x * (double)(in - 1) / (len_f - 1.0);
-    case CT_ASYM: return x / scale;
-    case CT_TF_NN: return (x + 0.5) / scale;
+    case CT_HALF_PIXEL:
+        return (x + 0.5) / scale - 0.5;
+    case CT_PYTORCH:
+        return len_f > 1.0 ? (x + 0.5) / scale - 0.5 : 0.0;
+    case CT_ALIGN:
+        return len_f == 1.0 ? 0.0 : x * (double)(in - 1) / (len_f - 1.0);
+    case CT_ASYM:
+        return x / scale;
+    case CT_TF_NN:
+        return (x + 0.5) / scale;
     default: /* CT_TF_CROP */
         if (len_f > 1.0)
             return roi_s * (double)(in - 1) + x * (roi_e - roi_s) * (double)(in - 1) / (len_f - 1.0);
@@ -166,8 +197,8 @@ static double rs_coord(const rs_plan *p, int64_t o, int64_t in, double scale,
 
 static int64_t clamp_index(int64_t i, int64_t n) { return i < 0 ? 0 : i >= n ? n - 1 : i; }
 
-static int rs_axis_build(rs_plan *p, int d, int64_t in, int64_t out, double scale, double len_f,
-                         double roi_s, double roi_e) {
+static int rs_axis_build(rs_plan *p, int d, int64_t in, int64_t out, double scale, double len_f, double roi_s,
+                         double roi_e) {
     rs_axis *a = &p->ax[d];
     a->in = in;
     a->out = out;
@@ -188,14 +219,30 @@ static int rs_axis_build(rs_plan *p, int d, int64_t in, int64_t out, double scal
         if (!(x <= (double)in + 4.0)) x = (double)in + 4.0;
         double fl = floor(x), r = x - fl;
         int64_t i0 = (int64_t)fl;
-        if (p->mode == RS_NEAREST) {
+        if (r == 0.0 && p->mode != RS_NEAREST && i0 >= 0 && i0 < in) {
+            /* On a sample point both kernels weigh the point itself 1
+             * and every neighbour 0; an exact single tap lets unscaled
+             * axes drop out as identities. */
+            for (int t = 0; t < a->ntap; t++) {
+                ix[t] = i0;
+                w[t] = t == 0 ? 1.0 : 0.0;
+            }
+        } else if (p->mode == RS_NEAREST) {
             int64_t k = i0;
             if (r > 0.0) {
                 switch (p->nearest) {
-                case NR_PREFER_FLOOR: k = r <= 0.5 ? i0 : i0 + 1; break;
-                case NR_PREFER_CEIL: k = r < 0.5 ? i0 : i0 + 1; break;
-                case NR_FLOOR: k = i0; break;
-                default: k = i0 + 1; break;
+                case NR_PREFER_FLOOR:
+                    k = r <= 0.5 ? i0 : i0 + 1;
+                    break;
+                case NR_PREFER_CEIL:
+                    k = r < 0.5 ? i0 : i0 + 1;
+                    break;
+                case NR_FLOOR:
+                    k = i0;
+                    break;
+                default:
+                    k = i0 + 1;
+                    break;
                 }
             }
             ix[0] = clamp_index(k, in);
@@ -215,7 +262,8 @@ static int rs_axis_build(rs_plan *p, int d, int64_t in, int64_t out, double scal
                 ix[t] = clamp_index(k, in);
             }
             if (p->exclude && sum != 0.0)
-                for (int t = 0; t < 4; t++) w[t] /= sum;
+                for (int t = 0; t < 4; t++)
+                    w[t] /= sum;
         }
         if (identity) {
             if (a->outside[o] || ix[0] != o || w[0] != 1.0) identity = 0;
@@ -264,10 +312,18 @@ static void rs_gather_range(void *arg, int64_t begin, int64_t end) {
         for (int64_t x = 0; x < j->row_len; x++) {
             const unsigned char *s = (row_out || outl[x]) ? j->extrap : src + (size_t)ol[x] * esz;
             switch (esz) {
-            case 1: dst[x] = *s; break;
-            case 2: memcpy(dst + 2 * x, s, 2); break;
-            case 4: memcpy(dst + 4 * x, s, 4); break;
-            default: memcpy(dst + (size_t)x * esz, s, esz); break;
+            case 1:
+                dst[x] = *s;
+                break;
+            case 2:
+                memcpy(dst + 2 * x, s, 2);
+                break;
+            case 4:
+                memcpy(dst + 4 * x, s, 4);
+                break;
+            default:
+                memcpy(dst + (size_t)x * esz, s, esz);
+                break;
             }
         }
         for (int d = last - 1; d >= 0; d--) {
@@ -297,7 +353,8 @@ static int rs_gather(ox_kernel_ctx *ctx, const rs_plan *p, const ox_tensor *x, o
             rc = oom(ctx);
             break;
         }
-        for (int64_t o = 0; o < a->out; o++) j.off[d][o] = a->idx[o] * stride;
+        for (int64_t o = 0; o < a->out; o++)
+            j.off[d][o] = a->idx[o] * stride;
         stride *= a->in;
     }
     if (rc == 0) {
@@ -306,7 +363,8 @@ static int rs_gather(ox_kernel_ctx *ctx, const rs_plan *p, const ox_tensor *x, o
         int64_t grain = 4096 / (j.row_len > 0 ? j.row_len : 1) + 1;
         ox_parallel_for(ctx->pool, rows, grain, rs_gather_range, &j);
     }
-    for (int d = 0; d < p->rank; d++) free(j.off[d]);
+    for (int d = 0; d < p->rank; d++)
+        free(j.off[d]);
     return rc;
 }
 
@@ -317,7 +375,7 @@ typedef struct rs_plane_job {
     const float *x;
     float *y;
     const rs_axis *ay, *axx; /* NULL ay: rank 1 */
-    float *wx;                /* float copy of the last axis' weights */
+    float *wx;               /* float copy of the last axis' weights */
     int64_t hin, win, hout, wout;
     float extrap;
 } rs_plane_job;
@@ -336,7 +394,8 @@ static void rs_plane_range(void *arg, int64_t begin, int64_t end) {
         int64_t iy0 = 0;
         if (j->ay) {
             if (j->ay->outside[oy]) {
-                for (int64_t ox = 0; ox < j->wout; ox++) yr[ox] = j->extrap;
+                for (int64_t ox = 0; ox < j->wout; ox++)
+                    yr[ox] = j->extrap;
                 continue;
             }
             nty = j->ay->ntap;
@@ -366,7 +425,8 @@ static void rs_plane_range(void *arg, int64_t begin, int64_t end) {
             for (int ty = 0; ty < nty; ty++) {
                 const float *row = xp + (iy ? iy[ty] : iy0) * j->win;
                 float s = 0.0f;
-                for (int tx = 0; tx < ntx; tx++) s += wx[tx] * row[ix[tx]];
+                for (int tx = 0; tx < ntx; tx++)
+                    s += wx[tx] * row[ix[tx]];
                 acc += (wy ? (float)wy[ty] : 1.0f) * s;
             }
             yr[ox] = acc;
@@ -390,9 +450,11 @@ static int rs_plane_f32(ox_kernel_ctx *ctx, const rs_plan *p, const ox_tensor *x
     j.extrap = (float)p->extrap;
     j.wx = malloc(sizeof(float) * (size_t)(j.wout * j.axx->ntap + 1));
     if (!j.wx) return oom(ctx);
-    for (int64_t i = 0; i < j.wout * j.axx->ntap; i++) j.wx[i] = (float)j.axx->w[i];
+    for (int64_t i = 0; i < j.wout * j.axx->ntap; i++)
+        j.wx[i] = (float)j.axx->w[i];
     int64_t planes = 1;
-    for (int d = 0; d < r - 2; d++) planes *= p->ax[d].out;
+    for (int d = 0; d < r - 2; d++)
+        planes *= p->ax[d].out;
     int64_t rows = planes * j.hout;
     int64_t grain = 8192 / (j.wout * j.axx->ntap * (j.ay ? j.ay->ntap : 1) + 1) + 1;
     ox_parallel_for(ctx->pool, rows, grain, rs_plane_range, &j);
@@ -449,7 +511,8 @@ static void rs_generic_range(void *arg, int64_t begin, int64_t end) {
                 }
                 if (w != 0.0) acc += w * j->x[off];
                 int k = j->nact - 1;
-                while (k >= 0 && ++t[k] == p->ax[j->act[k]].ntap) t[k--] = 0;
+                while (k >= 0 && ++t[k] == p->ax[j->act[k]].ntap)
+                    t[k--] = 0;
                 if (k < 0) break;
             }
         }
@@ -478,7 +541,8 @@ static int rs_generic(ox_kernel_ctx *ctx, const rs_plan *p, const ox_tensor *x, 
     j.x = as_f64(x, &owned);
     if (!j.x) return oom(ctx);
     int64_t taps = 1;
-    for (int k = 0; k < j.nact; k++) taps *= p->ax[j.act[k]].ntap;
+    for (int k = 0; k < j.nact; k++)
+        taps *= p->ax[j.act[k]].ntap;
     ox_parallel_for(ctx->pool, ox_tensor_numel(y), 16384 / (taps + 1) + 1, rs_generic_range, &j);
     free(owned);
     return 0;
@@ -488,13 +552,15 @@ static int rs_generic(ox_kernel_ctx *ctx, const rs_plan *p, const ox_tensor *x, 
 static int read_scales(ox_kernel_ctx *ctx, const ox_tensor *t, double *sc, int rank) {
     int64_t n = ox_tensor_numel(t);
     if (n != rank)
-        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "%s: scales has %lld values but the input has rank %d",
-                              ctx->node->op_type, (long long)n, rank);
+        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
+                              "%s: scales has %lld values but the input has rank %d", ctx->node->op_type,
+                              (long long)n, rank);
     for (int64_t i = 0; i < n; i++) {
         sc[i] = ox_get_f64(t->data, t->dtype, (size_t)i);
         if (!(sc[i] > 0.0) || !isfinite(sc[i]))
-            return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "%s: scales must be positive, got %g on axis %lld",
-                                  ctx->node->op_type, sc[i], (long long)i);
+            return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
+                                  "%s: scales must be positive, got %g on axis %lld", ctx->node->op_type,
+                                  sc[i], (long long)i);
     }
     return 0;
 }
@@ -535,9 +601,10 @@ static int resize_compute(ox_kernel_ctx *ctx) {
         size_t n = 0;
         const float *f = ir_attr_floats(node, "scales", &n);
         if (!f || (int)n != rank)
-            return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "%s: attribute 'scales' must have %d values", op,
-                                  rank);
-        for (int i = 0; i < rank; i++) sc[i] = f[i];
+            return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "%s: attribute 'scales' must have %d values",
+                                  op, rank);
+        for (int i = 0; i < rank; i++)
+            sc[i] = f[i];
         have_scales = 1;
     } else {
         int si = legacy ? 1 : 2;
@@ -549,10 +616,12 @@ static int resize_compute(ox_kernel_ctx *ctx) {
             have_scales = 1;
         } else if (z && ox_tensor_numel(z) > 0) {
             if (ox_tensor_numel(z) != rank)
-                return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "%s: sizes has %lld values but the input has rank %d",
-                                      op, (long long)ox_tensor_numel(z), rank);
+                return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
+                                      "%s: sizes has %lld values but the input has rank %d", op,
+                                      (long long)ox_tensor_numel(z), rank);
         } else {
-            return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "%s: one of scales and sizes must be given", op);
+            return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "%s: one of scales and sizes must be given",
+                                  op);
         }
     }
     for (int d = 0; d < rank; d++) {
@@ -560,11 +629,12 @@ static int resize_compute(ox_kernel_ctx *ctx) {
         if (have_scales) {
             double o = floor((double)in * sc[d]);
             if (o != (double)out)
-                return ox_kernel_fail(ctx, ONYX_RUNTIME_ERROR, "%s: output size %lld on axis %d does not match scales",
-                                      op, (long long)out, d);
+                return ox_kernel_fail(ctx, ONYX_RUNTIME_ERROR,
+                                      "%s: output size %lld on axis %d does not match scales", op,
+                                      (long long)out, d);
         } else if (in == 0 && out != 0) {
-            return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "%s: cannot resize empty axis %d to size %lld", op, d,
-                                  (long long)out);
+            return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "%s: cannot resize empty axis %d to size %lld",
+                                  op, d, (long long)out);
         }
     }
     double roi_v[2 * OX_MAX_RANK];
@@ -572,7 +642,8 @@ static int resize_compute(ox_kernel_ctx *ctx) {
         if (!roi || ox_tensor_numel(roi) != 2 * rank)
             return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
                                   "%s: tf_crop_and_resize needs roi with %d values (2 * rank)", op, 2 * rank);
-        for (int i = 0; i < 2 * rank; i++) roi_v[i] = ox_get_f64(roi->data, roi->dtype, (size_t)i);
+        for (int i = 0; i < 2 * rank; i++)
+            roi_v[i] = ox_get_f64(roi->data, roi->dtype, (size_t)i);
     }
     if (ox_tensor_numel(y) == 0) return 0;
 
@@ -770,7 +841,8 @@ static void gs_range(void *arg, int64_t begin, int64_t end) {
             double gy = j->gf ? (double)j->gf[gi + 1] : j->gd[gi + 1];
             gs_point_taps(g, gx, gy, tp->off[i], tp->w[i]);
             if (j->xf)
-                for (int t = 0; t < K; t++) tp->wf[i][t] = (float)tp->w[i][t];
+                for (int t = 0; t < K; t++)
+                    tp->wf[i][t] = (float)tp->w[i][t];
         }
         for (int64_t c = 0; c < j->C; c++) {
             int64_t xo = (n * j->C + c) * plane, yo = (n * j->C + c) * j->npix + p0;
@@ -786,7 +858,8 @@ static void gs_range(void *arg, int64_t begin, int64_t end) {
                 } else {
                     for (int64_t i = 0; i < cnt; i++) {
                         float s = 0.0f;
-                        for (int t = 0; t < K; t++) s += tp->wf[i][t] * xp[tp->off[i][t]];
+                        for (int t = 0; t < K; t++)
+                            s += tp->wf[i][t] * xp[tp->off[i][t]];
                         yp[i] = s;
                     }
                 }
@@ -795,7 +868,8 @@ static void gs_range(void *arg, int64_t begin, int64_t end) {
                 double *yp = j->yd + yo;
                 for (int64_t i = 0; i < cnt; i++) {
                     double s = 0.0;
-                    for (int t = 0; t < K; t++) s += tp->w[i][t] * xp[tp->off[i][t]];
+                    for (int t = 0; t < K; t++)
+                        s += tp->w[i][t] * xp[tp->off[i][t]];
                     yp[i] = s;
                 }
             }
@@ -812,8 +886,9 @@ static int gridsample_compute(ox_kernel_ctx *ctx) {
         return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
                               "GridSample: expected X (N, C, H, W) and grid (N, H_out, W_out, 2)");
     if (x->dims[0] != grid->dims[0])
-        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "GridSample: batch of X (%lld) and grid (%lld) differ",
-                              (long long)x->dims[0], (long long)grid->dims[0]);
+        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
+                              "GridSample: batch of X (%lld) and grid (%lld) differ", (long long)x->dims[0],
+                              (long long)grid->dims[0]);
     if (!is_float_dtype(x->dtype) || !is_float_dtype(grid->dtype))
         return ox_kernel_fail(ctx, ONYX_NOT_IMPLEMENTED, "GridSample: X and grid must be float tensors");
     int64_t N = x->dims[0], C = x->dims[1];
@@ -824,17 +899,17 @@ static int gridsample_compute(ox_kernel_ctx *ctx) {
     memset(&j, 0, sizeof j);
     const char *mode = ir_attr_string(ctx->node, "mode", "bilinear");
     const char *pad = ir_attr_string(ctx->node, "padding_mode", "zeros");
-    j.g.mode = strcmp(mode, "bilinear") == 0 ? GS_BILINEAR
+    j.g.mode = strcmp(mode, "bilinear") == 0  ? GS_BILINEAR
                : strcmp(mode, "nearest") == 0 ? GS_NEAREST
                : strcmp(mode, "bicubic") == 0 ? GS_BICUBIC
                                               : -1;
-    j.g.pad = strcmp(pad, "zeros") == 0 ? GS_ZEROS
-              : strcmp(pad, "border") == 0 ? GS_BORDER
+    j.g.pad = strcmp(pad, "zeros") == 0        ? GS_ZEROS
+              : strcmp(pad, "border") == 0     ? GS_BORDER
               : strcmp(pad, "reflection") == 0 ? GS_REFLECTION
-                                                : -1;
+                                               : -1;
     if (j.g.mode < 0 || j.g.pad < 0)
-        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "GridSample: unsupported mode '%s' or padding_mode '%s'",
-                              mode, pad);
+        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
+                              "GridSample: unsupported mode '%s' or padding_mode '%s'", mode, pad);
     j.g.align = ir_attr_int(ctx->node, "align_corners", 0) != 0;
     j.g.h = x->dims[2];
     j.g.w = x->dims[3];
@@ -870,7 +945,8 @@ static int gridsample_compute(ox_kernel_ctx *ctx) {
         int64_t grain = 256 / (C + 1) + 1;
         ox_parallel_for(ctx->pool, N * j.nblocks, grain, gs_range, &j);
         if (yo)
-            for (int64_t i = 0; i < total; i++) ox_set_f64(y->data, y->dtype, (size_t)i, yo[i]);
+            for (int64_t i = 0; i < total; i++)
+                ox_set_f64(y->data, y->dtype, (size_t)i, yo[i]);
     }
     free(xo);
     free(go);
@@ -1027,8 +1103,10 @@ static int roialign_compute(ox_kernel_ctx *ctx) {
     const ox_tensor *x = input(ctx, 0), *rois = input(ctx, 1), *bi = input(ctx, 2);
     ox_tensor *y = ctx->outputs[0];
     if (!x || !rois || !bi || !y)
-        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "RoiAlign: inputs X, rois and batch_indices are required");
-    if (x->rank != 4) return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "RoiAlign: X must be 4-D, got rank %d", x->rank);
+        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
+                              "RoiAlign: inputs X, rois and batch_indices are required");
+    if (x->rank != 4)
+        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "RoiAlign: X must be 4-D, got rank %d", x->rank);
     if (rois->rank != 2 || rois->dims[1] != 4)
         return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "RoiAlign: rois must have shape (num_rois, 4)");
     if (bi->rank != 1 || bi->dims[0] != rois->dims[0])
@@ -1054,8 +1132,8 @@ static int roialign_compute(ox_kernel_ctx *ctx) {
     if (strcmp(ctm, "half_pixel") == 0)
         j.half_pixel = 1;
     else if (strcmp(ctm, "output_half_pixel") != 0)
-        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "RoiAlign: unsupported coordinate_transformation_mode '%s'",
-                              ctm);
+        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
+                              "RoiAlign: unsupported coordinate_transformation_mode '%s'", ctm);
     j.offset = j.half_pixel ? 0.5 : 0.0;
     int64_t R = rois->dims[0];
     j.C = x->dims[1];
@@ -1103,7 +1181,8 @@ static int roialign_compute(ox_kernel_ctx *ctx) {
         for (int64_t r = 0; r < R && rc == 0; r++)
             if (j.failed[r]) rc = oom(ctx);
         if (rc == 0 && yo)
-            for (int64_t i = 0; i < total; i++) ox_set_f64(y->data, y->dtype, (size_t)i, yo[i]);
+            for (int64_t i = 0; i < total; i++)
+                ox_set_f64(y->data, y->dtype, (size_t)i, yo[i]);
     }
     free(j.failed);
     free(xo);
@@ -1153,7 +1232,8 @@ static int scalar_input(ox_kernel_ctx *ctx, int i, const char *what, double *v, 
     const ox_tensor *t = input(ctx, i);
     if (!t) return 0;
     if (ox_tensor_numel(t) != 1)
-        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "NonMaxSuppression: %s must hold a single value", what);
+        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "NonMaxSuppression: %s must hold a single value",
+                              what);
     if (iv)
         *iv = ox_get_i64(t->data, t->dtype, 0);
     else
@@ -1164,9 +1244,11 @@ static int scalar_input(ox_kernel_ctx *ctx, int i, const char *what, double *v, 
 static int nms_compute(ox_kernel_ctx *ctx) {
     const ox_tensor *boxes = input(ctx, 0), *scores = input(ctx, 1);
     if (!boxes || !scores)
-        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "NonMaxSuppression: inputs boxes and scores are required");
+        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
+                              "NonMaxSuppression: inputs boxes and scores are required");
     if (boxes->rank != 3 || boxes->dims[2] != 4)
-        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "NonMaxSuppression: boxes must have shape (batches, boxes, 4)");
+        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
+                              "NonMaxSuppression: boxes must have shape (batches, boxes, 4)");
     if (scores->rank != 3 || scores->dims[0] != boxes->dims[0] || scores->dims[2] != boxes->dims[1])
         return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
                               "NonMaxSuppression: scores must have shape (%lld, classes, %lld)",
@@ -1181,8 +1263,8 @@ static int nms_compute(ox_kernel_ctx *ctx) {
     int has_score_thr = scalar_input(ctx, 4, "score_threshold", &score_thr, NULL);
     if (has_score_thr < 0) return -1;
     if (!(iou_thr >= 0.0 && iou_thr <= 1.0))
-        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "NonMaxSuppression: iou_threshold must be in [0, 1], got %g",
-                              iou_thr);
+        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
+                              "NonMaxSuppression: iou_threshold must be in [0, 1], got %g", iou_thr);
     int center = ir_attr_int(ctx->node, "center_point_box", 0) != 0;
     int64_t B = boxes->dims[0], S = boxes->dims[1], C = scores->dims[1];
     if (max_out < 0) max_out = 0;
@@ -1198,7 +1280,8 @@ static int nms_compute(ox_kernel_ctx *ctx) {
     for (int64_t b = 0; b < B && rc == 0 && max_out > 0; b++) {
         for (int64_t i = 0; i < S; i++) {
             double v[4];
-            for (int k = 0; k < 4; k++) v[k] = ox_get_f64(boxes->data, boxes->dtype, (size_t)((b * S + i) * 4 + k));
+            for (int k = 0; k < 4; k++)
+                v[k] = ox_get_f64(boxes->data, boxes->dtype, (size_t)((b * S + i) * 4 + k));
             nms_box *q = &bx[i];
             if (center) {
                 q->x0 = v[0] - v[2] / 2.0;
@@ -1233,7 +1316,8 @@ static int nms_compute(ox_kernel_ctx *ctx) {
             }
             if (nres + (size_t)ns > cap) {
                 size_t ncap = cap ? cap * 2 : 64;
-                while (ncap < nres + (size_t)ns) ncap *= 2;
+                while (ncap < nres + (size_t)ns)
+                    ncap *= 2;
                 int64_t *nr = realloc(res, ncap * 3 * sizeof *nr);
                 if (!nr) {
                     rc = oom(ctx);
