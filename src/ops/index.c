@@ -307,6 +307,9 @@ static int infer_onehot(ox_infer_ctx *c) {
         if (dv->kind != OX_KIND_TENSOR || ox_tensor_numel(dv) != 1)
             return ox_infer_fail(c, bad(c), "OneHot: depth must hold exactly one value");
         double d = ox_get_f64(dv->data, dv->dtype, 0);
+        /* converting NaN or a value beyond int64 to an integer is undefined */
+        if (ox_dtype_is_float(dv->dtype) && !(d > -0x1p62 && d < 0x1p62))
+            return ox_infer_fail(c, bad(c), "OneHot: depth %g is not a usable size", d);
         depth = ox_dtype_is_float(dv->dtype) ? (int64_t)d : ox_get_i64(dv->data, dv->dtype, 0);
         if (depth < 1) return ox_infer_fail(c, bad(c), "OneHot: depth must be positive, got %lld", (long long)depth);
     }

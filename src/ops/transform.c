@@ -740,7 +740,9 @@ static int infer_tile(ox_infer_ctx *c) {
         if (tiles < 0) return ox_infer_fail(c, bad(c), "Tile: tiles = %lld is negative", (long long)tiles);
         int64_t out[OX_MAX_RANK];
         memcpy(out, x->dims, (size_t)r * sizeof *out);
-        if (out[axis] >= 0) out[axis] *= tiles;
+        if (out[axis] >= 0 && __builtin_mul_overflow(out[axis], tiles, &out[axis]))
+            return ox_infer_fail(c, bad(c), "Tile: tiles = %lld makes axis %lld too large", (long long)tiles,
+                                 (long long)axis);
         return set_out(c, 0, dt, out, r);
     }
     int64_t rep[OX_MAX_RANK];
@@ -754,7 +756,10 @@ static int infer_tile(ox_infer_ctx *c) {
     for (int i = 0; i < r; i++) {
         if (rep[i] < 0)
             return ox_infer_fail(c, bad(c), "Tile: repeats[%d] = %lld is negative", i, (long long)rep[i]);
-        out[i] = x->dims[i] < 0 ? (rep[i] == 0 ? 0 : -1) : x->dims[i] * rep[i];
+        if (x->dims[i] < 0)
+            out[i] = rep[i] == 0 ? 0 : -1;
+        else if (__builtin_mul_overflow(x->dims[i], rep[i], &out[i]))
+            return ox_infer_fail(c, bad(c), "Tile: repeats[%d] = %lld makes axis %d too large", i, (long long)rep[i], i);
     }
     return set_out(c, 0, dt, out, r);
 }

@@ -667,8 +667,16 @@ static int k_onehot(ox_kernel_ctx *ctx) {
     for (int64_t o = 0; o < outer; o++)
         for (int64_t i = 0; i < inner; i++) {
             int64_t pos = o * inner + i;
-            int64_t v = ox_dtype_is_float(ind->dtype) ? (int64_t)ox_get_f64(ind->data, ind->dtype, (size_t)pos)
-                                                      : ox_get_i64(ind->data, ind->dtype, (size_t)pos);
+            int64_t v;
+            if (ox_dtype_is_float(ind->dtype)) {
+                /* range-check before truncating: converting NaN or a value
+                 * beyond int64 is undefined, and such an index is off anyway */
+                double f = ox_get_f64(ind->data, ind->dtype, (size_t)pos);
+                if (!(f > -(double)depth - 1.0 && f < (double)depth)) continue;
+                v = (int64_t)f;
+            } else {
+                v = ox_get_i64(ind->data, ind->dtype, (size_t)pos);
+            }
             if (v < 0) v += depth;
             if (v < 0 || v >= depth) continue; /* out of range: all off */
             if (copy_elems(ctx, y, (o * depth + v) * inner + i, vals, 1, 1) != 0) return -1;

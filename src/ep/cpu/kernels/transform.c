@@ -783,9 +783,12 @@ static int k_range(ox_kernel_ctx *ctx) {
     case ONYX_INT16:
     case ONYX_INT32:
     case ONYX_INT64: {
-        /* every value lies between start and limit, so no overflow */
+        /* every value lies between start and limit, but i * st alone can
+         * exceed int64 when the span does; modular arithmetic gives the
+         * exact in-range result */
         int64_t a = ox_get_i64(s->data, s->dtype, 0), st = ox_get_i64(d->data, d->dtype, 0);
-        for (int64_t i = 0; i < n; i++) ox_set_i64(y->data, y->dtype, (size_t)i, a + i * st);
+        for (int64_t i = 0; i < n; i++)
+            ox_set_i64(y->data, y->dtype, (size_t)i, (int64_t)((uint64_t)a + (uint64_t)i * (uint64_t)st));
         break;
     }
     default:
