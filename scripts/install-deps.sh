@@ -9,6 +9,7 @@ PACKAGES=(
   libonnx-dev                             # /usr/include/onnx/onnx.proto
   libonnx-testdata                        # ONNX backend conformance suite
   python3 python3-onnx python3-numpy      # conformance report, test model generation
+  python3-torch python3-torchvision       # exports the model zoo (models/)
   libpng-dev                              # image input of the OCR example
   imagemagick fonts-dejavu-core           # renders the OCR example's test images
 )

@@ -1,0 +1,488 @@
+/* Model test: runs the cases of the model zoo's manifest (written by
+ * make_references.js) through onyx and compares every output with ONNX
+ * Runtime's, at the tolerance the manifest names for it.
+ *
+ * usage: test_models MANIFEST [CASE...]
+ *
+ * Without CASE names every case runs. Prints per output the largest
+ * absolute and relative difference, then "N passed, N failed" over cases;
+ * exits non-zero when any case fails.
+ *
+ * Tolerance kinds:
+ *   prob    |onyx - ort| <= 1e-4. Probabilities and scores live in [0, 1],
+ *           where an absolute bound is the natural one.
+ *   logit   |onyx - ort| <= 1e-3 * |ort| + 1e-4 * max|ort|, the maximum
+ *           over the whole tensor. A float32 result that is a sum of terms
+ *           of size M carries rounding error proportional to M, not to the
+ *           result: a logit or coordinate that cancels to near zero cannot
+ *           be held to 1e-3 of itself. The tensor's largest magnitude
+ *           stands in for M; at 1e-4 the floor is ten times tighter than
+ *           the relative bound and only governs values under a tenth of
+ *           the tensor's range.
+ *   int     exact.
+ *   int_set exact as multisets along the last axis, for integer outputs
+ *           whose order is decided by ties.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "onyx.h"
+
+#define PROB_ATOL 1e-4
+#define LOGIT_RTOL 1e-3
+#define LOGIT_FLOOR 1e-4
+
+typedef enum kind { K_PROB, K_LOGIT, K_INT, K_INT_SET } kind;
+
+typedef struct io {
+    char *name;
+    char *file; /* resolved against the manifest's folder */
+    kind kind;  /* outputs only */
+} io;
+
+typedef struct test_case {
+    char *name;
+    char *model;
+    io *inputs, *outputs;
+    size_t n_inputs, n_outputs;
+} test_case;
+
+typedef struct manifest {
+    test_case *cases;
+    size_t n;
+} manifest;
+
+static char *xstrdup(const char *s) {
+    char *d = strdup(s);
+    if (!d) {
+        fprintf(stderr, "test_models: out of memory\n");
+        exit(2);
+    }
+    return d;
+}
+
+static void *xrealloc(void *p, size_t n) {
+    void *q = realloc(p, n);
+    if (!q) {
+        fprintf(stderr, "test_models: out of memory\n");
+        exit(2);
+    }
+    return q;
+}
+
+static char *join_path(const char *dir, const char *rel) {
+    if (rel[0] == '/' || !*dir) return xstrdup(rel);
+    size_t n = strlen(dir) + strlen(rel) + 2;
+    char *p = xrealloc(NULL, n);
+    snprintf(p, n, "%s/%s", dir, rel);
+    return p;
+}
+
+static int parse_kind(const char *s, kind *out) {
+    static const struct {
+        const char *name;
+        kind k;
+    } kinds[] = {{"prob", K_PROB}, {"logit", K_LOGIT}, {"int", K_INT}, {"int_set", K_INT_SET}};
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        if (strcmp(s, kinds[i].name) == 0) {
+            *out = kinds[i].k;
+            return 0;
+        }
+    return -1;
+}
+
+static const char *kind_name(kind k) {
+    switch (k) {
+    case K_PROB: return "prob";
+    case K_LOGIT: return "logit";
+    case K_INT: return "int";
+    default: return "int_set";
+    }
+}
+
+static void free_io(io *v, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        free(v[i].name);
+        free(v[i].file);
+    }
+    free(v);
+}
+
+static void free_manifest(manifest *m) {
+    for (size_t i = 0; i < m->n; i++) {
+        test_case *c = &m->cases[i];
+        free(c->name);
+        free(c->model);
+        free_io(c->inputs, c->n_inputs);
+        free_io(c->outputs, c->n_outputs);
+    }
+    free(m->cases);
+}
+
+/* Splits a line at tabs in place; returns the field count (at most max). */
+static int split_tabs(char *line, char **fields, int max) {
+    int n = 0;
+    for (char *p = line; n < max;) {
+        fields[n++] = p;
+        char *tab = strchr(p, '\t');
+        if (!tab) break;
+        *tab = '\0';
+        p = tab + 1;
+    }
+    return n;
+}
+
+static int load_manifest(const char *path, manifest *m) {
+    memset(m, 0, sizeof *m);
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fprintf(stderr, "test_models: cannot open manifest '%s' (build the zoo_references "
+                        "target first)\n",
+                path);
+        return -1;
+    }
+    char *dir = xstrdup(path);
+    char *slash = strrchr(dir, '/');
+    if (slash) *slash = '\0';
+    else dir[0] = '\0';
+
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    int lineno = 0, rc = 0;
+    while ((len = getline(&line, &cap, f)) >= 0) {
+        lineno++;
+        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r')) line[--len] = '\0';
+        if (len == 0 || line[0] == '#') continue;
+        char *fields[5] = {0};
+        int nf = split_tabs(line, fields, 5);
+        test_case *cur = m->n ? &m->cases[m->n - 1] : NULL;
+        if (strcmp(fields[0], "case") == 0 && nf == 3) {
+            m->cases = xrealloc(m->cases, (m->n + 1) * sizeof *m->cases);
+            test_case *c = &m->cases[m->n++];
+            memset(c, 0, sizeof *c);
+            c->name = xstrdup(fields[1]);
+            c->model = join_path(dir, fields[2]);
+        } else if (strcmp(fields[0], "input") == 0 && nf == 3 && cur) {
+            cur->inputs = xrealloc(cur->inputs, (cur->n_inputs + 1) * sizeof *cur->inputs);
+            io *v = &cur->inputs[cur->n_inputs++];
+            v->name = xstrdup(fields[1]);
+            v->file = join_path(dir, fields[2]);
+            v->kind = K_LOGIT;
+        } else if (strcmp(fields[0], "output") == 0 && nf == 4 && cur) {
+            kind k;
+            if (parse_kind(fields[3], &k) != 0) {
+                fprintf(stderr, "%s:%d: unknown tolerance kind '%s'\n", path, lineno, fields[3]);
+                rc = -1;
+                break;
+            }
+            cur->outputs = xrealloc(cur->outputs, (cur->n_outputs + 1) * sizeof *cur->outputs);
+            io *v = &cur->outputs[cur->n_outputs++];
+            v->name = xstrdup(fields[1]);
+            v->file = join_path(dir, fields[2]);
+            v->kind = k;
+        } else {
+            fprintf(stderr, "%s:%d: malformed line\n", path, lineno);
+            rc = -1;
+            break;
+        }
+    }
+    free(line);
+    free(dir);
+    fclose(f);
+    if (rc == 0 && m->n == 0) {
+        fprintf(stderr, "%s: no cases\n", path);
+        rc = -1;
+    }
+    if (rc != 0) free_manifest(m);
+    return rc;
+}
+
+/* ---- element access ---- */
+
+static int is_float(onyx_dtype t) { return t == ONYX_FLOAT32 || t == ONYX_FLOAT64; }
+
+static int is_integer(onyx_dtype t) {
+    switch (t) {
+    case ONYX_INT8:
+    case ONYX_UINT8:
+    case ONYX_INT16:
+    case ONYX_UINT16:
+    case ONYX_INT32:
+    case ONYX_UINT32:
+    case ONYX_INT64:
+    case ONYX_UINT64:
+    case ONYX_BOOL: return 1;
+    default: return 0;
+    }
+}
+
+static double float_at(const void *d, onyx_dtype t, int64_t i) {
+    return t == ONYX_FLOAT32 ? ((const float *)d)[i] : ((const double *)d)[i];
+}
+
+/* uint64 above INT64_MAX wraps; both sides wrap alike, so equality holds */
+static int64_t int_at(const void *d, onyx_dtype t, int64_t i) {
+    switch (t) {
+    case ONYX_INT8: return ((const int8_t *)d)[i];
+    case ONYX_UINT8:
+    case ONYX_BOOL: return ((const uint8_t *)d)[i];
+    case ONYX_INT16: return ((const int16_t *)d)[i];
+    case ONYX_UINT16: return ((const uint16_t *)d)[i];
+    case ONYX_INT32: return ((const int32_t *)d)[i];
+    case ONYX_UINT32: return ((const uint32_t *)d)[i];
+    case ONYX_UINT64: return (int64_t)((const uint64_t *)d)[i];
+    default: return ((const int64_t *)d)[i];
+    }
+}
+
+static void print_dims(const onyx_tensor *t) {
+    const int64_t *dims = onyx_tensor_dims(t);
+    printf("[");
+    for (int i = 0; i < onyx_tensor_rank(t); i++) printf(i ? ",%" PRId64 : "%" PRId64, dims[i]);
+    printf("]");
+}
+
+static int cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* ---- comparison ---- */
+
+static int compare_float(const io *o, onyx_tensor *got, onyx_tensor *want) {
+    const void *g = onyx_tensor_data(got), *w = onyx_tensor_data(want);
+    onyx_dtype gt = onyx_tensor_dtype(got), wt = onyx_tensor_dtype(want);
+    int64_t n = onyx_tensor_numel(want);
+    double scale = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double v = fabs(float_at(w, wt, i));
+        if (isfinite(v) && v > scale) scale = v;
+    }
+    double floor_abs = o->kind == K_LOGIT ? LOGIT_FLOOR * scale : PROB_ATOL;
+    double max_abs = 0, max_rel = 0, worst = -1; /* worst: largest diff / tolerance */
+    int64_t bad = 0, worst_at = -1;
+    for (int64_t i = 0; i < n; i++) {
+        double a = float_at(g, gt, i), b = float_at(w, wt, i);
+        double tol = o->kind == K_LOGIT ? LOGIT_RTOL * fabs(b) + floor_abs : PROB_ATOL;
+        double d, ratio;
+        if (isnan(b) || isnan(a) || isinf(b) || isinf(a)) {
+            int same = (isnan(a) && isnan(b)) || a == b;
+            d = same ? 0 : INFINITY;
+            ratio = same ? 0 : INFINITY;
+        } else {
+            d = fabs(a - b);
+            ratio = tol > 0 ? d / tol : (d > 0 ? INFINITY : 0);
+            if (d > max_abs) max_abs = d;
+            /* relative to values above the floor; below it, relative
+             * differences say nothing */
+            if (fabs(b) > floor_abs && d / fabs(b) > max_rel) max_rel = d / fabs(b);
+        }
+        if (ratio > 1) bad++;
+        if (ratio > worst) {
+            worst = ratio;
+            worst_at = i;
+        }
+    }
+    printf("max diff abs %.3g rel %.3g (tolerance ", max_abs, max_rel);
+    if (o->kind == K_LOGIT)
+        printf("%g rel + %.3g abs", LOGIT_RTOL, floor_abs);
+    else
+        printf("%g abs", PROB_ATOL);
+    if (!bad) {
+        printf("): ok\n");
+        return 0;
+    }
+    printf("): FAIL, %" PRId64 " of %" PRId64 " values out of tolerance; worst at flat index %" PRId64
+           ": onyx %.9g, ort %.9g\n",
+           bad, n, worst_at, float_at(g, gt, worst_at), float_at(w, wt, worst_at));
+    return -1;
+}
+
+static int compare_int(const io *o, onyx_tensor *got, onyx_tensor *want) {
+    const void *g = onyx_tensor_data(got), *w = onyx_tensor_data(want);
+    onyx_dtype gt = onyx_tensor_dtype(got), wt = onyx_tensor_dtype(want);
+    int64_t n = onyx_tensor_numel(want);
+    int rank = onyx_tensor_rank(want);
+    int64_t row = rank > 0 ? onyx_tensor_dims(want)[rank - 1] : 1;
+    int64_t *a = NULL, *b = NULL;
+    if (n > 0) {
+        a = xrealloc(NULL, (size_t)n * sizeof *a);
+        b = xrealloc(NULL, (size_t)n * sizeof *b);
+    }
+    for (int64_t i = 0; i < n; i++) {
+        a[i] = int_at(g, gt, i);
+        b[i] = int_at(w, wt, i);
+    }
+    if (o->kind == K_INT_SET && row > 0) {
+        for (int64_t r = 0; r < n / row; r++) {
+            qsort(a + r * row, (size_t)row, sizeof *a, cmp_i64);
+            qsort(b + r * row, (size_t)row, sizeof *b, cmp_i64);
+        }
+    }
+    uint64_t max_abs = 0;
+    int64_t bad = 0, first = -1;
+    for (int64_t i = 0; i < n; i++) {
+        if (a[i] == b[i]) continue;
+        uint64_t d = a[i] > b[i] ? (uint64_t)a[i] - (uint64_t)b[i] : (uint64_t)b[i] - (uint64_t)a[i];
+        if (d > max_abs) max_abs = d;
+        if (first < 0) first = i;
+        bad++;
+    }
+    printf("max diff abs %" PRIu64 " rel %s (tolerance exact%s)", max_abs, bad ? "-" : "0",
+           o->kind == K_INT_SET ? ", as sets along the last axis" : "");
+    int rc = 0;
+    if (!bad) {
+        printf(": ok\n");
+    } else {
+        printf(": FAIL, %" PRId64 " of %" PRId64 " values differ; first at %s index %" PRId64
+               ": onyx %" PRId64 ", ort %" PRId64 "\n",
+               bad, n, o->kind == K_INT_SET ? "sorted" : "flat", first, a[first], b[first]);
+        rc = -1;
+    }
+    free(a);
+    free(b);
+    return rc;
+}
+
+static int compare_output(const io *o, onyx_tensor *got) {
+    onyx_tensor *want = NULL;
+    onyx_status *st = onyx_tensor_load(o->file, &want);
+    if (st) {
+        printf("FAIL, cannot read reference %s: %s\n", o->file, onyx_status_message(st));
+        onyx_status_free(st);
+        return -1;
+    }
+    int rc = -1;
+    onyx_dtype gt = onyx_tensor_dtype(got), wt = onyx_tensor_dtype(want);
+    int same_shape = onyx_tensor_rank(got) == onyx_tensor_rank(want);
+    for (int i = 0; same_shape && i < onyx_tensor_rank(want); i++)
+        same_shape = onyx_tensor_dims(got)[i] == onyx_tensor_dims(want)[i];
+    printf("%s ", onyx_dtype_name(wt));
+    print_dims(want);
+    printf(" %s: ", kind_name(o->kind));
+    if (onyx_tensor_kind(got) != ONYX_KIND_TENSOR) {
+        printf("FAIL, onyx returned a sequence or optional\n");
+    } else if (gt != wt) {
+        printf("FAIL, onyx returned %s\n", onyx_dtype_name(gt));
+    } else if (!same_shape) {
+        printf("FAIL, onyx returned shape ");
+        print_dims(got);
+        printf("\n");
+    } else if ((o->kind == K_PROB || o->kind == K_LOGIT) && is_float(wt)) {
+        rc = compare_float(o, got, want);
+    } else if ((o->kind == K_INT || o->kind == K_INT_SET) && is_integer(wt)) {
+        rc = compare_int(o, got, want);
+    } else {
+        printf("FAIL, tolerance kind %s does not apply to %s\n", kind_name(o->kind),
+               onyx_dtype_name(wt));
+    }
+    onyx_tensor_free(want);
+    return rc;
+}
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int fail_status(const char *what, onyx_status *st) {
+    printf("  FAIL: %s: %s (code %d)\n", what, onyx_status_message(st), (int)onyx_status_code(st));
+    onyx_status_free(st);
+    return -1;
+}
+
+static int run_case(onyx_env *env, const test_case *c) {
+    printf("== %s (%s)\n", c->name, c->model);
+    int rc = -1;
+    onyx_session *s = NULL;
+    const char **in_names = calloc(c->n_inputs + 1, sizeof *in_names);
+    onyx_tensor **ins = calloc(c->n_inputs + 1, sizeof *ins);
+    const char **out_names = calloc(c->n_outputs + 1, sizeof *out_names);
+    onyx_tensor **outs = calloc(c->n_outputs + 1, sizeof *outs);
+    if (!in_names || !ins || !out_names || !outs) {
+        printf("  FAIL: out of memory\n");
+        goto out;
+    }
+    double t0 = now_s();
+    onyx_status *st = onyx_session_create(env, c->model, NULL, &s);
+    if (st) {
+        fail_status("cannot create a session", st);
+        goto out;
+    }
+    double t1 = now_s();
+    for (size_t i = 0; i < c->n_inputs; i++) {
+        in_names[i] = c->inputs[i].name;
+        if ((st = onyx_tensor_load(c->inputs[i].file, &ins[i])) != NULL) {
+            fail_status(c->inputs[i].file, st);
+            goto out;
+        }
+    }
+    for (size_t i = 0; i < c->n_outputs; i++) out_names[i] = c->outputs[i].name;
+    st = onyx_session_run(s, in_names, (const onyx_tensor *const *)ins, c->n_inputs, out_names,
+                          outs, c->n_outputs);
+    if (st) {
+        fail_status("run", st);
+        goto out;
+    }
+    double t2 = now_s();
+    printf("  load %.2f s, run %.2f s\n", t1 - t0, t2 - t1);
+    rc = 0;
+    for (size_t i = 0; i < c->n_outputs; i++) {
+        printf("  %s ", c->outputs[i].name);
+        if (compare_output(&c->outputs[i], outs[i]) != 0) rc = -1;
+    }
+out:
+    for (size_t i = 0; ins && i < c->n_inputs; i++) onyx_tensor_free(ins[i]);
+    for (size_t i = 0; outs && i < c->n_outputs; i++) onyx_tensor_free(outs[i]);
+    free(in_names);
+    free(ins);
+    free(out_names);
+    free(outs);
+    onyx_session_free(s);
+    printf("%s %s\n", rc == 0 ? "PASS" : "FAIL", c->name);
+    return rc;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        fprintf(stderr, "usage: test_models MANIFEST [CASE...]\n");
+        return 2;
+    }
+    manifest m;
+    if (load_manifest(argv[1], &m) != 0) return 2;
+    for (int a = 2; a < argc; a++) {
+        size_t i = 0;
+        while (i < m.n && strcmp(m.cases[i].name, argv[a]) != 0) i++;
+        if (i == m.n) {
+            fprintf(stderr, "test_models: no case '%s' in %s\n", argv[a], argv[1]);
+            free_manifest(&m);
+            return 2;
+        }
+    }
+    onyx_env *env = NULL;
+    onyx_status *st = onyx_env_create(&env);
+    if (st) {
+        fprintf(stderr, "test_models: %s\n", onyx_status_message(st));
+        onyx_status_free(st);
+        free_manifest(&m);
+        return 2;
+    }
+    int passed = 0, failed = 0;
+    for (size_t i = 0; i < m.n; i++) {
+        int selected = argc == 2;
+        for (int a = 2; a < argc && !selected; a++) selected = strcmp(m.cases[i].name, argv[a]) == 0;
+        if (!selected) continue;
+        if (run_case(env, &m.cases[i]) == 0) passed++;
+        else failed++;
+    }
+    onyx_env_free(env);
+    free_manifest(&m);
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}
