@@ -133,17 +133,10 @@ onyx_status *onyx_session_create(onyx_env *env, const char *model_path,
     CHECK_ARG(env, "env is NULL");
     CHECK_ARG(model_path, "model_path is NULL");
     ox_error err = {0};
-    void *data;
-    size_t size;
-    if (ox_read_file(model_path, &data, &size, &err) != 0) return ox_status_from_error(&err);
     char *dir_copy = ox_strdup(model_path);
-    if (!dir_copy) {
-        free(data);
-        return ox_status_new(ONYX_OUT_OF_MEMORY, "out of memory");
-    }
-    int rc = ox_session_create(env, data, size, dirname(dir_copy), opts, out, &err);
+    if (!dir_copy) return ox_status_new(ONYX_OUT_OF_MEMORY, "out of memory");
+    int rc = ox_session_create_file(env, model_path, dirname(dir_copy), opts, out, &err);
     free(dir_copy);
-    free(data);
     if (rc != 0) {
         ox_error_prefix(&err, "%s", model_path);
         return ox_status_from_error(&err);

@@ -4,16 +4,25 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include "core/strmap.h"
 #include "loader/tensor_proto.h"
+#include "loader/wire.h"
 #include "onnx.pb-c.h"
 
 typedef struct load_ctx {
     const ir_model *model;
     const char *base_dir;
     ox_error *err;
+    /* raw_data of the main graph's initializers, left in the source bytes */
+    const uint8_t *src;
+    const ox_raw_slice *slices;
+    size_t n_slices;
+    int mapped; /* src is a file mapping whose pages may be dropped */
 } load_ctx;
 
 static int load_graph(load_ctx *lc, const Onnx__GraphProto *gp, ir_graph *parent, ir_graph **out);
@@ -248,6 +257,16 @@ static int load_node(load_ctx *lc, const Onnx__NodeProto *np, ir_graph *g) {
     return 0;
 }
 
+/* Once copied, a weight's file pages are not needed again; dropping them
+ * keeps resident memory near one copy of the weights while loading. */
+static void drop_pages(const uint8_t *p, size_t n) {
+    long page = sysconf(_SC_PAGESIZE);
+    if (page <= 0) return;
+    uintptr_t b = ((uintptr_t)p + (uintptr_t)page - 1) & ~((uintptr_t)page - 1);
+    uintptr_t e = ((uintptr_t)p + n) & ~((uintptr_t)page - 1);
+    if (e > b) madvise((void *)b, e - b, MADV_DONTNEED);
+}
+
 static int load_graph(load_ctx *lc, const Onnx__GraphProto *gp, ir_graph *parent, ir_graph **out) {
     ox_error *err = lc->err;
     ir_graph *g = ir_graph_new(gp->name, parent);
@@ -267,7 +286,11 @@ static int load_graph(load_ctx *lc, const Onnx__GraphProto *gp, ir_graph *parent
             return ox_fail(err, ONYX_INVALID_MODEL, "graph '%s': initializer '%s' is defined twice",
                            g->name, tp->name);
         ox_tensor *t;
-        if (ox_tensor_from_proto(tp, lc->base_dir, &t, err) != 0) return -1;
+        const ox_raw_slice *raw = !parent && i < lc->n_slices && lc->slices[i].present ? &lc->slices[i] : NULL;
+        if (ox_tensor_from_proto_raw(tp, raw ? lc->src + raw->offset : NULL, raw ? raw->length : 0,
+                                     lc->base_dir, &t, err) != 0)
+            return -1;
+        if (raw && lc->mapped) drop_pages(lc->src + raw->offset, raw->length);
         ir_value *val = &g->values[v];
         val->init = t;
         val->has_type = 1;
@@ -329,17 +352,26 @@ static int load_graph(load_ctx *lc, const Onnx__GraphProto *gp, ir_graph *parent
     return 0;
 }
 
-int ox_load_model(const void *data, size_t size, const char *base_dir, ir_model **out,
-                  ox_error *err) {
+static int load_bytes(const uint8_t *data, size_t size, int mapped, const char *base_dir,
+                      ir_model **out, ox_error *err) {
     *out = NULL;
     if (!data || size == 0)
         return ox_fail(err, ONYX_INVALID_MODEL, "the model is empty (0 bytes)");
-    Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, size, data);
-    if (!mp)
+    uint8_t *stripped = NULL;
+    size_t stripped_size = 0, n_slices = 0;
+    ox_raw_slice *slices = NULL;
+    ox_error ignored = {0};
+    Onnx__ModelProto *mp = NULL;
+    if (ox_strip_initializer_data(data, size, &stripped, &stripped_size, &slices, &n_slices, &ignored) == 0)
+        mp = onnx__model_proto__unpack(NULL, stripped_size, stripped);
+    free(stripped);
+    if (!mp) {
+        free(slices);
         return ox_fail(err, ONYX_INVALID_MODEL,
                        "not an ONNX model: the %zu bytes do not parse as a ModelProto (truncated "
                        "or not protobuf)",
                        size);
+    }
     int rc = -1;
     ir_model *m = calloc(1, sizeof *m);
     if (!m) {
@@ -384,14 +416,42 @@ int ox_load_model(const void *data, size_t size, const char *base_dir, ir_model 
         }
         m->n_opsets = 1;
     }
-    load_ctx lc = {m, base_dir, err};
+    load_ctx lc = {m, base_dir, err, data, slices, n_slices, mapped};
     if (load_graph(&lc, mp->graph, NULL, &m->graph) != 0) goto done;
     rc = 0;
 done:
+    free(slices);
     onnx__model_proto__free_unpacked(mp, NULL);
     if (rc != 0)
         ir_model_free(m);
     else
         *out = m;
+    return rc;
+}
+
+int ox_load_model(const void *data, size_t size, const char *base_dir, ir_model **out,
+                  ox_error *err) {
+    return load_bytes(data, size, 0, base_dir, out, err);
+}
+
+int ox_load_model_file(const char *path, const char *base_dir, ir_model **out, ox_error *err) {
+    *out = NULL;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return ox_fail(err, ONYX_IO_ERROR, "cannot open '%s': %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return ox_fail(err, ONYX_IO_ERROR, "'%s' is not a regular file", path);
+    }
+    if (st.st_size == 0) {
+        close(fd);
+        return ox_fail(err, ONYX_INVALID_MODEL, "the model is empty (0 bytes)");
+    }
+    size_t size = (size_t)st.st_size;
+    void *map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (map == MAP_FAILED) return ox_fail(err, ONYX_IO_ERROR, "cannot map '%s': %s", path, strerror(errno));
+    int rc = load_bytes(map, size, 1, base_dir, out, err);
+    munmap(map, size);
     return rc;
 }

@@ -176,7 +176,15 @@ static int copy_typed_field(const Onnx__TensorProto *tp, ox_tensor *t, size_t n,
 
 int ox_tensor_from_proto(const Onnx__TensorProto *tp, const char *base_dir, ox_tensor **out,
                          ox_error *err) {
+    return ox_tensor_from_proto_raw(tp, NULL, 0, base_dir, out, err);
+}
+
+int ox_tensor_from_proto_raw(const Onnx__TensorProto *tp, const void *raw, size_t raw_len,
+                             const char *base_dir, ox_tensor **out, ox_error *err) {
     *out = NULL;
+    int has_raw = raw != NULL || tp->has_raw_data;
+    const void *raw_data = raw ? raw : tp->raw_data.data;
+    if (!raw) raw_len = tp->raw_data.len;
     int dt = tp->has_data_type ? tp->data_type : 0;
     if (!ox_dtype_valid(dt))
         return ox_fail(err, ONYX_INVALID_MODEL, "tensor '%s': unknown data type %d", tensor_name(tp), dt);
@@ -198,11 +206,11 @@ int ox_tensor_from_proto(const Onnx__TensorProto *tp, const char *base_dir, ox_t
         return -1;
     }
     int external = tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
-    if (!external && tp->has_raw_data && dt != ONYX_STRING && tp->raw_data.len != want_bytes)
+    if (!external && has_raw && dt != ONYX_STRING && raw_len != want_bytes)
         return ox_fail(err, ONYX_INVALID_MODEL,
                        "tensor '%s': raw_data has %zu bytes but shape and type need %zu",
-                       tensor_name(tp), tp->raw_data.len, want_bytes);
-    if (!external && !tp->has_raw_data && want_bytes / ox_dtype_size((ox_dtype)dt) > typed_count(tp, dt))
+                       tensor_name(tp), raw_len, want_bytes);
+    if (!external && !has_raw && want_bytes / ox_dtype_size((ox_dtype)dt) > typed_count(tp, dt))
         return ox_fail(err, ONYX_INVALID_MODEL, "tensor '%s': holds %zu values but its shape needs %zu",
                        tensor_name(tp), typed_count(tp, dt), want_bytes / ox_dtype_size((ox_dtype)dt));
     if (external && want_bytes > external_file_bytes(tp, base_dir))
@@ -220,16 +228,12 @@ int ox_tensor_from_proto(const Onnx__TensorProto *tp, const char *base_dir, ox_t
                          tensor_name(tp));
         else
             rc = read_external(tp, base_dir, t->data, t->nbytes, err);
-    } else if (tp->has_raw_data) {
+    } else if (has_raw) {
         if (dt == ONYX_STRING)
             rc = ox_fail(err, ONYX_INVALID_MODEL, "tensor '%s': string tensors cannot use raw_data",
                          tensor_name(tp));
-        else if (tp->raw_data.len != t->nbytes)
-            rc = ox_fail(err, ONYX_INVALID_MODEL,
-                         "tensor '%s': raw_data has %zu bytes but shape and type need %zu",
-                         tensor_name(tp), tp->raw_data.len, t->nbytes);
         else if (t->nbytes)
-            memcpy(t->data, tp->raw_data.data, t->nbytes);
+            memcpy(t->data, raw_data, t->nbytes);
     } else {
         rc = copy_typed_field(tp, t, n, err);
     }

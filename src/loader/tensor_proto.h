@@ -16,6 +16,11 @@ struct Onnx__TensorProto;
 int ox_tensor_from_proto(const struct Onnx__TensorProto *tp, const char *base_dir,
                          ox_tensor **out, ox_error *err);
 
+/* As above, with the raw_data bytes supplied separately (the loader strips
+ * them from the message before unpacking). raw NULL: use the message's. */
+int ox_tensor_from_proto_raw(const struct Onnx__TensorProto *tp, const void *raw, size_t raw_len,
+                             const char *base_dir, ox_tensor **out, ox_error *err);
+
 /* Parses serialized bytes holding a TensorProto (kind TENSOR), a
  * SequenceProto (SEQUENCE) or an OptionalProto (OPTIONAL), as in the
  * suite's input_N.pb/output_N.pb. */

@@ -205,15 +205,19 @@ static void log_placement(const onyx_session *s) {
     }
 }
 
-int ox_session_create(onyx_env *env, const void *data, size_t size, const char *base_dir,
-                      const onyx_session_options *opts, onyx_session **out, ox_error *err) {
+/* Loads from a file (path set) or from memory. */
+static int create(onyx_env *env, const char *path, const void *data, size_t size,
+                  const char *base_dir, const onyx_session_options *opts, onyx_session **out,
+                  ox_error *err) {
     *out = NULL;
     onyx_session *s = calloc(1, sizeof *s);
     if (!s) return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
     s->env = env;
     s->log_level = opts && opts->log_level_set ? opts->log_level : env->log_level;
     if (opts && opts->external_data_dir) base_dir = opts->external_data_dir;
-    if (ox_load_model(data, size, base_dir, &s->model, err) != 0) goto fail;
+    if ((path ? ox_load_model_file(path, base_dir, &s->model, err)
+              : ox_load_model(data, size, base_dir, &s->model, err)) != 0)
+        goto fail;
     s->graph = s->model->graph;
     if (ir_validate(s->model, err) != 0) goto fail;
     if (ir_resolve_implicit_inputs(s->graph, err) != 0) goto fail;
@@ -236,6 +240,16 @@ int ox_session_create(onyx_env *env, const void *data, size_t size, const char *
 fail:
     ox_session_free(s);
     return -1;
+}
+
+int ox_session_create(onyx_env *env, const void *data, size_t size, const char *base_dir,
+                      const onyx_session_options *opts, onyx_session **out, ox_error *err) {
+    return create(env, NULL, data, size, base_dir, opts, out, err);
+}
+
+int ox_session_create_file(onyx_env *env, const char *path, const char *base_dir,
+                           const onyx_session_options *opts, onyx_session **out, ox_error *err) {
+    return create(env, path, NULL, 0, base_dir, opts, out, err);
 }
 
 void ox_session_free(onyx_session *s) {

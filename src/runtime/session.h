@@ -81,6 +81,10 @@ int ox_env_add_provider(onyx_env *env, const char *name, ox_ep_factory create, o
 
 int ox_session_create(onyx_env *env, const void *data, size_t size, const char *base_dir,
                       const onyx_session_options *opts, onyx_session **out, ox_error *err);
+/* From a model file, read through a mapping (external data resolves
+ * against base_dir unless the options name a folder). */
+int ox_session_create_file(onyx_env *env, const char *path, const char *base_dir,
+                           const onyx_session_options *opts, onyx_session **out, ox_error *err);
 void ox_session_free(onyx_session *s);
 
 int ox_session_run(onyx_session *s, const char *const *in_names, const ox_tensor *const *ins,
