@@ -9,15 +9,6 @@
 
 extern const ox_op_table ox_ops_control;
 
-static const ir_type *in_type(const ox_infer_ctx *c, int i) {
-    if (i < 0 || i >= c->n_inputs || !c->inputs) return NULL;
-    return c->inputs[i];
-}
-
-static onyx_code bad(const ox_infer_ctx *c) {
-    return c->runtime ? ONYX_INVALID_ARGUMENT : ONYX_INVALID_MODEL;
-}
-
 static const ir_graph *body_attr(ox_infer_ctx *c, const char *name) {
     const ir_attr *a = ir_node_attr(c->node, name);
     if (!a || !a->g) {
@@ -51,21 +42,17 @@ static void merge_into(ir_type *o, const ir_type *a, const ir_type *b) {
 
 /* A condition or trip count: one element of the given type. */
 static int check_flag(ox_infer_ctx *c, int i, ox_dtype want, const char *what) {
-    const ir_type *t = in_type(c, i);
+    const ir_type *t = ox_infer_in(c, i);
     if (!t) return 0;
     if (t->kind != OX_KIND_TENSOR && c->runtime)
         return ox_infer_fail(c, ONYX_INVALID_ARGUMENT, "%s: '%s' must be a tensor", c->node->op_type, what);
     if (t->dtype != ONYX_UNDEFINED && t->dtype != want)
-        return ox_infer_fail(c, bad(c), "%s: '%s' must be %s, got %s", c->node->op_type, what,
-                             ox_dtype_name(want), ox_dtype_name(t->dtype));
-    if (t->rank < 0) return 0;
-    int64_t n = 1;
-    for (int d = 0; d < t->rank; d++) {
-        if (t->dims[d] < 0) return 0;
-        n *= t->dims[d];
-    }
-    if (n != 1)
-        return ox_infer_fail(c, bad(c), "%s: '%s' must hold exactly one value, got %lld", c->node->op_type,
+        return ox_infer_fail(c, ox_infer_bad_code(c), "%s: '%s' must be %s, got %s",
+                             c->node->op_type, what, ox_dtype_name(want), ox_dtype_name(t->dtype));
+    int64_t n = ox_infer_numel(t->dims, t->rank);
+    if (n >= 0 && n != 1)
+        return ox_infer_fail(c, ox_infer_bad_code(c),
+                             "%s: '%s' must hold exactly one value, got %lld", c->node->op_type,
                              what, (long long)n);
     return 0;
 }
@@ -118,16 +105,16 @@ static int infer_loop(ox_infer_ctx *c) {
                              g->n_outputs, n, k);
     if (check_flag(c, 0, ONYX_INT64, "M") != 0 || check_flag(c, 1, ONYX_BOOL, "cond") != 0) return -1;
     for (int i = 0; i < n; i++) {
-        const ir_type *t = in_type(c, 2 + i);
+        const ir_type *t = ox_infer_in(c, 2 + i);
         if (!t) return ox_infer_fail(c, ONYX_INVALID_MODEL, "Loop: loop-carried input %d is missing", i);
         const ir_type *bo = body_out(g, 1 + i);
         /* A value of unknown type is reported as a tensor of no type. */
         if (t->kind == OX_KIND_TENSOR && t->dtype == ONYX_UNDEFINED && t->rank < 0) t = NULL;
         if (t && bo && t->kind == bo->kind && t->dtype != ONYX_UNDEFINED && bo->dtype != ONYX_UNDEFINED &&
             t->dtype != bo->dtype)
-            return ox_infer_fail(c, bad(c),
-                                 "Loop: loop-carried value %d enters as %s but the body returns %s", i,
-                                 ox_dtype_name(t->dtype), ox_dtype_name(bo->dtype));
+            return ox_infer_fail(c, ox_infer_bad_code(c),
+                                 "Loop: loop-carried value %d enters as %s but the body returns %s",
+                                 i, ox_dtype_name(t->dtype), ox_dtype_name(bo->dtype));
         /* After an iteration the value is what the body returned. */
         merge_into(ox_infer_out(c, i), bo, t);
     }
@@ -182,11 +169,14 @@ static int infer_scan(ox_infer_ctx *c) {
     const int64_t *in_axes = NULL, *in_dirs = NULL, *out_axes = NULL, *out_dirs = NULL;
     if (v8) {
         if (attr_list(c, "directions", (int)m, &in_dirs) != 0) return -1;
-        const ir_type *sl = in_type(c, 0);
+        const ir_type *sl = ox_infer_in(c, 0);
         if (sl && sl->dtype != ONYX_UNDEFINED && sl->dtype != ONYX_INT64)
-            return ox_infer_fail(c, bad(c), "Scan: 'sequence_lens' must be int64, got %s", ox_dtype_name(sl->dtype));
+            return ox_infer_fail(c, ox_infer_bad_code(c),
+                                 "Scan: 'sequence_lens' must be int64, got %s",
+                                 ox_dtype_name(sl->dtype));
         if (sl && sl->rank >= 0 && sl->rank != 1)
-            return ox_infer_fail(c, bad(c), "Scan: 'sequence_lens' must be 1-D, got rank %d", sl->rank);
+            return ox_infer_fail(c, ox_infer_bad_code(c),
+                                 "Scan: 'sequence_lens' must be 1-D, got rank %d", sl->rank);
     } else {
         if (attr_list(c, "scan_input_axes", (int)m, &in_axes) != 0 ||
             attr_list(c, "scan_input_directions", (int)m, &in_dirs) != 0 ||
@@ -205,31 +195,35 @@ static int infer_scan(ox_infer_ctx *c) {
     /* Sequence length (and batch for opset 8) from the scan inputs. */
     int64_t len = -1, batch = -1;
     for (int64_t j = 0; j < m; j++) {
-        const ir_type *t = in_type(c, (int)(first + n + j));
+        const ir_type *t = ox_infer_in(c, (int)(first + n + j));
         if (!t) return ox_infer_fail(c, ONYX_INVALID_MODEL, "Scan: scan input %lld is missing", (long long)j);
         if (c->runtime && t->kind != OX_KIND_TENSOR)
             return ox_infer_fail(c, ONYX_INVALID_ARGUMENT, "Scan: scan input %lld must be a tensor", (long long)j);
         if (t->rank < 0) continue;
         int64_t axis = v8 ? 1 : (in_axes ? in_axes[j] : 0);
         if (axis < -t->rank || axis >= t->rank)
-            return ox_infer_fail(c, bad(c), "Scan: axis %lld of scan input %lld is out of range for rank %d",
+            return ox_infer_fail(c, ox_infer_bad_code(c),
+                                 "Scan: axis %lld of scan input %lld is out of range for rank %d",
                                  (long long)axis, (long long)j, t->rank);
         if (axis < 0) axis += t->rank;
         int64_t d = t->dims[axis];
         if (d >= 0 && len >= 0 && d != len)
-            return ox_infer_fail(c, bad(c),
-                                 "Scan: scan input %lld has sequence length %lld but an earlier one has %lld",
-                                 (long long)j, (long long)d, (long long)len);
+            return ox_infer_fail(
+                c, ox_infer_bad_code(c),
+                "Scan: scan input %lld has sequence length %lld but an earlier one has %lld",
+                (long long)j, (long long)d, (long long)len);
         if (d >= 0) len = d;
         if (v8 && t->dims[0] >= 0) {
             if (batch >= 0 && batch != t->dims[0])
-                return ox_infer_fail(c, bad(c), "Scan: scan input %lld has batch size %lld but an earlier one has %lld",
-                                     (long long)j, (long long)t->dims[0], (long long)batch);
+                return ox_infer_fail(
+                    c, ox_infer_bad_code(c),
+                    "Scan: scan input %lld has batch size %lld but an earlier one has %lld",
+                    (long long)j, (long long)t->dims[0], (long long)batch);
             batch = t->dims[0];
         }
     }
     for (int64_t i = 0; i < n; i++) {
-        const ir_type *t = in_type(c, (int)(first + i));
+        const ir_type *t = ox_infer_in(c, (int)(first + i));
         if (!t) return ox_infer_fail(c, ONYX_INVALID_MODEL, "Scan: state input %lld is missing", (long long)i);
         if (t->kind == OX_KIND_TENSOR && t->dtype == ONYX_UNDEFINED && t->rank < 0) t = NULL;
         ir_type *o = ox_infer_out(c, (int)i);

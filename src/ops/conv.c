@@ -3,72 +3,20 @@
 #include <string.h>
 
 #include "ops/op.h"
+#include "ops/window.h"
 
 extern const ox_op_table ox_ops_conv;
 
-/* Shared with the pooling schemas (ops/pool.c): output spatial sizes of
- * a sliding window over `in` (r dims, -1 unknown) with the given kernel,
- * reading strides, dilations, pads, auto_pad and (if use_ceil) ceil_mode
- * from the node. */
-int ox_infer_window(ox_infer_ctx *c, const int64_t *in, int r, const int64_t *kernel, int use_ceil,
-                    int64_t *out);
-
 /* ---- helpers ---- */
-
-static const ir_type *in_type(const ox_infer_ctx *c, int i) {
-    if (i < 0 || i >= c->n_inputs || !c->inputs) return NULL;
-    if (c->node && i < c->node->n_inputs && c->node->inputs[i] < 0) return NULL;
-    return c->inputs[i];
-}
-
-static onyx_code bad(const ox_infer_ctx *c) {
-    return c->runtime ? ONYX_INVALID_ARGUMENT : ONYX_INVALID_MODEL;
-}
-
-static const char *opname(const ox_infer_ctx *c) { return c->node->op_type; }
-
-static int need(ox_infer_ctx *c, int i, const char *what) {
-    const ir_type *t = in_type(c, i);
-    if (!t) return ox_infer_fail(c, ONYX_INVALID_MODEL, "%s: input %d (%s) is required", opname(c), i, what);
-    if (t->kind != OX_KIND_TENSOR)
-        return ox_infer_fail(c, bad(c), "%s: input %d (%s) must be a tensor", opname(c), i, what);
-    return 0;
-}
-
-static int check_dtype(ox_infer_ctx *c, int i, const char *what, const ox_dtype *allowed, int n) {
-    const ir_type *t = in_type(c, i);
-    if (!t || t->dtype == ONYX_UNDEFINED) return 0;
-    for (int k = 0; k < n; k++)
-        if (allowed[k] == t->dtype) return 0;
-    return ox_infer_fail(c, bad(c), "%s: %s has unsupported element type %s", opname(c), what,
-                         ox_dtype_name(t->dtype));
-}
-
-static int same_dtype(ox_infer_ctx *c, int i, int j, const char *a, const char *b) {
-    const ir_type *x = in_type(c, i), *y = in_type(c, j);
-    if (!x || !y || x->dtype == ONYX_UNDEFINED || y->dtype == ONYX_UNDEFINED) return 0;
-    if (x->dtype != y->dtype)
-        return ox_infer_fail(c, bad(c), "%s: %s (%s) and %s (%s) must have the same element type",
-                             opname(c), a, ox_dtype_name(x->dtype), b, ox_dtype_name(y->dtype));
-    return 0;
-}
-
-static void set_out(ox_infer_ctx *c, int i, ox_dtype dt, const int64_t *dims, int rank) {
-    ir_type *o = ox_infer_out(c, i);
-    if (!o) return;
-    if (rank < 0)
-        ox_type_set_unknown_shape(o, dt);
-    else
-        ox_type_set_shape(o, dt, dims, rank);
-}
 
 /* Reads an INTS attribute that must have `want` entries (when present). */
 static int ints_attr(ox_infer_ctx *c, const char *name, int want, const int64_t **vals) {
     size_t n = 0;
     *vals = ir_attr_ints(c->node, name, &n);
     if (*vals && (int)n != want)
-        return ox_infer_fail(c, ONYX_INVALID_MODEL, "%s: attribute '%s' has %zu values, expected %d",
-                             opname(c), name, n, want);
+        return ox_infer_fail(c, ONYX_INVALID_MODEL,
+                             "%s: attribute '%s' has %zu values, expected %d", c->node->op_type,
+                             name, n, want);
     return 0;
 }
 
@@ -83,7 +31,8 @@ static int parse_auto_pad(ox_infer_ctx *c, int *mode) {
     else if (!strcmp(s, "VALID"))
         *mode = 3;
     else
-        return ox_infer_fail(c, ONYX_INVALID_MODEL, "%s: unknown auto_pad '%s'", opname(c), s);
+        return ox_infer_fail(c, ONYX_INVALID_MODEL, "%s: unknown auto_pad '%s'", c->node->op_type,
+                             s);
     return 0;
 }
 
@@ -99,16 +48,18 @@ int ox_infer_window(ox_infer_ctx *c, const int64_t *in, int r, const int64_t *ke
         int64_t s = strides ? strides[i] : 1, d = dils ? dils[i] : 1, k = kernel[i];
         int64_t pb = pads && mode == 0 ? pads[i] : 0, pe = pads && mode == 0 ? pads[i + r] : 0;
         if (s < 1 || d < 1)
-            return ox_infer_fail(c, ONYX_INVALID_MODEL, "%s: strides and dilations must be positive",
-                                 opname(c));
+            return ox_infer_fail(c, ONYX_INVALID_MODEL,
+                                 "%s: strides and dilations must be positive", c->node->op_type);
         if (pb < 0 || pe < 0)
-            return ox_infer_fail(c, ONYX_INVALID_MODEL, "%s: pads must not be negative", opname(c));
+            return ox_infer_fail(c, ONYX_INVALID_MODEL, "%s: pads must not be negative",
+                                 c->node->op_type);
         if (k < 1) {
             if (k < 0 || in[i] < 0) {
                 out[i] = -1;
                 continue;
             }
-            return ox_infer_fail(c, ONYX_INVALID_MODEL, "%s: kernel size must be positive", opname(c));
+            return ox_infer_fail(c, ONYX_INVALID_MODEL, "%s: kernel size must be positive",
+                                 c->node->op_type);
         }
         if (in[i] < 0) {
             out[i] = -1;
@@ -121,9 +72,10 @@ int ox_infer_window(ox_infer_ctx *c, const int64_t *in, int r, const int64_t *ke
         }
         int64_t span = in[i] + pb + pe - ek;
         if (span < 0)
-            return ox_infer_fail(c, bad(c),
-                                 "%s: kernel extent %lld is larger than the padded input %lld on spatial axis %d",
-                                 opname(c), (long long)ek, (long long)(in[i] + pb + pe), i);
+            return ox_infer_fail(
+                c, ox_infer_bad_code(c),
+                "%s: kernel extent %lld is larger than the padded input %lld on spatial axis %d",
+                c->node->op_type, (long long)ek, (long long)(in[i] + pb + pe), i);
         int64_t o = (ceil_mode ? (span + s - 1) / s : span / s) + 1;
         if (ceil_mode && o > 1 && (o - 1) * s >= in[i] + pb) o--;
         out[i] = o;
@@ -134,16 +86,19 @@ int ox_infer_window(ox_infer_ctx *c, const int64_t *in, int r, const int64_t *ke
 /* Spatial rank of a conv-like op from X (input 0) and W (input 1) into
  * *r; -1 when neither rank is known. */
 static int conv_rank(ox_infer_ctx *c, int *r) {
-    const ir_type *x = in_type(c, 0), *w = in_type(c, 1);
+    const ir_type *x = ox_infer_in(c, 0), *w = ox_infer_in(c, 1);
     *r = -1;
     if (x->rank >= 0 && x->rank < 3)
-        return ox_infer_fail(c, bad(c), "%s: input X must have rank >= 3 (N, C, spatial...), got %d",
-                             opname(c), x->rank);
+        return ox_infer_fail(c, ox_infer_bad_code(c),
+                             "%s: input X must have rank >= 3 (N, C, spatial...), got %d",
+                             c->node->op_type, x->rank);
     if (w->rank >= 0 && x->rank >= 0 && w->rank != x->rank)
-        return ox_infer_fail(c, bad(c), "%s: weight W has rank %d but input X has rank %d", opname(c),
+        return ox_infer_fail(c, ox_infer_bad_code(c),
+                             "%s: weight W has rank %d but input X has rank %d", c->node->op_type,
                              w->rank, x->rank);
     if (w->rank >= 0 && w->rank < 3)
-        return ox_infer_fail(c, bad(c), "%s: weight W must have rank >= 3, got %d", opname(c), w->rank);
+        return ox_infer_fail(c, ox_infer_bad_code(c), "%s: weight W must have rank >= 3, got %d",
+                             c->node->op_type, w->rank);
     if (x->rank >= 0)
         *r = x->rank - 2;
     else if (w->rank >= 0)
@@ -153,14 +108,15 @@ static int conv_rank(ox_infer_ctx *c, int *r) {
 
 /* Kernel spatial sizes from kernel_shape or W; -1 where unknown. */
 static int conv_kernel(ox_infer_ctx *c, int r, int64_t *k) {
-    const ir_type *w = in_type(c, 1);
+    const ir_type *w = ox_infer_in(c, 1);
     const int64_t *ks;
     if (ints_attr(c, "kernel_shape", r, &ks)) return -1;
     for (int i = 0; i < r; i++) {
         int64_t wk = w->rank >= 0 ? w->dims[i + 2] : -1;
         if (ks && wk >= 0 && ks[i] != wk)
-            return ox_infer_fail(c, bad(c), "%s: kernel_shape[%d] = %lld but W has %lld there",
-                                 opname(c), i, (long long)ks[i], (long long)wk);
+            return ox_infer_fail(c, ox_infer_bad_code(c),
+                                 "%s: kernel_shape[%d] = %lld but W has %lld there",
+                                 c->node->op_type, i, (long long)ks[i], (long long)wk);
         k[i] = ks ? ks[i] : wk;
     }
     return 0;
@@ -168,32 +124,31 @@ static int conv_kernel(ox_infer_ctx *c, int r, int64_t *k) {
 
 /* Shape of a forward convolution for X = input xi and W = input wi. */
 static int infer_conv_shape(ox_infer_ctx *c, ox_dtype out_dtype) {
-    const ir_type *x = in_type(c, 0), *w = in_type(c, 1);
+    const ir_type *x = ox_infer_in(c, 0), *w = ox_infer_in(c, 1);
     int r;
     if (conv_rank(c, &r)) return -1;
-    if (r < 0) {
-        set_out(c, 0, out_dtype, NULL, -1);
-        return 0;
-    }
+    if (r < 0) return ox_infer_set_output(c, 0, out_dtype, NULL, -1);
     int64_t group = ir_attr_int(c->node, "group", 1);
-    if (group < 1) return ox_infer_fail(c, ONYX_INVALID_MODEL, "%s: group must be >= 1", opname(c));
+    if (group < 1)
+        return ox_infer_fail(c, ONYX_INVALID_MODEL, "%s: group must be >= 1", c->node->op_type);
     int64_t ch = x->rank >= 0 ? x->dims[1] : -1;
     int64_t m = w->rank >= 0 ? w->dims[0] : -1, wc = w->rank >= 0 ? w->dims[1] : -1;
     if (ch >= 0 && wc >= 0 && ch != wc * group)
-        return ox_infer_fail(c, bad(c),
-                             "%s: input channels %lld do not match weight channels %lld * group %lld",
-                             opname(c), (long long)ch, (long long)wc, (long long)group);
+        return ox_infer_fail(
+            c, ox_infer_bad_code(c),
+            "%s: input channels %lld do not match weight channels %lld * group %lld",
+            c->node->op_type, (long long)ch, (long long)wc, (long long)group);
     if (m >= 0 && m % group != 0)
-        return ox_infer_fail(c, bad(c), "%s: %lld output channels are not divisible by group %lld",
-                             opname(c), (long long)m, (long long)group);
+        return ox_infer_fail(c, ox_infer_bad_code(c),
+                             "%s: %lld output channels are not divisible by group %lld",
+                             c->node->op_type, (long long)m, (long long)group);
     int64_t k[OX_MAX_RANK], in[OX_MAX_RANK], out[OX_MAX_RANK + 2];
     if (conv_kernel(c, r, k)) return -1;
     for (int i = 0; i < r; i++) in[i] = x->rank >= 0 ? x->dims[i + 2] : -1;
     if (ox_infer_window(c, in, r, k, 0, out + 2)) return -1;
     out[0] = x->rank >= 0 ? x->dims[0] : -1;
     out[1] = m;
-    set_out(c, 0, out_dtype, out, r + 2);
-    return 0;
+    return ox_infer_set_output(c, 0, out_dtype, out, r + 2);
 }
 
 static const ox_dtype FLOATS[] = {ONYX_FLOAT16, ONYX_FLOAT32, ONYX_FLOAT64};
@@ -202,47 +157,53 @@ static const ox_dtype Q8[] = {ONYX_INT8, ONYX_UINT8};
 /* ---- Conv ---- */
 
 static int check_bias(ox_infer_ctx *c, int bi, int64_t m, const char *what) {
-    const ir_type *b = in_type(c, bi);
+    const ir_type *b = ox_infer_in(c, bi);
     if (!b || b->rank < 0) return 0;
     if (b->rank != 1)
-        return ox_infer_fail(c, bad(c), "%s: %s must be 1-D, got rank %d", opname(c), what, b->rank);
+        return ox_infer_fail(c, ox_infer_bad_code(c), "%s: %s must be 1-D, got rank %d",
+                             c->node->op_type, what, b->rank);
     if (m >= 0 && b->dims[0] >= 0 && b->dims[0] != m)
-        return ox_infer_fail(c, bad(c), "%s: %s has %lld values but there are %lld output channels",
-                             opname(c), what, (long long)b->dims[0], (long long)m);
+        return ox_infer_fail(c, ox_infer_bad_code(c),
+                             "%s: %s has %lld values but there are %lld output channels",
+                             c->node->op_type, what, (long long)b->dims[0], (long long)m);
     return 0;
 }
 
 static int infer_conv(ox_infer_ctx *c) {
-    if (need(c, 0, "X") || need(c, 1, "W")) return -1;
-    if (check_dtype(c, 0, "X", FLOATS, 3) || same_dtype(c, 0, 1, "X", "W")) return -1;
-    if (in_type(c, 2) && same_dtype(c, 0, 2, "X", "B")) return -1;
-    const ir_type *w = in_type(c, 1);
+    if (ox_infer_need_tensor(c, 0, "X") || ox_infer_need_tensor(c, 1, "W")) return -1;
+    if (ox_infer_check_dtype(c, 0, "X", FLOATS, 3) || ox_infer_same_dtype(c, 0, 1, "X", "W"))
+        return -1;
+    if (ox_infer_in(c, 2) && ox_infer_same_dtype(c, 0, 2, "X", "B")) return -1;
+    const ir_type *w = ox_infer_in(c, 1);
     if (check_bias(c, 2, w->rank >= 1 ? w->dims[0] : -1, "bias B")) return -1;
-    ox_dtype dt = in_type(c, 0)->dtype != ONYX_UNDEFINED ? in_type(c, 0)->dtype : w->dtype;
+    ox_dtype dt = ox_infer_in(c, 0)->dtype != ONYX_UNDEFINED ? ox_infer_in(c, 0)->dtype : w->dtype;
     return infer_conv_shape(c, dt);
 }
 
 /* ---- ConvInteger ---- */
 
 static int check_zero_point(ox_infer_ctx *c, int zi, int ti, const char *what, int64_t len) {
-    const ir_type *z = in_type(c, zi), *t = in_type(c, ti);
+    const ir_type *z = ox_infer_in(c, zi), *t = ox_infer_in(c, ti);
     if (!z) return 0;
     if (z->dtype != ONYX_UNDEFINED && t && t->dtype != ONYX_UNDEFINED && z->dtype != t->dtype)
-        return ox_infer_fail(c, bad(c), "%s: %s has type %s but its tensor is %s", opname(c), what,
-                             ox_dtype_name(z->dtype), ox_dtype_name(t->dtype));
+        return ox_infer_fail(c, ox_infer_bad_code(c), "%s: %s has type %s but its tensor is %s",
+                             c->node->op_type, what, ox_dtype_name(z->dtype),
+                             ox_dtype_name(t->dtype));
     if (z->rank < 0) return 0;
     if (z->rank > 1)
-        return ox_infer_fail(c, bad(c), "%s: %s must be a scalar or 1-D", opname(c), what);
+        return ox_infer_fail(c, ox_infer_bad_code(c), "%s: %s must be a scalar or 1-D",
+                             c->node->op_type, what);
     if (z->rank == 1 && z->dims[0] >= 0 && z->dims[0] != 1 && (len < 0 || z->dims[0] != len))
-        return ox_infer_fail(c, bad(c), "%s: %s has %lld values, expected 1%s", opname(c), what,
-                             (long long)z->dims[0], len >= 0 ? " or one per output channel" : "");
+        return ox_infer_fail(c, ox_infer_bad_code(c), "%s: %s has %lld values, expected 1%s",
+                             c->node->op_type, what, (long long)z->dims[0],
+                             len >= 0 ? " or one per output channel" : "");
     return 0;
 }
 
 static int infer_conv_integer(ox_infer_ctx *c) {
-    if (need(c, 0, "x") || need(c, 1, "w")) return -1;
-    if (check_dtype(c, 0, "x", Q8, 2) || check_dtype(c, 1, "w", Q8, 2)) return -1;
-    const ir_type *w = in_type(c, 1);
+    if (ox_infer_need_tensor(c, 0, "x") || ox_infer_need_tensor(c, 1, "w")) return -1;
+    if (ox_infer_check_dtype(c, 0, "x", Q8, 2) || ox_infer_check_dtype(c, 1, "w", Q8, 2)) return -1;
+    const ir_type *w = ox_infer_in(c, 1);
     int64_t m = w->rank >= 1 ? w->dims[0] : -1;
     if (check_zero_point(c, 2, 0, "x_zero_point", -1) || check_zero_point(c, 3, 1, "w_zero_point", m))
         return -1;
@@ -252,14 +213,14 @@ static int infer_conv_integer(ox_infer_ctx *c) {
 /* ---- QLinearConv ---- */
 
 static int check_scale(ox_infer_ctx *c, int i, const char *what, int64_t len) {
-    const ir_type *t = in_type(c, i);
+    const ir_type *t = ox_infer_in(c, i);
     if (t->dtype != ONYX_UNDEFINED && t->dtype != ONYX_FLOAT32)
-        return ox_infer_fail(c, bad(c), "%s: %s must be float32, got %s", opname(c), what,
-                             ox_dtype_name(t->dtype));
+        return ox_infer_fail(c, ox_infer_bad_code(c), "%s: %s must be float32, got %s",
+                             c->node->op_type, what, ox_dtype_name(t->dtype));
     if (t->rank > 1 || (t->rank == 1 && t->dims[0] >= 0 && t->dims[0] != 1 &&
                         (len < 0 || t->dims[0] != len)))
-        return ox_infer_fail(c, bad(c), "%s: %s must be a scalar%s", opname(c), what,
-                             len >= 0 ? " or have one value per output channel" : "");
+        return ox_infer_fail(c, ox_infer_bad_code(c), "%s: %s must be a scalar%s", c->node->op_type,
+                             what, len >= 0 ? " or have one value per output channel" : "");
     return 0;
 }
 
@@ -267,12 +228,12 @@ static int infer_qlinear_conv(ox_infer_ctx *c) {
     static const char *const names[8] = {"x", "x_scale", "x_zero_point", "w",
                                    "w_scale", "w_zero_point", "y_scale", "y_zero_point"};
     for (int i = 0; i < 8; i++)
-        if (need(c, i, names[i])) return -1;
+        if (ox_infer_need_tensor(c, i, names[i])) return -1;
     /* inputs 0 and 3 are X and W; shape helpers expect them at 0 and 1 */
-    const ir_type *w = in_type(c, 3);
+    const ir_type *w = ox_infer_in(c, 3);
     int64_t m = w->rank >= 1 ? w->dims[0] : -1;
-    if (check_dtype(c, 0, "x", Q8, 2) || check_dtype(c, 3, "w", Q8, 2) ||
-        check_dtype(c, 7, "y_zero_point", Q8, 2))
+    if (ox_infer_check_dtype(c, 0, "x", Q8, 2) || ox_infer_check_dtype(c, 3, "w", Q8, 2) ||
+        ox_infer_check_dtype(c, 7, "y_zero_point", Q8, 2))
         return -1;
     if (check_scale(c, 1, "x_scale", -1) || check_scale(c, 4, "w_scale", m) ||
         check_scale(c, 6, "y_scale", -1))
@@ -280,9 +241,10 @@ static int infer_qlinear_conv(ox_infer_ctx *c) {
     if (check_zero_point(c, 2, 0, "x_zero_point", -1) || check_zero_point(c, 5, 3, "w_zero_point", m) ||
         check_zero_point(c, 7, 7, "y_zero_point", -1))
         return -1;
-    const ir_type *b = in_type(c, 8);
+    const ir_type *b = ox_infer_in(c, 8);
     if (b && b->dtype != ONYX_UNDEFINED && b->dtype != ONYX_INT32)
-        return ox_infer_fail(c, bad(c), "QLinearConv: bias B must be int32, got %s", ox_dtype_name(b->dtype));
+        return ox_infer_fail(c, ox_infer_bad_code(c), "QLinearConv: bias B must be int32, got %s",
+                             ox_dtype_name(b->dtype));
     if (check_bias(c, 8, m, "bias B")) return -1;
     /* the shared shape code reads X and W as inputs 0 and 1 */
     const ir_type *view[16];
@@ -291,7 +253,7 @@ static int infer_qlinear_conv(ox_infer_ctx *c) {
     view[1] = c->inputs[3];
     const ir_type *const *orig = c->inputs;
     c->inputs = view;
-    int rc = infer_conv_shape(c, in_type(c, 7)->dtype);
+    int rc = infer_conv_shape(c, ox_infer_in(c, 7)->dtype);
     c->inputs = orig;
     return rc;
 }
@@ -299,10 +261,11 @@ static int infer_qlinear_conv(ox_infer_ctx *c) {
 /* ---- ConvTranspose ---- */
 
 static int infer_conv_transpose(ox_infer_ctx *c) {
-    if (need(c, 0, "X") || need(c, 1, "W")) return -1;
-    if (check_dtype(c, 0, "X", FLOATS, 3) || same_dtype(c, 0, 1, "X", "W")) return -1;
-    if (in_type(c, 2) && same_dtype(c, 0, 2, "X", "B")) return -1;
-    const ir_type *x = in_type(c, 0), *w = in_type(c, 1);
+    if (ox_infer_need_tensor(c, 0, "X") || ox_infer_need_tensor(c, 1, "W")) return -1;
+    if (ox_infer_check_dtype(c, 0, "X", FLOATS, 3) || ox_infer_same_dtype(c, 0, 1, "X", "W"))
+        return -1;
+    if (ox_infer_in(c, 2) && ox_infer_same_dtype(c, 0, 2, "X", "B")) return -1;
+    const ir_type *x = ox_infer_in(c, 0), *w = ox_infer_in(c, 1);
     ox_dtype dt = x->dtype != ONYX_UNDEFINED ? x->dtype : w->dtype;
     int r;
     if (conv_rank(c, &r)) return -1;
@@ -310,17 +273,16 @@ static int infer_conv_transpose(ox_infer_ctx *c) {
     if (group < 1) return ox_infer_fail(c, ONYX_INVALID_MODEL, "ConvTranspose: group must be >= 1");
     int64_t ch = x->rank >= 0 ? x->dims[1] : -1, wc = w->rank >= 0 ? w->dims[0] : -1;
     if (ch >= 0 && wc >= 0 && ch != wc)
-        return ox_infer_fail(c, bad(c), "ConvTranspose: input channels %lld do not match weight's %lld",
+        return ox_infer_fail(c, ox_infer_bad_code(c),
+                             "ConvTranspose: input channels %lld do not match weight's %lld",
                              (long long)ch, (long long)wc);
     if (wc >= 0 && wc % group != 0)
-        return ox_infer_fail(c, bad(c), "ConvTranspose: %lld input channels are not divisible by group %lld",
+        return ox_infer_fail(c, ox_infer_bad_code(c),
+                             "ConvTranspose: %lld input channels are not divisible by group %lld",
                              (long long)wc, (long long)group);
     int64_t m = w->rank >= 0 && w->dims[1] >= 0 ? w->dims[1] * group : -1;
     if (check_bias(c, 2, m, "bias B")) return -1;
-    if (r < 0) {
-        set_out(c, 0, dt, NULL, -1);
-        return 0;
-    }
+    if (r < 0) return ox_infer_set_output(c, 0, dt, NULL, -1);
     int64_t k[OX_MAX_RANK], out[OX_MAX_RANK + 2];
     if (conv_kernel(c, r, k)) return -1;
     const int64_t *strides, *dils, *pads, *opad, *oshape;
@@ -356,14 +318,13 @@ static int infer_conv_transpose(ox_infer_ctx *c) {
         int64_t op = opad ? opad[i] : 0;
         int64_t o = s * (in - 1) + op + (k[i] - 1) * d + 1 - pb - pe;
         if (o < 0)
-            return ox_infer_fail(c, bad(c), "ConvTranspose: output size on spatial axis %d is negative",
-                                 i);
+            return ox_infer_fail(c, ox_infer_bad_code(c),
+                                 "ConvTranspose: output size on spatial axis %d is negative", i);
         out[i + 2] = o;
     }
     out[0] = x->rank >= 0 ? x->dims[0] : -1;
     out[1] = m;
-    set_out(c, 0, dt, out, r + 2);
-    return 0;
+    return ox_infer_set_output(c, 0, dt, out, r + 2);
 }
 
 static const ox_op_schema OPS[] = {

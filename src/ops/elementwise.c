@@ -34,18 +34,9 @@ static const char *type_list(uint32_t mask, char *buf, size_t n) {
     return buf;
 }
 
-static const ir_type *in_type(ox_infer_ctx *c, int i) {
-    return i < c->n_inputs ? c->inputs[i] : NULL;
-}
-
-static ox_dtype in_dtype(ox_infer_ctx *c, int i) {
-    const ir_type *t = in_type(c, i);
-    return t ? t->dtype : ONYX_UNDEFINED;
-}
-
 /* Fails when input i has a known element type outside mask. */
 static int check_type(ox_infer_ctx *c, int i, uint32_t mask) {
-    const ir_type *t = in_type(c, i);
+    const ir_type *t = ox_infer_in(c, i);
     char buf[256];
     if (!t) return 0;
     if (t->kind != OX_KIND_TENSOR)
@@ -59,7 +50,7 @@ static int check_type(ox_infer_ctx *c, int i, uint32_t mask) {
 
 /* Fails when two inputs have different known element types. */
 static int check_same(ox_infer_ctx *c, int i, int j) {
-    ox_dtype a = in_dtype(c, i), b = in_dtype(c, j);
+    ox_dtype a = ox_infer_in_dtype(c, i), b = ox_infer_in_dtype(c, j);
     if (a == ONYX_UNDEFINED || b == ONYX_UNDEFINED || a == b) return 0;
     return ox_infer_fail(c, ONYX_INVALID_MODEL,
                          "%s: input %d has type %s but input %d has type %s; they must match",
@@ -69,7 +60,7 @@ static int check_same(ox_infer_ctx *c, int i, int j) {
 /* Output `out` gets input `in`'s shape with element type dtype. */
 static int shape_like(ox_infer_ctx *c, int out, int in, ox_dtype dtype) {
     ir_type *o = ox_infer_out(c, out);
-    const ir_type *x = in_type(c, in);
+    const ir_type *x = ox_infer_in(c, in);
     if (!o) return 0;
     if (!x || x->rank < 0)
         ox_type_set_unknown_shape(o, dtype);
@@ -82,7 +73,7 @@ static int shape_like(ox_infer_ctx *c, int out, int in, ox_dtype dtype) {
 
 static int infer_unary(ox_infer_ctx *c, uint32_t mask) {
     if (check_type(c, 0, mask) != 0) return -1;
-    return shape_like(c, 0, 0, in_dtype(c, 0));
+    return shape_like(c, 0, 0, ox_infer_in_dtype(c, 0));
 }
 
 static int infer_unary_float(ox_infer_ctx *c) { return infer_unary(c, M_FLOAT); }
@@ -103,7 +94,7 @@ static int infer_celu(ox_infer_ctx *c) {
 
 /* A bound given as an input must hold one value of the input's type. */
 static int check_scalar_input(ox_infer_ctx *c, int i, const char *what) {
-    const ir_type *t = in_type(c, i);
+    const ir_type *t = ox_infer_in(c, i);
     if (!t || t->rank < 0) return 0;
     int64_t n = 1;
     for (int d = 0; d < t->rank; d++) {
@@ -122,12 +113,12 @@ static int infer_clip(ox_infer_ctx *c) {
     } else {
         if (check_type(c, 0, M_NUM) != 0) return -1;
         for (int i = 1; i <= 2; i++) {
-            if (!in_type(c, i)) continue;
+            if (!ox_infer_in(c, i)) continue;
             if (check_same(c, 0, i) != 0) return -1;
             if (check_scalar_input(c, i, i == 1 ? "min" : "max") != 0) return -1;
         }
     }
-    return shape_like(c, 0, 0, in_dtype(c, 0));
+    return shape_like(c, 0, 0, ox_infer_in_dtype(c, 0));
 }
 
 /* ---- binary and variadic ---- */
@@ -142,7 +133,8 @@ static int infer_binary(ox_infer_ctx *c, uint32_t mask, int same, ox_dtype out_d
     if (check_type(c, 0, mask) != 0 || check_type(c, 1, mask) != 0) return -1;
     if (same && check_same(c, 0, 1) != 0) return -1;
     ox_dtype dt = out_dtype;
-    if (dt == ONYX_UNDEFINED) dt = in_dtype(c, 0) ? in_dtype(c, 0) : in_dtype(c, 1);
+    if (dt == ONYX_UNDEFINED)
+        dt = ox_infer_in_dtype(c, 0) ? ox_infer_in_dtype(c, 0) : ox_infer_in_dtype(c, 1);
     if (legacy_broadcast(c)) return shape_like(c, 0, 0, dt);
     ir_type *o = ox_infer_out(c, 0);
     if (!o) return 0;
@@ -158,10 +150,10 @@ static int infer_pow(ox_infer_ctx *c) {
     /* the exponent may have another type; the result has the base's */
     if (check_type(c, 0, M_NUM) != 0 || check_type(c, 1, M_NUM) != 0) return -1;
     if (c->node->opset < 7 && check_same(c, 0, 1) != 0) return -1;
-    if (legacy_broadcast(c)) return shape_like(c, 0, 0, in_dtype(c, 0));
+    if (legacy_broadcast(c)) return shape_like(c, 0, 0, ox_infer_in_dtype(c, 0));
     ir_type *o = ox_infer_out(c, 0);
     if (!o) return 0;
-    return ox_infer_broadcast(c, 0, 2, in_dtype(c, 0), o);
+    return ox_infer_broadcast(c, 0, 2, ox_infer_in_dtype(c, 0), o);
 }
 
 static int infer_mod(ox_infer_ctx *c) {
@@ -183,10 +175,10 @@ static int infer_bitshift(ox_infer_ctx *c) {
 static int infer_prelu(ox_infer_ctx *c) {
     if (check_type(c, 0, M_NUM) != 0 || check_same(c, 0, 1) != 0) return -1;
     /* before opset 7 a 1-D slope applied per channel: the output is X */
-    if (c->node->opset < 7) return shape_like(c, 0, 0, in_dtype(c, 0));
+    if (c->node->opset < 7) return shape_like(c, 0, 0, ox_infer_in_dtype(c, 0));
     ir_type *o = ox_infer_out(c, 0);
     if (!o) return 0;
-    return ox_infer_broadcast(c, 0, 2, in_dtype(c, 0), o);
+    return ox_infer_broadcast(c, 0, 2, ox_infer_in_dtype(c, 0), o);
 }
 
 static int infer_variadic(ox_infer_ctx *c, uint32_t mask) {
@@ -195,11 +187,11 @@ static int infer_variadic(ox_infer_ctx *c, uint32_t mask) {
                              c->node->op_type);
     ox_dtype dt = ONYX_UNDEFINED;
     for (int i = 0; i < c->n_inputs; i++) {
-        if (!in_type(c, i))
+        if (!ox_infer_in(c, i))
             return ox_infer_fail(c, ONYX_INVALID_MODEL, "%s: input %d is missing",
                                  c->node->op_type, i);
         if (check_type(c, i, mask) != 0 || check_same(c, 0, i) != 0) return -1;
-        if (dt == ONYX_UNDEFINED) dt = in_dtype(c, i);
+        if (dt == ONYX_UNDEFINED) dt = ox_infer_in_dtype(c, i);
     }
     ir_type *o = ox_infer_out(c, 0);
     if (!o) return 0;
@@ -214,7 +206,7 @@ static int infer_where(ox_infer_ctx *c) {
     if (check_type(c, 0, M_BOOL) != 0 || check_type(c, 1, M_ANY) != 0 ||
         check_same(c, 1, 2) != 0)
         return -1;
-    ox_dtype dt = in_dtype(c, 1) ? in_dtype(c, 1) : in_dtype(c, 2);
+    ox_dtype dt = ox_infer_in_dtype(c, 1) ? ox_infer_in_dtype(c, 1) : ox_infer_in_dtype(c, 2);
     ir_type *o = ox_infer_out(c, 0);
     if (!o) return 0;
     return ox_infer_broadcast(c, 0, 3, dt, o);
@@ -265,14 +257,14 @@ static int infer_cast(ox_infer_ctx *c) {
 
 static int infer_castlike(ox_infer_ctx *c) {
     if (check_type(c, 0, M_CASTABLE) != 0 || check_type(c, 1, M_CASTABLE) != 0) return -1;
-    return shape_like(c, 0, 0, in_dtype(c, 1));
+    return shape_like(c, 0, 0, ox_infer_in_dtype(c, 1));
 }
 
 /* ---- Softmax family ---- */
 
 static int infer_softmax(ox_infer_ctx *c) {
     if (check_type(c, 0, M_FLOAT) != 0) return -1;
-    const ir_type *x = in_type(c, 0);
+    const ir_type *x = ox_infer_in(c, 0);
     if (x && x->rank >= 0) {
         int r = x->rank ? x->rank : 1;
         int64_t axis = ir_attr_int(c->node, "axis", c->node->opset < 13 ? 1 : -1);
@@ -281,7 +273,7 @@ static int infer_softmax(ox_infer_ctx *c) {
                                  "%s: axis %" PRId64 " is out of range for rank %d",
                                  c->node->op_type, axis, x->rank);
     }
-    return shape_like(c, 0, 0, in_dtype(c, 0));
+    return shape_like(c, 0, 0, ox_infer_in_dtype(c, 0));
 }
 
 #define U(name, lo, fn) {"", name, lo, 17, 1, 1, 1, 1, fn}

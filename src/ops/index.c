@@ -9,57 +9,19 @@
 
 extern const ox_op_table ox_ops_index;
 
-static const ir_type *in_type(const ox_infer_ctx *c, int i) {
-    if (i < 0 || i >= c->n_inputs || !c->inputs) return NULL;
-    return c->inputs[i];
-}
-
-static ox_dtype in_dtype(const ox_infer_ctx *c, int i) {
-    const ir_type *t = in_type(c, i);
-    return t ? t->dtype : ONYX_UNDEFINED;
-}
-
-static int in_rank(const ox_infer_ctx *c, int i) {
-    const ir_type *t = in_type(c, i);
-    return t && t->kind == OX_KIND_TENSOR ? t->rank : -1;
-}
-
-static onyx_code bad(const ox_infer_ctx *c) {
-    return c->runtime ? ONYX_INVALID_ARGUMENT : ONYX_INVALID_MODEL;
-}
-
+/* Short names for the shared inference helpers (ops/op.h), which nearly
+ * every function here calls several times. */
+static const ir_type *in_type(const ox_infer_ctx *c, int i) { return ox_infer_in(c, i); }
+static ox_dtype in_dtype(const ox_infer_ctx *c, int i) { return ox_infer_in_dtype(c, i); }
+static int in_rank(const ox_infer_ctx *c, int i) { return ox_infer_in_rank(c, i); }
+static onyx_code bad(const ox_infer_ctx *c) { return ox_infer_bad_code(c); }
 static const char *opname(const ox_infer_ctx *c) { return c->node->op_type; }
 
 static int set_out(ox_infer_ctx *c, int i, ox_dtype dt, const int64_t *dims, int rank) {
-    ir_type *o = ox_infer_out(c, i);
-    if (!o) return 0;
-    if (rank < 0) {
-        ox_type_set_unknown_shape(o, dt);
-    } else {
-        int64_t tmp[OX_MAX_RANK + 1] = {0};
-        if (rank > OX_MAX_RANK)
-            return ox_infer_fail(c, ONYX_NOT_IMPLEMENTED, "%s: output rank %d exceeds onyx's limit of %d",
-                                 opname(c), rank, OX_MAX_RANK);
-        if (rank) memcpy(tmp, dims, (size_t)rank * sizeof *dims);
-        ox_type_set_shape(o, dt, tmp, rank);
-    }
-    o->kind = OX_KIND_TENSOR;
-    return 0;
+    return ox_infer_set_output(c, i, dt, dims, rank);
 }
 
 static int set_unknown(ox_infer_ctx *c, int i, ox_dtype dt) { return set_out(c, i, dt, NULL, -1); }
-
-static int64_t numel_or_unknown(const int64_t *dims, int rank) {
-    int64_t n = 1;
-    int unknown = 0;
-    for (int i = 0; i < rank; i++) {
-        if (dims[i] < 0)
-            unknown = 1;
-        else
-            n *= dims[i];
-    }
-    return n == 0 ? 0 : (unknown ? -1 : n);
-}
 
 static int check_index_type(ox_infer_ctx *c, int i, const char *what) {
     ox_dtype t = in_dtype(c, i);
@@ -340,7 +302,7 @@ static int infer_compress(ox_infer_ctx *c) {
     if (ax && r >= 0 && check_axis(c, ax->i, r, &axis) != 0) return -1;
     const ox_tensor *cv = c->values && c->n_inputs > 1 ? c->values[1] : NULL;
     int64_t limit = -1;
-    if (r >= 0) limit = ax ? x->dims[axis] : numel_or_unknown(x->dims, r);
+    if (r >= 0) limit = ax ? x->dims[axis] : ox_infer_numel_or_zero(x->dims, r);
     int64_t cnt = -1;
     if (cv && limit >= 0) {
         const uint8_t *b = cv->data;
@@ -376,7 +338,7 @@ static int infer_unique(ox_infer_ctx *c) {
     int64_t unk[1] = {-1};
     if (!ax) {
         if (set_out(c, 0, dt, unk, 1) != 0) return -1;
-        if (r >= 0) n_in = numel_or_unknown(x->dims, r);
+        if (r >= 0) n_in = ox_infer_numel_or_zero(x->dims, r);
     } else if (r < 0) {
         if (set_unknown(c, 0, dt) != 0) return -1;
     } else {

@@ -20,6 +20,21 @@ const ir_type *ox_infer_in(const ox_infer_ctx *c, int i) {
     return c->inputs[i];
 }
 
+ox_dtype ox_infer_in_dtype(const ox_infer_ctx *c, int i) {
+    const ir_type *t = ox_infer_in(c, i);
+    return t ? t->dtype : ONYX_UNDEFINED;
+}
+
+int ox_infer_in_rank(const ox_infer_ctx *c, int i) {
+    const ir_type *t = ox_infer_in(c, i);
+    return t && t->kind == OX_KIND_TENSOR ? t->rank : -1;
+}
+
+const ox_tensor *ox_infer_in_value(const ox_infer_ctx *c, int i) {
+    if (!ox_infer_in(c, i) || !c->values) return NULL;
+    return c->values[i];
+}
+
 onyx_code ox_infer_bad_code(const ox_infer_ctx *c) {
     return c->runtime ? ONYX_INVALID_ARGUMENT : ONYX_INVALID_MODEL;
 }
@@ -163,4 +178,72 @@ int ox_infer_int_list(ox_infer_ctx *c, int i, int64_t *vals, int max, int *count
     *count = (int)n;
     *known = 1;
     return 0;
+}
+
+int ox_infer_need_tensor(ox_infer_ctx *c, int i, const char *what) {
+    const ir_type *t = ox_infer_in(c, i);
+    if (!t)
+        return ox_infer_fail(c, ONYX_INVALID_MODEL, "%s: input %d (%s) is required",
+                             c->node->op_type, i, what);
+    if (t->kind != OX_KIND_TENSOR)
+        return ox_infer_fail(c, ox_infer_bad_code(c), "%s: input %d (%s) must be a tensor",
+                             c->node->op_type, i, what);
+    return 0;
+}
+
+static int unsupported_type(ox_infer_ctx *c, const char *what, ox_dtype t) {
+    return ox_infer_fail(c, ox_infer_bad_code(c), "%s: %s has unsupported element type %s",
+                         c->node->op_type, what, ox_dtype_name(t));
+}
+
+int ox_infer_check_dtype(ox_infer_ctx *c, int i, const char *what, const ox_dtype *allowed, int n) {
+    const ir_type *t = ox_infer_in(c, i);
+    if (!t || t->dtype == ONYX_UNDEFINED) return 0;
+    for (int k = 0; k < n; k++)
+        if (allowed[k] == t->dtype) return 0;
+    return unsupported_type(c, what, t->dtype);
+}
+
+int ox_infer_float_ok(ox_dtype t, int allow_bf16) {
+    return t == ONYX_UNDEFINED || t == ONYX_FLOAT16 || t == ONYX_FLOAT32 || t == ONYX_FLOAT64 ||
+           (allow_bf16 && t == ONYX_BFLOAT16);
+}
+
+int ox_infer_check_float(ox_infer_ctx *c, int i, const char *what, int allow_bf16) {
+    const ir_type *t = ox_infer_in(c, i);
+    if (!t || ox_infer_float_ok(t->dtype, allow_bf16)) return 0;
+    return unsupported_type(c, what, t->dtype);
+}
+
+int ox_infer_same_dtype(ox_infer_ctx *c, int i, int j, const char *a, const char *b) {
+    const ir_type *x = ox_infer_in(c, i), *y = ox_infer_in(c, j);
+    if (!x || !y || x->dtype == ONYX_UNDEFINED || y->dtype == ONYX_UNDEFINED ||
+        x->dtype == y->dtype)
+        return 0;
+    return ox_infer_fail(c, ox_infer_bad_code(c),
+                         "%s: %s (%s) and %s (%s) must have the same element type",
+                         c->node->op_type, a, ox_dtype_name(x->dtype), b, ox_dtype_name(y->dtype));
+}
+
+int64_t ox_infer_numel(const int64_t *dims, int rank) {
+    if (rank < 0) return -1;
+    int64_t n = 1;
+    for (int i = 0; i < rank; i++) {
+        if (dims[i] < 0) return -1;
+        n *= dims[i];
+    }
+    return n;
+}
+
+int64_t ox_infer_numel_or_zero(const int64_t *dims, int rank) {
+    int64_t n = 1;
+    int unknown = 0;
+    for (int i = 0; i < rank; i++) {
+        if (dims[i] < 0)
+            unknown = 1;
+        else
+            n *= dims[i];
+    }
+    if (n == 0) return 0;
+    return unknown ? -1 : n;
 }

@@ -9,61 +9,6 @@ extern const ox_op_table ox_ops_linalg;
 
 /* ---- small helpers ---- */
 
-static const ir_type *in_type(const ox_infer_ctx *c, int i) {
-    if (i < 0 || i >= c->n_inputs || !c->inputs) return NULL;
-    const ir_type *t = c->inputs[i];
-    if (!t) return NULL;
-    if (c->node && i < c->node->n_inputs && c->node->inputs[i] < 0) return NULL;
-    return t;
-}
-
-static onyx_code bad(const ox_infer_ctx *c) {
-    return c->runtime ? ONYX_INVALID_ARGUMENT : ONYX_INVALID_MODEL;
-}
-
-static const char *opname(const ox_infer_ctx *c) { return c->node->op_type; }
-
-static int need(ox_infer_ctx *c, int i, const char *what) {
-    const ir_type *t = in_type(c, i);
-    if (!t) return ox_infer_fail(c, ONYX_INVALID_MODEL, "%s: input %d (%s) is required", opname(c), i, what);
-    if (t->kind != OX_KIND_TENSOR)
-        return ox_infer_fail(c, bad(c), "%s: input %d (%s) must be a tensor", opname(c), i, what);
-    return 0;
-}
-
-static int dtype_in(ox_dtype t, const ox_dtype *allowed, int n) {
-    for (int i = 0; i < n; i++)
-        if (allowed[i] == t) return 1;
-    return 0;
-}
-
-static int check_dtype(ox_infer_ctx *c, int i, const char *what, const ox_dtype *allowed, int n) {
-    const ir_type *t = in_type(c, i);
-    if (!t || t->dtype == ONYX_UNDEFINED) return 0;
-    if (!dtype_in(t->dtype, allowed, n))
-        return ox_infer_fail(c, bad(c), "%s: %s has unsupported element type %s", opname(c), what,
-                             ox_dtype_name(t->dtype));
-    return 0;
-}
-
-static int same_dtype(ox_infer_ctx *c, int i, int j, const char *a, const char *b) {
-    const ir_type *x = in_type(c, i), *y = in_type(c, j);
-    if (!x || !y || x->dtype == ONYX_UNDEFINED || y->dtype == ONYX_UNDEFINED) return 0;
-    if (x->dtype != y->dtype)
-        return ox_infer_fail(c, bad(c), "%s: %s (%s) and %s (%s) must have the same element type",
-                             opname(c), a, ox_dtype_name(x->dtype), b, ox_dtype_name(y->dtype));
-    return 0;
-}
-
-static void set_out(ox_infer_ctx *c, int i, ox_dtype dt, const int64_t *dims, int rank) {
-    ir_type *o = ox_infer_out(c, i);
-    if (!o) return;
-    if (rank < 0)
-        ox_type_set_unknown_shape(o, dt);
-    else
-        ox_type_set_shape(o, dt, dims, rank);
-}
-
 /* Merges two facts about the same dimension; -1 when they contradict. */
 static int merge_dim(int64_t a, int64_t b, int64_t *out) {
     if (a >= 0 && b >= 0 && a != b) return -1;
@@ -77,8 +22,9 @@ static int matmul_batch(ox_infer_ctx *c, const int64_t *a, int ra, const int64_t
                         int64_t *out, int *rout) {
     if (ox_broadcast_dims(a, ra, b, rb, out, rout) != 0) {
         char sa[128], sb[128];
-        return ox_infer_fail(c, bad(c), "%s: batch dimensions %s and %s cannot be broadcast",
-                             opname(c), ox_shape_str(a, ra, sa, sizeof sa),
+        return ox_infer_fail(c, ox_infer_bad_code(c),
+                             "%s: batch dimensions %s and %s cannot be broadcast", c->node->op_type,
+                             ox_shape_str(a, ra, sa, sizeof sa),
                              ox_shape_str(b, rb, sb, sizeof sb));
     }
     return 0;
@@ -87,14 +33,12 @@ static int matmul_batch(ox_infer_ctx *c, const int64_t *a, int ra, const int64_t
 /* Output shape of numpy matmul for inputs ia and ib; dtype is the
  * output element type. */
 static int infer_matmul_shape(ox_infer_ctx *c, int ia, int ib, ox_dtype dtype) {
-    const ir_type *a = in_type(c, ia), *b = in_type(c, ib);
-    if (a->rank < 0 || b->rank < 0) {
-        set_out(c, 0, dtype, NULL, -1);
-        return 0;
-    }
+    const ir_type *a = ox_infer_in(c, ia), *b = ox_infer_in(c, ib);
+    if (a->rank < 0 || b->rank < 0) return ox_infer_set_output(c, 0, dtype, NULL, -1);
     if (a->rank == 0 || b->rank == 0)
-        return ox_infer_fail(c, bad(c), "%s: inputs must have rank >= 1, got ranks %d and %d",
-                             opname(c), a->rank, b->rank);
+        return ox_infer_fail(c, ox_infer_bad_code(c),
+                             "%s: inputs must have rank >= 1, got ranks %d and %d",
+                             c->node->op_type, a->rank, b->rank);
     int64_t ad[OX_MAX_RANK + 1], bd[OX_MAX_RANK + 1];
     int ra = a->rank, rb = b->rank;
     if (ra == 1) {
@@ -113,18 +57,19 @@ static int infer_matmul_shape(ox_infer_ctx *c, int ia, int ib, ox_dtype dtype) {
     }
     int64_t k;
     if (merge_dim(ad[ra - 1], bd[rb - 2], &k) != 0)
-        return ox_infer_fail(c, bad(c),
-                             "%s: inner dimensions do not match: A has %lld columns, B has %lld rows",
-                             opname(c), (long long)ad[ra - 1], (long long)bd[rb - 2]);
+        return ox_infer_fail(
+            c, ox_infer_bad_code(c),
+            "%s: inner dimensions do not match: A has %lld columns, B has %lld rows",
+            c->node->op_type, (long long)ad[ra - 1], (long long)bd[rb - 2]);
     int64_t out[OX_MAX_RANK + 2];
     int r;
     if (matmul_batch(c, ad, ra - 2, bd, rb - 2, out, &r) != 0) return -1;
     if (a->rank != 1) out[r++] = ad[ra - 2];
     if (b->rank != 1) out[r++] = bd[rb - 1];
     if (r > OX_MAX_RANK)
-        return ox_infer_fail(c, ONYX_NOT_IMPLEMENTED, "%s: output rank %d exceeds onyx's limit", opname(c), r);
-    set_out(c, 0, dtype, out, r);
-    return 0;
+        return ox_infer_fail(c, ONYX_NOT_IMPLEMENTED, "%s: output rank %d exceeds onyx's limit",
+                             c->node->op_type, r);
+    return ox_infer_set_output(c, 0, dtype, out, r);
 }
 
 /* ---- Gemm ---- */
@@ -133,16 +78,19 @@ static const ox_dtype GEMM_TYPES[] = {ONYX_FLOAT16, ONYX_FLOAT32, ONYX_FLOAT64, 
                                       ONYX_INT32,   ONYX_INT64,   ONYX_UINT32,  ONYX_UINT64};
 
 static int infer_gemm(ox_infer_ctx *c) {
-    if (need(c, 0, "A") || need(c, 1, "B")) return -1;
-    if (c->node->opset < 11 && !in_type(c, 2))
+    if (ox_infer_need_tensor(c, 0, "A") || ox_infer_need_tensor(c, 1, "B")) return -1;
+    if (c->node->opset < 11 && !ox_infer_in(c, 2))
         return ox_infer_fail(c, ONYX_INVALID_MODEL, "Gemm: input C is required before opset 11");
-    if (check_dtype(c, 0, "A", GEMM_TYPES, 8) || same_dtype(c, 0, 1, "A", "B")) return -1;
-    if (in_type(c, 2) && (need(c, 2, "C") || same_dtype(c, 0, 2, "A", "C"))) return -1;
-    const ir_type *a = in_type(c, 0), *b = in_type(c, 1), *cc = in_type(c, 2);
+    if (ox_infer_check_dtype(c, 0, "A", GEMM_TYPES, 8) || ox_infer_same_dtype(c, 0, 1, "A", "B"))
+        return -1;
+    if (ox_infer_in(c, 2) &&
+        (ox_infer_need_tensor(c, 2, "C") || ox_infer_same_dtype(c, 0, 2, "A", "C")))
+        return -1;
+    const ir_type *a = ox_infer_in(c, 0), *b = ox_infer_in(c, 1), *cc = ox_infer_in(c, 2);
     ox_dtype dt = a->dtype;
     if ((a->rank >= 0 && a->rank != 2) || (b->rank >= 0 && b->rank != 2))
-        return ox_infer_fail(c, bad(c), "Gemm: A and B must be 2-D, got ranks %d and %d", a->rank,
-                             b->rank);
+        return ox_infer_fail(c, ox_infer_bad_code(c),
+                             "Gemm: A and B must be 2-D, got ranks %d and %d", a->rank, b->rank);
     int ta = ir_attr_int(c->node, "transA", 0) != 0, tb = ir_attr_int(c->node, "transB", 0) != 0;
     int64_t m = -1, n = -1, ka = -1, kb = -1, k;
     if (a->rank == 2) {
@@ -154,31 +102,34 @@ static int infer_gemm(ox_infer_ctx *c) {
         n = b->dims[tb ? 0 : 1];
     }
     if (merge_dim(ka, kb, &k) != 0)
-        return ox_infer_fail(c, bad(c), "Gemm: op(A) has %lld columns but op(B) has %lld rows",
-                             (long long)ka, (long long)kb);
+        return ox_infer_fail(c, ox_infer_bad_code(c),
+                             "Gemm: op(A) has %lld columns but op(B) has %lld rows", (long long)ka,
+                             (long long)kb);
     if (cc && cc->rank >= 0) {
         if (cc->rank > 2)
-            return ox_infer_fail(c, bad(c), "Gemm: C must have rank <= 2, got %d", cc->rank);
+            return ox_infer_fail(c, ox_infer_bad_code(c), "Gemm: C must have rank <= 2, got %d",
+                                 cc->rank);
         int64_t want[2] = {m, n};
         for (int i = 0; i < cc->rank; i++) {
             int64_t d = cc->dims[i], w = want[2 - cc->rank + i];
             if (d >= 0 && w >= 0 && d != 1 && d != w)
-                return ox_infer_fail(c, bad(c),
-                                     "Gemm: C dimension %lld cannot be broadcast to the output's %lld",
-                                     (long long)d, (long long)w);
+                return ox_infer_fail(
+                    c, ox_infer_bad_code(c),
+                    "Gemm: C dimension %lld cannot be broadcast to the output's %lld", (long long)d,
+                    (long long)w);
         }
     }
     int64_t dims[2] = {m, n};
-    set_out(c, 0, dt, dims, 2);
-    return 0;
+    return ox_infer_set_output(c, 0, dt, dims, 2);
 }
 
 /* ---- MatMul ---- */
 
 static int infer_matmul(ox_infer_ctx *c) {
-    if (need(c, 0, "A") || need(c, 1, "B")) return -1;
-    if (check_dtype(c, 0, "A", GEMM_TYPES, 8) || same_dtype(c, 0, 1, "A", "B")) return -1;
-    return infer_matmul_shape(c, 0, 1, in_type(c, 0)->dtype);
+    if (ox_infer_need_tensor(c, 0, "A") || ox_infer_need_tensor(c, 1, "B")) return -1;
+    if (ox_infer_check_dtype(c, 0, "A", GEMM_TYPES, 8) || ox_infer_same_dtype(c, 0, 1, "A", "B"))
+        return -1;
+    return infer_matmul_shape(c, 0, 1, ox_infer_in(c, 0)->dtype);
 }
 
 /* ---- MatMulInteger ---- */
@@ -188,11 +139,12 @@ static const ox_dtype Q8_TYPES[] = {ONYX_INT8, ONYX_UINT8};
 /* A zero point must be a scalar or a 1-D tensor of up to `len` entries
  * (per row of A / per column of B); its type must match its tensor's. */
 static int check_zero_point(ox_infer_ctx *c, int zi, int ti, const char *what, int64_t len) {
-    const ir_type *z = in_type(c, zi), *t = in_type(c, ti);
+    const ir_type *z = ox_infer_in(c, zi), *t = ox_infer_in(c, ti);
     if (!z) return 0;
     if (z->dtype != ONYX_UNDEFINED && t && t->dtype != ONYX_UNDEFINED && z->dtype != t->dtype)
-        return ox_infer_fail(c, bad(c), "%s: %s has type %s but its tensor is %s", opname(c), what,
-                             ox_dtype_name(z->dtype), ox_dtype_name(t->dtype));
+        return ox_infer_fail(c, ox_infer_bad_code(c), "%s: %s has type %s but its tensor is %s",
+                             c->node->op_type, what, ox_dtype_name(z->dtype),
+                             ox_dtype_name(t->dtype));
     if (z->rank > 1 && ox_numel(z->dims, z->rank) != 1) {
         /* a per-row/column zero point broadcast like the matrix (M x 1 or 1 x N) */
         int64_t n = 1;
@@ -202,13 +154,14 @@ static int check_zero_point(ox_infer_ctx *c, int zi, int ti, const char *what, i
             else n *= z->dims[i];
         }
         if (known && len >= 0 && n != len)
-            return ox_infer_fail(c, bad(c), "%s: %s has %lld values, expected 1 or %lld", opname(c),
+            return ox_infer_fail(c, ox_infer_bad_code(c),
+                                 "%s: %s has %lld values, expected 1 or %lld", c->node->op_type,
                                  what, (long long)n, (long long)len);
         return 0;
     }
     if (z->rank == 1 && z->dims[0] >= 0 && len >= 0 && z->dims[0] != 1 && z->dims[0] != len)
-        return ox_infer_fail(c, bad(c), "%s: %s has %lld values, expected 1 or %lld", opname(c), what,
-                             (long long)z->dims[0], (long long)len);
+        return ox_infer_fail(c, ox_infer_bad_code(c), "%s: %s has %lld values, expected 1 or %lld",
+                             c->node->op_type, what, (long long)z->dims[0], (long long)len);
     return 0;
 }
 
@@ -223,10 +176,12 @@ static int64_t cols_of(const ir_type *t) {
 }
 
 static int infer_matmul_integer(ox_infer_ctx *c) {
-    if (need(c, 0, "A") || need(c, 1, "B")) return -1;
-    if (check_dtype(c, 0, "A", Q8_TYPES, 2) || check_dtype(c, 1, "B", Q8_TYPES, 2)) return -1;
-    if (check_zero_point(c, 2, 0, "a_zero_point", rows_of(in_type(c, 0))) ||
-        check_zero_point(c, 3, 1, "b_zero_point", cols_of(in_type(c, 1))))
+    if (ox_infer_need_tensor(c, 0, "A") || ox_infer_need_tensor(c, 1, "B")) return -1;
+    if (ox_infer_check_dtype(c, 0, "A", Q8_TYPES, 2) ||
+        ox_infer_check_dtype(c, 1, "B", Q8_TYPES, 2))
+        return -1;
+    if (check_zero_point(c, 2, 0, "a_zero_point", rows_of(ox_infer_in(c, 0))) ||
+        check_zero_point(c, 3, 1, "b_zero_point", cols_of(ox_infer_in(c, 1))))
         return -1;
     return infer_matmul_shape(c, 0, 1, ONYX_INT32);
 }
@@ -234,10 +189,10 @@ static int infer_matmul_integer(ox_infer_ctx *c) {
 /* ---- QLinearMatMul ---- */
 
 static int check_scale(ox_infer_ctx *c, int i, const char *what) {
-    const ir_type *t = in_type(c, i);
+    const ir_type *t = ox_infer_in(c, i);
     if (t->dtype != ONYX_UNDEFINED && t->dtype != ONYX_FLOAT32)
-        return ox_infer_fail(c, bad(c), "%s: %s must be float32, got %s", opname(c), what,
-                             ox_dtype_name(t->dtype));
+        return ox_infer_fail(c, ox_infer_bad_code(c), "%s: %s must be float32, got %s",
+                             c->node->op_type, what, ox_dtype_name(t->dtype));
     return 0;
 }
 
@@ -245,18 +200,20 @@ static int infer_qlinear_matmul(ox_infer_ctx *c) {
     static const char *const names[8] = {"a", "a_scale", "a_zero_point", "b",
                                    "b_scale", "b_zero_point", "y_scale", "y_zero_point"};
     for (int i = 0; i < 8; i++)
-        if (need(c, i, names[i])) return -1;
-    if (check_dtype(c, 0, "a", Q8_TYPES, 2) || check_dtype(c, 3, "b", Q8_TYPES, 2) ||
-        check_dtype(c, 7, "y_zero_point", Q8_TYPES, 2))
+        if (ox_infer_need_tensor(c, i, names[i])) return -1;
+    if (ox_infer_check_dtype(c, 0, "a", Q8_TYPES, 2) ||
+        ox_infer_check_dtype(c, 3, "b", Q8_TYPES, 2) ||
+        ox_infer_check_dtype(c, 7, "y_zero_point", Q8_TYPES, 2))
         return -1;
     if (check_scale(c, 1, "a_scale") || check_scale(c, 4, "b_scale") || check_scale(c, 6, "y_scale"))
         return -1;
-    if (check_zero_point(c, 2, 0, "a_zero_point", rows_of(in_type(c, 0))) ||
-        check_zero_point(c, 5, 3, "b_zero_point", cols_of(in_type(c, 3))))
+    if (check_zero_point(c, 2, 0, "a_zero_point", rows_of(ox_infer_in(c, 0))) ||
+        check_zero_point(c, 5, 3, "b_zero_point", cols_of(ox_infer_in(c, 3))))
         return -1;
-    const ir_type *yz = in_type(c, 7);
+    const ir_type *yz = ox_infer_in(c, 7);
     if (yz->rank > 0 && ox_numel(yz->dims, yz->rank) > 1)
-        return ox_infer_fail(c, bad(c), "QLinearMatMul: y_zero_point must be a scalar");
+        return ox_infer_fail(c, ox_infer_bad_code(c),
+                             "QLinearMatMul: y_zero_point must be a scalar");
     return infer_matmul_shape(c, 0, 3, yz->dtype);
 }
 
@@ -265,20 +222,19 @@ static int infer_qlinear_matmul(ox_infer_ctx *c) {
 static const ox_dtype FLOAT_TYPES[] = {ONYX_FLOAT16, ONYX_FLOAT32, ONYX_FLOAT64, ONYX_BFLOAT16};
 
 static int infer_det(ox_infer_ctx *c) {
-    if (need(c, 0, "X") || check_dtype(c, 0, "X", FLOAT_TYPES, 3)) return -1;
-    const ir_type *x = in_type(c, 0);
-    if (x->rank < 0) {
-        set_out(c, 0, x->dtype, NULL, -1);
-        return 0;
-    }
+    if (ox_infer_need_tensor(c, 0, "X") || ox_infer_check_dtype(c, 0, "X", FLOAT_TYPES, 3))
+        return -1;
+    const ir_type *x = ox_infer_in(c, 0);
+    if (x->rank < 0) return ox_infer_set_output(c, 0, x->dtype, NULL, -1);
     if (x->rank < 2)
-        return ox_infer_fail(c, bad(c), "Det: input must have rank >= 2, got %d", x->rank);
+        return ox_infer_fail(c, ox_infer_bad_code(c), "Det: input must have rank >= 2, got %d",
+                             x->rank);
     int64_t a = x->dims[x->rank - 2], b = x->dims[x->rank - 1], n;
     if (merge_dim(a, b, &n) != 0)
-        return ox_infer_fail(c, bad(c), "Det: matrices must be square, got %lld x %lld", (long long)a,
+        return ox_infer_fail(c, ox_infer_bad_code(c),
+                             "Det: matrices must be square, got %lld x %lld", (long long)a,
                              (long long)b);
-    set_out(c, 0, x->dtype, x->dims, x->rank - 2);
-    return 0;
+    return ox_infer_set_output(c, 0, x->dtype, x->dims, x->rank - 2);
 }
 
 /* ---- Einsum ---- */
@@ -341,11 +297,11 @@ static int infer_einsum(ox_infer_ctx *c) {
                                   ONYX_INT8,  ONYX_INT16,  ONYX_INT32,   ONYX_INT64,
                                   ONYX_FLOAT16, ONYX_FLOAT32, ONYX_FLOAT64};
     for (int i = 0; i < n_in; i++) {
-        if (need(c, i, "operand")) return -1;
-        if (i && same_dtype(c, 0, i, "operand 0", "another operand")) return -1;
+        if (ox_infer_need_tensor(c, i, "operand")) return -1;
+        if (i && ox_infer_same_dtype(c, 0, i, "operand 0", "another operand")) return -1;
     }
-    if (check_dtype(c, 0, "operand", ET, 11)) return -1;
-    ox_dtype dt = in_type(c, 0)->dtype;
+    if (ox_infer_check_dtype(c, 0, "operand", ET, 11)) return -1;
+    ox_dtype dt = ox_infer_in(c, 0)->dtype;
 
     const char *end = eq + strlen(eq), *arrow = strstr(eq, "->");
     const char *lhs_end = arrow ? arrow : end;
@@ -376,7 +332,7 @@ static int infer_einsum(ox_infer_ctx *c) {
     int64_t ell_dims[OX_MAX_RANK];
     for (int i = 0; i < OX_MAX_RANK; i++) ell_dims[i] = 1;
     for (int i = 0; i < nt; i++) {
-        const ir_type *t = in_type(c, i);
+        const ir_type *t = ox_infer_in(c, i);
         const einsum_term *tm = &terms[i];
         int fixed = tm->n - tm->has_ellipsis;
         if (t->rank < 0) {
@@ -386,8 +342,9 @@ static int infer_einsum(ox_infer_ctx *c) {
             continue;
         }
         if ((!tm->has_ellipsis && t->rank != fixed) || (tm->has_ellipsis && t->rank < fixed))
-            return ox_infer_fail(c, bad(c), "Einsum: operand %d has rank %d but its term has %d labels",
-                                 i, t->rank, fixed);
+            return ox_infer_fail(c, ox_infer_bad_code(c),
+                                 "Einsum: operand %d has rank %d but its term has %d labels", i,
+                                 t->rank, fixed);
         int er = t->rank - fixed, d = 0;
         for (int k = 0; k < tm->n; k++) {
             if (tm->labels[k] < 0) {
@@ -404,7 +361,9 @@ static int infer_einsum(ox_infer_ctx *c) {
                     if (*slot == 1 || *slot < 0)
                         *slot = (*slot < 0 && v == 1) ? -1 : v;
                     else if (v != 1 && v >= 0 && v != *slot)
-                        return ox_infer_fail(c, bad(c), "Einsum: ellipsis dimensions of operand %d do not broadcast", i);
+                        return ox_infer_fail(
+                            c, ox_infer_bad_code(c),
+                            "Einsum: ellipsis dimensions of operand %d do not broadcast", i);
                 }
                 d += er;
                 continue;
@@ -413,9 +372,9 @@ static int infer_einsum(ox_infer_ctx *c) {
             int64_t v = t->dims[d++];
             label_count[l]++;
             if (label_dim[l] >= 0 && v >= 0 && label_dim[l] != v) {
-                return ox_infer_fail(c, bad(c), "Einsum: label '%c' has sizes %lld and %lld",
-                                     l < 26 ? 'a' + l : 'A' + l - 26, (long long)label_dim[l],
-                                     (long long)v);
+                return ox_infer_fail(
+                    c, ox_infer_bad_code(c), "Einsum: label '%c' has sizes %lld and %lld",
+                    l < 26 ? 'a' + l : 'A' + l - 26, (long long)label_dim[l], (long long)v);
             } else if (label_dim[l] < 0) {
                 label_dim[l] = v;
             }
@@ -431,10 +390,7 @@ static int infer_einsum(ox_infer_ctx *c) {
         for (int k = 0; k < ot.n; k++) {
             int l = ot.labels[k];
             if (l < 0) {
-                if (!ell_known) {
-                    set_out(c, 0, dt, NULL, -1);
-                    return 0;
-                }
+                if (!ell_known) return ox_infer_set_output(c, 0, dt, NULL, -1);
                 for (int e = 0; e < ell_rank; e++) out[r++] = ell_dims[e];
                 continue;
             }
@@ -450,10 +406,7 @@ static int infer_einsum(ox_infer_ctx *c) {
             out[r++] = label_dim[l];
         }
     } else {
-        if (!ell_known) {
-            set_out(c, 0, dt, NULL, -1);
-            return 0;
-        }
+        if (!ell_known) return ox_infer_set_output(c, 0, dt, NULL, -1);
         for (int e = 0; e < ell_rank; e++) out[r++] = ell_dims[e];
         /* implicit output: labels used once, in ASCII order (upper case first) */
         for (int o = 0; o < 52; o++) {
@@ -466,15 +419,13 @@ static int infer_einsum(ox_infer_ctx *c) {
         }
     }
     for (int i = 0; i < nt; i++)
-        if (in_type(c, i)->rank < 0) {
+        if (ox_infer_in(c, i)->rank < 0) {
             /* the labels fix the rank; unknown sizes stay -1 */
             int64_t tmp[OX_MAX_RANK];
             for (int k = 0; k < r; k++) tmp[k] = -1;
-            set_out(c, 0, dt, tmp, r);
-            return 0;
+            return ox_infer_set_output(c, 0, dt, tmp, r);
         }
-    set_out(c, 0, dt, out, r);
-    return 0;
+    return ox_infer_set_output(c, 0, dt, out, r);
 }
 
 static const ox_op_schema OPS[] = {

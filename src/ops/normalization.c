@@ -3,77 +3,28 @@
  * MeanVarianceNormalization. */
 #include <string.h>
 
+#include "ops/normalization.h"
 #include "ops/op.h"
 
 extern const ox_op_table ox_ops_normalization;
 
-static const ir_type *in_type(const ox_infer_ctx *c, int i) {
-    if (i < 0 || i >= c->n_inputs || !c->inputs) return NULL;
-    if (c->node && i < c->node->n_inputs && c->node->inputs[i] < 0) return NULL;
-    return c->inputs[i];
-}
-
-static onyx_code bad(const ox_infer_ctx *c) {
-    return c->runtime ? ONYX_INVALID_ARGUMENT : ONYX_INVALID_MODEL;
-}
-
-static const char *opname(const ox_infer_ctx *c) { return c->node->op_type; }
-
-static void set_out(ox_infer_ctx *c, int i, ox_dtype dt, const int64_t *dims, int rank) {
-    ir_type *o = ox_infer_out(c, i);
-    if (!o) return;
-    if (rank < 0)
-        ox_type_set_unknown_shape(o, dt);
-    else
-        ox_type_set_shape(o, dt, dims, rank);
-}
-
-static int need(ox_infer_ctx *c, int i, const char *what) {
-    const ir_type *t = in_type(c, i);
-    if (!t) return ox_infer_fail(c, ONYX_INVALID_MODEL, "%s: input %d (%s) is required", opname(c), i, what);
-    if (t->kind != OX_KIND_TENSOR)
-        return ox_infer_fail(c, bad(c), "%s: input %d (%s) must be a tensor", opname(c), i, what);
-    return 0;
-}
-
-static int is_float(ox_dtype t) {
-    return t == ONYX_FLOAT16 || t == ONYX_FLOAT32 || t == ONYX_FLOAT64 || t == ONYX_BFLOAT16;
-}
-
-static int check_float(ox_infer_ctx *c, int i, const char *what, int allow_bf16) {
-    const ir_type *t = in_type(c, i);
-    if (!t || t->dtype == ONYX_UNDEFINED) return 0;
-    if (!is_float(t->dtype) || (!allow_bf16 && t->dtype == ONYX_BFLOAT16))
-        return ox_infer_fail(c, bad(c), "%s: %s has unsupported element type %s", opname(c), what,
-                             ox_dtype_name(t->dtype));
-    return 0;
-}
-
-static int same_dtype(ox_infer_ctx *c, int i, int j, const char *a, const char *b) {
-    const ir_type *x = in_type(c, i), *y = in_type(c, j);
-    if (!x || !y || x->dtype == ONYX_UNDEFINED || y->dtype == ONYX_UNDEFINED) return 0;
-    if (x->dtype != y->dtype)
-        return ox_infer_fail(c, bad(c), "%s: %s (%s) and %s (%s) must have the same element type",
-                             opname(c), a, ox_dtype_name(x->dtype), b, ox_dtype_name(y->dtype));
-    return 0;
-}
-
 /* Input i must be 1-D with n entries (n < 0: unknown). */
 static int check_vec(ox_infer_ctx *c, int i, const char *what, int64_t n) {
-    const ir_type *t = in_type(c, i);
+    const ir_type *t = ox_infer_in(c, i);
     if (!t || t->rank < 0) return 0;
     if (t->rank != 1)
-        return ox_infer_fail(c, bad(c), "%s: %s must be 1-D, got rank %d", opname(c), what, t->rank);
+        return ox_infer_fail(c, ox_infer_bad_code(c), "%s: %s must be 1-D, got rank %d",
+                             c->node->op_type, what, t->rank);
     if (n >= 0 && t->dims[0] >= 0 && t->dims[0] != n)
-        return ox_infer_fail(c, bad(c), "%s: %s has %lld values, expected %lld (one per channel)",
-                             opname(c), what, (long long)t->dims[0], (long long)n);
+        return ox_infer_fail(c, ox_infer_bad_code(c),
+                             "%s: %s has %lld values, expected %lld (one per channel)",
+                             c->node->op_type, what, (long long)t->dims[0], (long long)n);
     return 0;
 }
 
 /* ---- BatchNormalization ---- */
 
-/* Whether the node runs in training mode (batch statistics). */
-static int bn_training(const ir_node *n) {
+int ox_batchnorm_training(const ir_node *n) {
     int extra = 0;
     for (int i = 1; i < n->n_outputs; i++)
         if (n->outputs[i] >= 0) extra = 1;
@@ -85,17 +36,21 @@ static int bn_training(const ir_node *n) {
 static int infer_batchnorm(ox_infer_ctx *c) {
     static const char *const names[5] = {"X", "scale", "B", "mean", "var"};
     for (int i = 0; i < 5; i++)
-        if (need(c, i, names[i]) || check_float(c, i, names[i], c->node->opset >= 9)) return -1;
+        if (ox_infer_need_tensor(c, i, names[i]) ||
+            ox_infer_check_float(c, i, names[i], c->node->opset >= 9))
+            return -1;
     if (c->node->opset < 15) {
         for (int i = 1; i < 5; i++)
-            if (same_dtype(c, 0, i, "X", names[i])) return -1;
-    } else if (same_dtype(c, 1, 2, "scale", "B") || same_dtype(c, 3, 4, "mean", "var")) {
+            if (ox_infer_same_dtype(c, 0, i, "X", names[i])) return -1;
+    } else if (ox_infer_same_dtype(c, 1, 2, "scale", "B") ||
+               ox_infer_same_dtype(c, 3, 4, "mean", "var")) {
         return -1;
     }
-    const ir_type *x = in_type(c, 0);
+    const ir_type *x = ox_infer_in(c, 0);
     int spatial = c->node->opset < 9 ? (int)ir_attr_int(c->node, "spatial", 1) : 1;
     if (x->rank >= 0 && x->rank < 2)
-        return ox_infer_fail(c, bad(c), "BatchNormalization: X must have rank >= 2, got %d", x->rank);
+        return ox_infer_fail(c, ox_infer_bad_code(c),
+                             "BatchNormalization: X must have rank >= 2, got %d", x->rank);
     int64_t ch = x->rank >= 2 ? x->dims[1] : -1;
     if (spatial) {
         for (int i = 1; i < 5; i++)
@@ -103,7 +58,7 @@ static int infer_batchnorm(ox_infer_ctx *c) {
     } else if (x->rank >= 0) {
         /* per-activation parameters: shape X.shape[1:] */
         for (int i = 1; i < 5; i++) {
-            const ir_type *t = in_type(c, i);
+            const ir_type *t = ox_infer_in(c, i);
             if (t->rank < 0) continue;
             int64_t n = 1, want = 1;
             int known = 1;
@@ -116,20 +71,21 @@ static int infer_batchnorm(ox_infer_ctx *c) {
                 want *= x->dims[d];
             }
             if (known && n != want)
-                return ox_infer_fail(c, bad(c),
-                                     "BatchNormalization: %s has %lld values, expected %lld (spatial=0)",
-                                     names[i], (long long)n, (long long)want);
+                return ox_infer_fail(
+                    c, ox_infer_bad_code(c),
+                    "BatchNormalization: %s has %lld values, expected %lld (spatial=0)", names[i],
+                    (long long)n, (long long)want);
         }
     }
-    set_out(c, 0, x->dtype, x->dims, x->rank);
-    int training = bn_training(c->node);
-    const ir_type *mean = in_type(c, 3);
+    if (ox_infer_set_output(c, 0, x->dtype, x->dims, x->rank)) return -1;
+    int training = ox_batchnorm_training(c->node);
+    const ir_type *mean = ox_infer_in(c, 3);
     for (int i = 1; i < c->n_outputs && i < 5; i++) {
         if (!ox_infer_out(c, i)) continue;
         if (!training && c->node->opset >= 14)
             return ox_infer_fail(c, ONYX_INVALID_MODEL,
                                  "BatchNormalization: outputs running_mean/running_var need training_mode=1");
-        set_out(c, i, mean->dtype, mean->dims, mean->rank);
+        if (ox_infer_set_output(c, i, mean->dtype, mean->dims, mean->rank)) return -1;
     }
     return 0;
 }
@@ -139,85 +95,86 @@ static int infer_batchnorm(ox_infer_ctx *c) {
 static int infer_instancenorm(ox_infer_ctx *c) {
     static const char *const names[3] = {"input", "scale", "B"};
     for (int i = 0; i < 3; i++)
-        if (need(c, i, names[i]) || check_float(c, i, names[i], 0) ||
-            (i && same_dtype(c, 0, i, "input", names[i])))
+        if (ox_infer_need_tensor(c, i, names[i]) || ox_infer_check_float(c, i, names[i], 0) ||
+            (i && ox_infer_same_dtype(c, 0, i, "input", names[i])))
             return -1;
-    const ir_type *x = in_type(c, 0);
+    const ir_type *x = ox_infer_in(c, 0);
     if (x->rank >= 0 && x->rank < 3)
-        return ox_infer_fail(c, bad(c), "InstanceNormalization: input must have rank >= 3, got %d",
-                             x->rank);
+        return ox_infer_fail(c, ox_infer_bad_code(c),
+                             "InstanceNormalization: input must have rank >= 3, got %d", x->rank);
     int64_t ch = x->rank >= 2 ? x->dims[1] : -1;
     if (check_vec(c, 1, "scale", ch) || check_vec(c, 2, "B", ch)) return -1;
-    set_out(c, 0, x->dtype, x->dims, x->rank);
-    return 0;
+    return ox_infer_set_output(c, 0, x->dtype, x->dims, x->rank);
 }
 
 /* ---- LayerNormalization ---- */
 
 /* Scale/B must broadcast (numpy, one-way) to X.shape[axis:]. */
 static int check_ln_param(ox_infer_ctx *c, int i, const char *what, const ir_type *x, int axis) {
-    const ir_type *t = in_type(c, i);
+    const ir_type *t = ox_infer_in(c, i);
     if (!t || t->rank < 0) return 0;
     int nr = x->rank - axis;
     if (t->rank > nr)
-        return ox_infer_fail(c, bad(c), "LayerNormalization: %s has rank %d, more than the %d normalized axes",
+        return ox_infer_fail(c, ox_infer_bad_code(c),
+                             "LayerNormalization: %s has rank %d, more than the %d normalized axes",
                              what, t->rank, nr);
     for (int d = 0; d < t->rank; d++) {
         int64_t v = t->dims[d], w = x->dims[x->rank - t->rank + d];
         if (v >= 0 && w >= 0 && v != 1 && v != w)
-            return ox_infer_fail(c, bad(c), "LayerNormalization: %s does not broadcast to the normalized shape",
-                                 what);
+            return ox_infer_fail(
+                c, ox_infer_bad_code(c),
+                "LayerNormalization: %s does not broadcast to the normalized shape", what);
     }
     return 0;
 }
 
 static int infer_layernorm(ox_infer_ctx *c) {
-    if (need(c, 0, "X") || need(c, 1, "Scale") || check_float(c, 0, "X", 1) ||
-        same_dtype(c, 0, 1, "X", "Scale"))
+    if (ox_infer_need_tensor(c, 0, "X") || ox_infer_need_tensor(c, 1, "Scale") ||
+        ox_infer_check_float(c, 0, "X", 1) || ox_infer_same_dtype(c, 0, 1, "X", "Scale"))
         return -1;
-    if (in_type(c, 2) && (need(c, 2, "B") || same_dtype(c, 0, 2, "X", "B"))) return -1;
+    if (ox_infer_in(c, 2) &&
+        (ox_infer_need_tensor(c, 2, "B") || ox_infer_same_dtype(c, 0, 2, "X", "B")))
+        return -1;
     int64_t stash = ir_attr_int(c->node, "stash_type", 1);
     if (stash != ONYX_FLOAT32 && stash != ONYX_BFLOAT16 && stash != ONYX_FLOAT64 &&
         stash != ONYX_FLOAT16)
         return ox_infer_fail(c, ONYX_INVALID_MODEL, "LayerNormalization: unsupported stash_type %lld",
                              (long long)stash);
-    const ir_type *x = in_type(c, 0);
+    const ir_type *x = ox_infer_in(c, 0);
     if (x->rank < 0) {
-        set_out(c, 0, x->dtype, NULL, -1);
-        set_out(c, 1, (ox_dtype)stash, NULL, -1);
-        set_out(c, 2, (ox_dtype)stash, NULL, -1);
-        return 0;
+        if (ox_infer_set_output(c, 0, x->dtype, NULL, -1)) return -1;
+        if (ox_infer_set_output(c, 1, (ox_dtype)stash, NULL, -1)) return -1;
+        return ox_infer_set_output(c, 2, (ox_dtype)stash, NULL, -1);
     }
     int axis;
     if (ox_norm_axis(c, ir_attr_int(c->node, "axis", -1), x->rank, &axis)) return -1;
     if (check_ln_param(c, 1, "Scale", x, axis) || check_ln_param(c, 2, "B", x, axis)) return -1;
-    set_out(c, 0, x->dtype, x->dims, x->rank);
+    if (ox_infer_set_output(c, 0, x->dtype, x->dims, x->rank)) return -1;
     int64_t sd[OX_MAX_RANK];
     for (int d = 0; d < x->rank; d++) sd[d] = d < axis ? x->dims[d] : 1;
-    set_out(c, 1, (ox_dtype)stash, sd, x->rank);
-    set_out(c, 2, (ox_dtype)stash, sd, x->rank);
-    return 0;
+    if (ox_infer_set_output(c, 1, (ox_dtype)stash, sd, x->rank)) return -1;
+    return ox_infer_set_output(c, 2, (ox_dtype)stash, sd, x->rank);
 }
 
 /* ---- LRN ---- */
 
 static int infer_lrn(ox_infer_ctx *c) {
-    if (need(c, 0, "X") || check_float(c, 0, "X", 1)) return -1;
+    if (ox_infer_need_tensor(c, 0, "X") || ox_infer_check_float(c, 0, "X", 1)) return -1;
     const ir_attr *size = ir_node_attr(c->node, "size");
     if (!size || size->type != IR_ATTR_INT || size->i < 1)
         return ox_infer_fail(c, ONYX_INVALID_MODEL, "LRN: attribute 'size' is required and must be >= 1");
-    const ir_type *x = in_type(c, 0);
+    const ir_type *x = ox_infer_in(c, 0);
     if (x->rank >= 0 && x->rank < 2)
-        return ox_infer_fail(c, bad(c), "LRN: input must have rank >= 2, got %d", x->rank);
-    set_out(c, 0, x->dtype, x->dims, x->rank);
-    return 0;
+        return ox_infer_fail(c, ox_infer_bad_code(c), "LRN: input must have rank >= 2, got %d",
+                             x->rank);
+    return ox_infer_set_output(c, 0, x->dtype, x->dims, x->rank);
 }
 
 /* ---- MeanVarianceNormalization ---- */
 
 static int infer_mvn(ox_infer_ctx *c) {
-    if (need(c, 0, "X") || check_float(c, 0, "X", 1)) return -1;
-    const ir_type *x = in_type(c, 0);
+    if (ox_infer_need_tensor(c, 0, "X") || ox_infer_check_float(c, 0, "X", 1)) return -1;
+    const ir_type *x = ox_infer_in(c, 0);
     if (x->rank >= 0) {
         size_t n = 0;
         const int64_t *axes = ir_attr_ints(c->node, "axes", &n);
@@ -226,12 +183,11 @@ static int infer_mvn(ox_infer_ctx *c) {
             if (ox_norm_axis(c, axes[i], x->rank, &a)) return -1;
         }
         if (!axes && x->rank < 4)
-            return ox_infer_fail(c, bad(c),
-                                 "MeanVarianceNormalization: default axes [0,2,3] need rank >= 4, got %d",
-                                 x->rank);
+            return ox_infer_fail(
+                c, ox_infer_bad_code(c),
+                "MeanVarianceNormalization: default axes [0,2,3] need rank >= 4, got %d", x->rank);
     }
-    set_out(c, 0, x->dtype, x->dims, x->rank);
-    return 0;
+    return ox_infer_set_output(c, 0, x->dtype, x->dims, x->rank);
 }
 
 static const ox_op_schema OPS[] = {

@@ -48,6 +48,13 @@ const ox_op_schema *ox_op_find_any(const char *domain, const char *name);
 /* ---- helpers for inference functions ---- */
 /* Input i's type, or NULL when absent or omitted. */
 const ir_type *ox_infer_in(const ox_infer_ctx *c, int i);
+/* Input i's element type; UNDEFINED when absent or not known. */
+ox_dtype ox_infer_in_dtype(const ox_infer_ctx *c, int i);
+/* Input i's rank when it is a tensor of known rank, else -1. */
+int ox_infer_in_rank(const ox_infer_ctx *c, int i);
+/* Input i's value when it is at hand (constants at load, host inputs at
+ * run time), of whatever kind; NULL otherwise. */
+const ox_tensor *ox_infer_in_value(const ox_infer_ctx *c, int i);
 /* Bad shapes are the caller's fault at run time, the model's at load. */
 onyx_code ox_infer_bad_code(const ox_infer_ctx *c);
 /* Sets output i to a tensor of dtype with dims (rank -1: shape unknown);
@@ -74,6 +81,24 @@ int ox_infer_int_list(ox_infer_ctx *c, int i, int64_t *vals, int max, int *count
 
 int ox_infer_fail(ox_infer_ctx *c, onyx_code code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* Input checks whose messages name the input by its role (`what`). An
+ * unknown element type passes the type checks: static facts may lack it.
+ * Fails unless input i is present and a tensor: */
+int ox_infer_need_tensor(ox_infer_ctx *c, int i, const char *what);
+/* Fails when input i's element type is not one of allowed[0..n). */
+int ox_infer_check_dtype(ox_infer_ctx *c, int i, const char *what, const ox_dtype *allowed, int n);
+/* Whether t is float16/32/64 (or bfloat16 when allow_bf16) or unknown. */
+int ox_infer_float_ok(ox_dtype t, int allow_bf16);
+/* Fails unless input i's element type passes ox_infer_float_ok. */
+int ox_infer_check_float(ox_infer_ctx *c, int i, const char *what, int allow_bf16);
+/* Fails when inputs i and j (named a and b) differ in element type. */
+int ox_infer_same_dtype(ox_infer_ctx *c, int i, int j, const char *a, const char *b);
+
+/* Elements of a shape; -1 when the rank or any dim is unknown. */
+int64_t ox_infer_numel(const int64_t *dims, int rank);
+/* The same, except that a zero dim makes it 0 even beside unknown ones. */
+int64_t ox_infer_numel_or_zero(const int64_t *dims, int rank);
 
 /* Schema tables, one per operator family (src/ops/<family>.c). */
 typedef struct ox_op_table {

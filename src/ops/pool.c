@@ -3,33 +3,9 @@
 #include <string.h>
 
 #include "ops/op.h"
+#include "ops/window.h"
 
 extern const ox_op_table ox_ops_pool;
-
-/* Defined in ops/conv.c: sliding-window output sizes. */
-int ox_infer_window(ox_infer_ctx *c, const int64_t *in, int r, const int64_t *kernel, int use_ceil,
-                    int64_t *out);
-
-static const ir_type *in_type(const ox_infer_ctx *c, int i) {
-    if (i < 0 || i >= c->n_inputs || !c->inputs) return NULL;
-    if (c->node && i < c->node->n_inputs && c->node->inputs[i] < 0) return NULL;
-    return c->inputs[i];
-}
-
-static onyx_code bad(const ox_infer_ctx *c) {
-    return c->runtime ? ONYX_INVALID_ARGUMENT : ONYX_INVALID_MODEL;
-}
-
-static const char *opname(const ox_infer_ctx *c) { return c->node->op_type; }
-
-static void set_out(ox_infer_ctx *c, int i, ox_dtype dt, const int64_t *dims, int rank) {
-    ir_type *o = ox_infer_out(c, i);
-    if (!o) return;
-    if (rank < 0)
-        ox_type_set_unknown_shape(o, dt);
-    else
-        ox_type_set_shape(o, dt, dims, rank);
-}
 
 static const ox_dtype FLOATS[] = {ONYX_FLOAT16, ONYX_FLOAT32, ONYX_FLOAT64};
 static const ox_dtype MAXPOOL_TYPES[] = {ONYX_FLOAT16, ONYX_FLOAT32, ONYX_FLOAT64, ONYX_INT8,
@@ -37,43 +13,48 @@ static const ox_dtype MAXPOOL_TYPES[] = {ONYX_FLOAT16, ONYX_FLOAT32, ONYX_FLOAT6
 
 /* Input 0 must be a tensor with one of the allowed element types. */
 static int check_x(ox_infer_ctx *c, const ox_dtype *allowed, int n) {
-    const ir_type *x = in_type(c, 0);
-    if (!x) return ox_infer_fail(c, ONYX_INVALID_MODEL, "%s: input X is required", opname(c));
+    const ir_type *x = ox_infer_in(c, 0);
+    if (!x)
+        return ox_infer_fail(c, ONYX_INVALID_MODEL, "%s: input X is required", c->node->op_type);
     if (x->kind != OX_KIND_TENSOR)
-        return ox_infer_fail(c, bad(c), "%s: input X must be a tensor", opname(c));
+        return ox_infer_fail(c, ox_infer_bad_code(c), "%s: input X must be a tensor",
+                             c->node->op_type);
     if (x->dtype == ONYX_UNDEFINED) return 0;
     for (int i = 0; i < n; i++)
         if (allowed[i] == x->dtype) return 0;
-    return ox_infer_fail(c, bad(c), "%s: element type %s is not supported", opname(c),
-                         ox_dtype_name(x->dtype));
+    return ox_infer_fail(c, ox_infer_bad_code(c), "%s: element type %s is not supported",
+                         c->node->op_type, ox_dtype_name(x->dtype));
 }
 
 /* Output shape of a windowed pool; also used for MaxPool's Indices. */
 static int infer_window_pool(ox_infer_ctx *c, const ox_dtype *allowed, int n_allowed, int use_ceil) {
     if (check_x(c, allowed, n_allowed)) return -1;
-    const ir_type *x = in_type(c, 0);
+    const ir_type *x = ox_infer_in(c, 0);
     size_t nk = 0;
     const int64_t *k = ir_attr_ints(c->node, "kernel_shape", &nk);
     if (!k || nk == 0)
-        return ox_infer_fail(c, ONYX_INVALID_MODEL, "%s: attribute 'kernel_shape' is required", opname(c));
+        return ox_infer_fail(c, ONYX_INVALID_MODEL, "%s: attribute 'kernel_shape' is required",
+                             c->node->op_type);
     if (nk > OX_MAX_RANK - 2)
-        return ox_infer_fail(c, ONYX_NOT_IMPLEMENTED, "%s: too many spatial dimensions", opname(c));
+        return ox_infer_fail(c, ONYX_NOT_IMPLEMENTED, "%s: too many spatial dimensions",
+                             c->node->op_type);
     int r = (int)nk;
     if (x->rank >= 0 && x->rank != r + 2)
-        return ox_infer_fail(c, bad(c), "%s: input has rank %d but kernel_shape has %d entries (expected rank %d)",
-                             opname(c), x->rank, r, r + 2);
+        return ox_infer_fail(
+            c, ox_infer_bad_code(c),
+            "%s: input has rank %d but kernel_shape has %d entries (expected rank %d)",
+            c->node->op_type, x->rank, r, r + 2);
     for (int i = 0; i < r; i++)
         if (k[i] < 1)
             return ox_infer_fail(c, ONYX_INVALID_MODEL, "%s: kernel_shape entries must be positive",
-                                 opname(c));
+                                 c->node->op_type);
     int64_t in[OX_MAX_RANK], out[OX_MAX_RANK];
     for (int i = 0; i < r; i++) in[i] = x->rank >= 0 ? x->dims[i + 2] : -1;
     if (ox_infer_window(c, in, r, k, use_ceil, out + 2)) return -1;
     out[0] = x->rank >= 0 ? x->dims[0] : -1;
     out[1] = x->rank >= 0 ? x->dims[1] : -1;
-    set_out(c, 0, x->dtype, out, r + 2);
-    set_out(c, 1, ONYX_INT64, out, r + 2);
-    return 0;
+    if (ox_infer_set_output(c, 0, x->dtype, out, r + 2)) return -1;
+    return ox_infer_set_output(c, 1, ONYX_INT64, out, r + 2);
 }
 
 static int infer_maxpool(ox_infer_ctx *c) {
@@ -90,36 +71,36 @@ static int infer_lppool(ox_infer_ctx *c) { return infer_window_pool(c, FLOATS, 3
 
 static int infer_global_pool(ox_infer_ctx *c) {
     if (check_x(c, FLOATS, 3)) return -1;
-    const ir_type *x = in_type(c, 0);
-    if (x->rank < 0) {
-        set_out(c, 0, x->dtype, NULL, -1);
-        return 0;
-    }
+    const ir_type *x = ox_infer_in(c, 0);
+    if (x->rank < 0) return ox_infer_set_output(c, 0, x->dtype, NULL, -1);
     if (x->rank < 2)
-        return ox_infer_fail(c, bad(c), "%s: input must have rank >= 2 (N, C, ...), got %d", opname(c),
+        return ox_infer_fail(c, ox_infer_bad_code(c),
+                             "%s: input must have rank >= 2 (N, C, ...), got %d", c->node->op_type,
                              x->rank);
     int64_t out[OX_MAX_RANK];
     out[0] = x->dims[0];
     out[1] = x->dims[1];
     for (int i = 2; i < x->rank; i++) out[i] = 1;
-    set_out(c, 0, x->dtype, out, x->rank);
-    return 0;
+    return ox_infer_set_output(c, 0, x->dtype, out, x->rank);
 }
 
 /* ---- MaxUnpool ---- */
 
 static int infer_maxunpool(ox_infer_ctx *c) {
     if (check_x(c, FLOATS, 3)) return -1;
-    const ir_type *x = in_type(c, 0), *ind = in_type(c, 1);
+    const ir_type *x = ox_infer_in(c, 0), *ind = ox_infer_in(c, 1);
     if (!ind) return ox_infer_fail(c, ONYX_INVALID_MODEL, "MaxUnpool: input I is required");
     if (ind->dtype != ONYX_UNDEFINED && ind->dtype != ONYX_INT64)
-        return ox_infer_fail(c, bad(c), "MaxUnpool: indices must be int64, got %s", ox_dtype_name(ind->dtype));
+        return ox_infer_fail(c, ox_infer_bad_code(c), "MaxUnpool: indices must be int64, got %s",
+                             ox_dtype_name(ind->dtype));
     if (x->rank >= 0 && ind->rank >= 0) {
         if (x->rank != ind->rank)
-            return ox_infer_fail(c, bad(c), "MaxUnpool: X and I must have the same shape");
+            return ox_infer_fail(c, ox_infer_bad_code(c),
+                                 "MaxUnpool: X and I must have the same shape");
         for (int i = 0; i < x->rank; i++)
             if (x->dims[i] >= 0 && ind->dims[i] >= 0 && x->dims[i] != ind->dims[i])
-                return ox_infer_fail(c, bad(c), "MaxUnpool: X and I must have the same shape");
+                return ox_infer_fail(c, ox_infer_bad_code(c),
+                                     "MaxUnpool: X and I must have the same shape");
     }
     size_t nk = 0;
     const int64_t *k = ir_attr_ints(c->node, "kernel_shape", &nk);
@@ -129,26 +110,27 @@ static int infer_maxunpool(ox_infer_ctx *c) {
         return ox_infer_fail(c, ONYX_NOT_IMPLEMENTED, "MaxUnpool: too many spatial dimensions");
     int r = (int)nk;
     if (x->rank >= 0 && x->rank != r + 2)
-        return ox_infer_fail(c, bad(c), "MaxUnpool: input has rank %d but kernel_shape has %d entries",
+        return ox_infer_fail(c, ox_infer_bad_code(c),
+                             "MaxUnpool: input has rank %d but kernel_shape has %d entries",
                              x->rank, r);
-    if (in_type(c, 2)) {
+    if (ox_infer_in(c, 2)) {
         int64_t vals[OX_MAX_RANK];
         int cnt = 0, known = 0;
         if (ox_infer_int_list(c, 2, vals, OX_MAX_RANK, &cnt, &known)) return -1;
         if (known) {
             if (cnt != r + 2)
-                return ox_infer_fail(c, bad(c), "MaxUnpool: output_shape has %d values, expected %d", cnt,
+                return ox_infer_fail(c, ox_infer_bad_code(c),
+                                     "MaxUnpool: output_shape has %d values, expected %d", cnt,
                                      r + 2);
             for (int i = 0; i < cnt; i++)
                 if (vals[i] < 0)
-                    return ox_infer_fail(c, bad(c), "MaxUnpool: output_shape values must be >= 0");
-            set_out(c, 0, x->dtype, vals, cnt);
-            return 0;
+                    return ox_infer_fail(c, ox_infer_bad_code(c),
+                                         "MaxUnpool: output_shape values must be >= 0");
+            return ox_infer_set_output(c, 0, x->dtype, vals, cnt);
         }
         int64_t dims[OX_MAX_RANK];
         for (int i = 0; i < r + 2; i++) dims[i] = -1;
-        set_out(c, 0, x->dtype, dims, r + 2);
-        return 0;
+        return ox_infer_set_output(c, 0, x->dtype, dims, r + 2);
     }
     size_t ns = 0, np = 0;
     const int64_t *s = ir_attr_ints(c->node, "strides", &ns), *p = ir_attr_ints(c->node, "pads", &np);
@@ -164,11 +146,11 @@ static int infer_maxunpool(ox_infer_ctx *c) {
             return ox_infer_fail(c, ONYX_INVALID_MODEL, "MaxUnpool: kernel sizes and strides must be positive");
         int64_t o = in < 0 ? -1 : (in - 1) * st + k[i] - (p ? p[i] + p[i + r] : 0);
         if (in >= 0 && o < 0)
-            return ox_infer_fail(c, bad(c), "MaxUnpool: output size is negative on spatial axis %d", i);
+            return ox_infer_fail(c, ox_infer_bad_code(c),
+                                 "MaxUnpool: output size is negative on spatial axis %d", i);
         out[i + 2] = o;
     }
-    set_out(c, 0, x->dtype, out, r + 2);
-    return 0;
+    return ox_infer_set_output(c, 0, x->dtype, out, r + 2);
 }
 
 static const ox_op_schema OPS[] = {

@@ -7,15 +7,6 @@
 
 extern const ox_op_table ox_ops_random;
 
-static const ir_type *in_type(const ox_infer_ctx *c, int i) {
-    if (i < 0 || i >= c->n_inputs || !c->inputs) return NULL;
-    return c->inputs[i];
-}
-
-static onyx_code bad(const ox_infer_ctx *c) {
-    return c->runtime ? ONYX_INVALID_ARGUMENT : ONYX_INVALID_MODEL;
-}
-
 static int is_real_float(ox_dtype t) {
     return t == ONYX_FLOAT16 || t == ONYX_FLOAT32 || t == ONYX_FLOAT64;
 }
@@ -45,17 +36,6 @@ static int require_float_out(ox_infer_ctx *c, ox_dtype t) {
     return 0;
 }
 
-static int set_out(ox_infer_ctx *c, ox_dtype dt, const int64_t *dims, int rank) {
-    ir_type *o = ox_infer_out(c, 0);
-    if (!o) return 0;
-    if (rank < 0)
-        ox_type_set_unknown_shape(o, dt);
-    else
-        ox_type_set_shape(o, dt, dims, rank);
-    o->kind = OX_KIND_TENSOR;
-    return 0;
-}
-
 /* ---- RandomNormal / RandomUniform ---- */
 
 static int infer_random_fixed(ox_infer_ctx *c) {
@@ -75,21 +55,23 @@ static int infer_random_fixed(ox_infer_ctx *c) {
                                  c->node->op_type, i, (long long)a->ints[i]);
         dims[i] = a->ints[i];
     }
-    return set_out(c, dt, dims, (int)a->n);
+    return ox_infer_set_output(c, 0, dt, dims, (int)a->n);
 }
 
 /* ---- RandomNormalLike / RandomUniformLike ---- */
 
 static int infer_random_like(ox_infer_ctx *c) {
-    const ir_type *x = in_type(c, 0);
+    const ir_type *x = ox_infer_in(c, 0);
     if (!x) return ox_infer_fail(c, ONYX_INVALID_MODEL, "%s: input is required", c->node->op_type);
     if (x->kind != OX_KIND_TENSOR)
-        return ox_infer_fail(c, bad(c), "%s: input must be a tensor", c->node->op_type);
+        return ox_infer_fail(c, ox_infer_bad_code(c), "%s: input must be a tensor",
+                             c->node->op_type);
     ox_dtype dt = ONYX_UNDEFINED;
     if (read_dtype(c, x->dtype, &dt) != 0) return -1;
-    if (dt == ONYX_UNDEFINED) return set_out(c, dt, NULL, -1); /* input type not known yet */
+    if (dt == ONYX_UNDEFINED)
+        return ox_infer_set_output(c, 0, dt, NULL, -1); /* input type not known yet */
     if (require_float_out(c, dt) != 0) return -1;
-    return set_out(c, dt, x->dims, x->rank);
+    return ox_infer_set_output(c, 0, dt, x->dims, x->rank);
 }
 
 /* ---- Bernoulli ---- */
@@ -106,28 +88,32 @@ static int bernoulli_out_ok(ox_dtype t) {
 }
 
 static int infer_bernoulli(ox_infer_ctx *c) {
-    const ir_type *x = in_type(c, 0);
+    const ir_type *x = ox_infer_in(c, 0);
     if (!x) return ox_infer_fail(c, ONYX_INVALID_MODEL, "Bernoulli: input is required");
-    if (x->kind != OX_KIND_TENSOR) return ox_infer_fail(c, bad(c), "Bernoulli: input must be a tensor");
+    if (x->kind != OX_KIND_TENSOR)
+        return ox_infer_fail(c, ox_infer_bad_code(c), "Bernoulli: input must be a tensor");
     if (x->dtype != ONYX_UNDEFINED && !is_real_float(x->dtype))
-        return ox_infer_fail(c, bad(c), "Bernoulli: probabilities must be float16, float32 or float64, got %s",
+        return ox_infer_fail(c, ox_infer_bad_code(c),
+                             "Bernoulli: probabilities must be float16, float32 or float64, got %s",
                              ox_dtype_name(x->dtype));
     ox_dtype dt = ONYX_UNDEFINED;
     if (read_dtype(c, x->dtype, &dt) != 0) return -1;
     if (dt != ONYX_UNDEFINED && !bernoulli_out_ok(dt))
         return ox_infer_fail(c, ONYX_INVALID_MODEL, "Bernoulli: output dtype %s is not allowed",
                              ox_dtype_name(dt));
-    return set_out(c, dt, x->dims, x->rank);
+    return ox_infer_set_output(c, 0, dt, x->dims, x->rank);
 }
 
 /* ---- Multinomial ---- */
 
 static int infer_multinomial(ox_infer_ctx *c) {
-    const ir_type *x = in_type(c, 0);
+    const ir_type *x = ox_infer_in(c, 0);
     if (!x) return ox_infer_fail(c, ONYX_INVALID_MODEL, "Multinomial: input is required");
-    if (x->kind != OX_KIND_TENSOR) return ox_infer_fail(c, bad(c), "Multinomial: input must be a tensor");
+    if (x->kind != OX_KIND_TENSOR)
+        return ox_infer_fail(c, ox_infer_bad_code(c), "Multinomial: input must be a tensor");
     if (x->dtype != ONYX_UNDEFINED && !is_real_float(x->dtype))
-        return ox_infer_fail(c, bad(c), "Multinomial: input must be float16, float32 or float64, got %s",
+        return ox_infer_fail(c, ox_infer_bad_code(c),
+                             "Multinomial: input must be float16, float32 or float64, got %s",
                              ox_dtype_name(x->dtype));
     ox_dtype dt = ONYX_UNDEFINED;
     if (read_dtype(c, ONYX_INT32, &dt) != 0) return -1;
@@ -139,10 +125,11 @@ static int infer_multinomial(ox_infer_ctx *c) {
         return ox_infer_fail(c, ONYX_INVALID_MODEL, "Multinomial: sample_size must be >= 1, got %lld",
                              (long long)samples);
     if (x->rank >= 0 && x->rank != 2)
-        return ox_infer_fail(c, bad(c), "Multinomial: input must be 2-D [batch_size, class_size], got rank %d",
+        return ox_infer_fail(c, ox_infer_bad_code(c),
+                             "Multinomial: input must be 2-D [batch_size, class_size], got rank %d",
                              x->rank);
     int64_t dims[2] = {x->rank == 2 ? x->dims[0] : -1, samples};
-    return set_out(c, dt, dims, 2);
+    return ox_infer_set_output(c, 0, dt, dims, 2);
 }
 
 static const ox_op_schema OPS[] = {

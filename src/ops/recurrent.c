@@ -8,16 +8,6 @@
 
 extern const ox_op_table ox_ops_recurrent;
 
-static const ir_type *in_type(const ox_infer_ctx *c, int i) {
-    if (i < 0 || i >= c->n_inputs || !c->inputs) return NULL;
-    if (c->node && i < c->node->n_inputs && c->node->inputs[i] < 0) return NULL;
-    return c->inputs[i];
-}
-
-static onyx_code bad(const ox_infer_ctx *c) {
-    return c->runtime ? ONYX_INVALID_ARGUMENT : ONYX_INVALID_MODEL;
-}
-
 /* Gates per direction, and activation functions per direction. */
 static void op_shape(const char *op, int *gates, int *n_acts) {
     if (op[0] == 'L') {
@@ -64,20 +54,21 @@ static int check_activations(ox_infer_ctx *c, int n_acts, int dirs) {
 /* Checks input i against an expected shape (entries -1: not checked). */
 static int check_shape(ox_infer_ctx *c, int i, const char *what, const int64_t *want, int rank,
                        const char *layout_text) {
-    const ir_type *t = in_type(c, i);
+    const ir_type *t = ox_infer_in(c, i);
     if (!t || t->rank < 0) return 0;
     const char *op = c->node->op_type;
     char got[160], exp[160];
     if (t->rank != rank)
-        return ox_infer_fail(c, bad(c), "%s: %s must have rank %d %s, got shape %s", op, what, rank,
-                             layout_text, ox_shape_str(t->dims, t->rank, got, sizeof got));
+        return ox_infer_fail(c, ox_infer_bad_code(c), "%s: %s must have rank %d %s, got shape %s",
+                             op, what, rank, layout_text,
+                             ox_shape_str(t->dims, t->rank, got, sizeof got));
     for (int k = 0; k < rank; k++) {
         if (want[k] >= 0 && t->dims[k] >= 0 && want[k] != t->dims[k]) {
             int64_t shown[OX_MAX_RANK];
             for (int q = 0; q < rank; q++) shown[q] = want[q] >= 0 ? want[q] : t->dims[q];
-            return ox_infer_fail(c, bad(c), "%s: %s has shape %s but %s expects %s", op, what,
-                                 ox_shape_str(t->dims, t->rank, got, sizeof got), layout_text,
-                                 ox_shape_str(shown, rank, exp, sizeof exp));
+            return ox_infer_fail(c, ox_infer_bad_code(c), "%s: %s has shape %s but %s expects %s",
+                                 op, what, ox_shape_str(t->dims, t->rank, got, sizeof got),
+                                 layout_text, ox_shape_str(shown, rank, exp, sizeof exp));
         }
     }
     return 0;
@@ -92,34 +83,36 @@ static int infer_rnn(ox_infer_ctx *c) {
     op_shape(op, &gates, &n_acts);
     const int is_lstm = gates == 4;
 
-    const ir_type *x = in_type(c, 0);
-    if (!x || !in_type(c, 1) || !in_type(c, 2))
+    const ir_type *x = ox_infer_in(c, 0);
+    if (!x || !ox_infer_in(c, 1) || !ox_infer_in(c, 2))
         return ox_infer_fail(c, ONYX_INVALID_MODEL, "%s: inputs X, W and R are required", op);
     for (int i = 0; i < c->n_inputs; i++) {
-        const ir_type *t = in_type(c, i);
+        const ir_type *t = ox_infer_in(c, i);
         if (t && t->kind != OX_KIND_TENSOR)
-            return ox_infer_fail(c, bad(c), "%s: input %d must be a tensor", op, i);
+            return ox_infer_fail(c, ox_infer_bad_code(c), "%s: input %d must be a tensor", op, i);
     }
 
     ox_dtype dt = x->dtype;
     if (dt != ONYX_UNDEFINED && dt != ONYX_FLOAT32 && dt != ONYX_FLOAT64 && dt != ONYX_FLOAT16 &&
         dt != ONYX_BFLOAT16)
-        return ox_infer_fail(c, bad(c), "%s: X has element type %s; expected a floating-point type",
-                             op, ox_dtype_name(dt));
+        return ox_infer_fail(c, ox_infer_bad_code(c),
+                             "%s: X has element type %s; expected a floating-point type", op,
+                             ox_dtype_name(dt));
     static const char *const NAMES[] = {"X", "W", "R", "B", "sequence_lens", "initial_h", "initial_c", "P"};
     for (int i = 1; i < c->n_inputs && i < 8; i++) {
-        const ir_type *t = in_type(c, i);
+        const ir_type *t = ox_infer_in(c, i);
         if (!t || t->dtype == ONYX_UNDEFINED) continue;
         if (i == 4) {
             if (t->dtype != ONYX_INT32 && t->dtype != ONYX_INT64)
-                return ox_infer_fail(c, bad(c), "%s: sequence_lens must be int32, got %s", op,
+                return ox_infer_fail(c, ox_infer_bad_code(c),
+                                     "%s: sequence_lens must be int32, got %s", op,
                                      ox_dtype_name(t->dtype));
         } else if (dt != ONYX_UNDEFINED && t->dtype != dt) {
-            return ox_infer_fail(c, bad(c), "%s: %s has element type %s but X has %s", op, NAMES[i],
-                                 ox_dtype_name(t->dtype), ox_dtype_name(dt));
+            return ox_infer_fail(c, ox_infer_bad_code(c), "%s: %s has element type %s but X has %s",
+                                 op, NAMES[i], ox_dtype_name(t->dtype), ox_dtype_name(dt));
         }
     }
-    if (dt == ONYX_UNDEFINED) dt = in_type(c, 1)->dtype;
+    if (dt == ONYX_UNDEFINED) dt = ox_infer_in(c, 1)->dtype;
 
     const char *dir = ir_attr_string(n, "direction", "forward");
     int dirs;
@@ -146,7 +139,7 @@ static int infer_rnn(ox_infer_ctx *c) {
                              (double)clip->f);
 
     /* hidden size: the attribute, else what R says */
-    const ir_type *w = in_type(c, 1), *r = in_type(c, 2);
+    const ir_type *w = ox_infer_in(c, 1), *r = ox_infer_in(c, 2);
     int64_t hidden = -1;
     const ir_attr *hs = ir_node_attr(n, "hidden_size");
     if (hs) {
@@ -163,7 +156,8 @@ static int infer_rnn(ox_infer_ctx *c) {
     int64_t seq = -1, batch = -1, isz = -1;
     if (x->rank >= 0) {
         if (x->rank != 3)
-            return ox_infer_fail(c, bad(c), "%s: X must have rank 3, got rank %d", op, x->rank);
+            return ox_infer_fail(c, ox_infer_bad_code(c), "%s: X must have rank 3, got rank %d", op,
+                                 x->rank);
         seq = x->dims[layout ? 1 : 0];
         batch = x->dims[layout ? 0 : 1];
         isz = x->dims[2];
@@ -185,21 +179,22 @@ static int infer_rnn(ox_infer_ctx *c) {
         if (check_shape(c, 6, "initial_c", want_h, 3, state_text)) return -1;
         int64_t want_p[2] = {dirs, mul_known(3, hidden)};
         if (check_shape(c, 7, "P", want_p, 2, "[num_directions, 3*hidden_size]")) return -1;
-    } else if (c->n_inputs > 6 && (in_type(c, 6) || in_type(c, 7))) {
+    } else if (c->n_inputs > 6 && (ox_infer_in(c, 6) || ox_infer_in(c, 7))) {
         return ox_infer_fail(c, ONYX_INVALID_MODEL, "%s: takes at most 6 inputs", op);
     }
 
     /* sequence lengths must lie within the padded sequence */
-    const ox_tensor *lens = c->n_inputs > 4 && in_type(c, 4) && c->values ? c->values[4] : NULL;
+    const ox_tensor *lens = c->n_inputs > 4 && ox_infer_in(c, 4) && c->values ? c->values[4] : NULL;
     if (lens && lens->kind == OX_KIND_TENSOR && seq >= 0 &&
         (lens->dtype == ONYX_INT32 || lens->dtype == ONYX_INT64)) {
         int64_t cnt = ox_tensor_numel(lens);
         for (int64_t b = 0; b < cnt; b++) {
             int64_t v = ox_get_i64(lens->data, lens->dtype, (size_t)b);
             if (v < 0 || v > seq)
-                return ox_infer_fail(c, bad(c),
-                                     "%s: sequence_lens[%lld] = %lld is outside [0, seq_length = %lld]",
-                                     op, (long long)b, (long long)v, (long long)seq);
+                return ox_infer_fail(
+                    c, ox_infer_bad_code(c),
+                    "%s: sequence_lens[%lld] = %lld is outside [0, seq_length = %lld]", op,
+                    (long long)b, (long long)v, (long long)seq);
         }
     }
 

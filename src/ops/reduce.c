@@ -17,12 +17,8 @@ extern const ox_op_table ox_ops_reduce;
 
 #define MAX_AXES 64
 
-static const ir_type *in_type(ox_infer_ctx *c, int i) {
-    return i < c->n_inputs ? c->inputs[i] : NULL;
-}
-
 static int check_numeric(ox_infer_ctx *c, int i) {
-    const ir_type *t = in_type(c, i);
+    const ir_type *t = ox_infer_in(c, i);
     if (!t) return 0;
     if (t->kind != OX_KIND_TENSOR)
         return ox_infer_fail(c, ONYX_INVALID_MODEL, "%s: input %d must be a tensor",
@@ -37,7 +33,7 @@ static int check_numeric(ox_infer_ctx *c, int i) {
 static int infer_reduce(ox_infer_ctx *c) {
     const char *op = c->node->op_type;
     if (check_numeric(c, 0) != 0) return -1;
-    const ir_type *x = in_type(c, 0);
+    const ir_type *x = ox_infer_in(c, 0);
     ir_type *o = ox_infer_out(c, 0);
     if (!x || !o) return 0;
     ox_dtype dt = x->dtype;
@@ -46,8 +42,8 @@ static int infer_reduce(ox_infer_ctx *c) {
 
     int64_t axes[MAX_AXES];
     int n_axes = 0, known = 1;
-    if (ir_node_has_input(c->node, 1) && in_type(c, 1)) {
-        const ir_type *at = in_type(c, 1);
+    if (ir_node_has_input(c->node, 1) && ox_infer_in(c, 1)) {
+        const ir_type *at = ox_infer_in(c, 1);
         if (at->dtype != ONYX_UNDEFINED && at->dtype != ONYX_INT64)
             return ox_infer_fail(c, ONYX_INVALID_MODEL, "%s: axes must be int64, got %s", op,
                                  ox_dtype_name(at->dtype));
@@ -107,7 +103,7 @@ static int infer_reduce(ox_infer_ctx *c) {
 
 static int infer_arg(ox_infer_ctx *c) {
     if (check_numeric(c, 0) != 0) return -1;
-    const ir_type *x = in_type(c, 0);
+    const ir_type *x = ox_infer_in(c, 0);
     ir_type *o = ox_infer_out(c, 0);
     if (!x || !o) return 0;
     int keep = ir_attr_int(c->node, "keepdims", 1) != 0;
@@ -133,7 +129,7 @@ static int infer_arg(ox_infer_ctx *c) {
 
 static int infer_cumsum(ox_infer_ctx *c) {
     if (check_numeric(c, 0) != 0) return -1;
-    const ir_type *at = in_type(c, 1);
+    const ir_type *at = ox_infer_in(c, 1);
     if (!at) return ox_infer_fail(c, ONYX_INVALID_MODEL, "CumSum: the axis input is required");
     if (at->dtype != ONYX_UNDEFINED && at->dtype != ONYX_INT32 && at->dtype != ONYX_INT64)
         return ox_infer_fail(c, ONYX_INVALID_MODEL, "CumSum: axis must be int32 or int64, got %s",
@@ -141,7 +137,7 @@ static int infer_cumsum(ox_infer_ctx *c) {
     if (at->rank > 1)
         return ox_infer_fail(c, ONYX_INVALID_MODEL, "CumSum: axis must be a scalar, got rank %d",
                              at->rank);
-    const ir_type *x = in_type(c, 0);
+    const ir_type *x = ox_infer_in(c, 0);
     const ox_tensor *av = c->values && c->n_inputs > 1 ? c->values[1] : NULL;
     if (av && x && x->rank >= 0) {
         if (ox_tensor_numel(av) != 1)

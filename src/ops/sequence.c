@@ -11,32 +11,13 @@
 
 extern const ox_op_table ox_ops_sequence;
 
-static const ir_type *in_type(const ox_infer_ctx *c, int i) {
-    if (i < 0 || i >= c->n_inputs || !c->inputs) return NULL;
-    return c->inputs[i];
-}
-
-static const ox_tensor *in_value(const ox_infer_ctx *c, int i) {
-    if (i < 0 || i >= c->n_inputs || !c->values) return NULL;
-    return c->values[i];
-}
-
-static ox_dtype in_dtype(const ox_infer_ctx *c, int i) {
-    const ir_type *t = in_type(c, i);
-    return t ? t->dtype : ONYX_UNDEFINED;
-}
-
-static onyx_code bad(const ox_infer_ctx *c) {
-    return c->runtime ? ONYX_INVALID_ARGUMENT : ONYX_INVALID_MODEL;
-}
-
 static const char *kind_word(ox_kind k) {
     return k == OX_KIND_SEQUENCE ? "a sequence" : k == OX_KIND_OPTIONAL ? "an optional" : "a tensor";
 }
 
 /* Run-time check that input i is of kind `want`. */
 static int need_kind(ox_infer_ctx *c, int i, ox_kind want, const char *what) {
-    const ir_type *t = in_type(c, i);
+    const ir_type *t = ox_infer_in(c, i);
     if (!t || !c->runtime || t->kind == want) return 0;
     return ox_infer_fail(c, ONYX_INVALID_ARGUMENT, "%s: '%s' must be %s, got %s", c->node->op_type,
                          what, kind_word(want), kind_word(t->kind));
@@ -49,35 +30,25 @@ static void set_container(ox_infer_ctx *c, int i, ox_kind kind, ox_dtype elem) {
     o->kind = kind;
 }
 
-static int set_tensor(ox_infer_ctx *c, int i, ox_dtype dt, const int64_t *dims, int rank) {
-    ir_type *o = ox_infer_out(c, i);
-    if (!o) return 0;
-    if (rank > OX_MAX_RANK)
-        return ox_infer_fail(c, ONYX_NOT_IMPLEMENTED, "%s: output rank %d exceeds onyx's limit of %d",
-                             c->node->op_type, rank, OX_MAX_RANK);
-    if (rank < 0)
-        ox_type_set_unknown_shape(o, dt);
-    else
-        ox_type_set_shape(o, dt, dims, rank);
-    return 0;
-}
-
 /* A position input: an int32/int64 tensor of one element. Returns 1 with
  * *pos set when the value is available, 0 when not, -1 on error. */
 static int read_position(ox_infer_ctx *c, int i, int64_t *pos) {
-    const ir_type *t = in_type(c, i);
+    const ir_type *t = ox_infer_in(c, i);
     if (!t) return 0;
     if (t->dtype != ONYX_UNDEFINED && t->dtype != ONYX_INT32 && t->dtype != ONYX_INT64)
-        return ox_infer_fail(c, bad(c), "%s: 'position' must be int32 or int64, got %s",
-                             c->node->op_type, ox_dtype_name(t->dtype));
+        return ox_infer_fail(c, ox_infer_bad_code(c),
+                             "%s: 'position' must be int32 or int64, got %s", c->node->op_type,
+                             ox_dtype_name(t->dtype));
     if (t->kind == OX_KIND_TENSOR && t->rank > 1)
-        return ox_infer_fail(c, bad(c), "%s: 'position' must be a scalar, got rank %d",
-                             c->node->op_type, t->rank);
-    const ox_tensor *v = in_value(c, i);
+        return ox_infer_fail(c, ox_infer_bad_code(c),
+                             "%s: 'position' must be a scalar, got rank %d", c->node->op_type,
+                             t->rank);
+    const ox_tensor *v = ox_infer_in_value(c, i);
     if (!v || v->kind != OX_KIND_TENSOR) return 0;
     if (ox_tensor_numel(v) != 1)
-        return ox_infer_fail(c, bad(c), "%s: 'position' must hold one value, got %lld",
-                             c->node->op_type, (long long)ox_tensor_numel(v));
+        return ox_infer_fail(c, ox_infer_bad_code(c),
+                             "%s: 'position' must hold one value, got %lld", c->node->op_type,
+                             (long long)ox_tensor_numel(v));
     *pos = ox_get_i64(v->data, v->dtype, 0);
     return 1;
 }
@@ -99,15 +70,16 @@ static int infer_sequence_empty(ox_infer_ctx *c) {
 static int infer_sequence_construct(ox_infer_ctx *c) {
     ox_dtype dt = ONYX_UNDEFINED;
     for (int i = 0; i < c->n_inputs; i++) {
-        const ir_type *t = in_type(c, i);
+        const ir_type *t = ox_infer_in(c, i);
         if (!t) return ox_infer_fail(c, ONYX_INVALID_MODEL, "SequenceConstruct: input %d is missing", i);
         if (need_kind(c, i, OX_KIND_TENSOR, "inputs") != 0) return -1;
         if (t->dtype == ONYX_UNDEFINED) continue;
         if (dt != ONYX_UNDEFINED && t->dtype != dt)
-            return ox_infer_fail(c, bad(c),
-                                 "SequenceConstruct: all inputs must have one type; input %d is %s, "
-                                 "earlier ones %s",
-                                 i, ox_dtype_name(t->dtype), ox_dtype_name(dt));
+            return ox_infer_fail(
+                c, ox_infer_bad_code(c),
+                "SequenceConstruct: all inputs must have one type; input %d is %s, "
+                "earlier ones %s",
+                i, ox_dtype_name(t->dtype), ox_dtype_name(dt));
         dt = t->dtype;
     }
     c->data_dependent = 1;
@@ -122,22 +94,22 @@ static int infer_sequence_at(ox_infer_ctx *c) {
     int64_t pos = 0;
     int known = read_position(c, 1, &pos);
     if (known < 0) return -1;
-    ox_dtype dt = in_dtype(c, 0);
-    const ox_tensor *seq = in_value(c, 0);
+    ox_dtype dt = ox_infer_in_dtype(c, 0);
+    const ox_tensor *seq = ox_infer_in_value(c, 0);
     c->data_dependent = c->runtime;
     if (known && seq && seq->kind == OX_KIND_SEQUENCE) {
         int64_t n = seq->n_items;
         if (pos < -n || pos >= n)
-            return ox_infer_fail(c, bad(c),
+            return ox_infer_fail(c, ox_infer_bad_code(c),
                                  "SequenceAt: position %lld is out of range for a sequence of %lld "
                                  "tensors (allowed %lld..%lld)",
                                  (long long)pos, (long long)n, (long long)-n, (long long)n - 1);
         const ox_tensor *it = seq->items[pos < 0 ? pos + n : pos];
         if (it->kind != OX_KIND_TENSOR)
             return ox_infer_fail(c, ONYX_NOT_IMPLEMENTED, "SequenceAt: sequence items must be tensors");
-        return set_tensor(c, 0, it->dtype, it->dims, it->rank);
+        return ox_infer_set_output(c, 0, it->dtype, it->dims, it->rank);
     }
-    return set_tensor(c, 0, dt, NULL, -1);
+    return ox_infer_set_output(c, 0, dt, NULL, -1);
 }
 
 /* ---- SequenceInsert ---- */
@@ -145,13 +117,15 @@ static int infer_sequence_at(ox_infer_ctx *c) {
 static int infer_sequence_insert(ox_infer_ctx *c) {
     if (need_kind(c, 0, OX_KIND_SEQUENCE, "input_sequence") != 0) return -1;
     if (need_kind(c, 1, OX_KIND_TENSOR, "tensor") != 0) return -1;
-    if (!in_type(c, 1)) return ox_infer_fail(c, ONYX_INVALID_MODEL, "SequenceInsert: 'tensor' is required");
-    ox_dtype st = in_dtype(c, 0), tt = in_dtype(c, 1);
-    const ox_tensor *seq = in_value(c, 0);
+    if (!ox_infer_in(c, 1))
+        return ox_infer_fail(c, ONYX_INVALID_MODEL, "SequenceInsert: 'tensor' is required");
+    ox_dtype st = ox_infer_in_dtype(c, 0), tt = ox_infer_in_dtype(c, 1);
+    const ox_tensor *seq = ox_infer_in_value(c, 0);
     /* An empty sequence read from outside may not know its element type
      * (UNDEFINED); any tensor type may then go in. */
     if (st != ONYX_UNDEFINED && tt != ONYX_UNDEFINED && st != tt)
-        return ox_infer_fail(c, bad(c), "SequenceInsert: the sequence holds %s but the tensor is %s",
+        return ox_infer_fail(c, ox_infer_bad_code(c),
+                             "SequenceInsert: the sequence holds %s but the tensor is %s",
                              ox_dtype_name(st), ox_dtype_name(tt));
     int64_t pos = 0;
     int known = read_position(c, 2, &pos);
@@ -159,10 +133,11 @@ static int infer_sequence_insert(ox_infer_ctx *c) {
     if (known && seq && seq->kind == OX_KIND_SEQUENCE) {
         int64_t n = seq->n_items;
         if (pos < -n || pos > n)
-            return ox_infer_fail(c, bad(c),
-                                 "SequenceInsert: position %lld is out of range for a sequence of %lld "
-                                 "tensors (allowed %lld..%lld)",
-                                 (long long)pos, (long long)n, (long long)-n, (long long)n);
+            return ox_infer_fail(
+                c, ox_infer_bad_code(c),
+                "SequenceInsert: position %lld is out of range for a sequence of %lld "
+                "tensors (allowed %lld..%lld)",
+                (long long)pos, (long long)n, (long long)-n, (long long)n);
     }
     c->data_dependent = 1;
     set_container(c, 0, OX_KIND_SEQUENCE, tt != ONYX_UNDEFINED ? tt : st);
@@ -176,19 +151,21 @@ static int infer_sequence_erase(ox_infer_ctx *c) {
     int64_t pos = -1;
     int known = read_position(c, 1, &pos);
     if (known < 0) return -1;
-    const ox_tensor *seq = in_value(c, 0);
-    if (seq && seq->kind == OX_KIND_SEQUENCE && (known || !in_type(c, 1))) {
+    const ox_tensor *seq = ox_infer_in_value(c, 0);
+    if (seq && seq->kind == OX_KIND_SEQUENCE && (known || !ox_infer_in(c, 1))) {
         int64_t n = seq->n_items;
         if (n == 0)
-            return ox_infer_fail(c, bad(c), "SequenceErase: cannot erase from an empty sequence");
+            return ox_infer_fail(c, ox_infer_bad_code(c),
+                                 "SequenceErase: cannot erase from an empty sequence");
         if (pos < -n || pos >= n)
-            return ox_infer_fail(c, bad(c),
-                                 "SequenceErase: position %lld is out of range for a sequence of %lld "
-                                 "tensors (allowed %lld..%lld)",
-                                 (long long)pos, (long long)n, (long long)-n, (long long)n - 1);
+            return ox_infer_fail(
+                c, ox_infer_bad_code(c),
+                "SequenceErase: position %lld is out of range for a sequence of %lld "
+                "tensors (allowed %lld..%lld)",
+                (long long)pos, (long long)n, (long long)-n, (long long)n - 1);
     }
     c->data_dependent = 1;
-    set_container(c, 0, OX_KIND_SEQUENCE, in_dtype(c, 0));
+    set_container(c, 0, OX_KIND_SEQUENCE, ox_infer_in_dtype(c, 0));
     return 0;
 }
 
@@ -196,54 +173,61 @@ static int infer_sequence_erase(ox_infer_ctx *c) {
 
 static int infer_sequence_length(ox_infer_ctx *c) {
     if (need_kind(c, 0, OX_KIND_SEQUENCE, "input_sequence") != 0) return -1;
-    return set_tensor(c, 0, ONYX_INT64, NULL, 0);
+    return ox_infer_set_output(c, 0, ONYX_INT64, NULL, 0);
 }
 
 /* ---- SplitToSequence ---- */
 
 static int infer_split_to_sequence(ox_infer_ctx *c) {
     if (need_kind(c, 0, OX_KIND_TENSOR, "input") != 0) return -1;
-    const ir_type *x = in_type(c, 0);
+    const ir_type *x = ox_infer_in(c, 0);
     if (!x) return ox_infer_fail(c, ONYX_INVALID_MODEL, "SplitToSequence: 'input' is required");
     int r = x->kind == OX_KIND_TENSOR ? x->rank : -1;
     int64_t axis = ir_attr_int(c->node, "axis", 0);
-    if (r == 0) return ox_infer_fail(c, bad(c), "SplitToSequence: the input must have rank >= 1");
+    if (r == 0)
+        return ox_infer_fail(c, ox_infer_bad_code(c),
+                             "SplitToSequence: the input must have rank >= 1");
     if (r > 0 && (axis < -r || axis >= r))
         return ox_infer_fail(c, ONYX_INVALID_MODEL, "SplitToSequence: axis %lld is out of range for rank %d",
                              (long long)axis, r);
     if (axis < 0 && r > 0) axis += r;
-    const ir_type *st = in_type(c, 1);
+    const ir_type *st = ox_infer_in(c, 1);
     if (st) {
         if (st->dtype != ONYX_UNDEFINED && st->dtype != ONYX_INT32 && st->dtype != ONYX_INT64)
-            return ox_infer_fail(c, bad(c), "SplitToSequence: 'split' must be int32 or int64, got %s",
+            return ox_infer_fail(c, ox_infer_bad_code(c),
+                                 "SplitToSequence: 'split' must be int32 or int64, got %s",
                                  ox_dtype_name(st->dtype));
         if (st->kind == OX_KIND_TENSOR && st->rank > 1)
-            return ox_infer_fail(c, bad(c), "SplitToSequence: 'split' must be a scalar or 1-D, got rank %d",
+            return ox_infer_fail(c, ox_infer_bad_code(c),
+                                 "SplitToSequence: 'split' must be a scalar or 1-D, got rank %d",
                                  st->rank);
     }
-    const ox_tensor *sv = in_value(c, 1);
+    const ox_tensor *sv = ox_infer_in_value(c, 1);
     if (sv && sv->kind == OX_KIND_TENSOR && r > 0 && x->dims[axis] >= 0) {
         int64_t len = x->dims[axis];
         int64_t n = ox_tensor_numel(sv);
         if (sv->rank == 0) {
             int64_t v = ox_get_i64(sv->data, sv->dtype, 0);
             if (v <= 0 && !(v == 0 && len == 0))
-                return ox_infer_fail(c, bad(c), "SplitToSequence: 'split' must be positive, got %lld",
+                return ox_infer_fail(c, ox_infer_bad_code(c),
+                                     "SplitToSequence: 'split' must be positive, got %lld",
                                      (long long)v);
         } else {
             int64_t sum = 0;
             for (int64_t i = 0; i < n; i++) {
                 int64_t v = ox_get_i64(sv->data, sv->dtype, (size_t)i);
                 if (v < 0)
-                    return ox_infer_fail(c, bad(c), "SplitToSequence: split[%lld] = %lld is negative",
+                    return ox_infer_fail(c, ox_infer_bad_code(c),
+                                         "SplitToSequence: split[%lld] = %lld is negative",
                                          (long long)i, (long long)v);
                 sum += v;
             }
             if (sum != len)
-                return ox_infer_fail(c, bad(c),
-                                     "SplitToSequence: the split sizes add up to %lld but axis %lld has "
-                                     "size %lld",
-                                     (long long)sum, (long long)axis, (long long)len);
+                return ox_infer_fail(
+                    c, ox_infer_bad_code(c),
+                    "SplitToSequence: the split sizes add up to %lld but axis %lld has "
+                    "size %lld",
+                    (long long)sum, (long long)axis, (long long)len);
         }
     }
     c->data_dependent = 1;
@@ -261,17 +245,20 @@ static int infer_concat_from_sequence(ox_infer_ctx *c) {
     if (new_axis != 0 && new_axis != 1)
         return ox_infer_fail(c, ONYX_INVALID_MODEL, "ConcatFromSequence: 'new_axis' must be 0 or 1, got %lld",
                              (long long)new_axis);
-    ox_dtype dt = in_dtype(c, 0);
-    const ox_tensor *seq = in_value(c, 0);
-    if (!seq || seq->kind != OX_KIND_SEQUENCE) return set_tensor(c, 0, dt, NULL, -1);
+    ox_dtype dt = ox_infer_in_dtype(c, 0);
+    const ox_tensor *seq = ox_infer_in_value(c, 0);
+    if (!seq || seq->kind != OX_KIND_SEQUENCE) return ox_infer_set_output(c, 0, dt, NULL, -1);
     if (seq->n_items == 0)
-        return ox_infer_fail(c, bad(c), "ConcatFromSequence: the sequence is empty, so the result has no shape");
+        return ox_infer_fail(
+            c, ox_infer_bad_code(c),
+            "ConcatFromSequence: the sequence is empty, so the result has no shape");
     const ox_tensor *first = seq->items[0];
     int r = first->rank;
     int ro = r + (int)new_axis;
     int64_t axis = ax->i;
     if (axis < -ro || axis >= ro || (ro == 0))
-        return ox_infer_fail(c, bad(c), "ConcatFromSequence: axis %lld is out of range for %s of rank %d",
+        return ox_infer_fail(c, ox_infer_bad_code(c),
+                             "ConcatFromSequence: axis %lld is out of range for %s of rank %d",
                              (long long)axis, new_axis ? "stacking tensors" : "tensors", r);
     if (axis < 0) axis += ro;
     int64_t out[OX_MAX_RANK + 1];
@@ -280,30 +267,32 @@ static int infer_concat_from_sequence(ox_infer_ctx *c) {
     for (int i = 0; i < seq->n_items; i++) {
         const ox_tensor *t = seq->items[i];
         if (t->kind != OX_KIND_TENSOR || t->dtype != first->dtype)
-            return ox_infer_fail(c, bad(c), "ConcatFromSequence: item %d is not a %s tensor like item 0", i,
+            return ox_infer_fail(c, ox_infer_bad_code(c),
+                                 "ConcatFromSequence: item %d is not a %s tensor like item 0", i,
                                  ox_dtype_name(first->dtype));
         int same = t->rank == r;
         for (int d = 0; same && d < r; d++)
             same = t->dims[d] == first->dims[d] || (!new_axis && d == axis);
         if (!same)
-            return ox_infer_fail(c, bad(c),
-                                 "ConcatFromSequence: item %d has shape %s, which does not match item 0's "
-                                 "%s%s",
-                                 i, ox_shape_str(t->dims, t->rank, a, sizeof a),
-                                 ox_shape_str(first->dims, r, b, sizeof b),
-                                 new_axis ? "" : " outside the concatenation axis");
+            return ox_infer_fail(
+                c, ox_infer_bad_code(c),
+                "ConcatFromSequence: item %d has shape %s, which does not match item 0's "
+                "%s%s",
+                i, ox_shape_str(t->dims, t->rank, a, sizeof a),
+                ox_shape_str(first->dims, r, b, sizeof b),
+                new_axis ? "" : " outside the concatenation axis");
         if (new_axis)
             out[axis] += 1;
         else if (i > 0)
             out[axis] += t->dims[axis];
     }
-    return set_tensor(c, 0, first->dtype, out, ro);
+    return ox_infer_set_output(c, 0, first->dtype, out, ro);
 }
 
 /* ---- Optional ---- */
 
 static int infer_optional(ox_infer_ctx *c) {
-    const ir_type *t = in_type(c, 0);
+    const ir_type *t = ox_infer_in(c, 0);
     const ir_attr *ta = ir_node_attr(c->node, "type");
     ox_dtype dt = ONYX_UNDEFINED;
     if (t) {
@@ -312,7 +301,8 @@ static int infer_optional(ox_infer_ctx *c) {
         dt = t->dtype;
         if (ta && ta->type == IR_ATTR_TYPE_PROTO && ta->type_proto.dtype != ONYX_UNDEFINED &&
             dt != ONYX_UNDEFINED && ta->type_proto.dtype != dt)
-            return ox_infer_fail(c, bad(c), "Optional: the 'type' attribute says %s but the input is %s",
+            return ox_infer_fail(c, ox_infer_bad_code(c),
+                                 "Optional: the 'type' attribute says %s but the input is %s",
                                  ox_dtype_name(ta->type_proto.dtype), ox_dtype_name(dt));
     } else if (ta && ta->type == IR_ATTR_TYPE_PROTO) {
         dt = ta->type_proto.dtype;
@@ -331,16 +321,16 @@ static int infer_optional(ox_infer_ctx *c) {
  * models reach this too when a loop-carried optional comes back from the
  * body as the bare value. */
 static int infer_optional_has_element(ox_infer_ctx *c) {
-    return set_tensor(c, 0, ONYX_BOOL, NULL, 0);
+    return ox_infer_set_output(c, 0, ONYX_BOOL, NULL, 0);
 }
 
 /* ---- OptionalGetElement ---- */
 
 static int infer_optional_get_element(ox_infer_ctx *c) {
-    const ir_type *t = in_type(c, 0);
+    const ir_type *t = ox_infer_in(c, 0);
     if (!t) return ox_infer_fail(c, ONYX_INVALID_MODEL, "OptionalGetElement: the input is required");
     /* Like OptionalHasElement, a bare value is its own element. */
-    const ox_tensor *v = in_value(c, 0);
+    const ox_tensor *v = ox_infer_in_value(c, 0);
     ox_kind kind = OX_KIND_TENSOR;
     if (v && v->kind == OX_KIND_OPTIONAL) {
         if (v->n_items == 0)
@@ -371,11 +361,13 @@ static int infer_sequence_map(ox_infer_ctx *c) {
     if (need_kind(c, 0, OX_KIND_SEQUENCE, "input_sequence") != 0) return -1;
     int64_t len = -1;
     for (int i = 0; i < c->n_inputs; i++) {
-        const ox_tensor *v = in_value(c, i);
-        if (!in_type(c, i)) return ox_infer_fail(c, ONYX_INVALID_MODEL, "SequenceMap: input %d is missing", i);
+        const ox_tensor *v = ox_infer_in_value(c, i);
+        if (!ox_infer_in(c, i))
+            return ox_infer_fail(c, ONYX_INVALID_MODEL, "SequenceMap: input %d is missing", i);
         if (!v || v->kind != OX_KIND_SEQUENCE) continue;
         if (len >= 0 && v->n_items != len)
-            return ox_infer_fail(c, bad(c), "SequenceMap: input %d has %d items but input 0 has %lld", i,
+            return ox_infer_fail(c, ox_infer_bad_code(c),
+                                 "SequenceMap: input %d has %d items but input 0 has %lld", i,
                                  v->n_items, (long long)len);
         len = v->n_items;
     }

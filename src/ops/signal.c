@@ -6,33 +6,21 @@
 
 extern const ox_op_table ox_ops_signal;
 
-static const ir_type *in_type(const ox_infer_ctx *c, int i) {
-    if (i < 0 || i >= c->n_inputs || !c->inputs) return NULL;
-    if (c->node && i < c->node->n_inputs && c->node->inputs[i] < 0) return NULL;
-    return c->inputs[i];
-}
-
-static onyx_code bad(const ox_infer_ctx *c) {
-    return c->runtime ? ONYX_INVALID_ARGUMENT : ONYX_INVALID_MODEL;
-}
-
-static int is_float(ox_dtype t) {
-    return t == ONYX_FLOAT32 || t == ONYX_FLOAT64 || t == ONYX_FLOAT16 || t == ONYX_BFLOAT16;
-}
-
 static int need_tensor(ox_infer_ctx *c, int i, const char *what) {
-    const ir_type *t = in_type(c, i);
+    const ir_type *t = ox_infer_in(c, i);
     if (!t)
         return ox_infer_fail(c, ONYX_INVALID_MODEL, "%s: input %s is required", c->node->op_type, what);
     if (t->kind != OX_KIND_TENSOR)
-        return ox_infer_fail(c, bad(c), "%s: input %s must be a tensor", c->node->op_type, what);
+        return ox_infer_fail(c, ox_infer_bad_code(c), "%s: input %s must be a tensor",
+                             c->node->op_type, what);
     return 0;
 }
 
 static int need_float(ox_infer_ctx *c, int i, const char *what) {
-    const ir_type *t = in_type(c, i);
-    if (t && t->dtype != ONYX_UNDEFINED && !is_float(t->dtype))
-        return ox_infer_fail(c, bad(c), "%s: %s has element type %s; expected a floating-point type",
+    const ir_type *t = ox_infer_in(c, i);
+    if (t && t->dtype != ONYX_UNDEFINED && !ox_dtype_is_float(t->dtype))
+        return ox_infer_fail(c, ox_infer_bad_code(c),
+                             "%s: %s has element type %s; expected a floating-point type",
                              c->node->op_type, what, ox_dtype_name(t->dtype));
     return 0;
 }
@@ -41,18 +29,18 @@ static int need_float(ox_infer_ctx *c, int i, const char *what) {
  * or a single element). *known is 0 when its value is not available. */
 static int scalar_int(ox_infer_ctx *c, int i, const char *what, int64_t *v, int *known) {
     *known = 0;
-    const ir_type *t = in_type(c, i);
+    const ir_type *t = ox_infer_in(c, i);
     if (!t) return 0;
     const char *op = c->node->op_type;
     if (t->dtype != ONYX_UNDEFINED && t->dtype != ONYX_INT32 && t->dtype != ONYX_INT64)
-        return ox_infer_fail(c, bad(c), "%s: %s must be int32 or int64, got %s", op, what,
-                             ox_dtype_name(t->dtype));
+        return ox_infer_fail(c, ox_infer_bad_code(c), "%s: %s must be int32 or int64, got %s", op,
+                             what, ox_dtype_name(t->dtype));
     if (t->rank > 1 || (t->rank == 1 && t->dims[0] >= 0 && t->dims[0] != 1))
-        return ox_infer_fail(c, bad(c), "%s: %s must be a scalar", op, what);
-    const ox_tensor *val = c->values ? c->values[i] : NULL;
+        return ox_infer_fail(c, ox_infer_bad_code(c), "%s: %s must be a scalar", op, what);
+    const ox_tensor *val = ox_infer_in_value(c, i);
     if (!val) return 0;
     if (ox_tensor_numel(val) != 1)
-        return ox_infer_fail(c, bad(c), "%s: %s must be a scalar", op, what);
+        return ox_infer_fail(c, ox_infer_bad_code(c), "%s: %s must be a scalar", op, what);
     *v = ox_get_i64(val->data, val->dtype, 0);
     *known = 1;
     return 0;
@@ -60,27 +48,20 @@ static int scalar_int(ox_infer_ctx *c, int i, const char *what, int64_t *v, int 
 
 static int scalar_float(ox_infer_ctx *c, int i, const char *what, double *v, int *known) {
     *known = 0;
-    const ir_type *t = in_type(c, i);
+    const ir_type *t = ox_infer_in(c, i);
     if (!t) return 0;
     if (need_float(c, i, what) != 0) return -1;
     if (t->rank > 1 || (t->rank == 1 && t->dims[0] >= 0 && t->dims[0] != 1))
-        return ox_infer_fail(c, bad(c), "%s: %s must be a scalar", c->node->op_type, what);
-    const ox_tensor *val = c->values ? c->values[i] : NULL;
+        return ox_infer_fail(c, ox_infer_bad_code(c), "%s: %s must be a scalar", c->node->op_type,
+                             what);
+    const ox_tensor *val = ox_infer_in_value(c, i);
     if (!val) return 0;
     if (ox_tensor_numel(val) != 1)
-        return ox_infer_fail(c, bad(c), "%s: %s must be a scalar", c->node->op_type, what);
+        return ox_infer_fail(c, ox_infer_bad_code(c), "%s: %s must be a scalar", c->node->op_type,
+                             what);
     *v = ox_get_f64(val->data, val->dtype, 0);
     *known = 1;
     return 0;
-}
-
-static void set_out(ox_infer_ctx *c, int i, ox_dtype dt, const int64_t *dims, int rank) {
-    ir_type *o = ox_infer_out(c, i);
-    if (!o) return;
-    if (rank < 0)
-        ox_type_set_unknown_shape(o, dt);
-    else
-        ox_type_set_shape(o, dt, dims, rank);
 }
 
 static int check_flag(ox_infer_ctx *c, const char *name, int64_t dflt, int64_t *out) {
@@ -95,28 +76,27 @@ static int check_flag(ox_infer_ctx *c, const char *name, int64_t dflt, int64_t *
 
 static int infer_dft(ox_infer_ctx *c) {
     if (need_tensor(c, 0, "input") || need_float(c, 0, "input")) return -1;
-    const ir_type *x = in_type(c, 0);
+    const ir_type *x = ox_infer_in(c, 0);
     int64_t onesided, inverse;
     if (check_flag(c, "onesided", 0, &onesided) || check_flag(c, "inverse", 0, &inverse)) return -1;
     int64_t len = 0;
     int len_known = 0;
     if (scalar_int(c, 1, "dft_length", &len, &len_known) != 0) return -1;
     if (len_known && len <= 0)
-        return ox_infer_fail(c, bad(c), "DFT: dft_length must be positive, got %lld", (long long)len);
-    if (x->rank < 0) {
-        set_out(c, 0, x->dtype, NULL, -1);
-        return 0;
-    }
+        return ox_infer_fail(c, ox_infer_bad_code(c), "DFT: dft_length must be positive, got %lld",
+                             (long long)len);
+    if (x->rank < 0) return ox_infer_set_output(c, 0, x->dtype, NULL, -1);
     int r = x->rank;
     if (r < 3)
-        return ox_infer_fail(c, bad(c),
-                             "DFT: input must have rank >= 3 ([batch, signal dims..., 1 or 2]), got rank %d",
-                             r);
+        return ox_infer_fail(
+            c, ox_infer_bad_code(c),
+            "DFT: input must have rank >= 3 ([batch, signal dims..., 1 or 2]), got rank %d", r);
     int64_t last = x->dims[r - 1];
     if (last >= 0 && last != 1 && last != 2)
-        return ox_infer_fail(c, bad(c),
-                             "DFT: the last input dimension must be 1 (real) or 2 (complex), got %lld",
-                             (long long)last);
+        return ox_infer_fail(
+            c, ox_infer_bad_code(c),
+            "DFT: the last input dimension must be 1 (real) or 2 (complex), got %lld",
+            (long long)last);
     int64_t axis = ir_attr_int(c->node, "axis", 1);
     if (axis < 0) axis += r;
     if (axis < 0 || axis > r - 2)
@@ -126,11 +106,10 @@ static int infer_dft(ox_infer_ctx *c) {
                              (long long)ir_attr_int(c->node, "axis", 1), r);
     int64_t dims[OX_MAX_RANK];
     for (int k = 0; k < r; k++) dims[k] = x->dims[k];
-    int64_t n = in_type(c, 1) ? (len_known ? len : -1) : x->dims[axis];
+    int64_t n = ox_infer_in(c, 1) ? (len_known ? len : -1) : x->dims[axis];
     dims[axis] = n < 0 ? -1 : (onesided ? n / 2 + 1 : n);
     dims[r - 1] = 2;
-    set_out(c, 0, x->dtype, dims, r);
-    return 0;
+    return ox_infer_set_output(c, 0, x->dtype, dims, r);
 }
 
 /* ---- STFT ---- */
@@ -138,7 +117,7 @@ static int infer_dft(ox_infer_ctx *c) {
 static int infer_stft(ox_infer_ctx *c) {
     if (need_tensor(c, 0, "signal") || need_float(c, 0, "signal")) return -1;
     if (need_tensor(c, 1, "frame_step")) return -1;
-    const ir_type *x = in_type(c, 0), *w = in_type(c, 2);
+    const ir_type *x = ox_infer_in(c, 0), *w = ox_infer_in(c, 2);
     int64_t onesided;
     if (check_flag(c, "onesided", 1, &onesided)) return -1;
     int64_t step = 0, flen = 0;
@@ -147,47 +126,53 @@ static int infer_stft(ox_infer_ctx *c) {
         scalar_int(c, 3, "frame_length", &flen, &flen_known))
         return -1;
     if (step_known && step <= 0)
-        return ox_infer_fail(c, bad(c), "STFT: frame_step must be positive, got %lld", (long long)step);
+        return ox_infer_fail(c, ox_infer_bad_code(c), "STFT: frame_step must be positive, got %lld",
+                             (long long)step);
     if (flen_known && flen <= 0)
-        return ox_infer_fail(c, bad(c), "STFT: frame_length must be positive, got %lld", (long long)flen);
+        return ox_infer_fail(c, ox_infer_bad_code(c),
+                             "STFT: frame_length must be positive, got %lld", (long long)flen);
     if (w) {
         if (need_float(c, 2, "window")) return -1;
         if (x->dtype != ONYX_UNDEFINED && w->dtype != ONYX_UNDEFINED && w->dtype != x->dtype)
-            return ox_infer_fail(c, bad(c), "STFT: window has element type %s but signal has %s",
+            return ox_infer_fail(c, ox_infer_bad_code(c),
+                                 "STFT: window has element type %s but signal has %s",
                                  ox_dtype_name(w->dtype), ox_dtype_name(x->dtype));
         if (w->rank >= 0 && w->rank != 1)
-            return ox_infer_fail(c, bad(c), "STFT: window must have rank 1, got rank %d", w->rank);
+            return ox_infer_fail(c, ox_infer_bad_code(c),
+                                 "STFT: window must have rank 1, got rank %d", w->rank);
     }
-    if (!w && !in_type(c, 3))
+    if (!w && !ox_infer_in(c, 3))
         return ox_infer_fail(c, ONYX_INVALID_MODEL, "STFT: either window or frame_length must be given");
     int64_t wlen = w && w->rank == 1 ? w->dims[0] : -1;
     if (wlen >= 0 && flen_known && wlen != flen)
-        return ox_infer_fail(c, bad(c), "STFT: window length %lld differs from frame_length %lld",
+        return ox_infer_fail(c, ox_infer_bad_code(c),
+                             "STFT: window length %lld differs from frame_length %lld",
                              (long long)wlen, (long long)flen);
-    int64_t L = flen_known ? flen : (in_type(c, 3) ? -1 : wlen);
+    int64_t L = flen_known ? flen : (ox_infer_in(c, 3) ? -1 : wlen);
     if (x->rank >= 0 && x->rank != 3)
-        return ox_infer_fail(c, bad(c),
-                             "STFT: signal must have shape [batch, signal_length, 1 or 2], got rank %d",
-                             x->rank);
+        return ox_infer_fail(
+            c, ox_infer_bad_code(c),
+            "STFT: signal must have shape [batch, signal_length, 1 or 2], got rank %d", x->rank);
     int64_t batch = -1, slen = -1;
     if (x->rank == 3) {
         batch = x->dims[0];
         slen = x->dims[1];
         if (x->dims[2] >= 0 && x->dims[2] != 1 && x->dims[2] != 2)
-            return ox_infer_fail(c, bad(c),
-                                 "STFT: the last signal dimension must be 1 (real) or 2 (complex), got %lld",
-                                 (long long)x->dims[2]);
+            return ox_infer_fail(
+                c, ox_infer_bad_code(c),
+                "STFT: the last signal dimension must be 1 (real) or 2 (complex), got %lld",
+                (long long)x->dims[2]);
     }
     int64_t frames = -1;
     if (slen >= 0 && L >= 0) {
         if (slen < L)
-            return ox_infer_fail(c, bad(c), "STFT: signal length %lld is shorter than the frame length %lld",
+            return ox_infer_fail(c, ox_infer_bad_code(c),
+                                 "STFT: signal length %lld is shorter than the frame length %lld",
                                  (long long)slen, (long long)L);
         if (step_known) frames = (slen - L) / step + 1;
     }
     int64_t dims[4] = {batch, frames, L < 0 ? -1 : (onesided ? L / 2 + 1 : L), 2};
-    set_out(c, 0, x->dtype, dims, 4);
-    return 0;
+    return ox_infer_set_output(c, 0, x->dtype, dims, 4);
 }
 
 /* ---- windows ---- */
@@ -225,11 +210,10 @@ static int infer_window(ox_infer_ctx *c) {
     int known;
     if (scalar_int(c, 0, "size", &size, &known) != 0) return -1;
     if (known && size < 0)
-        return ox_infer_fail(c, bad(c), "%s: size must be non-negative, got %lld", c->node->op_type,
-                             (long long)size);
+        return ox_infer_fail(c, ox_infer_bad_code(c), "%s: size must be non-negative, got %lld",
+                             c->node->op_type, (long long)size);
     int64_t dims[1] = {known ? size : -1};
-    set_out(c, 0, dt, dims, 1);
-    return 0;
+    return ox_infer_set_output(c, 0, dt, dims, 1);
 }
 
 /* ---- MelWeightMatrix ---- */
@@ -250,17 +234,18 @@ static int infer_mel(ox_infer_ctx *c) {
     if (scalar_float(c, 3, NAMES[3], &lo, &lk) || scalar_float(c, 4, NAMES[4], &hi, &hk)) return -1;
     for (int i = 0; i < 3; i++)
         if (ik[i] && iv[i] <= 0)
-            return ox_infer_fail(c, bad(c), "MelWeightMatrix: %s must be positive, got %lld", NAMES[i],
+            return ox_infer_fail(c, ox_infer_bad_code(c),
+                                 "MelWeightMatrix: %s must be positive, got %lld", NAMES[i],
                                  (long long)iv[i]);
     if (lk && !(lo >= 0))
-        return ox_infer_fail(c, bad(c), "MelWeightMatrix: lower_edge_hertz must be >= 0, got %g", lo);
+        return ox_infer_fail(c, ox_infer_bad_code(c),
+                             "MelWeightMatrix: lower_edge_hertz must be >= 0, got %g", lo);
     if (lk && hk && !(hi > lo))
-        return ox_infer_fail(c, bad(c),
-                             "MelWeightMatrix: upper_edge_hertz (%g) must exceed lower_edge_hertz (%g)",
-                             hi, lo);
+        return ox_infer_fail(
+            c, ox_infer_bad_code(c),
+            "MelWeightMatrix: upper_edge_hertz (%g) must exceed lower_edge_hertz (%g)", hi, lo);
     int64_t dims[2] = {ik[1] ? iv[1] / 2 + 1 : -1, ik[0] ? iv[0] : -1};
-    set_out(c, 0, dt, dims, 2);
-    return 0;
+    return ox_infer_set_output(c, 0, dt, dims, 2);
 }
 
 static const ox_op_schema OPS[] = {

@@ -7,33 +7,14 @@
 
 extern const ox_op_table ox_ops_text;
 
-static const ir_type *in_type(const ox_infer_ctx *c, int i) {
-    if (i < 0 || i >= c->n_inputs || !c->inputs) return NULL;
-    return c->inputs[i];
-}
-
-static onyx_code bad(const ox_infer_ctx *c) {
-    return c->runtime ? ONYX_INVALID_ARGUMENT : ONYX_INVALID_MODEL;
-}
-
-static int set_out(ox_infer_ctx *c, ox_dtype dt, const int64_t *dims, int rank) {
-    ir_type *o = ox_infer_out(c, 0);
-    if (!o) return 0;
-    if (rank < 0)
-        ox_type_set_unknown_shape(o, dt);
-    else
-        ox_type_set_shape(o, dt, dims, rank);
-    o->kind = OX_KIND_TENSOR;
-    return 0;
-}
-
 /* ---- StringNormalizer ---- */
 
 static int infer_string_normalizer(ox_infer_ctx *c) {
-    const ir_type *x = in_type(c, 0);
+    const ir_type *x = ox_infer_in(c, 0);
     if (!x) return ox_infer_fail(c, ONYX_INVALID_MODEL, "StringNormalizer: input X is required");
     if (x->kind != OX_KIND_TENSOR || (x->dtype != ONYX_UNDEFINED && x->dtype != ONYX_STRING))
-        return ox_infer_fail(c, bad(c), "StringNormalizer: X must be a string tensor, got %s",
+        return ox_infer_fail(c, ox_infer_bad_code(c),
+                             "StringNormalizer: X must be a string tensor, got %s",
                              ox_dtype_name(x->dtype));
     const char *action = ir_attr_string(c->node, "case_change_action", "NONE");
     if (strcmp(action, "NONE") != 0 && strcmp(action, "LOWER") != 0 && strcmp(action, "UPPER") != 0)
@@ -51,17 +32,18 @@ static int infer_string_normalizer(ox_infer_ctx *c) {
     /* How many strings survive depends on their values: the kernel sizes
      * the output. */
     c->data_dependent = 1;
-    if (x->rank < 0) return set_out(c, ONYX_STRING, NULL, -1);
+    if (x->rank < 0) return ox_infer_set_output(c, 0, ONYX_STRING, NULL, -1);
     if (x->rank == 1) {
         int64_t d[1] = {-1};
-        return set_out(c, ONYX_STRING, d, 1);
+        return ox_infer_set_output(c, 0, ONYX_STRING, d, 1);
     }
     if (x->rank == 2 && (x->dims[0] == 1 || x->dims[0] < 0)) {
         int64_t d[2] = {1, -1};
-        return set_out(c, ONYX_STRING, d, 2);
+        return ox_infer_set_output(c, 0, ONYX_STRING, d, 2);
     }
     char buf[128];
-    return ox_infer_fail(c, bad(c), "StringNormalizer: X must have shape [C] or [1, C], got %s",
+    return ox_infer_fail(c, ox_infer_bad_code(c),
+                         "StringNormalizer: X must have shape [C] or [1, C], got %s",
                          ox_shape_str(x->dims, x->rank, buf, sizeof buf));
 }
 
@@ -69,7 +51,7 @@ static int infer_string_normalizer(ox_infer_ctx *c) {
 
 static int infer_tfidf(ox_infer_ctx *c) {
     const ir_node *n = c->node;
-    const ir_type *x = in_type(c, 0);
+    const ir_type *x = ox_infer_in(c, 0);
     if (!x) return ox_infer_fail(c, ONYX_INVALID_MODEL, "TfIdfVectorizer: input X is required");
     const char *mode = ir_attr_string(n, "mode", NULL);
     if (!mode || (strcmp(mode, "TF") != 0 && strcmp(mode, "IDF") != 0 && strcmp(mode, "TFIDF") != 0))
@@ -133,22 +115,25 @@ static int infer_tfidf(ox_infer_ctx *c) {
         if (idx[k] + 1 > width) width = idx[k] + 1;
     }
     if (x->kind != OX_KIND_TENSOR)
-        return ox_infer_fail(c, bad(c), "TfIdfVectorizer: X must be a tensor");
+        return ox_infer_fail(c, ox_infer_bad_code(c), "TfIdfVectorizer: X must be a tensor");
     if (x->dtype != ONYX_UNDEFINED) {
         if (pi && x->dtype != ONYX_INT32 && x->dtype != ONYX_INT64)
-            return ox_infer_fail(c, bad(c), "TfIdfVectorizer: pool_int64s needs an int32 or int64 X, got %s",
+            return ox_infer_fail(c, ox_infer_bad_code(c),
+                                 "TfIdfVectorizer: pool_int64s needs an int32 or int64 X, got %s",
                                  ox_dtype_name(x->dtype));
         if (ps && x->dtype != ONYX_STRING)
-            return ox_infer_fail(c, bad(c), "TfIdfVectorizer: pool_strings needs a string X, got %s",
+            return ox_infer_fail(c, ox_infer_bad_code(c),
+                                 "TfIdfVectorizer: pool_strings needs a string X, got %s",
                                  ox_dtype_name(x->dtype));
     }
-    if (x->rank < 0) return set_out(c, ONYX_FLOAT32, NULL, -1);
-    if (x->rank == 1) return set_out(c, ONYX_FLOAT32, &width, 1);
+    if (x->rank < 0) return ox_infer_set_output(c, 0, ONYX_FLOAT32, NULL, -1);
+    if (x->rank == 1) return ox_infer_set_output(c, 0, ONYX_FLOAT32, &width, 1);
     if (x->rank == 2) {
         int64_t d[2] = {x->dims[0], width};
-        return set_out(c, ONYX_FLOAT32, d, 2);
+        return ox_infer_set_output(c, 0, ONYX_FLOAT32, d, 2);
     }
-    return ox_infer_fail(c, bad(c), "TfIdfVectorizer: X must be 1-D or 2-D, got rank %d", x->rank);
+    return ox_infer_fail(c, ox_infer_bad_code(c),
+                         "TfIdfVectorizer: X must be 1-D or 2-D, got rank %d", x->rank);
 }
 
 static const ox_op_schema OPS[] = {

@@ -9,63 +9,28 @@
 #include <string.h>
 
 #include "ops/op.h"
+#include "ops/transform.h"
 
 extern const ox_op_table ox_ops_transform;
 
-/* Shared with the CPU kernels so that the kernel and inference agree on
- * how a slice is resolved. */
-int ox_transform_slice_plan(const int64_t *dims, int rank, const int64_t *starts,
-                            const int64_t *ends, const int64_t *axes, const int64_t *steps,
-                            int n, int64_t *start_out, int64_t *step_out, int64_t *dims_out,
-                            ox_error *err);
-
 /* ---- small helpers ---- */
 
-static const ir_type *in_type(const ox_infer_ctx *c, int i) {
-    if (i < 0 || i >= c->n_inputs || !c->inputs) return NULL;
-    return c->inputs[i];
-}
-
-static const ox_tensor *in_val(const ox_infer_ctx *c, int i) {
-    if (i < 0 || i >= c->n_inputs || !c->values) return NULL;
-    const ox_tensor *t = c->values[i];
-    if (t && t->kind != OX_KIND_TENSOR) return NULL;
-    return t;
-}
-
-static ox_dtype in_dtype(const ox_infer_ctx *c, int i) {
-    const ir_type *t = in_type(c, i);
-    return t ? t->dtype : ONYX_UNDEFINED;
-}
-
-static int in_rank(const ox_infer_ctx *c, int i) {
-    const ir_type *t = in_type(c, i);
-    return t && t->kind == OX_KIND_TENSOR ? t->rank : -1;
-}
-
-/* A problem found at load is the model's fault; at run time it may come
- * from the caller's inputs. */
-static onyx_code bad(const ox_infer_ctx *c) {
-    return c->runtime ? ONYX_INVALID_ARGUMENT : ONYX_INVALID_MODEL;
-}
-
+/* Short names for the shared inference helpers (ops/op.h), which nearly
+ * every function here calls several times. */
+static const ir_type *in_type(const ox_infer_ctx *c, int i) { return ox_infer_in(c, i); }
+static ox_dtype in_dtype(const ox_infer_ctx *c, int i) { return ox_infer_in_dtype(c, i); }
+static int in_rank(const ox_infer_ctx *c, int i) { return ox_infer_in_rank(c, i); }
+static onyx_code bad(const ox_infer_ctx *c) { return ox_infer_bad_code(c); }
 static const char *opname(const ox_infer_ctx *c) { return c->node->op_type; }
 
 static int set_out(ox_infer_ctx *c, int i, ox_dtype dt, const int64_t *dims, int rank) {
-    ir_type *o = ox_infer_out(c, i);
-    if (!o) return 0;
-    if (rank < 0) {
-        ox_type_set_unknown_shape(o, dt);
-    } else {
-        int64_t tmp[OX_MAX_RANK + 1] = {0};
-        if (rank > OX_MAX_RANK)
-            return ox_infer_fail(c, ONYX_NOT_IMPLEMENTED, "%s: output rank %d exceeds onyx's limit of %d",
-                                 opname(c), rank, OX_MAX_RANK);
-        if (rank) memcpy(tmp, dims, (size_t)rank * sizeof *dims);
-        ox_type_set_shape(o, dt, tmp, rank);
-    }
-    o->kind = OX_KIND_TENSOR;
-    return 0;
+    return ox_infer_set_output(c, i, dt, dims, rank);
+}
+
+/* Shape-like inputs only count when their value is a tensor. */
+static const ox_tensor *in_val(const ox_infer_ctx *c, int i) {
+    const ox_tensor *t = ox_infer_in_value(c, i);
+    return t && t->kind == OX_KIND_TENSOR ? t : NULL;
 }
 
 static int set_unknown(ox_infer_ctx *c, int i, ox_dtype dt) { return set_out(c, i, dt, NULL, -1); }
@@ -143,27 +108,9 @@ static int attr_or_input_ints(ox_infer_ctx *c, const char *attr, int input_opset
     return known ? n : -2;
 }
 
-static int64_t numel_known(const int64_t *dims, int rank) {
-    int64_t n = 1;
-    for (int i = 0; i < rank; i++) {
-        if (dims[i] < 0) return -1;
-        n *= dims[i];
-    }
-    return n;
-}
-
 /* Product of dims[lo, hi) or -1 when one is unknown (0 wins over unknown). */
 static int64_t prod_range(const int64_t *dims, int lo, int hi) {
-    int64_t n = 1;
-    int unknown = 0;
-    for (int i = lo; i < hi; i++) {
-        if (dims[i] < 0)
-            unknown = 1;
-        else
-            n *= dims[i];
-    }
-    if (n == 0) return 0;
-    return unknown ? -1 : n;
+    return ox_infer_numel_or_zero(dims + lo, hi - lo);
 }
 
 static const char *shape_str(const int64_t *dims, int rank, char *buf, size_t n) {
@@ -226,7 +173,7 @@ static int infer_reshape(ox_infer_ctx *c) {
     }
     if (allowzero && has_zero && infer_at >= 0)
         return ox_infer_fail(c, bad(c), "Reshape: with allowzero=1 the shape cannot hold both 0 and -1");
-    int64_t total = xr >= 0 ? numel_known(x->dims, xr) : -1;
+    int64_t total = xr >= 0 ? ox_infer_numel(x->dims, xr) : -1;
     int64_t known = 1;
     int unknown = 0;
     for (int i = 0; i < n; i++) {

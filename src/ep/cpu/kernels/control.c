@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ep/cpu/kernels/kernel_util.h"
 #include "ep/ep.h"
 
 extern const ox_kernel_table ox_cpu_kernels_control;
@@ -37,26 +38,6 @@ static void free_all(ox_tensor **v, int n) {
     }
 }
 
-/* Copies n elements; string elements are duplicated. */
-static int copy_elems(ox_kernel_ctx *ctx, ox_tensor *dst, int64_t di, const ox_tensor *src, int64_t si,
-                      int64_t n) {
-    if (n <= 0) return 0;
-    if (dst->dtype == ONYX_STRING) {
-        char **d = (char **)dst->data + di;
-        char *const *s = (char *const *)src->data + si;
-        for (int64_t i = 0; i < n; i++) {
-            char *c = strdup(s[i] ? s[i] : "");
-            if (!c) return ox_kernel_fail(ctx, ONYX_OUT_OF_MEMORY, "out of memory copying a string");
-            free(d[i]);
-            d[i] = c;
-        }
-        return 0;
-    }
-    size_t es = ox_dtype_size(dst->dtype);
-    memcpy((char *)dst->data + (size_t)di * es, (const char *)src->data + (size_t)si * es, (size_t)n * es);
-    return 0;
-}
-
 /* One element of a condition or trip-count tensor. */
 static int read_one(ox_kernel_ctx *ctx, const ox_tensor *t, const char *what, int64_t *out) {
     if (t->kind != OX_KIND_TENSOR || ox_tensor_numel(t) != 1 || t->dtype == ONYX_STRING)
@@ -71,26 +52,6 @@ static int read_one(ox_kernel_ctx *ctx, const ox_tensor *t, const char *what, in
     return 0;
 }
 
-/* Index `idx` of `axis` of x as a new tensor of rank one less. */
-static ox_tensor *take_slice(ox_kernel_ctx *ctx, const ox_tensor *x, int axis, int64_t idx) {
-    int64_t dims[OX_MAX_RANK];
-    int rank = 0;
-    for (int d = 0; d < x->rank; d++)
-        if (d != axis) dims[rank++] = x->dims[d];
-    ox_tensor *t = ox_tensor_new(x->dtype, dims, rank, ctx->err);
-    if (!t) return NULL;
-    int64_t outer = 1, inner = 1;
-    for (int d = 0; d < axis; d++) outer *= x->dims[d];
-    for (int d = axis + 1; d < x->rank; d++) inner *= x->dims[d];
-    int64_t span = x->dims[axis];
-    for (int64_t o = 0; o < outer; o++)
-        if (copy_elems(ctx, t, o * inner, x, (o * span + idx) * inner, inner) != 0) {
-            ox_tensor_free(t);
-            return NULL;
-        }
-    return t;
-}
-
 /* Writes piece into out as entry `pos` of `npos` along the axis inserted
  * before piece dimension `axis`. */
 static int place(ox_kernel_ctx *ctx, ox_tensor *out, const ox_tensor *piece, int axis, int64_t npos, int64_t pos) {
@@ -98,7 +59,8 @@ static int place(ox_kernel_ctx *ctx, ox_tensor *out, const ox_tensor *piece, int
     for (int d = 0; d < axis; d++) outer *= piece->dims[d];
     for (int d = axis; d < piece->rank; d++) inner *= piece->dims[d];
     for (int64_t o = 0; o < outer; o++)
-        if (copy_elems(ctx, out, (o * npos + pos) * inner, piece, o * inner, inner) != 0) return -1;
+        if (ox_cpu_copy_elems(ctx, out, (o * npos + pos) * inner, piece, o * inner, inner) != 0)
+            return -1;
     return 0;
 }
 
@@ -168,6 +130,23 @@ static int emit(ox_kernel_ctx *ctx, int i, ox_tensor *value, int owned) {
         if (!value) return -1;
     }
     return ox_kernel_set_output(ctx, i, value);
+}
+
+/* Hands the n state values over as outputs 0..n-1, leaving values and
+ * own cleared; after a failure the remaining owned values are freed. */
+static int emit_states(ox_kernel_ctx *ctx, ox_tensor **values, unsigned char *own, int n) {
+    int rc = 0;
+    for (int i = 0; i < n; i++) {
+        ox_tensor *v = values[i];
+        int o = own[i];
+        values[i] = NULL;
+        own[i] = 0;
+        if (rc == 0)
+            rc = emit(ctx, i, v, o);
+        else if (o)
+            ox_tensor_free(v);
+    }
+    return rc;
 }
 
 /* ---- If ---- */
@@ -300,17 +279,7 @@ static int k_loop(ox_kernel_ctx *ctx) {
     }
     for (int j = 0; j < k; j++)
         if (stack_output(ctx, g, 1 + n + j, n + j, scans[j].v, scans[j].n, 0, 0) != 0) goto done;
-    rc = 0;
-    for (int i = 0; i < n; i++) {
-        ox_tensor *v = carried[i];
-        int o = own[i];
-        carried[i] = NULL;
-        own[i] = 0;
-        if (rc == 0)
-            rc = emit(ctx, i, v, o);
-        else if (o)
-            ox_tensor_free(v);
-    }
+    rc = emit_states(ctx, carried, own, n);
 done:
     for (int i = 0; carried && own && i < n; i++)
         if (own[i]) ox_tensor_free(carried[i]);
@@ -357,7 +326,7 @@ static int scan_run(ox_kernel_ctx *ctx, scan_job *j) {
     for (int64_t t = 0; t < j->len; t++) {
         for (int s = 0; s < m; s++) {
             int64_t idx = j->dirs[s] ? j->len - 1 - t : t;
-            slices[s] = take_slice(ctx, j->scan_in[s], j->axes[s], idx);
+            slices[s] = ox_cpu_slab(ctx, j->scan_in[s], j->axes[s], idx, 1, 0);
             if (!slices[s]) goto done;
         }
         for (int i = 0; i < n; i++) args[i] = j->st[i];
@@ -452,17 +421,7 @@ static int scan9(ox_kernel_ctx *ctx, const ir_graph *g, int n, int m, int k) {
     for (int q = 0; q < k; q++)
         if (stack_output(ctx, g, n + q, n + q, pieces + (int64_t)q * len, len, oa ? oa[q] : 0, od ? od[q] != 0 : 0) != 0)
             goto done;
-    rc = 0;
-    for (int i = 0; i < n; i++) {
-        ox_tensor *v = st[i];
-        int o = own[i];
-        st[i] = NULL;
-        own[i] = 0;
-        if (rc == 0)
-            rc = emit(ctx, i, v, o);
-        else if (o)
-            ox_tensor_free(v);
-    }
+    rc = emit_states(ctx, st, own, n);
 done:
     for (int i = 0; st && own && i < n; i++)
         if (own[i]) ox_tensor_free(st[i]);
@@ -531,11 +490,11 @@ static int scan8(ox_kernel_ctx *ctx, const ir_graph *g, int n, int m, int k) {
     for (int64_t b = 0; b < batch; b++) {
         int64_t len = lens ? ox_get_i64(lens->data, lens->dtype, (size_t)b) : tmax;
         for (int s = 0; s < m; s++) {
-            bin[s] = take_slice(ctx, scan_in[s], 0, b);
+            bin[s] = ox_cpu_slab(ctx, scan_in[s], 0, b, 1, 0);
             if (!bin[s]) goto done;
         }
         for (int i = 0; i < n; i++) {
-            binit[i] = take_slice(ctx, states[i], 0, b);
+            binit[i] = ox_cpu_slab(ctx, states[i], 0, b, 1, 0);
             if (!binit[i]) goto done;
             st[i] = binit[i];
             own[i] = 0;

@@ -13,17 +13,10 @@
 #include <string.h>
 
 #include "ep/cpu/kernels/gemm.h"
+#include "ep/cpu/kernels/kernel_util.h"
 #include "ep/ep.h"
 
 extern const ox_kernel_table ox_cpu_kernels_conv;
-
-static const ox_tensor *input(const ox_kernel_ctx *ctx, int i) {
-    return i < ctx->n_inputs ? ctx->inputs[i] : NULL;
-}
-
-static int oom(ox_kernel_ctx *ctx) {
-    return ox_kernel_fail(ctx, ONYX_OUT_OF_MEMORY, "%s: out of memory", ctx->node->op_type);
-}
 
 /* Python-style floor division, for possibly negative padding totals. */
 static int64_t floor_div(int64_t a, int64_t b) {
@@ -42,15 +35,6 @@ typedef struct conv_geom {
     int64_t stride[OX_MAX_RANK], dil[OX_MAX_RANK], pb[OX_MAX_RANK];
     int64_t in_sz, out_sz, k_sz;
 } conv_geom;
-
-static int read_ints(ox_kernel_ctx *ctx, const char *name, int want, const int64_t **v) {
-    size_t n = 0;
-    *v = ir_attr_ints(ctx->node, name, &n);
-    if (*v && (int)n != want)
-        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "%s: attribute '%s' has %zu values, expected %d",
-                              ctx->node->op_type, name, n, want);
-    return 0;
-}
 
 /* x and w are the data and weight tensors, y the preallocated output. */
 static int geom_make(ox_kernel_ctx *ctx, const ox_tensor *x, const ox_tensor *w, const ox_tensor *y,
@@ -90,15 +74,16 @@ static int geom_make(ox_kernel_ctx *ctx, const ox_tensor *x, const ox_tensor *w,
     if (y->dims[0] != g->N || y->dims[1] != g->M)
         return ox_kernel_fail(ctx, ONYX_RUNTIME_ERROR, "%s: output shape does not match inputs", op);
     const int64_t *ks, *strides, *dils, *pads;
-    if (read_ints(ctx, "kernel_shape", r, &ks) || read_ints(ctx, "strides", r, &strides) ||
-        read_ints(ctx, "dilations", r, &dils) || read_ints(ctx, "pads", 2 * r, &pads))
+    if (ox_cpu_attr_ints(ctx, "kernel_shape", r, &ks) ||
+        ox_cpu_attr_ints(ctx, "strides", r, &strides) ||
+        ox_cpu_attr_ints(ctx, "dilations", r, &dils) || ox_cpu_attr_ints(ctx, "pads", 2 * r, &pads))
         return -1;
     int ap = ox_parse_auto_pad(ir_attr_string(ctx->node, "auto_pad", "NOTSET"));
     if (ap < 0) return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "%s: unknown auto_pad", op);
     const int64_t *opad = NULL, *oshape = NULL;
     size_t nos = 0;
     if (transpose) {
-        if (read_ints(ctx, "output_padding", r, &opad)) return -1;
+        if (ox_cpu_attr_ints(ctx, "output_padding", r, &opad)) return -1;
         oshape = ir_attr_ints(ctx->node, "output_shape", &nos);
         if (oshape && (int)nos != r && (int)nos != r + 2)
             return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "%s: bad output_shape", op);
@@ -189,6 +174,29 @@ static void grid_pos(const win_map *m, int64_t p, int64_t *o) {
     }
 }
 
+/* Offset into the target plane of the row that grid position o and
+ * kernel position kpos reach on every axis but the last; -1 when that
+ * row falls in the padding. */
+static inline int64_t lead_offset(const win_map *m, const int64_t *o, const int64_t *kpos) {
+    int64_t off = 0;
+    for (int d = 0; d < m->r - 1; d++) {
+        int64_t i = o[d] * m->stride[d] + kpos[d] * m->dil[d] - m->pad[d];
+        if (i < 0 || i >= m->tgt[d]) return -1;
+        off += i * m->tgt_str[d];
+    }
+    return off;
+}
+
+/* Moves grid position o on by len along the last axis, carrying over. */
+static inline void grid_step(const win_map *m, int64_t *o, int64_t len) {
+    const int L = m->r - 1;
+    o[L] += len;
+    for (int d = L; d > 0 && o[d] >= m->grid[d]; d--) {
+        o[d] = 0;
+        o[d - 1]++;
+    }
+}
+
 #define DEF_IM2COL(T, NAME)                                                                     \
     /* col[(c * k_sz + kk) * nc + (p - p0)] = x[c][target of p, kk] or 0 */                     \
     static void NAME(const conv_geom *g, const win_map *m, const T *x, int64_t p0, int64_t p1,  \
@@ -207,17 +215,8 @@ static void grid_pos(const win_map *m, int64_t p, int64_t *o) {
             for (int64_t p = p0; p < p1;) {                                                     \
                 int64_t len = m->grid[L] - o[L];                                                \
                 if (len > p1 - p) len = p1 - p;                                                 \
-                int valid = 1;                                                                  \
-                int64_t off = 0;                                                                \
-                for (int d = 0; d < L; d++) {                                                   \
-                    int64_t i = o[d] * m->stride[d] + kpos[d] * m->dil[d] - m->pad[d];          \
-                    if (i < 0 || i >= m->tgt[d]) {                                              \
-                        valid = 0;                                                              \
-                        break;                                                                  \
-                    }                                                                           \
-                    off += i * m->tgt_str[d];                                                   \
-                }                                                                               \
-                if (!valid) {                                                                   \
+                int64_t off = lead_offset(m, o, kpos);                                          \
+                if (off < 0) {                                                                  \
                     memset(dst, 0, sizeof(T) * (size_t)len);                                    \
                 } else {                                                                        \
                     const T *s = src + off;                                                     \
@@ -233,11 +232,7 @@ static void grid_pos(const win_map *m, int64_t p, int64_t *o) {
                 }                                                                               \
                 dst += len;                                                                     \
                 p += len;                                                                       \
-                o[L] += len;                                                                    \
-                for (int d = L; d > 0 && o[d] >= m->grid[d]; d--) {                             \
-                    o[d] = 0;                                                                   \
-                    o[d - 1]++;                                                                 \
-                }                                                                               \
+                grid_step(m, o, len);                                                           \
             }                                                                                   \
         }                                                                                       \
     }
@@ -260,17 +255,8 @@ static void grid_pos(const win_map *m, int64_t p, int64_t *o) {
             for (int64_t p = p0; p < p1;) {                                                     \
                 int64_t len = m->grid[L] - o[L];                                                \
                 if (len > p1 - p) len = p1 - p;                                                 \
-                int valid = 1;                                                                  \
-                int64_t off = 0;                                                                \
-                for (int d = 0; d < L; d++) {                                                   \
-                    int64_t i = o[d] * m->stride[d] + kpos[d] * m->dil[d] - m->pad[d];          \
-                    if (i < 0 || i >= m->tgt[d]) {                                              \
-                        valid = 0;                                                              \
-                        break;                                                                  \
-                    }                                                                           \
-                    off += i * m->tgt_str[d];                                                   \
-                }                                                                               \
-                if (valid) {                                                                    \
+                int64_t off = lead_offset(m, o, kpos);                                          \
+                if (off >= 0) {                                                                 \
                     T *dd = dst + off;                                                          \
                     int64_t i0 = o[L] * sL + kL;                                                \
                     for (int64_t t = 0; t < len; t++) {                                         \
@@ -280,11 +266,7 @@ static void grid_pos(const win_map *m, int64_t p, int64_t *o) {
                 }                                                                               \
                 src += len;                                                                     \
                 p += len;                                                                       \
-                o[L] += len;                                                                    \
-                for (int d = L; d > 0 && o[d] >= m->grid[d]; d--) {                             \
-                    o[d] = 0;                                                                   \
-                    o[d - 1]++;                                                                 \
-                }                                                                               \
+                grid_step(m, o, len);                                                           \
             }                                                                                   \
         }                                                                                       \
     }
@@ -398,7 +380,7 @@ static int plan_chunks(conv_job *j, int64_t rows, int64_t positions, int64_t out
             ox_parallel_for(ctx->pool, tasks, 1, conv_tasks_##SUF, &j);                         \
         else                                                                                    \
             conv_tasks_##SUF(&j, 0, tasks);                                                     \
-        return atomic_load(&j.failed) ? oom(ctx) : 0;                                           \
+        return atomic_load(&j.failed) ? ox_cpu_oom(ctx) : 0;                                    \
     }                                                                                           \
                                                                                                 \
     /* one task per (image, group); chunks of input positions inside */                         \
@@ -446,7 +428,7 @@ static int plan_chunks(conv_job *j, int64_t rows, int64_t positions, int64_t out
             ox_parallel_for(ctx->pool, tasks, 1, convt_tasks_##SUF, &j);                        \
         else                                                                                    \
             convt_tasks_##SUF(&j, 0, tasks);                                                    \
-        return atomic_load(&j.failed) ? oom(ctx) : 0;                                           \
+        return atomic_load(&j.failed) ? ox_cpu_oom(ctx) : 0;                                    \
     }
 
 static void add_bias_f32(float *y, float b, int64_t n) { ox_vec_add_scalar(y, b, n); }
@@ -544,30 +526,18 @@ static int try_depthwise(ox_kernel_ctx *ctx, const conv_geom *g, const float *x,
 /* ================================================================ */
 /* float16 support: float32 copies in and out */
 
-static float *half_to_f32(const ox_tensor *t) {
-    if (!t) return NULL;
-    int64_t n = ox_tensor_numel(t);
-    float *f = malloc(sizeof(float) * (size_t)(n > 0 ? n : 1));
-    if (!f) return NULL;
-    const uint16_t *h = t->data;
-    for (int64_t i = 0; i < n; i++) f[i] = ox_half_to_float(h[i]);
-    return f;
-}
-
 static int run_half(ox_kernel_ctx *ctx, const conv_geom *g, int transpose) {
-    const ox_tensor *X = input(ctx, 0), *W = input(ctx, 1), *B = input(ctx, 2);
+    const ox_tensor *X = ox_cpu_input(ctx, 0), *W = ox_cpu_input(ctx, 1), *B = ox_cpu_input(ctx, 2);
     ox_tensor *Y = ctx->outputs[0];
     int64_t ny = ox_tensor_numel(Y);
-    float *x = half_to_f32(X), *w = half_to_f32(W), *b = half_to_f32(B);
+    float *x = ox_cpu_to_f32(X), *w = ox_cpu_to_f32(W), *b = ox_cpu_to_f32(B);
     float *y = malloc(sizeof(float) * (size_t)(ny > 0 ? ny : 1));
     int rc;
     if (!x || !w || !y || (B && !b)) {
-        rc = oom(ctx);
+        rc = ox_cpu_oom(ctx);
     } else {
         rc = transpose ? convt_core_f32(ctx, g, x, w, b, y) : conv_core_f32(ctx, g, x, w, b, y);
-        uint16_t *h = Y->data;
-        if (!rc)
-            for (int64_t i = 0; i < ny; i++) h[i] = ox_float_to_half(y[i]);
+        if (!rc) ox_cpu_from_f32(Y, y);
     }
     free(x);
     free(w);
@@ -584,7 +554,7 @@ static int check_bias(ox_kernel_ctx *ctx, const ox_tensor *b, int64_t m) {
 }
 
 static int conv_like(ox_kernel_ctx *ctx, int transpose) {
-    const ox_tensor *X = input(ctx, 0), *W = input(ctx, 1), *B = input(ctx, 2);
+    const ox_tensor *X = ox_cpu_input(ctx, 0), *W = ox_cpu_input(ctx, 1), *B = ox_cpu_input(ctx, 2);
     ox_tensor *Y = ctx->outputs[0];
     conv_geom g;
     if (geom_make(ctx, X, W, Y, transpose, &g) || check_bias(ctx, B, g.M)) return -1;
@@ -610,13 +580,6 @@ static int conv_like(ox_kernel_ctx *ctx, int transpose) {
 
 static int conv_compute(ox_kernel_ctx *ctx) { return conv_like(ctx, 0); }
 static int conv_transpose_compute(ox_kernel_ctx *ctx) { return conv_like(ctx, 1); }
-
-static int supports_float(const ir_node *node, const ir_type *const *inputs, int n_inputs) {
-    (void)node;
-    if (n_inputs < 1 || !inputs[0]) return 1;
-    ox_dtype t = inputs[0]->dtype;
-    return t == ONYX_FLOAT32 || t == ONYX_FLOAT64 || t == ONYX_FLOAT16 || t == ONYX_UNDEFINED;
-}
 
 /* ================================================================ */
 /* ConvInteger and QLinearConv */
@@ -647,8 +610,8 @@ static int check_per_channel(ox_kernel_ctx *ctx, const ox_tensor *t, int64_t m, 
  * then the float64 convolution: exact for 8-bit operands. */
 static int quant_conv(ox_kernel_ctx *ctx, int xi, int xzi, int wi, int wzi, const conv_geom *g,
                       double **acc_out) {
-    const ox_tensor *X = input(ctx, xi), *W = input(ctx, wi);
-    const ox_tensor *XZ = input(ctx, xzi), *WZ = input(ctx, wzi);
+    const ox_tensor *X = ox_cpu_input(ctx, xi), *W = ox_cpu_input(ctx, wi);
+    const ox_tensor *XZ = ox_cpu_input(ctx, xzi), *WZ = ox_cpu_input(ctx, wzi);
     if (check_per_channel(ctx, XZ, 1, "x_zero_point") ||
         check_per_channel(ctx, WZ, g->M, "w_zero_point"))
         return -1;
@@ -660,7 +623,7 @@ static int quant_conv(ox_kernel_ctx *ctx, int xi, int xzi, int wi, int wzi, cons
         free(x);
         free(w);
         free(y);
-        return oom(ctx);
+        return ox_cpu_oom(ctx);
     }
     double xz = per_channel(XZ, 0);
     for (int64_t i = 0; i < nx; i++) x[i] = q8_get(X, i) - xz;
@@ -681,7 +644,7 @@ static int quant_conv(ox_kernel_ctx *ctx, int xi, int xzi, int wi, int wzi, cons
 }
 
 static int conv_integer_compute(ox_kernel_ctx *ctx) {
-    const ox_tensor *X = input(ctx, 0), *W = input(ctx, 1);
+    const ox_tensor *X = ox_cpu_input(ctx, 0), *W = ox_cpu_input(ctx, 1);
     ox_tensor *Y = ctx->outputs[0];
     conv_geom g;
     if (geom_make(ctx, X, W, Y, 0, &g)) return -1;
@@ -698,8 +661,10 @@ static int conv_integer_compute(ox_kernel_ctx *ctx) {
 }
 
 static int qlinear_conv_compute(ox_kernel_ctx *ctx) {
-    const ox_tensor *X = input(ctx, 0), *XS = input(ctx, 1), *W = input(ctx, 3), *WS = input(ctx, 4);
-    const ox_tensor *YS = input(ctx, 6), *YZ = input(ctx, 7), *B = input(ctx, 8);
+    const ox_tensor *X = ox_cpu_input(ctx, 0), *XS = ox_cpu_input(ctx, 1),
+                    *W = ox_cpu_input(ctx, 3), *WS = ox_cpu_input(ctx, 4);
+    const ox_tensor *YS = ox_cpu_input(ctx, 6), *YZ = ox_cpu_input(ctx, 7),
+                    *B = ox_cpu_input(ctx, 8);
     ox_tensor *Y = ctx->outputs[0];
     conv_geom g;
     if (geom_make(ctx, X, W, Y, 0, &g) || check_bias(ctx, B, g.M)) return -1;
@@ -732,8 +697,8 @@ static int qlinear_conv_compute(ox_kernel_ctx *ctx) {
 }
 
 static const ox_kernel_def KERNELS[] = {
-    {"", "Conv", 1, 17, conv_compute, supports_float, NULL, NULL},
-    {"", "ConvTranspose", 1, 17, conv_transpose_compute, supports_float, NULL, NULL},
+    {"", "Conv", 1, 17, conv_compute, ox_cpu_supports_float_no_bf16, NULL, NULL},
+    {"", "ConvTranspose", 1, 17, conv_transpose_compute, ox_cpu_supports_float_no_bf16, NULL, NULL},
     {"", "ConvInteger", 10, 17, conv_integer_compute, NULL, NULL, NULL},
     {"", "QLinearConv", 10, 17, qlinear_conv_compute, NULL, NULL, NULL},
 };

@@ -11,23 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ep/cpu/kernels/kernel_util.h"
 #include "ep/ep.h"
 
 extern const ox_kernel_table ox_cpu_kernels_image;
-
-static const ox_tensor *input(const ox_kernel_ctx *ctx, int i) {
-    if (i >= ctx->n_inputs) return NULL;
-    if (i < ctx->node->n_inputs && ctx->node->inputs[i] < 0) return NULL;
-    return ctx->inputs[i];
-}
-
-static int oom(ox_kernel_ctx *ctx) {
-    return ox_kernel_fail(ctx, ONYX_OUT_OF_MEMORY, "%s: out of memory", ctx->node->op_type);
-}
-
-static int is_float_dtype(ox_dtype t) {
-    return t == ONYX_FLOAT16 || t == ONYX_BFLOAT16 || t == ONYX_FLOAT32 || t == ONYX_FLOAT64;
-}
 
 /* Stores a computed value into any numeric element type. Integers round
  * to nearest and saturate, so an interpolated value never wraps around
@@ -350,7 +337,7 @@ static int rs_gather(ox_kernel_ctx *ctx, const rs_plan *p, const ox_tensor *x, o
         const rs_axis *a = &p->ax[d];
         j.off[d] = malloc(sizeof(int64_t) * (size_t)a->out);
         if (!j.off[d]) {
-            rc = oom(ctx);
+            rc = ox_cpu_oom(ctx);
             break;
         }
         for (int64_t o = 0; o < a->out; o++)
@@ -449,7 +436,7 @@ static int rs_plane_f32(ox_kernel_ctx *ctx, const rs_plan *p, const ox_tensor *x
     j.hout = j.ay ? j.ay->out : 1;
     j.extrap = (float)p->extrap;
     j.wx = malloc(sizeof(float) * (size_t)(j.wout * j.axx->ntap + 1));
-    if (!j.wx) return oom(ctx);
+    if (!j.wx) return ox_cpu_oom(ctx);
     for (int64_t i = 0; i < j.wout * j.axx->ntap; i++)
         j.wx[i] = (float)j.axx->w[i];
     int64_t planes = 1;
@@ -539,7 +526,7 @@ static int rs_generic(ox_kernel_ctx *ctx, const rs_plan *p, const ox_tensor *x, 
         if (!p->ax[d].identity) j.act[j.nact++] = d;
     double *owned = NULL;
     j.x = as_f64(x, &owned);
-    if (!j.x) return oom(ctx);
+    if (!j.x) return ox_cpu_oom(ctx);
     int64_t taps = 1;
     for (int k = 0; k < j.nact; k++)
         taps *= p->ax[j.act[k]].ntap;
@@ -568,7 +555,7 @@ static int read_scales(ox_kernel_ctx *ctx, const ox_tensor *t, double *sc, int r
 static int resize_compute(ox_kernel_ctx *ctx) {
     const ir_node *node = ctx->node;
     const char *op = node->op_type;
-    const ox_tensor *x = input(ctx, 0);
+    const ox_tensor *x = ox_cpu_input(ctx, 0);
     ox_tensor *y = ctx->outputs[0];
     if (!x || !y) return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "%s: input X is required", op);
     int rank = x->rank;
@@ -608,9 +595,9 @@ static int resize_compute(ox_kernel_ctx *ctx) {
         have_scales = 1;
     } else {
         int si = legacy ? 1 : 2;
-        const ox_tensor *s = input(ctx, si);
-        const ox_tensor *z = legacy ? NULL : input(ctx, 3);
-        if (!legacy) roi = input(ctx, 1);
+        const ox_tensor *s = ox_cpu_input(ctx, si);
+        const ox_tensor *z = legacy ? NULL : ox_cpu_input(ctx, 3);
+        if (!legacy) roi = ox_cpu_input(ctx, 1);
         if (s && ox_tensor_numel(s) > 0) {
             if (read_scales(ctx, s, sc, rank)) return -1;
             have_scales = 1;
@@ -653,7 +640,7 @@ static int resize_compute(ox_kernel_ctx *ctx) {
         double scale = have_scales ? sc[d] : (double)out / (double)in;
         double len_f = have_scales ? scale * (double)in : (double)out;
         double rs = p.ctm == CT_TF_CROP ? roi_v[d] : 0.0, re = p.ctm == CT_TF_CROP ? roi_v[d + rank] : 1.0;
-        if (rs_axis_build(&p, d, in, out, scale, len_f, rs, re)) rc = oom(ctx);
+        if (rs_axis_build(&p, d, in, out, scale, len_f, rs, re)) rc = ox_cpu_oom(ctx);
     }
     if (rc == 0) {
         int lead_identity = 1;
@@ -674,7 +661,7 @@ static int supports_resize(const ir_node *node, const ir_type *const *inputs, in
     (void)node;
     if (n_inputs < 1 || !inputs[0]) return 1;
     ox_dtype t = inputs[0]->dtype;
-    return t == ONYX_UNDEFINED || is_float_dtype(t) || ox_dtype_is_integer(t) || t == ONYX_BOOL;
+    return t == ONYX_UNDEFINED || ox_dtype_is_float(t) || ox_dtype_is_integer(t) || t == ONYX_BOOL;
 }
 
 /* ================================================================ */
@@ -878,7 +865,7 @@ static void gs_range(void *arg, int64_t begin, int64_t end) {
 }
 
 static int gridsample_compute(ox_kernel_ctx *ctx) {
-    const ox_tensor *x = input(ctx, 0), *grid = input(ctx, 1);
+    const ox_tensor *x = ox_cpu_input(ctx, 0), *grid = ox_cpu_input(ctx, 1);
     ox_tensor *y = ctx->outputs[0];
     if (!x || !grid || !y)
         return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "GridSample: inputs X and grid are required");
@@ -889,7 +876,7 @@ static int gridsample_compute(ox_kernel_ctx *ctx) {
         return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
                               "GridSample: batch of X (%lld) and grid (%lld) differ", (long long)x->dims[0],
                               (long long)grid->dims[0]);
-    if (!is_float_dtype(x->dtype) || !is_float_dtype(grid->dtype))
+    if (!ox_dtype_is_float(x->dtype) || !ox_dtype_is_float(grid->dtype))
         return ox_kernel_fail(ctx, ONYX_NOT_IMPLEMENTED, "GridSample: X and grid must be float tensors");
     int64_t N = x->dims[0], C = x->dims[1];
     int64_t odims[4] = {N, C, grid->dims[1], grid->dims[2]};
@@ -933,12 +920,12 @@ static int gridsample_compute(ox_kernel_ctx *ctx) {
             j.yf = y->data;
         else
             j.yf = yo = malloc(sizeof(float) * (size_t)total);
-        if (!j.xf || !j.gf || !j.yf) rc = oom(ctx);
+        if (!j.xf || !j.gf || !j.yf) rc = ox_cpu_oom(ctx);
     } else {
         j.xd = as_f64(x, &xdo);
         j.gd = as_f64(grid, &gdo);
         j.yd = y->data;
-        if (!j.xd || !j.gd) rc = oom(ctx);
+        if (!j.xd || !j.gd) rc = ox_cpu_oom(ctx);
     }
     if (rc == 0) {
         j.nblocks = (j.npix + GS_BLOCK - 1) / GS_BLOCK;
@@ -960,7 +947,7 @@ static int supports_float_inputs(const ir_node *node, const ir_type *const *inpu
     (void)node;
     for (int i = 0; i < n_inputs && i < 2; i++) {
         if (!inputs[i] || inputs[i]->dtype == ONYX_UNDEFINED) continue;
-        if (!is_float_dtype(inputs[i]->dtype)) return 0;
+        if (!ox_dtype_is_float(inputs[i]->dtype)) return 0;
     }
     return 1;
 }
@@ -1100,7 +1087,8 @@ static void ra_range(void *arg, int64_t begin, int64_t end) {
 }
 
 static int roialign_compute(ox_kernel_ctx *ctx) {
-    const ox_tensor *x = input(ctx, 0), *rois = input(ctx, 1), *bi = input(ctx, 2);
+    const ox_tensor *x = ox_cpu_input(ctx, 0), *rois = ox_cpu_input(ctx, 1),
+                    *bi = ox_cpu_input(ctx, 2);
     ox_tensor *y = ctx->outputs[0];
     if (!x || !rois || !bi || !y)
         return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
@@ -1112,7 +1100,8 @@ static int roialign_compute(ox_kernel_ctx *ctx) {
     if (bi->rank != 1 || bi->dims[0] != rois->dims[0])
         return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "RoiAlign: batch_indices must have shape (%lld)",
                               (long long)rois->dims[0]);
-    if (!is_float_dtype(x->dtype) || !is_float_dtype(rois->dtype) || !ox_dtype_is_integer(bi->dtype))
+    if (!ox_dtype_is_float(x->dtype) || !ox_dtype_is_float(rois->dtype) ||
+        !ox_dtype_is_integer(bi->dtype))
         return ox_kernel_fail(ctx, ONYX_NOT_IMPLEMENTED, "RoiAlign: unsupported input types");
     ra_job j;
     memset(&j, 0, sizeof j);
@@ -1147,7 +1136,7 @@ static int roialign_compute(ox_kernel_ctx *ctx) {
     if (j.H == 0 || j.W == 0)
         return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "RoiAlign: X has an empty spatial dimension");
     int64_t *bidx = malloc(sizeof(int64_t) * (size_t)R);
-    if (!bidx) return oom(ctx);
+    if (!bidx) return ox_cpu_oom(ctx);
     for (int64_t r = 0; r < R; r++) {
         bidx[r] = ox_get_i64(bi->data, bi->dtype, (size_t)r);
         if (bidx[r] < 0 || bidx[r] >= x->dims[0]) {
@@ -1164,7 +1153,7 @@ static int roialign_compute(ox_kernel_ctx *ctx) {
     j.x = as_f64(x, &xo);
     j.rois = as_f64(rois, &ro);
     j.y = y->dtype == ONYX_FLOAT64 ? y->data : (yo = malloc(sizeof(double) * (size_t)total));
-    if (!j.x || !j.rois || !j.y) rc = oom(ctx);
+    if (!j.x || !j.rois || !j.y) rc = ox_cpu_oom(ctx);
     for (int64_t r = 0; r < R && rc == 0; r++) {
         double sh, sw, bh, bw;
         int64_t gh, gw;
@@ -1175,11 +1164,11 @@ static int roialign_compute(ox_kernel_ctx *ctx) {
         else if ((size_t)(gh * gw) > j.max_samples)
             j.max_samples = (size_t)(gh * gw);
     }
-    if (rc == 0 && !(j.failed = calloc((size_t)R, 1))) rc = oom(ctx);
+    if (rc == 0 && !(j.failed = calloc((size_t)R, 1))) rc = ox_cpu_oom(ctx);
     if (rc == 0) {
         ox_parallel_for(ctx->pool, R, 1, ra_range, &j);
         for (int64_t r = 0; r < R && rc == 0; r++)
-            if (j.failed[r]) rc = oom(ctx);
+            if (j.failed[r]) rc = ox_cpu_oom(ctx);
         if (rc == 0 && yo)
             for (int64_t i = 0; i < total; i++)
                 ox_set_f64(y->data, y->dtype, (size_t)i, yo[i]);
@@ -1229,7 +1218,7 @@ static int nms_suppresses(const nms_box *a, const nms_box *b, double thr) {
 }
 
 static int scalar_input(ox_kernel_ctx *ctx, int i, const char *what, double *v, int64_t *iv) {
-    const ox_tensor *t = input(ctx, i);
+    const ox_tensor *t = ox_cpu_input(ctx, i);
     if (!t) return 0;
     if (ox_tensor_numel(t) != 1)
         return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "NonMaxSuppression: %s must hold a single value",
@@ -1242,7 +1231,7 @@ static int scalar_input(ox_kernel_ctx *ctx, int i, const char *what, double *v, 
 }
 
 static int nms_compute(ox_kernel_ctx *ctx) {
-    const ox_tensor *boxes = input(ctx, 0), *scores = input(ctx, 1);
+    const ox_tensor *boxes = ox_cpu_input(ctx, 0), *scores = ox_cpu_input(ctx, 1);
     if (!boxes || !scores)
         return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
                               "NonMaxSuppression: inputs boxes and scores are required");
@@ -1253,7 +1242,7 @@ static int nms_compute(ox_kernel_ctx *ctx) {
         return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
                               "NonMaxSuppression: scores must have shape (%lld, classes, %lld)",
                               (long long)boxes->dims[0], (long long)boxes->dims[1]);
-    if (!is_float_dtype(boxes->dtype) || !is_float_dtype(scores->dtype))
+    if (!ox_dtype_is_float(boxes->dtype) || !ox_dtype_is_float(scores->dtype))
         return ox_kernel_fail(ctx, ONYX_NOT_IMPLEMENTED, "NonMaxSuppression: boxes and scores must be float");
     int64_t max_out = 0;
     double iou_thr = 0.0, score_thr = 0.0;
@@ -1276,7 +1265,7 @@ static int nms_compute(ox_kernel_ctx *ctx) {
     int64_t *res = NULL;
     size_t nres = 0, cap = 0;
     int rc = 0;
-    if (!bx || !cand || !sel) rc = oom(ctx);
+    if (!bx || !cand || !sel) rc = ox_cpu_oom(ctx);
     for (int64_t b = 0; b < B && rc == 0 && max_out > 0; b++) {
         for (int64_t i = 0; i < S; i++) {
             double v[4];
@@ -1320,7 +1309,7 @@ static int nms_compute(ox_kernel_ctx *ctx) {
                     ncap *= 2;
                 int64_t *nr = realloc(res, ncap * 3 * sizeof *nr);
                 if (!nr) {
-                    rc = oom(ctx);
+                    rc = ox_cpu_oom(ctx);
                     break;
                 }
                 res = nr;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ep/cpu/kernels/kernel_util.h"
 #include "ep/ep.h"
 
 extern const ox_kernel_table ox_cpu_kernels_index;
@@ -12,32 +13,6 @@ extern const ox_kernel_table ox_cpu_kernels_index;
 /* ---- shared helpers ---- */
 
 static int is_str(const ox_tensor *t) { return t->dtype == ONYX_STRING; }
-
-static int str_assign(ox_kernel_ctx *ctx, char **slot, const char *s) {
-    char *d = strdup(s ? s : "");
-    if (!d) return ox_kernel_fail(ctx, ONYX_OUT_OF_MEMORY, "out of memory copying a string");
-    free(*slot);
-    *slot = d;
-    return 0;
-}
-
-static int copy_elems(ox_kernel_ctx *ctx, ox_tensor *dst, int64_t di, const ox_tensor *src,
-                      int64_t si, int64_t n) {
-    if (n <= 0) return 0;
-    if (is_str(dst)) {
-        char **d = (char **)dst->data + di;
-        char *const *s = (char *const *)src->data + si;
-        if (d == s) return 0;
-        for (int64_t i = 0; i < n; i++)
-            if (str_assign(ctx, &d[i], s[i]) != 0) return -1;
-        return 0;
-    }
-    size_t es = ox_dtype_size(dst->dtype);
-    char *d = (char *)dst->data + (size_t)di * es;
-    const char *s = (const char *)src->data + (size_t)si * es;
-    if (d != s) memmove(d, s, (size_t)n * es);
-    return 0;
-}
 
 static int64_t index_at(const ox_tensor *t, int64_t i) {
     switch (t->dtype) {
@@ -127,7 +102,7 @@ static int k_gather(ox_kernel_ctx *ctx) {
     if (is_str(x)) {
         for (int64_t o = 0; o < outer && rc == 0; o++)
             for (int64_t k = 0; k < nidx && rc == 0; k++)
-                rc = copy_elems(ctx, y, (o * nidx + k) * inner, x, (o * n_axis + idx[k]) * inner, inner);
+                rc = ox_cpu_copy_elems(ctx, y, (o * nidx + k) * inner, x, (o * n_axis + idx[k]) * inner, inner);
     } else if (outer * nidx * inner > 0) {
         gather_job j = {x->data, y->data, idx, nidx, n_axis, inner, ox_dtype_size(x->dtype)};
         int64_t grain = inner >= 1024 ? 1 : 1024 / inner;
@@ -154,7 +129,7 @@ static void strides_of(const int64_t *dims, int rank, int64_t *stride) {
 
 /* Copies one element (any dtype). */
 static int copy_one(ox_kernel_ctx *ctx, ox_tensor *dst, int64_t di, const ox_tensor *src, int64_t si, size_t es) {
-    if (is_str(dst)) return str_assign(ctx, (char **)dst->data + di, ((char *const *)src->data)[si]);
+    if (is_str(dst)) return ox_cpu_str_assign(ctx, (char **)dst->data + di, ((char *const *)src->data)[si]);
     char *d = (char *)dst->data + (size_t)di * es;
     const char *s = (const char *)src->data + (size_t)si * es;
     switch (es) {
@@ -262,7 +237,7 @@ static int k_gather_nd(ox_kernel_ctx *ctx) {
         for (int64_t t = 0; t < per_batch; t++) {
             int64_t tuple = bi * per_batch + t, off = 0;
             if (nd_offset(ctx, x, xs, (int)b, ind, tuple, m, batch_stride, bi, &off) != 0) return -1;
-            if (copy_elems(ctx, y, tuple * slice, x, off, slice) != 0) return -1;
+            if (ox_cpu_copy_elems(ctx, y, tuple * slice, x, off, slice) != 0) return -1;
         }
     return 0;
 }
@@ -358,7 +333,7 @@ static int reduction_type_ok(ox_dtype t) {
 /* Writes n updates at dst element di with the reduction. */
 static int scatter_write(ox_kernel_ctx *ctx, ox_tensor *y, int64_t di, const ox_tensor *up, int64_t si, int64_t n,
                          int red) {
-    if (red == RED_NONE) return copy_elems(ctx, y, di, up, si, n);
+    if (red == RED_NONE) return ox_cpu_copy_elems(ctx, y, di, up, si, n);
     size_t es = ox_dtype_size(y->dtype);
     if (reduce_into(y->dtype, red, (char *)y->data + (size_t)di * es, (const char *)up->data + (size_t)si * es, n) != 0)
         return ox_kernel_fail(ctx, ONYX_NOT_IMPLEMENTED, "%s: reductions are not supported for %s", ctx->node->op_type,
@@ -366,13 +341,20 @@ static int scatter_write(ox_kernel_ctx *ctx, ox_tensor *y, int64_t di, const ox_
     return 0;
 }
 
+/* Data, indices and updates, the inputs of every scatter. */
+static int scatter_inputs(ox_kernel_ctx *ctx, const ox_tensor **x, const ox_tensor **ind,
+                          const ox_tensor **up) {
+    if (input_tensor(ctx, 0, "data", x) || input_tensor(ctx, 1, "indices", ind) ||
+        input_tensor(ctx, 2, "updates", up))
+        return -1;
+    return 0;
+}
+
 /* ---- ScatterND ---- */
 
 static int k_scatter_nd(ox_kernel_ctx *ctx) {
     const ox_tensor *x = NULL, *ind = NULL, *up = NULL;
-    if (input_tensor(ctx, 0, "data", &x) || input_tensor(ctx, 1, "indices", &ind) ||
-        input_tensor(ctx, 2, "updates", &up))
-        return -1;
+    if (scatter_inputs(ctx, &x, &ind, &up) != 0) return -1;
     ox_tensor *y = ctx->outputs[0];
     if (!y) return 0;
     int red;
@@ -387,7 +369,7 @@ static int k_scatter_nd(ox_kernel_ctx *ctx) {
     if (ox_tensor_numel(up) != tuples * slice || up->dtype != x->dtype)
         return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "ScatterND: updates must have %lld elements of type %s",
                               (long long)(tuples * slice), ox_dtype_name(x->dtype));
-    if (copy_elems(ctx, y, 0, x, 0, ox_tensor_numel(x)) != 0) return -1;
+    if (ox_cpu_copy_elems(ctx, y, 0, x, 0, ox_tensor_numel(x)) != 0) return -1;
     int64_t xs[OX_MAX_RANK];
     strides_of(x->dims, r, xs);
     for (int64_t t = 0; t < tuples; t++) {
@@ -402,9 +384,7 @@ static int k_scatter_nd(ox_kernel_ctx *ctx) {
 
 static int k_scatter_elements(ox_kernel_ctx *ctx) {
     const ox_tensor *x = NULL, *ind = NULL, *up = NULL;
-    if (input_tensor(ctx, 0, "data", &x) || input_tensor(ctx, 1, "indices", &ind) ||
-        input_tensor(ctx, 2, "updates", &up))
-        return -1;
+    if (scatter_inputs(ctx, &x, &ind, &up) != 0) return -1;
     ox_tensor *y = ctx->outputs[0];
     if (!y) return 0;
     int red = RED_NONE;
@@ -420,7 +400,7 @@ static int k_scatter_elements(ox_kernel_ctx *ctx) {
         if (a != axis && ind->dims[a] > x->dims[a])
             return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "%s: indices dim %d (%lld) exceeds data dim %lld",
                                   ctx->node->op_type, a, (long long)ind->dims[a], (long long)x->dims[a]);
-    if (copy_elems(ctx, y, 0, x, 0, ox_tensor_numel(x)) != 0) return -1;
+    if (ox_cpu_copy_elems(ctx, y, 0, x, 0, ox_tensor_numel(x)) != 0) return -1;
     int64_t n = ox_tensor_numel(ind);
     int64_t xs[OX_MAX_RANK], idx[OX_MAX_RANK] = {0};
     strides_of(x->dims, r, xs);
@@ -663,7 +643,7 @@ static int k_onehot(ox_kernel_ctx *ctx) {
     int64_t inner = ox_numel(ind->dims + axis, ind->rank - (int)axis);
     int64_t total = ox_tensor_numel(y);
     for (int64_t i = 0; i < total; i++)
-        if (copy_elems(ctx, y, i, vals, 0, 1) != 0) return -1;
+        if (ox_cpu_copy_elems(ctx, y, i, vals, 0, 1) != 0) return -1;
     for (int64_t o = 0; o < outer; o++)
         for (int64_t i = 0; i < inner; i++) {
             int64_t pos = o * inner + i;
@@ -679,7 +659,7 @@ static int k_onehot(ox_kernel_ctx *ctx) {
             }
             if (v < 0) v += depth;
             if (v < 0 || v >= depth) continue; /* out of range: all off */
-            if (copy_elems(ctx, y, (o * depth + v) * inner + i, vals, 1, 1) != 0) return -1;
+            if (ox_cpu_copy_elems(ctx, y, (o * depth + v) * inner + i, vals, 1, 1) != 0) return -1;
         }
     return 0;
 }
@@ -714,7 +694,7 @@ static int k_compress(ox_kernel_ctx *ctx) {
     for (int64_t o = 0; o < outer; o++)
         for (int64_t i = 0; i < nc && i < len; i++) {
             if (!c[i]) continue;
-            if (copy_elems(ctx, y, at, x, (o * len + i) * inner, inner) != 0) return -1;
+            if (ox_cpu_copy_elems(ctx, y, at, x, (o * len + i) * inner, inner) != 0) return -1;
             at += inner;
         }
     return 0;
@@ -796,7 +776,7 @@ static int k_unique(ox_kernel_ctx *ctx) {
     if (!y) rc = -1;
     for (int64_t o = 0; rc == 0 && o < c.outer; o++)
         for (int64_t j = 0; rc == 0 && j < u; j++)
-            rc = copy_elems(ctx, y, (o * u + j) * c.inner, x, (o * n + first[order[j]]) * c.inner, c.inner);
+            rc = ox_cpu_copy_elems(ctx, y, (o * u + j) * c.inner, x, (o * n + first[order[j]]) * c.inner, c.inner);
     int64_t ud[1] = {u}, nd[1] = {n};
     if (rc == 0 && output_wanted(ctx, 1)) {
         ox_tensor *t = ox_kernel_output(ctx, 1, ONYX_INT64, ud, 1);
@@ -859,7 +839,7 @@ static int k_trilu(ox_kernel_ctx *ctx) {
             if (is_str(y)) {
                 for (int64_t j = 0; j < cols; j++) {
                     const char *v = (j >= lo && j < hi) ? ((char *const *)x->data)[row + j] : "";
-                    if (str_assign(ctx, (char **)y->data + row + j, v) != 0) return -1;
+                    if (ox_cpu_str_assign(ctx, (char **)y->data + row + j, v) != 0) return -1;
                 }
                 continue;
             }
@@ -902,7 +882,7 @@ static int k_reverse_sequence(ox_kernel_ctx *ctx) {
                                   (long long)len, (long long)nt);
         for (int64_t t = 0; t < nt; t++) {
             int64_t st = t < len ? len - 1 - t : t;
-            if (copy_elems(ctx, y, t * xs[ta] + b * xs[ba], x, st * xs[ta] + b * xs[ba], inner) != 0) return -1;
+            if (ox_cpu_copy_elems(ctx, y, t * xs[ta] + b * xs[ba], x, st * xs[ta] + b * xs[ba], inner) != 0) return -1;
         }
     }
     return 0;

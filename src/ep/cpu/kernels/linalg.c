@@ -8,39 +8,10 @@
 #include <string.h>
 
 #include "ep/cpu/kernels/gemm.h"
+#include "ep/cpu/kernels/kernel_util.h"
 #include "ep/ep.h"
 
 extern const ox_kernel_table ox_cpu_kernels_linalg;
-
-static const ox_tensor *input(const ox_kernel_ctx *ctx, int i) {
-    return i < ctx->n_inputs ? ctx->inputs[i] : NULL;
-}
-
-static int oom(ox_kernel_ctx *ctx) {
-    return ox_kernel_fail(ctx, ONYX_OUT_OF_MEMORY, "%s: out of memory", ctx->node->op_type);
-}
-
-/* float16 / bfloat16 run through float32 copies. */
-static float *to_f32(const ox_tensor *t) {
-    int64_t n = ox_tensor_numel(t);
-    float *f = malloc(sizeof(float) * (size_t)(n > 0 ? n : 1));
-    if (!f) return NULL;
-    const uint16_t *h = t->data;
-    if (t->dtype == ONYX_FLOAT16)
-        for (int64_t i = 0; i < n; i++) f[i] = ox_half_to_float(h[i]);
-    else
-        for (int64_t i = 0; i < n; i++) f[i] = ox_bf16_to_float(h[i]);
-    return f;
-}
-
-static void from_f32(ox_tensor *t, const float *f) {
-    int64_t n = ox_tensor_numel(t);
-    uint16_t *h = t->data;
-    if (t->dtype == ONYX_FLOAT16)
-        for (int64_t i = 0; i < n; i++) h[i] = ox_float_to_half(f[i]);
-    else
-        for (int64_t i = 0; i < n; i++) h[i] = ox_float_to_bf16(f[i]);
-}
 
 
 /* Saturating double -> integer conversions (truncating, like a cast). */
@@ -121,7 +92,7 @@ GEMM_INT(uint32_t, uint32_t, sat_u64, gemm_u32)
 GEMM_INT(uint64_t, uint64_t, sat_u64, gemm_u64)
 
 static int gemm_compute(ox_kernel_ctx *ctx) {
-    const ox_tensor *A = input(ctx, 0), *B = input(ctx, 1), *C = input(ctx, 2);
+    const ox_tensor *A = ox_cpu_input(ctx, 0), *B = ox_cpu_input(ctx, 1), *C = ox_cpu_input(ctx, 2);
     ox_tensor *Y = ctx->outputs[0];
     const ir_node *nd = ctx->node;
     int ta = ir_attr_int(nd, "transA", 0) != 0, tb = ir_attr_int(nd, "transB", 0) != 0;
@@ -144,7 +115,7 @@ static int gemm_compute(ox_kernel_ctx *ctx) {
         if (C && beta != 0.0f) fill_c_f32(Y->data, C->data, cv, M, N);
         if (ox_gemm_f32(ctx->pool, ta, tb, M, N, K, alpha, A->data, lda, B->data, ldb,
                         C ? beta : 0.0f, Y->data, N))
-            return oom(ctx);
+            return ox_cpu_oom(ctx);
         return 0;
     case ONYX_FLOAT64:
         if (C && beta != 0.0f) fill_c_f64(Y->data, C->data, cv, M, N);
@@ -152,17 +123,17 @@ static int gemm_compute(ox_kernel_ctx *ctx) {
                            C ? beta : 0.0, Y->data, N);
     case ONYX_FLOAT16:
     case ONYX_BFLOAT16: {
-        float *a = to_f32(A), *b = to_f32(B), *c = C ? to_f32(C) : NULL;
+        float *a = ox_cpu_to_f32(A), *b = ox_cpu_to_f32(B), *c = C ? ox_cpu_to_f32(C) : NULL;
         float *y = malloc(sizeof(float) * (size_t)(M * N));
         int rc = 0;
         if (!a || !b || !y || (C && !c)) {
-            rc = oom(ctx);
+            rc = ox_cpu_oom(ctx);
         } else {
             if (C && beta != 0.0f) fill_c_f32(y, c, cv, M, N);
             if (ox_gemm_f32(ctx->pool, ta, tb, M, N, K, alpha, a, lda, b, ldb, C ? beta : 0.0f, y, N))
-                rc = oom(ctx);
+                rc = ox_cpu_oom(ctx);
             else
-                from_f32(Y, y);
+                ox_cpu_from_f32(Y, y);
         }
         free(a);
         free(b);
@@ -315,7 +286,7 @@ static int mm_float(ox_kernel_ctx *ctx, const mm_plan *p, const void *A, const v
                                    p->N)
                      : ox_gemm_f64(ctx->pool, 0, 0, rows, p->N, p->K, 1.0, A, p->K, B, p->N, 0.0, Y,
                                    p->N);
-        return rc ? oom(ctx) : 0;
+        return rc ? ox_cpu_oom(ctx) : 0;
     }
     int threads = ox_threadpool_size(ctx->pool);
     if (p->nb >= threads && threads > 1) {
@@ -327,7 +298,7 @@ static int mm_float(ox_kernel_ctx *ctx, const mm_plan *p, const void *A, const v
         for (int64_t i = 0; i < p->nb; i++)
             if (mm_one(&j, i, ctx->pool)) atomic_store(&j.failed, 1);
     }
-    return atomic_load(&j.failed) ? oom(ctx) : 0;
+    return atomic_load(&j.failed) ? ox_cpu_oom(ctx) : 0;
 }
 
 #define MM_INT(T, U, NAME)                                                                    \
@@ -354,7 +325,7 @@ MM_INT(uint32_t, uint32_t, mm_u32)
 MM_INT(uint64_t, uint64_t, mm_u64)
 
 static int matmul_compute(ox_kernel_ctx *ctx) {
-    const ox_tensor *A = input(ctx, 0), *B = input(ctx, 1);
+    const ox_tensor *A = ox_cpu_input(ctx, 0), *B = ox_cpu_input(ctx, 1);
     ox_tensor *Y = ctx->outputs[0];
     mm_plan p;
     if (mm_plan_make(ctx, A, B, &p)) return -1;
@@ -366,15 +337,15 @@ static int matmul_compute(ox_kernel_ctx *ctx) {
         return mm_float(ctx, &p, A->data, B->data, Y->data, A->dtype);
     case ONYX_FLOAT16:
     case ONYX_BFLOAT16: {
-        float *a = to_f32(A), *b = to_f32(B);
+        float *a = ox_cpu_to_f32(A), *b = ox_cpu_to_f32(B);
         int64_t ny = ox_tensor_numel(Y);
         float *y = malloc(sizeof(float) * (size_t)(ny > 0 ? ny : 1));
         int rc;
         if (!a || !b || !y) {
-            rc = oom(ctx);
+            rc = ox_cpu_oom(ctx);
         } else {
             rc = mm_float(ctx, &p, a, b, y, ONYX_FLOAT32);
-            if (!rc) from_f32(Y, y);
+            if (!rc) ox_cpu_from_f32(Y, y);
         }
         free(a);
         free(b);
@@ -459,7 +430,7 @@ static int qmm_int32(ox_kernel_ctx *ctx, const mm_plan *p, const ox_tensor *A, c
     if (!a || !b) {
         free(a);
         free(b);
-        return oom(ctx);
+        return ox_cpu_oom(ctx);
     }
     int64_t mk = p->M * p->K, kn = p->K * p->N;
     for (int64_t i = 0; i < na; i++) {
@@ -491,7 +462,7 @@ static int qmm_int32(ox_kernel_ctx *ctx, const mm_plan *p, const ox_tensor *A, c
 static int64_t batch_count(const ox_tensor *t) { return t->rank > 2 ? ox_numel(t->dims, t->rank - 2) : 1; }
 
 static int matmul_integer_compute(ox_kernel_ctx *ctx) {
-    const ox_tensor *A = input(ctx, 0), *B = input(ctx, 1);
+    const ox_tensor *A = ox_cpu_input(ctx, 0), *B = ox_cpu_input(ctx, 1);
     ox_tensor *Y = ctx->outputs[0];
     if (q8_check(ctx, A, "A") || q8_check(ctx, B, "B")) return -1;
     mm_plan p;
@@ -499,7 +470,7 @@ static int matmul_integer_compute(ox_kernel_ctx *ctx) {
     if (Y->dtype != ONYX_INT32 || ox_tensor_numel(Y) != p.nb * p.M * p.N)
         return ox_kernel_fail(ctx, ONYX_RUNTIME_ERROR, "MatMulInteger: output does not match inputs");
     qparam za, zb;
-    const ox_tensor *ZA = input(ctx, 2), *ZB = input(ctx, 3);
+    const ox_tensor *ZA = ox_cpu_input(ctx, 2), *ZB = ox_cpu_input(ctx, 3);
     if ((ZA && ZA->dtype != A->dtype) || (ZB && ZB->dtype != B->dtype))
         return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "MatMulInteger: zero points must match their inputs' types");
     if (qparam_make(ctx, ZA, p.M, batch_count(A), "a_zero_point", &za) ||
@@ -509,7 +480,8 @@ static int matmul_integer_compute(ox_kernel_ctx *ctx) {
 }
 
 static int qlinear_matmul_compute(ox_kernel_ctx *ctx) {
-    const ox_tensor *A = input(ctx, 0), *B = input(ctx, 3), *YZ = input(ctx, 7);
+    const ox_tensor *A = ox_cpu_input(ctx, 0), *B = ox_cpu_input(ctx, 3),
+                    *YZ = ox_cpu_input(ctx, 7);
     ox_tensor *Y = ctx->outputs[0];
     if (q8_check(ctx, A, "a") || q8_check(ctx, B, "b") || q8_check(ctx, YZ, "y_zero_point")) return -1;
     mm_plan p;
@@ -518,16 +490,16 @@ static int qlinear_matmul_compute(ox_kernel_ctx *ctx) {
         return ox_kernel_fail(ctx, ONYX_RUNTIME_ERROR, "QLinearMatMul: output does not match inputs");
     qparam za, zb, sa, sb, sy, zy;
     int64_t ba = batch_count(A), bb = batch_count(B);
-    if (qparam_make(ctx, input(ctx, 2), p.M, ba, "a_zero_point", &za) ||
-        qparam_make(ctx, input(ctx, 5), p.N, bb, "b_zero_point", &zb) ||
-        qparam_make(ctx, input(ctx, 1), p.M, ba, "a_scale", &sa) ||
-        qparam_make(ctx, input(ctx, 4), p.N, bb, "b_scale", &sb) ||
-        qparam_make(ctx, input(ctx, 6), 1, 1, "y_scale", &sy) ||
+    if (qparam_make(ctx, ox_cpu_input(ctx, 2), p.M, ba, "a_zero_point", &za) ||
+        qparam_make(ctx, ox_cpu_input(ctx, 5), p.N, bb, "b_zero_point", &zb) ||
+        qparam_make(ctx, ox_cpu_input(ctx, 1), p.M, ba, "a_scale", &sa) ||
+        qparam_make(ctx, ox_cpu_input(ctx, 4), p.N, bb, "b_scale", &sb) ||
+        qparam_make(ctx, ox_cpu_input(ctx, 6), 1, 1, "y_scale", &sy) ||
         qparam_make(ctx, YZ, 1, 1, "y_zero_point", &zy))
         return -1;
     int64_t ny = p.nb * p.M * p.N;
     int32_t *acc = malloc(sizeof(int32_t) * (size_t)(ny > 0 ? ny : 1));
-    if (!acc) return oom(ctx);
+    if (!acc) return ox_cpu_oom(ctx);
     if (qmm_int32(ctx, &p, A, &za, B, &zb, acc)) {
         free(acc);
         return -1;
@@ -561,7 +533,7 @@ static int qlinear_matmul_compute(ox_kernel_ctx *ctx) {
 /* Det: LU factorisation with partial pivoting, in double */
 
 static int det_compute(ox_kernel_ctx *ctx) {
-    const ox_tensor *X = input(ctx, 0);
+    const ox_tensor *X = ox_cpu_input(ctx, 0);
     ox_tensor *Y = ctx->outputs[0];
     if (X->rank < 2 || X->dims[X->rank - 1] != X->dims[X->rank - 2])
         return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "Det: input must be [..., n, n]");
@@ -570,7 +542,7 @@ static int det_compute(ox_kernel_ctx *ctx) {
                               ox_dtype_name(X->dtype));
     int64_t n = X->dims[X->rank - 1], count = ox_numel(X->dims, X->rank - 2);
     double *m = malloc(sizeof(double) * (size_t)(n * n > 0 ? n * n : 1));
-    if (!m) return oom(ctx);
+    if (!m) return ox_cpu_oom(ctx);
     for (int64_t b = 0; b < count; b++) {
         for (int64_t i = 0; i < n * n; i++) m[i] = ox_get_f64(X->data, X->dtype, (size_t)(b * n * n + i));
         double det = 1.0;
@@ -725,7 +697,7 @@ static int einsum_as_gemm(ox_kernel_ctx *ctx, const int64_t *size, int64_t (*str
     void *cp = malloc(es * (size_t)(NB * M * N > 0 ? NB * M * N : 1));
     int rc = 0;
     if (!ap || !bp || !cp) {
-        rc = oom(ctx);
+        rc = ox_cpu_oom(ctx);
         goto out;
     }
     ein_copy(ap, A->data, es, la, na, size, str[0], 1);
@@ -735,7 +707,7 @@ static int einsum_as_gemm(ox_kernel_ctx *ctx, const int64_t *size, int64_t (*str
                                       (float *)bp + b * K * N, N, 0.0f, (float *)cp + b * M * N, N)
                         : ox_gemm_f64(ctx->pool, 0, 0, M, N, K, 1.0, (double *)ap + b * M * K, K,
                                       (double *)bp + b * K * N, N, 0.0, (double *)cp + b * M * N, N);
-        if (r) rc = oom(ctx);
+        if (r) rc = ox_cpu_oom(ctx);
     }
     if (!rc) ein_copy(cp, Y->data, es, ly, ny, size, ystr, 0);
     *done = 1;
@@ -785,7 +757,7 @@ static int einsum_compute(ox_kernel_ctx *ctx) {
     if (!str || !occ) {
         free(str);
         free(occ);
-        return oom(ctx);
+        return ox_cpu_oom(ctx);
     }
     int rc = 0;
     for (int i = 0; i < nops && !rc; i++) {
@@ -890,7 +862,7 @@ static int einsum_compute(ox_kernel_ctx *ctx) {
         int64_t n = ox_tensor_numel(t);
         data[i] = malloc(8 * (size_t)(n > 0 ? n : 1));
         if (!data[i]) {
-            rc = oom(ctx);
+            rc = ox_cpu_oom(ctx);
             break;
         }
         for (int64_t e = 0; e < n; e++) {

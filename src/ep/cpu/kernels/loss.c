@@ -7,41 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ep/cpu/kernels/kernel_util.h"
 #include "ep/ep.h"
 
 extern const ox_kernel_table ox_cpu_kernels_loss;
-
-static const ox_tensor *input(const ox_kernel_ctx *ctx, int i) {
-    return i < ctx->n_inputs ? ctx->inputs[i] : NULL;
-}
-
-static ox_tensor *output(const ox_kernel_ctx *ctx, int i) {
-    return i < ctx->n_outputs ? ctx->outputs[i] : NULL;
-}
-
-static int oom(ox_kernel_ctx *ctx) {
-    return ox_kernel_fail(ctx, ONYX_OUT_OF_MEMORY, "%s: out of memory", ctx->node->op_type);
-}
-
-static int is_float(ox_dtype t) {
-    return t == ONYX_FLOAT16 || t == ONYX_FLOAT32 || t == ONYX_FLOAT64 || t == ONYX_BFLOAT16;
-}
-
-/* Whole tensor as doubles. */
-static double *load_f64(const ox_tensor *t) {
-    int64_t n = ox_tensor_numel(t);
-    double *d = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
-    if (!d) return NULL;
-    if (t->dtype == ONYX_FLOAT32) {
-        const float *f = t->data;
-        for (int64_t i = 0; i < n; i++) d[i] = f[i];
-    } else if (t->dtype == ONYX_FLOAT64) {
-        memcpy(d, t->data, sizeof(double) * (size_t)n);
-    } else {
-        for (int64_t i = 0; i < n; i++) d[i] = ox_get_f64(t->data, t->dtype, (size_t)i);
-    }
-    return d;
-}
 
 static void store_f64(ox_tensor *t, const double *d) {
     int64_t n = ox_tensor_numel(t);
@@ -65,11 +34,12 @@ typedef enum { RED_NONE, RED_SUM, RED_MEAN } reduction;
 static int loss_compute(ox_kernel_ctx *ctx) {
     const char *op = ctx->node->op_type;
     int sce = strcmp(op, "SoftmaxCrossEntropyLoss") == 0;
-    const ox_tensor *x = input(ctx, 0), *lab = input(ctx, 1), *w = input(ctx, 2);
-    ox_tensor *out = output(ctx, 0), *logp_out = sce ? output(ctx, 1) : NULL;
+    const ox_tensor *x = ox_cpu_input(ctx, 0), *lab = ox_cpu_input(ctx, 1),
+                    *w = ox_cpu_input(ctx, 2);
+    ox_tensor *out = ox_cpu_output(ctx, 0), *logp_out = sce ? ox_cpu_output(ctx, 1) : NULL;
     if (!x || !lab || !out)
         return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "%s: inputs 0 and 1 are required", op);
-    if (!is_float(x->dtype))
+    if (!ox_dtype_is_float(x->dtype))
         return ox_kernel_fail(ctx, ONYX_NOT_IMPLEMENTED, "%s: element type %s is not supported", op,
                               ox_dtype_name(x->dtype));
     if (lab->dtype != ONYX_INT32 && lab->dtype != ONYX_INT64)
@@ -100,13 +70,13 @@ static int loss_compute(ox_kernel_ctx *ctx) {
     int64_t ignore = has_ignore ? ia->i : 0;
 
     int64_t nx = ox_tensor_numel(x), ns = N * D;
-    double *xv = load_f64(x);
-    double *wv = w ? load_f64(w) : NULL;
+    double *xv = ox_cpu_load_f64(x);
+    double *wv = w ? ox_cpu_load_f64(w) : NULL;
     double *loss = malloc(sizeof(double) * (size_t)(ns > 0 ? ns : 1));
     double *lse = sce ? malloc(sizeof(double) * (size_t)(D > 0 ? D : 1)) : NULL;
     int rc = 0;
     if (!xv || (w && !wv) || !loss || (sce && !lse)) {
-        rc = oom(ctx);
+        rc = ox_cpu_oom(ctx);
         goto done;
     }
 
@@ -247,10 +217,10 @@ static void set_mask(ox_tensor *mask, int64_t i, int keep) {
 }
 
 static int dropout_compute(ox_kernel_ctx *ctx) {
-    const ox_tensor *x = input(ctx, 0);
-    ox_tensor *y = output(ctx, 0), *mask = output(ctx, 1);
+    const ox_tensor *x = ox_cpu_input(ctx, 0);
+    ox_tensor *y = ox_cpu_output(ctx, 0), *mask = ox_cpu_output(ctx, 1);
     if (!x || !y) return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "Dropout: data is required");
-    if (!is_float(x->dtype) || y->dtype != x->dtype)
+    if (!ox_dtype_is_float(x->dtype) || y->dtype != x->dtype)
         return ox_kernel_fail(ctx, ONYX_NOT_IMPLEMENTED, "Dropout: element type %s is not supported",
                               ox_dtype_name(x->dtype));
     int64_t n = ox_tensor_numel(x);
@@ -260,14 +230,14 @@ static int dropout_compute(ox_kernel_ctx *ctx) {
     int training = 0;
     double ratio = 0.5;
     if (ctx->node->opset >= 12) {
-        const ox_tensor *r = input(ctx, 1), *t = input(ctx, 2);
+        const ox_tensor *r = ox_cpu_input(ctx, 1), *t = ox_cpu_input(ctx, 2);
         if (t) {
             if (t->dtype != ONYX_BOOL || ox_tensor_numel(t) != 1)
                 return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "Dropout: training_mode must be one bool");
             training = ((const uint8_t *)t->data)[0] != 0;
         }
         if (r) {
-            if (!is_float(r->dtype) || ox_tensor_numel(r) != 1)
+            if (!ox_dtype_is_float(r->dtype) || ox_tensor_numel(r) != 1)
                 return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "Dropout: ratio must be one float value");
             ratio = ox_get_f64(r->data, r->dtype, 0);
         }
@@ -283,7 +253,7 @@ static int dropout_compute(ox_kernel_ctx *ctx) {
     }
 
     mt19937 *g = malloc(sizeof *g);
-    if (!g) return oom(ctx);
+    if (!g) return ox_cpu_oom(ctx);
     const ir_attr *sa = ir_node_attr(ctx->node, "seed");
     mt_seed(g, sa ? (uint32_t)(uint64_t)sa->i : default_seed(ctx->node));
     if (x->dtype == ONYX_FLOAT32) {
@@ -309,16 +279,10 @@ static int dropout_compute(ox_kernel_ctx *ctx) {
     return 0;
 }
 
-static int supports_float(const ir_node *node, const ir_type *const *inputs, int n_inputs) {
-    (void)node;
-    if (n_inputs < 1 || !inputs[0]) return 1;
-    return is_float(inputs[0]->dtype) || inputs[0]->dtype == ONYX_UNDEFINED;
-}
-
 static const ox_kernel_def KERNELS[] = {
-    {"", "SoftmaxCrossEntropyLoss", 12, 17, loss_compute, supports_float, NULL, NULL},
-    {"", "NegativeLogLikelihoodLoss", 12, 17, loss_compute, supports_float, NULL, NULL},
-    {"", "Dropout", 1, 17, dropout_compute, supports_float, NULL, NULL},
+    {"", "SoftmaxCrossEntropyLoss", 12, 17, loss_compute, ox_cpu_supports_float, NULL, NULL},
+    {"", "NegativeLogLikelihoodLoss", 12, 17, loss_compute, ox_cpu_supports_float, NULL, NULL},
+    {"", "Dropout", 1, 17, dropout_compute, ox_cpu_supports_float, NULL, NULL},
 };
 
 const ox_kernel_table ox_cpu_kernels_loss = {KERNELS, sizeof KERNELS / sizeof KERNELS[0]};

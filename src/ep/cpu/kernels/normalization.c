@@ -7,69 +7,57 @@
 #include <string.h>
 
 #include "ep/cpu/kernels/gemm.h"
+#include "ep/cpu/kernels/kernel_util.h"
 #include "ep/ep.h"
+#include "ops/normalization.h"
 
 extern const ox_kernel_table ox_cpu_kernels_normalization;
-
-static const ox_tensor *input(const ox_kernel_ctx *ctx, int i) {
-    return i < ctx->n_inputs ? ctx->inputs[i] : NULL;
-}
-
-static ox_tensor *output(const ox_kernel_ctx *ctx, int i) {
-    return i < ctx->n_outputs ? ctx->outputs[i] : NULL;
-}
-
-static int oom(ox_kernel_ctx *ctx) {
-    return ox_kernel_fail(ctx, ONYX_OUT_OF_MEMORY, "%s: out of memory", ctx->node->op_type);
-}
 
 static int unsupported(ox_kernel_ctx *ctx, ox_dtype t) {
     return ox_kernel_fail(ctx, ONYX_NOT_IMPLEMENTED, "%s: element type %s is not supported",
                           ctx->node->op_type, ox_dtype_name(t));
 }
 
-/* Whole tensor as doubles (parameter vectors are small). */
-static double *load_f64(const ox_tensor *t) {
-    int64_t n = ox_tensor_numel(t);
-    double *d = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
-    if (!d) return NULL;
-    for (int64_t i = 0; i < n; i++) d[i] = ox_get_f64(t->data, t->dtype, (size_t)i);
-    return d;
-}
+/* X and Y as arrays of the working type (float32 or float64): the
+ * tensors' own buffers when they already hold it, otherwise converted
+ * copies, the output one written back to Y by view_close. */
+typedef struct wview {
+    const void *x;
+    void *y;
+    void *xbuf, *ybuf;
+    ox_dtype work;
+} wview;
 
-/* float32 view of X and Y: the tensors' own buffers for float32, converted
- * copies for float16 / bfloat16 (callers handle float64 natively). */
-typedef struct fview {
-    const float *x; /* input as float32 */
-    float *y;       /* output as float32 */
-    float *xbuf, *ybuf;
-} fview;
-
-static int fview_open(fview *v, const ox_tensor *X, ox_tensor *Y) {
+static int view_open(wview *v, const ox_tensor *X, ox_tensor *Y, ox_dtype work) {
     memset(v, 0, sizeof *v);
-    if (X->dtype == ONYX_FLOAT32) {
+    v->work = work;
+    if (X->dtype == work) {
         v->x = X->data;
         v->y = Y->data;
         return 0;
     }
     int64_t n = ox_tensor_numel(X);
-    v->xbuf = malloc(sizeof(float) * (size_t)(n > 0 ? n : 1));
-    v->ybuf = malloc(sizeof(float) * (size_t)(n > 0 ? n : 1));
+    size_t bytes = ox_dtype_size(work) * (size_t)(n > 0 ? n : 1);
+    v->xbuf = malloc(bytes);
+    v->ybuf = malloc(bytes);
     if (!v->xbuf || !v->ybuf) {
         free(v->xbuf);
         free(v->ybuf);
+        v->xbuf = v->ybuf = NULL;
         return -1;
     }
-    for (int64_t i = 0; i < n; i++) v->xbuf[i] = (float)ox_get_f64(X->data, X->dtype, (size_t)i);
+    for (int64_t i = 0; i < n; i++)
+        ox_set_f64(v->xbuf, work, (size_t)i, ox_get_f64(X->data, X->dtype, (size_t)i));
     v->x = v->xbuf;
     v->y = v->ybuf;
     return 0;
 }
 
-static void fview_close(fview *v, ox_tensor *Y, int ok) {
-    if (v->ybuf && ok) {
+static void view_close(wview *v, ox_tensor *Y) {
+    if (v->ybuf) {
         int64_t n = ox_tensor_numel(Y);
-        for (int64_t i = 0; i < n; i++) ox_set_f64(Y->data, Y->dtype, (size_t)i, v->ybuf[i]);
+        for (int64_t i = 0; i < n; i++)
+            ox_set_f64(Y->data, Y->dtype, (size_t)i, ox_get_f64(v->ybuf, v->work, (size_t)i));
     }
     free(v->xbuf);
     free(v->ybuf);
@@ -152,59 +140,53 @@ static void channel_stats(const void *x, int f64, int64_t N, int64_t C, int64_t 
 /* ================================================================ */
 /* BatchNormalization */
 
-static int bn_training(const ir_node *n) {
-    int extra = 0;
-    for (int i = 1; i < n->n_outputs; i++)
-        if (n->outputs[i] >= 0) extra = 1;
-    if (n->opset >= 14) return ir_attr_int(n, "training_mode", 0) != 0;
-    if (n->opset <= 6) return !ir_attr_int(n, "is_test", 0) && extra;
-    return extra;
-}
-
 static void store_vec(ox_tensor *t, const double *v, int64_t n) {
     if (!t) return;
     for (int64_t i = 0; i < n && i < ox_tensor_numel(t); i++) ox_set_f64(t->data, t->dtype, (size_t)i, v[i]);
 }
 
 static int batchnorm_compute(ox_kernel_ctx *ctx) {
-    const ox_tensor *X = input(ctx, 0);
-    ox_tensor *Y = output(ctx, 0);
+    const ox_tensor *X = ox_cpu_input(ctx, 0);
+    ox_tensor *Y = ox_cpu_output(ctx, 0);
     const ir_node *nd = ctx->node;
     if (X->rank < 2)
         return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "BatchNormalization: X must have rank >= 2");
     double eps = ir_attr_float(nd, "epsilon", 1e-5f);
     double momentum = ir_attr_float(nd, "momentum", 0.9f);
     int spatial = nd->opset < 9 ? (int)ir_attr_int(nd, "spatial", 1) : 1;
-    int training = bn_training(nd);
+    int training = ox_batchnorm_training(nd);
     int64_t N = X->dims[0], C = X->dims[1], inner = ox_numel(X->dims + 2, X->rank - 2);
     int64_t P = spatial ? C : C * inner;
     static const char *const names[5] = {"X", "scale", "B", "mean", "var"};
     for (int i = 1; i < 5; i++)
-        if (ox_tensor_numel(input(ctx, i)) != P)
+        if (ox_tensor_numel(ox_cpu_input(ctx, i)) != P)
             return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
                                   "BatchNormalization: %s has %lld values, expected %lld", names[i],
-                                  (long long)ox_tensor_numel(input(ctx, i)), (long long)P);
+                                  (long long)ox_tensor_numel(ox_cpu_input(ctx, i)), (long long)P);
     if (training && !spatial)
         return ox_kernel_fail(ctx, ONYX_NOT_IMPLEMENTED,
                               "BatchNormalization: training with spatial=0 is not supported");
     if (X->dtype != ONYX_FLOAT32 && X->dtype != ONYX_FLOAT64 && X->dtype != ONYX_FLOAT16 &&
         X->dtype != ONYX_BFLOAT16)
         return unsupported(ctx, X->dtype);
-    double *scale = load_f64(input(ctx, 1)), *bias = load_f64(input(ctx, 2));
-    double *mean = load_f64(input(ctx, 3)), *var = load_f64(input(ctx, 4));
+    double *scale = ox_cpu_load_f64(ox_cpu_input(ctx, 1)),
+           *bias = ox_cpu_load_f64(ox_cpu_input(ctx, 2));
+    double *mean = ox_cpu_load_f64(ox_cpu_input(ctx, 3)),
+           *var = ox_cpu_load_f64(ox_cpu_input(ctx, 4));
     double *a = malloc(sizeof(double) * (size_t)(P > 0 ? P : 1));
     double *b = malloc(sizeof(double) * (size_t)(P > 0 ? P : 1));
     double *bm = malloc(sizeof(double) * (size_t)(P > 0 ? P : 1));
     double *bv = malloc(sizeof(double) * (size_t)(P > 0 ? P : 1));
     int rc = 0;
-    fview v = {0};
+    wview v = {0};
     int f64 = X->dtype == ONYX_FLOAT64;
-    if (!scale || !bias || !mean || !var || !a || !b || !bm || !bv || (!f64 && fview_open(&v, X, Y))) {
-        rc = oom(ctx);
+    if (!scale || !bias || !mean || !var || !a || !b || !bm || !bv ||
+        (!f64 && view_open(&v, X, Y, ONYX_FLOAT32))) {
+        rc = ox_cpu_oom(ctx);
         goto done;
     }
-    const void *xd = f64 ? X->data : (const void *)v.x;
-    void *yd = f64 ? Y->data : (void *)v.y;
+    const void *xd = f64 ? X->data : v.x;
+    void *yd = f64 ? Y->data : v.y;
     if (training) {
         channel_stats(xd, f64, N, C, inner, bm, bv);
     } else {
@@ -217,22 +199,22 @@ static int batchnorm_compute(ox_kernel_ctx *ctx) {
     }
     affine_job j = {xd, yd, C, inner, a, b, !spatial, f64};
     run_affine(ctx, &j, N * C);
-    if (!f64) fview_close(&v, Y, 1);
+    if (!f64) view_close(&v, Y);
     if (training) {
         /* running statistics: mean/var outputs; older opsets add the batch ones */
         for (int64_t p = 0; p < P; p++) {
             a[p] = mean[p] * momentum + bm[p] * (1 - momentum);
             b[p] = var[p] * momentum + bv[p] * (1 - momentum);
         }
-        store_vec(output(ctx, 1), a, P);
-        store_vec(output(ctx, 2), b, P);
-        store_vec(output(ctx, 3), bm, P);
-        store_vec(output(ctx, 4), bv, P);
+        store_vec(ox_cpu_output(ctx, 1), a, P);
+        store_vec(ox_cpu_output(ctx, 2), b, P);
+        store_vec(ox_cpu_output(ctx, 3), bm, P);
+        store_vec(ox_cpu_output(ctx, 4), bv, P);
     } else {
-        store_vec(output(ctx, 1), mean, P);
-        store_vec(output(ctx, 2), var, P);
-        store_vec(output(ctx, 3), mean, P);
-        store_vec(output(ctx, 4), var, P);
+        store_vec(ox_cpu_output(ctx, 1), mean, P);
+        store_vec(ox_cpu_output(ctx, 2), var, P);
+        store_vec(ox_cpu_output(ctx, 3), mean, P);
+        store_vec(ox_cpu_output(ctx, 4), var, P);
     }
 done:
     free(scale);
@@ -285,8 +267,8 @@ static void inorm_range(void *arg, int64_t p0, int64_t p1) {
 }
 
 static int instancenorm_compute(ox_kernel_ctx *ctx) {
-    const ox_tensor *X = input(ctx, 0), *S = input(ctx, 1), *B = input(ctx, 2);
-    ox_tensor *Y = output(ctx, 0);
+    const ox_tensor *X = ox_cpu_input(ctx, 0), *S = ox_cpu_input(ctx, 1), *B = ox_cpu_input(ctx, 2);
+    ox_tensor *Y = ox_cpu_output(ctx, 0);
     if (X->rank < 3)
         return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "InstanceNormalization: input must have rank >= 3");
     int64_t N = X->dims[0], C = X->dims[1], inner = ox_numel(X->dims + 2, X->rank - 2);
@@ -294,17 +276,17 @@ static int instancenorm_compute(ox_kernel_ctx *ctx) {
         return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
                               "InstanceNormalization: scale and B must have %lld values", (long long)C);
     if (!ox_dtype_is_float(X->dtype)) return unsupported(ctx, X->dtype);
-    double *scale = load_f64(S), *bias = load_f64(B);
-    fview v = {0};
+    double *scale = ox_cpu_load_f64(S), *bias = ox_cpu_load_f64(B);
+    wview v = {0};
     int f64 = X->dtype == ONYX_FLOAT64, rc = 0;
-    if (!scale || !bias || (!f64 && fview_open(&v, X, Y))) {
-        rc = oom(ctx);
+    if (!scale || !bias || (!f64 && view_open(&v, X, Y, ONYX_FLOAT32))) {
+        rc = ox_cpu_oom(ctx);
     } else {
-        inorm_job j = {f64 ? X->data : (const void *)v.x, f64 ? Y->data : (void *)v.y, f64, C, inner,
-                       scale, bias, ir_attr_float(ctx->node, "epsilon", 1e-5f)};
+        inorm_job j = {f64 ? X->data : v.x, f64 ? Y->data : v.y, f64, C, inner, scale, bias,
+                       ir_attr_float(ctx->node, "epsilon", 1e-5f)};
         int64_t grain = inner >= 8192 ? 1 : 8192 / (inner ? inner : 1);
         ox_parallel_for(ctx->pool, N * C, grain, inorm_range, &j);
-        if (!f64) fview_close(&v, Y, 1);
+        if (!f64) view_close(&v, Y);
     }
     free(scale);
     free(bias);
@@ -385,8 +367,8 @@ static void lnorm_range(void *arg, int64_t r0, int64_t r1) {
 }
 
 static int layernorm_compute(ox_kernel_ctx *ctx) {
-    const ox_tensor *X = input(ctx, 0), *S = input(ctx, 1), *B = input(ctx, 2);
-    ox_tensor *Y = output(ctx, 0);
+    const ox_tensor *X = ox_cpu_input(ctx, 0), *S = ox_cpu_input(ctx, 1), *B = ox_cpu_input(ctx, 2);
+    ox_tensor *Y = ox_cpu_output(ctx, 0);
     int64_t axis = ir_attr_int(ctx->node, "axis", -1);
     if (axis < 0) axis += X->rank;
     if (axis < 0 || axis >= X->rank)
@@ -408,21 +390,21 @@ static int layernorm_compute(ox_kernel_ctx *ctx) {
                                   "LayerNormalization: %s does not broadcast to the normalized shape",
                                   k ? "B" : "Scale");
     }
-    ox_tensor *MO = output(ctx, 1), *IO = output(ctx, 2);
+    ox_tensor *MO = ox_cpu_output(ctx, 1), *IO = ox_cpu_output(ctx, 2);
     if ((MO && ox_tensor_numel(MO) != rows) || (IO && ox_tensor_numel(IO) != rows))
         return ox_kernel_fail(ctx, ONYX_RUNTIME_ERROR, "LayerNormalization: statistics outputs have the wrong size");
     if (!ox_dtype_is_float(X->dtype)) return unsupported(ctx, X->dtype);
     double *scale = expand_param(S, nd, nr, D), *bias = B ? expand_param(B, nd, nr, D) : NULL;
-    fview v = {0};
+    wview v = {0};
     int f64 = X->dtype == ONYX_FLOAT64, rc = 0;
-    if (!scale || (B && !bias) || (!f64 && fview_open(&v, X, Y))) {
-        rc = oom(ctx);
+    if (!scale || (B && !bias) || (!f64 && view_open(&v, X, Y, ONYX_FLOAT32))) {
+        rc = ox_cpu_oom(ctx);
     } else {
         lnorm_job j = {f64 ? NULL : v.x, f64 ? NULL : v.y, f64 ? X->data : NULL, f64 ? Y->data : NULL, D,
                        scale, bias, ir_attr_float(ctx->node, "epsilon", 1e-5f), MO, IO};
         int64_t grain = D >= 8192 ? 1 : 8192 / (D ? D : 1);
         ox_parallel_for(ctx->pool, rows, grain, lnorm_range, &j);
-        if (!f64) fview_close(&v, Y, 1);
+        if (!f64) view_close(&v, Y);
     }
     free(scale);
     free(bias);
@@ -434,43 +416,6 @@ static int layernorm_compute(ox_kernel_ctx *ctx) {
  * window of neighbouring channels.
  * MeanVarianceNormalization: (x - mean) / (std + 1e-9) over `axes`.
  * Both run on float32 data directly and on a float64 copy otherwise. */
-
-/* A float64 view of a non-float32 tensor and the matching output buffer. */
-typedef struct dview {
-    const double *x;
-    double *y;
-    double *xbuf, *ybuf;
-} dview;
-
-static int dview_open(dview *v, const ox_tensor *X, ox_tensor *Y) {
-    memset(v, 0, sizeof *v);
-    if (X->dtype == ONYX_FLOAT64) {
-        v->x = X->data;
-        v->y = Y->data;
-        return 0;
-    }
-    int64_t n = ox_tensor_numel(X);
-    v->xbuf = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
-    v->ybuf = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
-    if (!v->xbuf || !v->ybuf) {
-        free(v->xbuf);
-        free(v->ybuf);
-        return -1;
-    }
-    for (int64_t i = 0; i < n; i++) v->xbuf[i] = ox_get_f64(X->data, X->dtype, (size_t)i);
-    v->x = v->xbuf;
-    v->y = v->ybuf;
-    return 0;
-}
-
-static void dview_close(dview *v, ox_tensor *Y) {
-    if (v->ybuf) {
-        int64_t n = ox_tensor_numel(Y);
-        for (int64_t i = 0; i < n; i++) ox_set_f64(Y->data, Y->dtype, (size_t)i, v->ybuf[i]);
-    }
-    free(v->xbuf);
-    free(v->ybuf);
-}
 
 typedef struct lrn_job {
     const void *x;
@@ -505,17 +450,17 @@ DEF_LRN(float, f32)
 DEF_LRN(double, f64)
 
 static int lrn_compute(ox_kernel_ctx *ctx) {
-    const ox_tensor *X = input(ctx, 0);
-    ox_tensor *Y = output(ctx, 0);
+    const ox_tensor *X = ox_cpu_input(ctx, 0);
+    ox_tensor *Y = ox_cpu_output(ctx, 0);
     int64_t size = ir_attr_int(ctx->node, "size", 0);
     if (size < 1) return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "LRN: size must be >= 1");
     if (X->rank < 2) return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "LRN: input must have rank >= 2");
     if (!ox_dtype_is_float(X->dtype)) return unsupported(ctx, X->dtype);
     int f32 = X->dtype == ONYX_FLOAT32;
-    dview v = {0};
-    if (!f32 && dview_open(&v, X, Y)) return oom(ctx);
-    lrn_job j = {f32 ? X->data : (const void *)v.x,
-                 f32 ? Y->data : (void *)v.y,
+    wview v = {0};
+    if (!f32 && view_open(&v, X, Y, ONYX_FLOAT64)) return ox_cpu_oom(ctx);
+    lrn_job j = {f32 ? X->data : v.x,
+                 f32 ? Y->data : v.y,
                  X->dims[1],
                  ox_numel(X->dims + 2, X->rank - 2),
                  (size - 1) / 2,
@@ -527,7 +472,7 @@ static int lrn_compute(ox_kernel_ctx *ctx) {
     int64_t work = j.inner * size;
     int64_t grain = work >= 8192 ? 1 : 8192 / (work > 0 ? work : 1);
     ox_parallel_for(ctx->pool, planes, grain, f32 ? lrn_range_f32 : lrn_range_f64, &j);
-    if (!f32) dview_close(&v, Y);
+    if (!f32) view_close(&v, Y);
     return 0;
 }
 
@@ -571,8 +516,8 @@ DEF_MVN(float, f32)
 DEF_MVN(double, f64)
 
 static int mvn_compute(ox_kernel_ctx *ctx) {
-    const ox_tensor *X = input(ctx, 0);
-    ox_tensor *Y = output(ctx, 0);
+    const ox_tensor *X = ox_cpu_input(ctx, 0);
+    ox_tensor *Y = ox_cpu_output(ctx, 0);
     if (!ox_dtype_is_float(X->dtype)) return unsupported(ctx, X->dtype);
     int r = X->rank;
     int reduce[OX_MAX_RANK] = {0};
@@ -600,34 +545,26 @@ static int mvn_compute(ox_kernel_ctx *ctx) {
     double *sum = calloc((size_t)(groups > 0 ? groups : 1), sizeof(double));
     double *sq = calloc((size_t)(groups > 0 ? groups : 1), sizeof(double));
     int f32 = X->dtype == ONYX_FLOAT32, rc = 0;
-    dview v = {0};
-    if (!sum || !sq || (!f32 && dview_open(&v, X, Y))) {
-        rc = oom(ctx);
+    wview v = {0};
+    if (!sum || !sq || (!f32 && view_open(&v, X, Y, ONYX_FLOAT64))) {
+        rc = ox_cpu_oom(ctx);
     } else if (f32) {
         mvn_run_f32(X->data, Y->data, X->dims, r, gstr, n, groups, sum, sq);
     } else {
         mvn_run_f64(v.x, v.y, X->dims, r, gstr, n, groups, sum, sq);
-        dview_close(&v, Y);
+        view_close(&v, Y);
     }
     free(sum);
     free(sq);
     return rc;
 }
 
-static int supports_float(const ir_node *node, const ir_type *const *inputs, int n_inputs) {
-    (void)node;
-    if (n_inputs < 1 || !inputs[0]) return 1;
-    ox_dtype t = inputs[0]->dtype;
-    return t == ONYX_FLOAT32 || t == ONYX_FLOAT64 || t == ONYX_FLOAT16 || t == ONYX_BFLOAT16 ||
-           t == ONYX_UNDEFINED;
-}
-
 static const ox_kernel_def KERNELS[] = {
-    {"", "BatchNormalization", 1, 17, batchnorm_compute, supports_float, NULL, NULL},
-    {"", "InstanceNormalization", 1, 17, instancenorm_compute, supports_float, NULL, NULL},
-    {"", "LayerNormalization", 17, 17, layernorm_compute, supports_float, NULL, NULL},
-    {"", "LRN", 1, 17, lrn_compute, supports_float, NULL, NULL},
-    {"", "MeanVarianceNormalization", 9, 17, mvn_compute, supports_float, NULL, NULL},
+    {"", "BatchNormalization", 1, 17, batchnorm_compute, ox_cpu_supports_float, NULL, NULL},
+    {"", "InstanceNormalization", 1, 17, instancenorm_compute, ox_cpu_supports_float, NULL, NULL},
+    {"", "LayerNormalization", 17, 17, layernorm_compute, ox_cpu_supports_float, NULL, NULL},
+    {"", "LRN", 1, 17, lrn_compute, ox_cpu_supports_float, NULL, NULL},
+    {"", "MeanVarianceNormalization", 9, 17, mvn_compute, ox_cpu_supports_float, NULL, NULL},
 };
 
 const ox_kernel_table ox_cpu_kernels_normalization = {KERNELS, sizeof KERNELS / sizeof KERNELS[0]};

@@ -7,17 +7,10 @@
 #include <string.h>
 
 #include "ep/cpu/kernels/gemm.h"
+#include "ep/cpu/kernels/kernel_util.h"
 #include "ep/ep.h"
 
 extern const ox_kernel_table ox_cpu_kernels_pool;
-
-static const ox_tensor *input(const ox_kernel_ctx *ctx, int i) {
-    return i < ctx->n_inputs ? ctx->inputs[i] : NULL;
-}
-
-static int oom(ox_kernel_ctx *ctx) {
-    return ox_kernel_fail(ctx, ONYX_OUT_OF_MEMORY, "%s: out of memory", ctx->node->op_type);
-}
 
 /* ================================================================ */
 /* geometry */
@@ -31,15 +24,6 @@ typedef struct pool_geom {
     int64_t in_sz, out_sz;
 } pool_geom;
 
-static int read_ints(ox_kernel_ctx *ctx, const char *name, int want, const int64_t **v) {
-    size_t n = 0;
-    *v = ir_attr_ints(ctx->node, name, &n);
-    if (*v && (int)n != want)
-        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "%s: attribute '%s' has %zu values, expected %d",
-                              ctx->node->op_type, name, n, want);
-    return 0;
-}
-
 static int pool_geom_make(ox_kernel_ctx *ctx, const ox_tensor *x, const ox_tensor *y, pool_geom *g) {
     const char *op = ctx->node->op_type;
     size_t nk = 0;
@@ -49,8 +33,8 @@ static int pool_geom_make(ox_kernel_ctx *ctx, const ox_tensor *x, const ox_tenso
                               op, x->rank);
     int r = (int)nk;
     const int64_t *strides, *dils, *pads;
-    if (read_ints(ctx, "strides", r, &strides) || read_ints(ctx, "dilations", r, &dils) ||
-        read_ints(ctx, "pads", 2 * r, &pads))
+    if (ox_cpu_attr_ints(ctx, "strides", r, &strides) ||
+        ox_cpu_attr_ints(ctx, "dilations", r, &dils) || ox_cpu_attr_ints(ctx, "pads", 2 * r, &pads))
         return -1;
     int ap = ox_parse_auto_pad(ir_attr_string(ctx->node, "auto_pad", "NOTSET"));
     if (ap < 0) return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "%s: unknown auto_pad", op);
@@ -380,7 +364,7 @@ static int run_rows(ox_kernel_ctx *ctx, pool_job *pj, ox_dtype dt) {
     const pool_geom *g = pj->g;
     rows_job j = {.g = g, .kind = pj->kind, .x = pj->x, .y = pj->y, .include_pad = pj->include_pad, .p = pj->p};
     int64_t *tabs = build_tables(g, &j);
-    if (!tabs) return oom(ctx);
+    if (!tabs) return ox_cpu_oom(ctx);
     j.rows_per_plane = g->out_sz / g->out[g->r - 1];
     int64_t rows = g->planes * j.rows_per_plane, taps = 1;
     for (int i = 0; i < g->r; i++) taps *= g->k[i];
@@ -394,23 +378,19 @@ static int run_rows(ox_kernel_ctx *ctx, pool_job *pj, ox_dtype dt) {
     return 0;
 }
 
-static float *half_in(const ox_tensor *t) {
-    int64_t n = ox_tensor_numel(t);
-    float *f = malloc(sizeof(float) * (size_t)(n > 0 ? n : 1));
-    if (!f) return NULL;
-    const uint16_t *h = t->data;
-    for (int64_t i = 0; i < n; i++) f[i] = ox_half_to_float(h[i]);
-    return f;
-}
-
-static void half_out(ox_tensor *t, const float *f) {
-    int64_t n = ox_tensor_numel(t);
-    uint16_t *h = t->data;
-    for (int64_t i = 0; i < n; i++) h[i] = ox_float_to_half(f[i]);
+/* float32 copies of a float16 X and room for ny float32 results; fails
+ * with nothing left allocated when out of memory. */
+static int half_buffers(ox_kernel_ctx *ctx, const ox_tensor *X, int64_t ny, float **x, float **y) {
+    *x = ox_cpu_to_f32(X);
+    *y = malloc(sizeof(float) * (size_t)ny);
+    if (*x && *y) return 0;
+    free(*x);
+    free(*y);
+    return ox_cpu_oom(ctx);
 }
 
 static int window_pool(ox_kernel_ctx *ctx, int kind) {
-    const ox_tensor *X = input(ctx, 0);
+    const ox_tensor *X = ox_cpu_input(ctx, 0);
     ox_tensor *Y = ctx->outputs[0];
     ox_tensor *I = ctx->n_outputs > 1 ? ctx->outputs[1] : NULL;
     pool_geom g;
@@ -439,13 +419,8 @@ static int window_pool(ox_kernel_ctx *ctx, int kind) {
         }
         return run_rows(ctx, &j, X->dtype);
     case ONYX_FLOAT16: {
-        float *x = half_in(X);
-        float *y = malloc(sizeof(float) * (size_t)ox_tensor_numel(Y));
-        if (!x || !y) {
-            free(x);
-            free(y);
-            return oom(ctx);
-        }
+        float *x, *y;
+        if (half_buffers(ctx, X, ox_tensor_numel(Y), &x, &y) != 0) return -1;
         j.x = x;
         j.y = y;
         int rc = 0;
@@ -453,7 +428,7 @@ static int window_pool(ox_kernel_ctx *ctx, int kind) {
             run_pool_range(ctx, &j, ONYX_FLOAT32);
         else
             rc = run_rows(ctx, &j, ONYX_FLOAT32);
-        if (!rc) half_out(Y, y);
+        if (!rc) ox_cpu_from_f32(Y, y);
         free(x);
         free(y);
         return rc;
@@ -507,7 +482,7 @@ DEF_GLOBAL(float, f32)
 DEF_GLOBAL(double, f64)
 
 static int global_pool(ox_kernel_ctx *ctx, int kind) {
-    const ox_tensor *X = input(ctx, 0);
+    const ox_tensor *X = ox_cpu_input(ctx, 0);
     ox_tensor *Y = ctx->outputs[0];
     if (X->rank < 2)
         return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "%s: input must have rank >= 2",
@@ -532,16 +507,12 @@ static int global_pool(ox_kernel_ctx *ctx, int kind) {
         ox_parallel_for(ctx->pool, planes, grain, global_range_f64, &j);
         return 0;
     case ONYX_FLOAT16: {
-        float *x = half_in(X), *y = malloc(sizeof(float) * (size_t)planes);
-        if (!x || !y) {
-            free(x);
-            free(y);
-            return oom(ctx);
-        }
+        float *x, *y;
+        if (half_buffers(ctx, X, planes, &x, &y) != 0) return -1;
         j.x = x;
         j.y = y;
         ox_parallel_for(ctx->pool, planes, grain, global_range_f32, &j);
-        half_out(Y, y);
+        ox_cpu_from_f32(Y, y);
         free(x);
         free(y);
         return 0;
@@ -563,7 +534,7 @@ static int global_lp_compute(ox_kernel_ctx *ctx) { return global_pool(ctx, POOL_
  * and the rest is padding (as the ONNX test data expects). */
 
 static int maxunpool_compute(ox_kernel_ctx *ctx) {
-    const ox_tensor *X = input(ctx, 0), *I = input(ctx, 1);
+    const ox_tensor *X = ox_cpu_input(ctx, 0), *I = ox_cpu_input(ctx, 1);
     ox_tensor *Y = ctx->outputs[0];
     if (I->dtype != ONYX_INT64 || !ox_shape_equal(X->dims, X->rank, I->dims, I->rank))
         return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "MaxUnpool: I must be int64 with X's shape");
@@ -612,27 +583,20 @@ static int maxunpool_compute(ox_kernel_ctx *ctx) {
 
 /* ================================================================ */
 
-static int supports_float(const ir_node *node, const ir_type *const *inputs, int n_inputs) {
-    (void)node;
-    if (n_inputs < 1 || !inputs[0]) return 1;
-    ox_dtype t = inputs[0]->dtype;
-    return t == ONYX_FLOAT32 || t == ONYX_FLOAT64 || t == ONYX_FLOAT16 || t == ONYX_UNDEFINED;
-}
-
 static int supports_maxpool(const ir_node *node, const ir_type *const *inputs, int n_inputs) {
     if (n_inputs >= 1 && inputs[0] && (inputs[0]->dtype == ONYX_INT8 || inputs[0]->dtype == ONYX_UINT8))
         return 1;
-    return supports_float(node, inputs, n_inputs);
+    return ox_cpu_supports_float_no_bf16(node, inputs, n_inputs);
 }
 
 static const ox_kernel_def KERNELS[] = {
     {"", "MaxPool", 1, 17, maxpool_compute, supports_maxpool, NULL, NULL},
-    {"", "AveragePool", 1, 17, avgpool_compute, supports_float, NULL, NULL},
-    {"", "LpPool", 1, 17, lppool_compute, supports_float, NULL, NULL},
-    {"", "GlobalAveragePool", 1, 17, global_avg_compute, supports_float, NULL, NULL},
-    {"", "GlobalMaxPool", 1, 17, global_max_compute, supports_float, NULL, NULL},
-    {"", "GlobalLpPool", 1, 17, global_lp_compute, supports_float, NULL, NULL},
-    {"", "MaxUnpool", 9, 17, maxunpool_compute, supports_float, NULL, NULL},
+    {"", "AveragePool", 1, 17, avgpool_compute, ox_cpu_supports_float_no_bf16, NULL, NULL},
+    {"", "LpPool", 1, 17, lppool_compute, ox_cpu_supports_float_no_bf16, NULL, NULL},
+    {"", "GlobalAveragePool", 1, 17, global_avg_compute, ox_cpu_supports_float_no_bf16, NULL, NULL},
+    {"", "GlobalMaxPool", 1, 17, global_max_compute, ox_cpu_supports_float_no_bf16, NULL, NULL},
+    {"", "GlobalLpPool", 1, 17, global_lp_compute, ox_cpu_supports_float_no_bf16, NULL, NULL},
+    {"", "MaxUnpool", 9, 17, maxunpool_compute, ox_cpu_supports_float_no_bf16, NULL, NULL},
 };
 
 const ox_kernel_table ox_cpu_kernels_pool = {KERNELS, sizeof KERNELS / sizeof KERNELS[0]};

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "ep/cpu/kernels/kernel_util.h"
 #include "ep/ep.h"
 
 extern const ox_kernel_table ox_cpu_kernels_quantize;
@@ -17,19 +18,20 @@ extern const ox_kernel_table ox_cpu_kernels_quantize;
  * scheduling costs nothing next to the arithmetic. */
 #define GRAIN 16384
 
-static const ox_tensor *input(const ox_kernel_ctx *ctx, int i) {
-    return i < ctx->n_inputs ? ctx->inputs[i] : NULL;
-}
-
-static ox_tensor *output(const ox_kernel_ctx *ctx, int i) {
-    return i < ctx->n_outputs ? ctx->outputs[i] : NULL;
-}
-
 /* Layout of the scale / zero point against x. */
 typedef struct qlayout {
     int64_t channels; /* values in scale (1 when per-tensor) */
     int64_t inner;    /* elements of x per channel slice */
 } qlayout;
+
+/* End of the run of elements from i (stopping at e) that share one
+ * scale and zero point; *c is their channel. */
+static int64_t channel_run(const qlayout *l, int64_t i, int64_t e, int64_t *c) {
+    int64_t slice = i / l->inner;
+    *c = slice % l->channels;
+    int64_t end = (slice + 1) * l->inner;
+    return end > e ? e : end;
+}
 
 static int quant_layout(ox_kernel_ctx *ctx, const ox_tensor *x, const ox_tensor *scale,
                         const ox_tensor *zp, qlayout *l) {
@@ -128,18 +130,16 @@ static void quant_range(void *arg, int64_t b, int64_t e) {
     const quant_job *j = arg;
     int64_t i = b;
     while (i < e) {
-        int64_t slice = i / j->l.inner;
-        int64_t c = slice % j->l.channels;
-        int64_t end = (slice + 1) * j->l.inner;
-        if (end > e) end = e;
+        int64_t c, end = channel_run(&j->l, i, e, &c);
         quant_segment(j, i, end, j->scale[c], quant_zp(j, c));
         i = end;
     }
 }
 
 static int quantize_compute(ox_kernel_ctx *ctx) {
-    const ox_tensor *x = input(ctx, 0), *scale = input(ctx, 1), *zp = input(ctx, 2);
-    ox_tensor *y = output(ctx, 0);
+    const ox_tensor *x = ox_cpu_input(ctx, 0), *scale = ox_cpu_input(ctx, 1),
+                    *zp = ox_cpu_input(ctx, 2);
+    ox_tensor *y = ox_cpu_output(ctx, 0);
     if (!x || !scale || !y)
         return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "QuantizeLinear: x and y_scale are required");
     if (x->dtype != ONYX_FLOAT32 && x->dtype != ONYX_INT32)
@@ -175,10 +175,7 @@ static void dequant_range(void *arg, int64_t b, int64_t e) {
     const dequant_job *j = arg;
     int64_t i = b;
     while (i < e) {
-        int64_t slice = i / j->l.inner;
-        int64_t c = slice % j->l.channels;
-        int64_t end = (slice + 1) * j->l.inner;
-        if (end > e) end = e;
+        int64_t c, end = channel_run(&j->l, i, e, &c);
         float s = j->scale[c];
         int64_t zp = j->zp ? ox_get_i64(j->zp->data, j->zp->dtype, (size_t)c) : 0;
         switch (j->xt) {
@@ -204,8 +201,9 @@ static void dequant_range(void *arg, int64_t b, int64_t e) {
 }
 
 static int dequantize_compute(ox_kernel_ctx *ctx) {
-    const ox_tensor *x = input(ctx, 0), *scale = input(ctx, 1), *zp = input(ctx, 2);
-    ox_tensor *y = output(ctx, 0);
+    const ox_tensor *x = ox_cpu_input(ctx, 0), *scale = ox_cpu_input(ctx, 1),
+                    *zp = ox_cpu_input(ctx, 2);
+    ox_tensor *y = ox_cpu_output(ctx, 0);
     if (!x || !scale || !y)
         return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "DequantizeLinear: x and x_scale are required");
     if (x->dtype != ONYX_UINT8 && x->dtype != ONYX_INT8 && x->dtype != ONYX_INT32)
@@ -229,8 +227,8 @@ static int dequantize_compute(ox_kernel_ctx *ctx) {
 /* DynamicQuantizeLinear: uint8 only, as the spec allows. */
 
 static int dynamic_quantize_compute(ox_kernel_ctx *ctx) {
-    const ox_tensor *x = input(ctx, 0);
-    ox_tensor *y = output(ctx, 0), *ys = output(ctx, 1), *yz = output(ctx, 2);
+    const ox_tensor *x = ox_cpu_input(ctx, 0);
+    ox_tensor *y = ox_cpu_output(ctx, 0), *ys = ox_cpu_output(ctx, 1), *yz = ox_cpu_output(ctx, 2);
     if (!x || x->dtype != ONYX_FLOAT32)
         return ox_kernel_fail(ctx, ONYX_NOT_IMPLEMENTED, "DynamicQuantizeLinear: x must be float32");
     const float *xd = x->data;

@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #include "ep/cpu/kernels/gemm.h"
+#include "ep/cpu/kernels/kernel_util.h"
 #include "ep/ep.h"
 
 extern const ox_kernel_table ox_cpu_kernels_recurrent;
@@ -375,7 +376,7 @@ static int is_work_type(ox_dtype t) { return t == ONYX_FLOAT32 || t == ONYX_FLOA
 static int work_input(ox_kernel_ctx *ctx, int i, const void **out, void **owned) {
     *out = NULL;
     *owned = NULL;
-    const ox_tensor *t = i < ctx->n_inputs ? ctx->inputs[i] : NULL;
+    const ox_tensor *t = ox_cpu_input(ctx, i);
     if (!t) return 0;
     if (is_work_type(t->dtype)) {
         *out = t->data;
@@ -383,7 +384,7 @@ static int work_input(ox_kernel_ctx *ctx, int i, const void **out, void **owned)
     }
     int64_t n = ox_tensor_numel(t);
     float *buf = malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
-    if (!buf) return ox_kernel_fail(ctx, ONYX_OUT_OF_MEMORY, "%s: out of memory", ctx->node->op_type);
+    if (!buf) return ox_cpu_oom(ctx);
     for (int64_t k = 0; k < n; k++) buf[k] = (float)ox_get_f64(t->data, t->dtype, (size_t)k);
     *out = buf;
     *owned = buf;
@@ -393,7 +394,7 @@ static int work_input(ox_kernel_ctx *ctx, int i, const void **out, void **owned)
 static int work_output(ox_kernel_ctx *ctx, int i, void **out, void **owned) {
     *out = NULL;
     *owned = NULL;
-    ox_tensor *t = i < ctx->n_outputs ? ctx->outputs[i] : NULL;
+    ox_tensor *t = ox_cpu_output(ctx, i);
     if (!t) return 0;
     if (is_work_type(t->dtype)) {
         *out = t->data;
@@ -401,7 +402,7 @@ static int work_output(ox_kernel_ctx *ctx, int i, void **out, void **owned) {
     }
     int64_t n = ox_tensor_numel(t);
     float *buf = calloc((size_t)(n > 0 ? n : 1), sizeof(float));
-    if (!buf) return ox_kernel_fail(ctx, ONYX_OUT_OF_MEMORY, "%s: out of memory", ctx->node->op_type);
+    if (!buf) return ox_cpu_oom(ctx);
     *out = buf;
     *owned = buf;
     return 0;
@@ -597,25 +598,10 @@ done:
     return rc;
 }
 
-static int supports_rnn(const ir_node *node, const ir_type *const *inputs, int n_inputs) {
-    (void)node;
-    if (n_inputs < 1 || !inputs[0]) return 1;
-    switch (inputs[0]->dtype) {
-    case ONYX_FLOAT32:
-    case ONYX_FLOAT64:
-    case ONYX_FLOAT16:
-    case ONYX_BFLOAT16:
-    case ONYX_UNDEFINED:
-        return 1;
-    default:
-        return 0;
-    }
-}
-
 static const ox_kernel_def KERNELS[] = {
-    {"", "RNN", 7, 17, rnn_compute, supports_rnn, NULL, NULL},
-    {"", "GRU", 7, 17, rnn_compute, supports_rnn, NULL, NULL},
-    {"", "LSTM", 7, 17, rnn_compute, supports_rnn, NULL, NULL},
+    {"", "RNN", 7, 17, rnn_compute, ox_cpu_supports_float, NULL, NULL},
+    {"", "GRU", 7, 17, rnn_compute, ox_cpu_supports_float, NULL, NULL},
+    {"", "LSTM", 7, 17, rnn_compute, ox_cpu_supports_float, NULL, NULL},
 };
 
 const ox_kernel_table ox_cpu_kernels_recurrent = {KERNELS, sizeof KERNELS / sizeof KERNELS[0]};

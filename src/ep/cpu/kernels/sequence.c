@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ep/cpu/kernels/kernel_util.h"
 #include "ep/ep.h"
 
 extern const ox_kernel_table ox_cpu_kernels_sequence;
@@ -24,26 +25,6 @@ static int need_kind(ox_kernel_ctx *ctx, int i, ox_kind want, const char *what) 
 
 static ox_dtype elem_type(const ox_tensor *t) {
     return t->kind == OX_KIND_TENSOR ? t->dtype : t->elem_dtype;
-}
-
-/* Copies n elements; string elements are duplicated. */
-static int copy_elems(ox_kernel_ctx *ctx, ox_tensor *dst, int64_t di, const ox_tensor *src, int64_t si,
-                      int64_t n) {
-    if (n <= 0) return 0;
-    if (dst->dtype == ONYX_STRING) {
-        char **d = (char **)dst->data + di;
-        char *const *s = (char *const *)src->data + si;
-        for (int64_t i = 0; i < n; i++) {
-            char *c = strdup(s[i] ? s[i] : "");
-            if (!c) return ox_kernel_fail(ctx, ONYX_OUT_OF_MEMORY, "out of memory copying a string");
-            free(d[i]);
-            d[i] = c;
-        }
-        return 0;
-    }
-    size_t es = ox_dtype_size(dst->dtype);
-    memcpy((char *)dst->data + (size_t)di * es, (const char *)src->data + (size_t)si * es, (size_t)n * es);
-    return 0;
 }
 
 /* Reads position input i (dflt when omitted), adds n to a negative value
@@ -175,30 +156,6 @@ static int k_sequence_length(ox_kernel_ctx *ctx) {
 
 /* ---- SplitToSequence ---- */
 
-/* [start, start+len) of `axis` of x as a new tensor, the axis kept (with
- * size len) or dropped. */
-static ox_tensor *slab(ox_kernel_ctx *ctx, const ox_tensor *x, int axis, int64_t start, int64_t len,
-                       int keep) {
-    int64_t dims[OX_MAX_RANK];
-    int rank = 0;
-    for (int d = 0; d < x->rank; d++) {
-        if (d == axis && !keep) continue;
-        dims[rank++] = d == axis ? len : x->dims[d];
-    }
-    ox_tensor *t = ox_tensor_new(x->dtype, dims, rank, ctx->err);
-    if (!t) return NULL;
-    int64_t outer = 1, inner = 1;
-    for (int d = 0; d < axis; d++) outer *= x->dims[d];
-    for (int d = axis + 1; d < x->rank; d++) inner *= x->dims[d];
-    int64_t span = x->dims[axis];
-    for (int64_t o = 0; o < outer; o++)
-        if (copy_elems(ctx, t, o * len * inner, x, (o * span + start) * inner, len * inner) != 0) {
-            ox_tensor_free(t);
-            return NULL;
-        }
-    return t;
-}
-
 static int k_split_to_sequence(ox_kernel_ctx *ctx) {
     if (need_kind(ctx, 0, OX_KIND_TENSOR, "input") != 0) return -1;
     const ox_tensor *x = ctx->inputs[0];
@@ -259,7 +216,7 @@ static int k_split_to_sequence(ox_kernel_ctx *ctx) {
     int64_t start = 0;
     for (int64_t i = 0; i < n_parts; i++) {
         int64_t sz = sizes ? sizes[i] : (start + chunk <= len ? chunk : len - start);
-        ox_tensor *part = slab(ctx, x, (int)axis, start, sz, keep);
+        ox_tensor *part = ox_cpu_slab(ctx, x, (int)axis, start, sz, keep);
         if (!part || ox_sequence_push(seq, part, ctx->err) != 0) {
             free(sizes);
             ox_tensor_free(seq);
@@ -313,7 +270,7 @@ static int k_concat_from_sequence(ox_kernel_ctx *ctx) {
         int64_t block = 1;
         for (int d = (int)axis; d < r; d++) block *= t->dims[d];
         for (int64_t q = 0; q < outer; q++)
-            if (copy_elems(ctx, o, q * row + off, t, q * block, block) != 0) return -1;
+            if (ox_cpu_copy_elems(ctx, o, q * row + off, t, q * block, block) != 0) return -1;
         off += block;
     }
     return 0;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ep/cpu/kernels/kernel_util.h"
 #include "ep/ep.h"
 
 extern const ox_kernel_table ox_cpu_kernels_signal;
@@ -212,22 +213,15 @@ static int scalar_input(const ox_tensor *t, int64_t *v) {
     return 0;
 }
 
-static int supports_float_input(const ir_node *node, const ir_type *const *inputs, int n_inputs) {
-    (void)node;
-    if (n_inputs < 1 || !inputs[0]) return 1;
-    switch (inputs[0]->dtype) {
-    case ONYX_FLOAT32:
-    case ONYX_FLOAT64:
-    case ONYX_FLOAT16:
-    case ONYX_BFLOAT16:
-    case ONYX_UNDEFINED:
-        return 1;
-    default:
-        return 0;
-    }
-}
-
 /* ---- DFT ---- */
+
+/* One worker's memory: re and im lines of length L, then the plan's
+ * scratch. NULL, with *failed set, when out of memory. */
+static double *line_buffers(const fft_plan *p, int64_t L, atomic_int *failed) {
+    double *buf = malloc((size_t)(2 * L + plan_scratch(p)) * sizeof(double));
+    if (!buf) atomic_store(failed, 1);
+    return buf;
+}
 
 /* The transformed axis splits the input into outer x n_in x inner
  * complex lines (the last dimension holds 1 or 2 parts). */
@@ -246,11 +240,8 @@ typedef struct dft_job {
 static void dft_lines(void *arg, int64_t l0, int64_t l1) {
     dft_job *j = arg;
     const int64_t L = j->len, take = j->n_in < L ? j->n_in : L;
-    double *buf = malloc((size_t)(2 * L + plan_scratch(j->plan)) * sizeof(double));
-    if (!buf) {
-        atomic_store(&j->failed, 1);
-        return;
-    }
+    double *buf = line_buffers(j->plan, L, &j->failed);
+    if (!buf) return;
     double *re = buf, *im = buf + L, *scratch = buf + 2 * L;
     for (int64_t line = l0; line < l1; line++) {
         int64_t o = line / j->inner, i = line % j->inner;
@@ -331,11 +322,8 @@ typedef struct stft_job {
 static void stft_frames(void *arg, int64_t f0, int64_t f1) {
     stft_job *j = arg;
     const int64_t L = j->len;
-    double *buf = malloc((size_t)(2 * L + plan_scratch(j->plan)) * sizeof(double));
-    if (!buf) {
-        atomic_store(&j->failed, 1);
-        return;
-    }
+    double *buf = line_buffers(j->plan, L, &j->failed);
+    if (!buf) return;
     double *re = buf, *im = buf + L, *scratch = buf + 2 * L;
     for (int64_t fr = f0; fr < f1; fr++) {
         int64_t b = fr / j->frames, f = fr % j->frames;
@@ -494,8 +482,8 @@ static int mel_compute(ox_kernel_ctx *ctx) {
 }
 
 static const ox_kernel_def KERNELS[] = {
-    {"", "DFT", 17, 17, dft_compute, supports_float_input, NULL, NULL},
-    {"", "STFT", 17, 17, stft_compute, supports_float_input, NULL, NULL},
+    {"", "DFT", 17, 17, dft_compute, ox_cpu_supports_float, NULL, NULL},
+    {"", "STFT", 17, 17, stft_compute, ox_cpu_supports_float, NULL, NULL},
     {"", "HannWindow", 17, 17, hann_compute, NULL, NULL, NULL},
     {"", "HammingWindow", 17, 17, hamming_compute, NULL, NULL, NULL},
     {"", "BlackmanWindow", 17, 17, blackman_compute, NULL, NULL, NULL},

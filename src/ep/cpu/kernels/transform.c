@@ -6,52 +6,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ep/cpu/kernels/kernel_util.h"
 #include "ep/ep.h"
+#include "ops/transform.h"
 
 extern const ox_kernel_table ox_cpu_kernels_transform;
-
-int ox_transform_slice_plan(const int64_t *dims, int rank, const int64_t *starts,
-                            const int64_t *ends, const int64_t *axes, const int64_t *steps,
-                            int n, int64_t *start_out, int64_t *step_out, int64_t *dims_out,
-                            ox_error *err);
 
 /* ---- element copying ---- */
 
 static int is_str(const ox_tensor *t) { return t->dtype == ONYX_STRING; }
-
-static int str_assign(ox_kernel_ctx *ctx, char **slot, const char *s) {
-    char *d = strdup(s ? s : "");
-    if (!d) return ox_kernel_fail(ctx, ONYX_OUT_OF_MEMORY, "out of memory copying a string");
-    free(*slot);
-    *slot = d;
-    return 0;
-}
-
-/* Copies n elements from src element index si to dst element index di. */
-static int copy_elems(ox_kernel_ctx *ctx, ox_tensor *dst, int64_t di, const ox_tensor *src,
-                      int64_t si, int64_t n) {
-    if (n <= 0) return 0;
-    if (is_str(dst)) {
-        char **d = (char **)dst->data + di;
-        char *const *s = (char *const *)src->data + si;
-        if (d == s) return 0;
-        for (int64_t i = 0; i < n; i++)
-            if (str_assign(ctx, &d[i], s[i]) != 0) return -1;
-        return 0;
-    }
-    size_t es = ox_dtype_size(dst->dtype);
-    char *d = (char *)dst->data + (size_t)di * es;
-    const char *s = (const char *)src->data + (size_t)si * es;
-    if (d != s) memmove(d, s, (size_t)n * es);
-    return 0;
-}
 
 static int copy_all(ox_kernel_ctx *ctx, ox_tensor *dst, const ox_tensor *src) {
     int64_t n = ox_tensor_numel(src);
     if (ox_tensor_numel(dst) != n || dst->dtype != src->dtype)
         return ox_kernel_fail(ctx, ONYX_RUNTIME_ERROR, "%s: output does not match the input's size",
                               ctx->node->op_type);
-    return copy_elems(ctx, dst, 0, src, 0, n);
+    return ox_cpu_copy_elems(ctx, dst, 0, src, 0, n);
 }
 
 static int need_io(ox_kernel_ctx *ctx) {
@@ -244,7 +214,7 @@ static int strided_copy(ox_kernel_ctx *ctx, const ox_tensor *src, int64_t base, 
         int64_t idx[SC_MAX] = {0};
         int64_t off = base;
         for (int64_t o = 0; o < n; o++) {
-            if (str_assign(ctx, &dp[o], sp[off]) != 0) return -1;
+            if (ox_cpu_str_assign(ctx, &dp[o], sp[off]) != 0) return -1;
             for (int a = m - 1; a >= 0; a--) {
                 off += os[a];
                 if (++idx[a] < od[a]) break;
@@ -375,7 +345,7 @@ static int k_concat(ox_kernel_ctx *ctx) {
         if (at + blk > out_blk)
             return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "Concat: inputs exceed the output size");
         for (int64_t o = 0; o < outer; o++)
-            if (copy_elems(ctx, y, o * out_blk + at, x, o * blk, blk) != 0) return -1;
+            if (ox_cpu_copy_elems(ctx, y, o * out_blk + at, x, o * blk, blk) != 0) return -1;
         at += blk;
     }
     return 0;
@@ -425,7 +395,7 @@ static int k_constant(ox_kernel_ctx *ctx) {
     if ((a = ir_node_attr(n, "value")) != NULL) {
         if (!a->t || a->t->kind != OX_KIND_TENSOR || a->t->dtype != y->dtype || ox_tensor_numel(a->t) != cnt)
             return ox_kernel_fail(ctx, ONYX_RUNTIME_ERROR, "Constant: 'value' does not match the output");
-        return copy_elems(ctx, y, 0, a->t, 0, cnt);
+        return ox_cpu_copy_elems(ctx, y, 0, a->t, 0, cnt);
     }
     if ((a = ir_node_attr(n, "value_float")) != NULL) {
         *(float *)y->data = a->f;
@@ -446,11 +416,11 @@ static int k_constant(ox_kernel_ctx *ctx) {
         return 0;
     }
     if ((a = ir_node_attr(n, "value_string")) != NULL)
-        return str_assign(ctx, (char **)y->data, a->s);
+        return ox_cpu_str_assign(ctx, (char **)y->data, a->s);
     if ((a = ir_node_attr(n, "value_strings")) != NULL) {
         if ((int64_t)a->n != cnt) return ox_kernel_fail(ctx, ONYX_RUNTIME_ERROR, "Constant: size mismatch");
         for (int64_t i = 0; i < cnt; i++)
-            if (str_assign(ctx, (char **)y->data + i, a->strings[i]) != 0) return -1;
+            if (ox_cpu_str_assign(ctx, (char **)y->data + i, a->strings[i]) != 0) return -1;
         return 0;
     }
     return ox_kernel_fail(ctx, ONYX_NOT_IMPLEMENTED, "Constant: only dense values are supported");
@@ -548,7 +518,7 @@ static int k_split(ox_kernel_ctx *ctx) {
         if (at + blk > in_blk)
             return ox_kernel_fail(ctx, ONYX_RUNTIME_ERROR, "Split: outputs exceed the input");
         for (int64_t o = 0; o < outer; o++)
-            if (copy_elems(ctx, y, o * blk, x, o * in_blk + at, blk) != 0) return -1;
+            if (ox_cpu_copy_elems(ctx, y, o * blk, x, o * in_blk + at, blk) != 0) return -1;
         at += blk;
     }
     return 0;
@@ -705,7 +675,7 @@ static int k_pad(ox_kernel_ctx *ctx) {
     } else if (ctx->node->opset < 11 && !is_str(x)) {
         ox_set_f64(cval, x->dtype, 0, ir_attr_float(ctx->node, "value", 0.0f));
     }
-    if (r == 0) return copy_elems(ctx, y, 0, x, 0, 1);
+    if (r == 0) return ox_cpu_copy_elems(ctx, y, 0, x, 0, 1);
     int64_t stride[OX_MAX_RANK];
     contiguous_strides(x->dims, r, stride);
     int64_t last = y->dims[r - 1], dl = x->dims[r - 1], pl = pads[r - 1];
@@ -733,7 +703,7 @@ static int k_pad(ox_kernel_ctx *ctx) {
         if (is_str(y)) {
             for (int64_t o = 0; o < last && rc == 0; o++) {
                 const char *v = (fill || map[o] < 0) ? cstr : ((char *const *)x->data)[src + map[o]];
-                rc = str_assign(ctx, (char **)y->data + o0 + o, v);
+                rc = ox_cpu_str_assign(ctx, (char **)y->data + o0 + o, v);
             }
         } else {
             char *d = out + (size_t)o0 * es;
@@ -815,7 +785,7 @@ static int k_constant_of_shape(ox_kernel_ctx *ctx) {
     if (is_str(y)) {
         const char *v = a && a->t && ox_tensor_numel(a->t) == 1 ? ((char *const *)a->t->data)[0] : "";
         for (int64_t i = 0; i < n; i++)
-            if (str_assign(ctx, (char **)y->data + i, v) != 0) return -1;
+            if (ox_cpu_str_assign(ctx, (char **)y->data + i, v) != 0) return -1;
         return 0;
     }
     size_t es = ox_dtype_size(y->dtype);
