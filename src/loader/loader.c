@@ -18,10 +18,9 @@ typedef struct load_ctx {
     const ir_model *model;
     const char *base_dir;
     ox_error *err;
-    /* raw_data of the main graph's initializers, left in the source bytes */
+    /* raw_data of the main graph's weights, left in the source bytes */
     const uint8_t *src;
-    const ox_raw_slice *slices;
-    size_t n_slices;
+    const ox_stripped_model *stripped;
     int mapped; /* src is a file mapping whose pages may be dropped */
 } load_ctx;
 
@@ -106,6 +105,16 @@ static int convert_type(const Onnx__TypeProto *tp, const char *what, ir_type *t,
     }
 }
 
+/* Once copied, a weight's file pages are not needed again; dropping them
+ * keeps resident memory near one copy of the weights while loading. */
+static void drop_pages(const uint8_t *p, size_t n) {
+    long page = sysconf(_SC_PAGESIZE);
+    if (page <= 0) return;
+    uintptr_t b = ((uintptr_t)p + (uintptr_t)page - 1) & ~((uintptr_t)page - 1);
+    uintptr_t e = ((uintptr_t)p + n) & ~((uintptr_t)page - 1);
+    if (e > b) madvise((void *)b, e - b, MADV_DONTNEED);
+}
+
 /* Models from IR version 1 may leave AttributeProto.type unset; the
  * populated field then tells the type. */
 static ir_attr_type deduce_attr_type(const Onnx__AttributeProto *ap) {
@@ -123,7 +132,7 @@ static ir_attr_type deduce_attr_type(const Onnx__AttributeProto *ap) {
 }
 
 static int convert_attr(load_ctx *lc, const Onnx__AttributeProto *ap, ir_graph *owner, ir_attr *a,
-                        const char *node_label) {
+                        const char *node_label, const ox_raw_slice *raw) {
     ox_error *err = lc->err;
     a->name = ox_strdup(ap->name ? ap->name : "");
     if (!a->name) return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
@@ -146,7 +155,11 @@ static int convert_attr(load_ctx *lc, const Onnx__AttributeProto *ap, ir_graph *
         if (!ap->t)
             return ox_fail(err, ONYX_INVALID_MODEL, "%s: tensor attribute '%s' has no tensor",
                            node_label, a->name);
-        return ox_tensor_from_proto(ap->t, lc->base_dir, &a->t, err);
+        if (ox_tensor_from_proto_raw(ap->t, raw ? lc->src + raw->offset : NULL, raw ? raw->length : 0,
+                                     lc->base_dir, &a->t, err) != 0)
+            return -1;
+        if (raw && lc->mapped) drop_pages(lc->src + raw->offset, raw->length);
+        return 0;
     case IR_ATTR_GRAPH:
         if (!ap->g)
             return ox_fail(err, ONYX_INVALID_MODEL, "%s: graph attribute '%s' has no graph",
@@ -252,19 +265,11 @@ static int load_node(load_ctx *lc, const Onnx__NodeProto *np, ir_graph *g) {
                 strcmp(np->attribute[j]->name, np->attribute[i]->name) == 0)
                 return ox_fail(err, ONYX_INVALID_MODEL, "%s: attribute '%s' given twice", label,
                                np->attribute[i]->name);
-        if (convert_attr(lc, np->attribute[i], g, &g->nodes[idx].attrs[i], label) != 0) return -1;
+        const ox_raw_slice *raw =
+            g->parent ? NULL : ox_stripped_attr(lc->stripped, (size_t)idx, i);
+        if (convert_attr(lc, np->attribute[i], g, &g->nodes[idx].attrs[i], label, raw) != 0) return -1;
     }
     return 0;
-}
-
-/* Once copied, a weight's file pages are not needed again; dropping them
- * keeps resident memory near one copy of the weights while loading. */
-static void drop_pages(const uint8_t *p, size_t n) {
-    long page = sysconf(_SC_PAGESIZE);
-    if (page <= 0) return;
-    uintptr_t b = ((uintptr_t)p + (uintptr_t)page - 1) & ~((uintptr_t)page - 1);
-    uintptr_t e = ((uintptr_t)p + n) & ~((uintptr_t)page - 1);
-    if (e > b) madvise((void *)b, e - b, MADV_DONTNEED);
 }
 
 static int load_graph(load_ctx *lc, const Onnx__GraphProto *gp, ir_graph *parent, ir_graph **out) {
@@ -286,7 +291,8 @@ static int load_graph(load_ctx *lc, const Onnx__GraphProto *gp, ir_graph *parent
             return ox_fail(err, ONYX_INVALID_MODEL, "graph '%s': initializer '%s' is defined twice",
                            g->name, tp->name);
         ox_tensor *t;
-        const ox_raw_slice *raw = !parent && i < lc->n_slices && lc->slices[i].present ? &lc->slices[i] : NULL;
+        const ox_raw_slice *raw =
+            !parent && i < lc->stripped->n_inits && lc->stripped->inits[i].present ? &lc->stripped->inits[i] : NULL;
         if (ox_tensor_from_proto_raw(tp, raw ? lc->src + raw->offset : NULL, raw ? raw->length : 0,
                                      lc->base_dir, &t, err) != 0)
             return -1;
@@ -357,16 +363,17 @@ static int load_bytes(const uint8_t *data, size_t size, int mapped, const char *
     *out = NULL;
     if (!data || size == 0)
         return ox_fail(err, ONYX_INVALID_MODEL, "the model is empty (0 bytes)");
-    uint8_t *stripped = NULL;
-    size_t stripped_size = 0, n_slices = 0;
-    ox_raw_slice *slices = NULL;
+    ox_stripped_model stripped;
     ox_error ignored = {0};
     Onnx__ModelProto *mp = NULL;
-    if (ox_strip_initializer_data(data, size, &stripped, &stripped_size, &slices, &n_slices, &ignored) == 0)
-        mp = onnx__model_proto__unpack(NULL, stripped_size, stripped);
-    free(stripped);
+    if (ox_strip_weights(data, size, &stripped, &ignored) == 0) {
+        mp = onnx__model_proto__unpack(NULL, stripped.size, stripped.bytes);
+        /* the stripped copy is unpacked; only the slices are needed now */
+        free(stripped.bytes);
+        stripped.bytes = NULL;
+    }
     if (!mp) {
-        free(slices);
+        ox_stripped_model_free(&stripped);
         return ox_fail(err, ONYX_INVALID_MODEL,
                        "not an ONNX model: the %zu bytes do not parse as a ModelProto (truncated "
                        "or not protobuf)",
@@ -416,11 +423,11 @@ static int load_bytes(const uint8_t *data, size_t size, int mapped, const char *
         }
         m->n_opsets = 1;
     }
-    load_ctx lc = {m, base_dir, err, data, slices, n_slices, mapped};
+    load_ctx lc = {m, base_dir, err, data, &stripped, mapped};
     if (load_graph(&lc, mp->graph, NULL, &m->graph) != 0) goto done;
     rc = 0;
 done:
-    free(slices);
+    ox_stripped_model_free(&stripped);
     onnx__model_proto__free_unpacked(mp, NULL);
     if (rc != 0)
         ir_model_free(m);

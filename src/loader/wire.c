@@ -4,17 +4,32 @@
 #include <string.h>
 
 enum { WT_VARINT = 0, WT_I64 = 1, WT_LEN = 2, WT_I32 = 5 };
-enum { MODEL_GRAPH = 7, GRAPH_INITIALIZER = 5, TENSOR_RAW_DATA = 9 };
+enum {
+    MODEL_GRAPH = 7,
+    GRAPH_NODE = 1,
+    GRAPH_INITIALIZER = 5,
+    NODE_ATTRIBUTE = 5,
+    ATTRIBUTE_T = 5,
+    TENSOR_RAW_DATA = 9
+};
 
 typedef struct reader {
     const uint8_t *base, *p, *end;
 } reader;
 
+/* Where recorded slices go; shared by the nested writers. */
+typedef struct sink {
+    ox_stripped_model *m;
+    size_t cap_inits, cap_attrs;
+    size_t node, attr;    /* indices of the node/attribute being rewritten */
+    int in_attr;          /* the tensor being rewritten is an attribute */
+    ox_raw_slice *tensor; /* raw_data found in the tensor being rewritten */
+} sink;
+
 typedef struct writer {
     uint8_t *buf;
     size_t len, cap;
-    ox_raw_slice *slices;
-    size_t n_slices, cap_slices;
+    sink *s;
 } writer;
 
 static int read_varint(reader *r, uint64_t *v) {
@@ -30,7 +45,7 @@ static int read_varint(reader *r, uint64_t *v) {
 
 static int reserve(writer *w, size_t extra) {
     if (w->len + extra <= w->cap) return 0;
-    size_t ncap = w->cap ? w->cap : 4096;
+    size_t ncap = w->cap ? w->cap : 256;
     while (ncap < w->len + extra) ncap *= 2;
     uint8_t *nb = realloc(w->buf, ncap);
     if (!nb) return -1;
@@ -92,108 +107,168 @@ static int next_field(reader *r, uint64_t *field, int *wt, const uint8_t **start
 
 typedef int (*rewrite_fn)(writer *w, reader *body);
 
-/* Writes a length-delimited field whose payload is rewritten by fn: the
- * payload goes to a scratch writer first since its length prefixes it. */
+/* Rewrites a length-delimited field's payload with fn; the new payload is
+ * built first because its length prefixes it. */
 static int rewrite_len_field(writer *w, uint64_t field, const uint8_t *base, const uint8_t *payload,
                              size_t plen, rewrite_fn fn) {
-    writer inner = {0};
-    inner.slices = w->slices;
-    inner.n_slices = w->n_slices;
-    inner.cap_slices = w->cap_slices;
+    writer inner = {.s = w->s};
     reader body = {base, payload, payload + plen};
     int rc = fn(&inner, &body);
-    w->slices = inner.slices;
-    w->n_slices = inner.n_slices;
-    w->cap_slices = inner.cap_slices;
-    if (rc == 0)
-        rc = put_varint(w, field << 3 | WT_LEN) || put_varint(w, inner.len) ||
-                     put_bytes(w, inner.buf, inner.len)
-                 ? -1
-                 : 0;
+    if (rc == 0 && (put_varint(w, field << 3 | WT_LEN) != 0 || put_varint(w, inner.len) != 0 ||
+                    put_bytes(w, inner.buf, inner.len) != 0))
+        rc = -1;
     free(inner.buf);
     return rc;
 }
 
-static int add_slice(writer *w, ox_raw_slice s) {
-    if (w->n_slices == w->cap_slices) {
-        size_t ncap = w->cap_slices ? w->cap_slices * 2 : 64;
-        ox_raw_slice *ns = realloc(w->slices, ncap * sizeof *ns);
-        if (!ns) return -1;
-        w->slices = ns;
-        w->cap_slices = ncap;
+static int record(sink *s, ox_raw_slice raw) {
+    ox_stripped_model *m = s->m;
+    if (s->in_attr) {
+        if (!raw.present) return 0;
+        if (m->n_attrs == s->cap_attrs) {
+            size_t ncap = s->cap_attrs ? s->cap_attrs * 2 : 64;
+            ox_attr_slice *na = realloc(m->attrs, ncap * sizeof *na);
+            if (!na) return -1;
+            m->attrs = na;
+            s->cap_attrs = ncap;
+        }
+        m->attrs[m->n_attrs++] = (ox_attr_slice){s->node, s->attr, raw};
+        return 0;
     }
-    w->slices[w->n_slices++] = s;
+    if (m->n_inits == s->cap_inits) {
+        size_t ncap = s->cap_inits ? s->cap_inits * 2 : 64;
+        ox_raw_slice *ni = realloc(m->inits, ncap * sizeof *ni);
+        if (!ni) return -1;
+        m->inits = ni;
+        s->cap_inits = ncap;
+    }
+    m->inits[m->n_inits++] = raw;
+    return 0;
+}
+
+/* Copies every field of a message except those `skip` claims, which are
+ * handed to it instead. */
+typedef int (*field_fn)(writer *w, reader *r, uint64_t field, int wt, const uint8_t *payload,
+                        size_t plen, int *handled);
+
+static int copy_fields(writer *w, reader *r, field_fn fn) {
+    while (r->p < r->end) {
+        uint64_t field;
+        int wt, handled = 0;
+        const uint8_t *start, *payload;
+        size_t plen;
+        if (next_field(r, &field, &wt, &start, &payload, &plen) != 0) return -1;
+        if (fn(w, r, field, wt, payload, plen, &handled) != 0) return -1;
+        if (!handled && put_bytes(w, start, (size_t)(r->p - start)) != 0) return -1;
+    }
+    return 0;
+}
+
+static int tensor_field(writer *w, reader *r, uint64_t field, int wt, const uint8_t *payload,
+                        size_t plen, int *handled) {
+    ox_raw_slice *raw = w->s->tensor;
+    if (field == TENSOR_RAW_DATA && wt == WT_LEN) {
+        /* the last occurrence wins, as in protobuf */
+        raw->offset = (size_t)(payload - r->base);
+        raw->length = plen;
+        raw->present = 1;
+        *handled = 1;
+    }
     return 0;
 }
 
 static int rewrite_tensor(writer *w, reader *r) {
-    ox_raw_slice s = {0, 0, 0};
-    while (r->p < r->end) {
-        uint64_t field;
-        int wt;
-        const uint8_t *start, *payload;
-        size_t plen;
-        if (next_field(r, &field, &wt, &start, &payload, &plen) != 0) return -1;
-        if (field == TENSOR_RAW_DATA && wt == WT_LEN) {
-            /* the last occurrence wins, as in protobuf */
-            s.offset = (size_t)(payload - r->base);
-            s.length = plen;
-            s.present = 1;
-            continue;
-        }
-        if (put_bytes(w, start, (size_t)(r->p - start)) != 0) return -1;
-    }
-    return add_slice(w, s);
+    ox_raw_slice raw = {0, 0, 0};
+    w->s->tensor = &raw;
+    int rc = copy_fields(w, r, tensor_field);
+    w->s->tensor = NULL;
+    return rc == 0 ? record(w->s, raw) : -1;
 }
 
-static int rewrite_graph(writer *w, reader *r) {
-    while (r->p < r->end) {
-        uint64_t field;
-        int wt;
-        const uint8_t *start, *payload;
-        size_t plen;
-        if (next_field(r, &field, &wt, &start, &payload, &plen) != 0) return -1;
-        if (field == GRAPH_INITIALIZER && wt == WT_LEN) {
-            if (rewrite_len_field(w, field, r->base, payload, plen, rewrite_tensor) != 0) return -1;
-            continue;
-        }
-        if (put_bytes(w, start, (size_t)(r->p - start)) != 0) return -1;
-    }
-    return 0;
+static int attribute_field(writer *w, reader *r, uint64_t field, int wt, const uint8_t *payload,
+                           size_t plen, int *handled) {
+    if (field != ATTRIBUTE_T || wt != WT_LEN) return 0;
+    *handled = 1;
+    w->s->in_attr = 1;
+    int rc = rewrite_len_field(w, field, r->base, payload, plen, rewrite_tensor);
+    w->s->in_attr = 0;
+    return rc;
 }
 
-static int rewrite_model(writer *w, reader *r) {
-    while (r->p < r->end) {
-        uint64_t field;
-        int wt;
-        const uint8_t *start, *payload;
-        size_t plen;
-        if (next_field(r, &field, &wt, &start, &payload, &plen) != 0) return -1;
-        if (field == MODEL_GRAPH && wt == WT_LEN) {
-            if (rewrite_len_field(w, field, r->base, payload, plen, rewrite_graph) != 0) return -1;
-            continue;
-        }
-        if (put_bytes(w, start, (size_t)(r->p - start)) != 0) return -1;
+static int rewrite_attribute(writer *w, reader *r) { return copy_fields(w, r, attribute_field); }
+
+static int node_field(writer *w, reader *r, uint64_t field, int wt, const uint8_t *payload,
+                      size_t plen, int *handled) {
+    if (field != NODE_ATTRIBUTE || wt != WT_LEN) return 0;
+    *handled = 1;
+    int rc = rewrite_len_field(w, field, r->base, payload, plen, rewrite_attribute);
+    w->s->attr++;
+    return rc;
+}
+
+static int rewrite_node(writer *w, reader *r) {
+    w->s->attr = 0;
+    return copy_fields(w, r, node_field);
+}
+
+static int graph_field(writer *w, reader *r, uint64_t field, int wt, const uint8_t *payload,
+                       size_t plen, int *handled) {
+    if (wt != WT_LEN) return 0;
+    if (field == GRAPH_INITIALIZER) {
+        *handled = 1;
+        return rewrite_len_field(w, field, r->base, payload, plen, rewrite_tensor);
+    }
+    if (field == GRAPH_NODE) {
+        *handled = 1;
+        int rc = rewrite_len_field(w, field, r->base, payload, plen, rewrite_node);
+        w->s->node++;
+        return rc;
     }
     return 0;
 }
 
-int ox_strip_initializer_data(const uint8_t *model, size_t size, uint8_t **stripped,
-                              size_t *stripped_size, ox_raw_slice **slices, size_t *n_slices,
-                              ox_error *err) {
-    *stripped = NULL;
-    *slices = NULL;
-    *stripped_size = *n_slices = 0;
-    writer w = {0};
+static int rewrite_graph(writer *w, reader *r) { return copy_fields(w, r, graph_field); }
+
+static int model_field(writer *w, reader *r, uint64_t field, int wt, const uint8_t *payload,
+                       size_t plen, int *handled) {
+    if (field != MODEL_GRAPH || wt != WT_LEN) return 0;
+    *handled = 1;
+    return rewrite_len_field(w, field, r->base, payload, plen, rewrite_graph);
+}
+
+void ox_stripped_model_free(ox_stripped_model *m) {
+    free(m->bytes);
+    free(m->inits);
+    free(m->attrs);
+    memset(m, 0, sizeof *m);
+}
+
+int ox_strip_weights(const uint8_t *model, size_t size, ox_stripped_model *out, ox_error *err) {
+    memset(out, 0, sizeof *out);
+    sink s = {.m = out};
+    writer w = {.s = &s};
     reader r = {model, model, model + size};
-    if (reserve(&w, 1) != 0 || rewrite_model(&w, &r) != 0) {
+    if (reserve(&w, 1) != 0 || copy_fields(&w, &r, model_field) != 0) {
         free(w.buf);
-        free(w.slices);
+        ox_stripped_model_free(out);
         return ox_fail(err, ONYX_INVALID_MODEL, "not an ONNX model: malformed protobuf data");
     }
-    *stripped = w.buf;
-    *stripped_size = w.len;
-    *slices = w.slices;
-    *n_slices = w.n_slices;
+    out->bytes = w.buf;
+    out->size = w.len;
     return 0;
+}
+
+const ox_raw_slice *ox_stripped_attr(const ox_stripped_model *m, size_t node, size_t attr) {
+    /* recorded in node order, so a binary search finds the node's run */
+    size_t lo = 0, hi = m->n_attrs;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (m->attrs[mid].node < node || (m->attrs[mid].node == node && m->attrs[mid].attr < attr))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < m->n_attrs && m->attrs[lo].node == node && m->attrs[lo].attr == attr)
+        return &m->attrs[lo].raw;
+    return NULL;
 }

@@ -31,6 +31,31 @@ static int foldable(const ir_graph *g, const ir_node *n) {
     return 1;
 }
 
+static void set_constant(ir_graph *g, int v, ox_tensor *t) {
+    ir_value *val = &g->values[v];
+    val->init = t;
+    val->type.kind = OX_KIND_TENSOR;
+    val->type.dtype = t->dtype;
+    val->type.rank = t->rank;
+    memcpy(val->type.dims, t->dims, sizeof t->dims);
+    val->has_type = 1;
+}
+
+/* A Constant node with a tensor `value` hands that tensor over as is:
+ * for models that keep their weights in Constant nodes, running the
+ * kernel would copy every weight once more. */
+static int take_constant_value(ir_node *n, ox_tensor **out) {
+    if (strcmp(n->op_type, "Constant") != 0 || n->domain[0] || n->n_outputs != 1 || n->outputs[0] < 0)
+        return 0;
+    for (int a = 0; a < n->n_attrs; a++)
+        if (strcmp(n->attrs[a].name, "value") == 0 && n->attrs[a].t) {
+            *out = n->attrs[a].t;
+            n->attrs[a].t = NULL;
+            return 1;
+        }
+    return 0;
+}
+
 int ox_pass_fold_constants(ox_pass_ctx *ctx, ir_graph *g) {
     int changes = 0;
     unsigned char *dead = calloc((size_t)g->n_nodes + 1, 1);
@@ -50,6 +75,12 @@ int ox_pass_fold_constants(ox_pass_ctx *ctx, ir_graph *g) {
         ir_node *n = &g->nodes[i];
         if (!foldable(g, n) || n->n_inputs > 64 || n->n_outputs > 64) continue;
         ox_tensor *ins[64], *outs[64];
+        if (take_constant_value(n, outs)) {
+            set_constant(g, n->outputs[0], outs[0]);
+            dead[i] = 1;
+            changes++;
+            continue;
+        }
         for (int k = 0; k < n->n_inputs; k++) ins[k] = n->inputs[k] >= 0 ? g->values[n->inputs[k]].init : NULL;
         ox_error local = {0};
         /* A node that fails here is left in place so the error surfaces,
@@ -68,18 +99,10 @@ int ox_pass_fold_constants(ox_pass_ctx *ctx, ir_graph *g) {
             continue;
         }
         for (int k = 0; k < n->n_outputs; k++) {
-            int v = n->outputs[k];
-            if (v < 0) {
+            if (n->outputs[k] < 0)
                 ox_tensor_free(outs[k]);
-                continue;
-            }
-            ir_value *val = &g->values[v];
-            val->init = outs[k];
-            val->type.kind = OX_KIND_TENSOR;
-            val->type.dtype = outs[k]->dtype;
-            val->type.rank = outs[k]->rank;
-            memcpy(val->type.dims, outs[k]->dims, sizeof outs[k]->dims);
-            val->has_type = 1;
+            else
+                set_constant(g, n->outputs[k], outs[k]);
         }
         dead[i] = 1;
         changes++;

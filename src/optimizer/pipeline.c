@@ -3,6 +3,7 @@
 static const ox_pass PASSES[] = {
     {"fold_constants", ONYX_OPT_BASIC, ox_pass_fold_constants},
     {"eliminate_identity", ONYX_OPT_BASIC, ox_pass_eliminate_identity},
+    {"prune_constants", ONYX_OPT_BASIC, ox_pass_prune_constants},
 };
 
 int ox_graph_has_subgraphs(const ir_graph *g) {

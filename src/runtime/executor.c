@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/log.h"
 #include "ops/op.h"
 #include "runtime/session.h"
 
@@ -566,7 +567,14 @@ static int exec_graph(onyx_session *s, ox_graph_exec *ge, const run_ctx *parent,
             goto done;
         }
     }
-    if (rc.observed) ox_plan_add_mem(p, sig, sig_len, rc.observed); /* no plan: next run records again */
+    if (rc.observed) {
+        /* without a plan (out of memory) the next run simply records again */
+        const ox_mem_plan *m = ox_plan_add_mem(p, sig, sig_len, rc.observed);
+        if (m && ge == &s->main)
+            ox_log(s->log_level, ONYX_LOG_INFO,
+                   "memory plan for new input shapes: %zu-byte arena (%zu bytes without reuse)",
+                   m->arena_bytes, m->naive_bytes);
+    }
     rc_val = 0;
 done:
     if (rc.slots) {

@@ -30,6 +30,8 @@ void usage_run(void) {
            "  --threads N          intra-op threads (default 0: one per core)\n"
            "  --providers A,B      execution providers in priority order\n"
            "  --opt-level LEVEL    graph optimization: none, basic or all\n"
+           "  --log-level LEVEL    diagnostics on stderr: error (default), warning,\n"
+           "                       info (placement, memory plan) or verbose\n"
            "  -h, --help           show this help\n");
 }
 
@@ -46,6 +48,7 @@ typedef struct run_args {
     uint64_t seed;
     int threads, has_threads;
     int opt_level; /* -1: library default */
+    int log_level; /* -1: errors only */
 } run_args;
 
 static uint64_t splitmix64(uint64_t *state) {
@@ -61,6 +64,7 @@ static float rand_unit_f32(uint64_t *s) { return (float)(splitmix64(s) >> 40) * 
 static int parse_args(int argc, char **argv, run_args *a) {
     memset(a, 0, sizeof *a);
     a->opt_level = -1;
+    a->log_level = -1;
     int only_positional = 0;
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
@@ -107,6 +111,14 @@ static int parse_args(int argc, char **argv, run_args *a) {
             else if (strcmp(v, "all") == 0) a->opt_level = ONYX_OPT_ALL;
             else
                 return cli_error("run: --opt-level expects none, basic or all, got '%s'", v);
+        } else if ((m = cli_option_value(argc, argv, &i, "--log-level", &v)) != 0) {
+            if (m < 0) return CLI_FAIL;
+            static const char *const LEVELS[] = {"error", "warning", "info", "verbose"};
+            a->log_level = -1;
+            for (int k = 0; k < 4; k++)
+                if (strcmp(v, LEVELS[k]) == 0) a->log_level = k;
+            if (a->log_level < 0)
+                return cli_error("run: --log-level expects error, warning, info or verbose, got '%s'", v);
         } else {
             return cli_error("run: unknown option '%s' (see 'onyx run --help')", arg);
         }
@@ -533,6 +545,8 @@ int cmd_run(int argc, char **argv) {
     if (!st && a.has_threads) st = onyx_session_options_set_threads(opts, a.threads);
     if (!st && a.opt_level >= 0)
         st = onyx_session_options_set_optimization_level(opts, (onyx_opt_level)a.opt_level);
+    if (!st && a.log_level >= 0)
+        st = onyx_session_options_set_log_level(opts, (onyx_log_level)a.log_level);
     if (st) {
         rc = cli_status(st);
         goto out;
