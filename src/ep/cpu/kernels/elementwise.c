@@ -133,6 +133,8 @@ static inline float fast_expf(float x) {
      * the result has already overflowed to inf or flushed to 0 */
     float xc = sel_f32(x < -104.0f, -104.0f, x);
     xc = sel_f32(xc > 89.0f, 89.0f, xc);
+    /* NaN passes both clamps; compute with 0 and return the NaN below */
+    xc = sel_f32(xc != xc, 0.0f, xc);
     /* x = n ln2 + r, |r| <= ln2/2; adding 1.5 * 2^23 rounds to an integer */
     const float n = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
     /* ln2 split so that n * 0.693359375 is exact */
