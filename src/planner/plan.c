@@ -219,22 +219,32 @@ void ox_plan_free(ox_plan *p) {
         next = m->next;
         free_mem_plan(m);
     }
-    for (ox_mem_plan *m = p->retired, *next; m; m = next) {
-        next = m->next;
-        free_mem_plan(m);
-    }
+
     pthread_mutex_destroy(&p->lock);
     memset(p, 0, sizeof *p);
 }
 
+static ox_mem_plan *find_locked(ox_plan *p, const int64_t *sig, size_t sig_len) {
+    for (ox_mem_plan *m = p->mem_plans; m; m = m->next)
+        if (m->sig_len == sig_len && memcmp(m->signature, sig, sig_len * sizeof *sig) == 0) return m;
+    return NULL;
+}
+
 const ox_mem_plan *ox_plan_find_mem(ox_plan *p, const int64_t *sig, size_t sig_len) {
     pthread_mutex_lock(&p->lock);
-    const ox_mem_plan *found = NULL;
-    for (ox_mem_plan *m = p->mem_plans; m && !found; m = m->next)
-        if (m->sig_len == sig_len && memcmp(m->signature, sig, sig_len * sizeof *sig) == 0)
-            found = m;
+    ox_mem_plan *found = find_locked(p, sig, sig_len);
+    if (found) found->users++;
     pthread_mutex_unlock(&p->lock);
     return found;
+}
+
+void ox_plan_release_mem(ox_plan *p, const ox_mem_plan *mem) {
+    if (!mem) return;
+    ox_mem_plan *m = (ox_mem_plan *)mem;
+    pthread_mutex_lock(&p->lock);
+    int free_it = --m->users == 0 && m->evicted;
+    pthread_mutex_unlock(&p->lock);
+    if (free_it) free_mem_plan(m);
 }
 
 /* Greedy packing by decreasing size: each slot takes the lowest offset
@@ -281,8 +291,6 @@ static size_t pack(const ox_plan *p, const size_t *sizes, size_t *offset) {
 
 const ox_mem_plan *ox_plan_add_mem(ox_plan *p, const int64_t *sig, size_t sig_len,
                                    const size_t *sizes) {
-    const ox_mem_plan *existing = ox_plan_find_mem(p, sig, sig_len);
-    if (existing) return existing;
     ox_mem_plan *m = calloc(1, sizeof *m);
     if (!m) return NULL;
     m->signature = malloc((sig_len + 1) * sizeof *sig);
@@ -303,25 +311,30 @@ const ox_mem_plan *ox_plan_add_mem(ox_plan *p, const int64_t *sig, size_t sig_le
         free_mem_plan(m);
         return NULL;
     }
+    m->users = 1;
+    ox_mem_plan *evict = NULL;
     pthread_mutex_lock(&p->lock);
-    /* Bounded cache: models fed many shapes keep the 8 most recent. */
+    ox_mem_plan *existing = find_locked(p, sig, sig_len);
+    if (existing) {
+        /* another run planned the same shapes first: use that one */
+        existing->users++;
+        pthread_mutex_unlock(&p->lock);
+        free_mem_plan(m);
+        return existing;
+    }
     m->next = p->mem_plans;
     p->mem_plans = m;
-    p->n_mem_plans++;
     p->mem_plans_built++;
-    if (p->n_mem_plans > 8) {
+    if (++p->n_mem_plans > 8) {
         ox_mem_plan *prev = p->mem_plans;
         for (int i = 0; i < 7; i++) prev = prev->next;
-        ox_mem_plan *drop = prev->next;
+        evict = prev->next;
         prev->next = NULL;
         p->n_mem_plans = 8;
-        /* A concurrent run may still use a dropped plan: park it rather
-         * than free it (freed with the plan). */
-        ox_mem_plan *tail = drop;
-        while (tail->next) tail = tail->next;
-        tail->next = p->retired;
-        p->retired = drop;
+        evict->evicted = 1;
+        if (evict->users > 0) evict = NULL; /* its last user frees it */
     }
     pthread_mutex_unlock(&p->lock);
+    if (evict) free_mem_plan(evict);
     return m;
 }

@@ -47,6 +47,8 @@ typedef struct ox_mem_plan {
     size_t *size;
     size_t arena_bytes;
     size_t naive_bytes; /* sum of planned sizes without reuse, for reports */
+    int users;          /* runs using it now (guarded by the plan's lock) */
+    int evicted;        /* dropped from the cache; freed when users reach 0 */
     struct ox_mem_plan *next;
 } ox_mem_plan;
 
@@ -61,7 +63,6 @@ typedef struct ox_plan {
     /* memory plans, most recent first, guarded by lock */
     pthread_mutex_t lock;
     ox_mem_plan *mem_plans;
-    ox_mem_plan *retired; /* evicted from the cache, freed with the plan */
     int n_mem_plans;
     int mem_plans_built;
 } ox_plan;
@@ -76,9 +77,13 @@ int ox_plan_build(const ir_graph *g, ox_ep *const *eps, int n_eps, ox_plan *plan
 void ox_plan_free(ox_plan *plan);
 
 /* Memory plans: find one for a signature, or build one from sizes
- * observed in a run (size[slot], 0 = not allocated). Thread-safe. */
+ * observed in a run (size[slot], 0 = not allocated). Both return the plan
+ * held for the caller, who gives it back with ox_plan_release_mem; a plan
+ * evicted from the cache meanwhile is freed by its last user. The cache
+ * keeps the 8 most recent signatures. Thread-safe. */
 const ox_mem_plan *ox_plan_find_mem(ox_plan *plan, const int64_t *sig, size_t sig_len);
 const ox_mem_plan *ox_plan_add_mem(ox_plan *plan, const int64_t *sig, size_t sig_len,
                                    const size_t *sizes);
+void ox_plan_release_mem(ox_plan *plan, const ox_mem_plan *mem);
 
 #endif

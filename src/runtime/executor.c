@@ -574,6 +574,7 @@ static int exec_graph(onyx_session *s, ox_graph_exec *ge, const run_ctx *parent,
             ox_log(s->log_level, ONYX_LOG_INFO,
                    "memory plan for new input shapes: %zu-byte arena (%zu bytes without reuse)",
                    m->arena_bytes, m->naive_bytes);
+        ox_plan_release_mem(p, m);
     }
     rc_val = 0;
 done:
@@ -588,6 +589,7 @@ done:
         }
     }
     if (rc.arena) give_arena(ge, rc.arena, arena_size);
+    ox_plan_release_mem(p, rc.mem);
     free(rc.observed);
     free(rc.slots);
     free(rc.caller_out);

@@ -97,6 +97,17 @@ int main(void) {
     ox_session_plan_stats(s, &st);
     CHECK(st.mem_plans_built == 2);
 
+    /* the cache keeps the 8 most recent shapes: after 8 new ones, batch 4
+     * is planned again, and still computes the right values */
+    int before = st.mem_plans_built;
+    for (int64_t b = 20; b < 28; b++) run(s, b, 0.25f, &y);
+    ox_session_plan_stats(s, &st);
+    CHECK(st.mem_plans_built == before + 8);
+    run(s, 4, 1.5f, &y);
+    CHECK_NEAR(y, reference(1.5f), 1e-6);
+    ox_session_plan_stats(s, &st);
+    CHECK(st.mem_plans_built == before + 9);
+
     onyx_session_free(s);
     onyx_env_free(env);
     CHECK_DONE();
