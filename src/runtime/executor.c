@@ -195,12 +195,15 @@ static int exec_node(run_ctx *rc, const ox_step *st) {
     ox_error *err = rc->err;
     if (n->n_inputs > MAX_IO || n->n_outputs > MAX_IO)
         return ox_fail(err, ONYX_NOT_IMPLEMENTED, "more than %d inputs or outputs", MAX_IO);
-    ox_tensor *ins[MAX_IO];
-    ox_tensor *outs[MAX_IO];
-    ir_type in_types_store[MAX_IO];
-    const ir_type *in_types[MAX_IO];
-    const ox_tensor *in_vals[MAX_IO];
-    ir_type out_types[MAX_IO];
+    /* sized to the node: subgraph bodies recurse through here, so a fixed
+     * worst case per level would add up on the stack */
+    int ni = n->n_inputs > 0 ? n->n_inputs : 1, no = n->n_outputs > 0 ? n->n_outputs : 1;
+    ox_tensor *ins[ni];
+    ox_tensor *outs[no];
+    ir_type in_types_store[ni];
+    const ir_type *in_types[ni];
+    const ox_tensor *in_vals[ni];
+    ir_type out_types[no];
     for (int k = 0; k < n->n_inputs; k++) {
         int sl = st->in_slots[k];
         ins[k] = sl >= 0 ? rc->slots[sl].t : NULL;
