@@ -15,17 +15,7 @@ extern const ox_op_table ox_ops_transform;
 
 /* ---- small helpers ---- */
 
-/* Short names for the shared inference helpers (ops/op.h), which nearly
- * every function here calls several times. */
-static const ir_type *in_type(const ox_infer_ctx *c, int i) { return ox_infer_in(c, i); }
-static ox_dtype in_dtype(const ox_infer_ctx *c, int i) { return ox_infer_in_dtype(c, i); }
-static int in_rank(const ox_infer_ctx *c, int i) { return ox_infer_in_rank(c, i); }
-static onyx_code bad(const ox_infer_ctx *c) { return ox_infer_bad_code(c); }
-static const char *opname(const ox_infer_ctx *c) { return c->node->op_type; }
 
-static int set_out(ox_infer_ctx *c, int i, ox_dtype dt, const int64_t *dims, int rank) {
-    return ox_infer_set_output(c, i, dt, dims, rank);
-}
 
 /* Shape-like inputs only count when their value is a tensor. */
 static const ox_tensor *in_val(const ox_infer_ctx *c, int i) {
@@ -33,14 +23,13 @@ static const ox_tensor *in_val(const ox_infer_ctx *c, int i) {
     return t && t->kind == OX_KIND_TENSOR ? t : NULL;
 }
 
-static int set_unknown(ox_infer_ctx *c, int i, ox_dtype dt) { return set_out(c, i, dt, NULL, -1); }
 
 /* Output of known rank whose dims are all unknown. */
 static int set_rank_only(ox_infer_ctx *c, int i, ox_dtype dt, int rank) {
     int64_t d[OX_MAX_RANK];
-    if (rank > OX_MAX_RANK) return set_unknown(c, i, dt);
+    if (rank > OX_MAX_RANK) return ox_infer_set_output(c, i, dt, NULL, -1);
     for (int k = 0; k < rank; k++) d[k] = -1;
-    return set_out(c, i, dt, d, rank);
+    return ox_infer_set_output(c, i, dt, d, rank);
 }
 
 /* Integer entries of a 0-D or 1-D constant input. *known = 0 when its
@@ -52,15 +41,15 @@ static int read_ints(ox_infer_ctx *c, int i, const char *what, int64_t *out, int
     *known = 0;
     if (!t) return 0;
     if (!ox_dtype_is_integer(t->dtype))
-        return ox_infer_fail(c, bad(c), "%s: '%s' must be an integer tensor, got %s", opname(c),
+        return ox_infer_fail(c, ox_infer_bad_code(c), "%s: '%s' must be an integer tensor, got %s", c->node->op_type,
                              what, ox_dtype_name(t->dtype));
     if (t->rank > 1)
-        return ox_infer_fail(c, bad(c), "%s: '%s' must be 1-D, got rank %d", opname(c), what,
+        return ox_infer_fail(c, ox_infer_bad_code(c), "%s: '%s' must be 1-D, got rank %d", c->node->op_type, what,
                              t->rank);
     int64_t n = ox_tensor_numel(t);
     if (n > max)
-        return ox_infer_fail(c, bad(c), "%s: '%s' has %lld entries, at most %d are allowed",
-                             opname(c), what, (long long)n, max);
+        return ox_infer_fail(c, ox_infer_bad_code(c), "%s: '%s' has %lld entries, at most %d are allowed",
+                             c->node->op_type, what, (long long)n, max);
     for (int64_t k = 0; k < n; k++) out[k] = ox_get_i64(t->data, t->dtype, (size_t)k);
     *count = (int)n;
     *known = 1;
@@ -74,8 +63,8 @@ static int read_scalar_int(ox_infer_ctx *c, int i, const char *what, int64_t *v,
     *known = 0;
     const ox_tensor *t = in_val(c, i);
     if (t && ox_tensor_numel(t) != 1)
-        return ox_infer_fail(c, bad(c), "%s: '%s' must hold exactly one value, got %lld",
-                             opname(c), what, (long long)ox_tensor_numel(t));
+        return ox_infer_fail(c, ox_infer_bad_code(c), "%s: '%s' must hold exactly one value, got %lld",
+                             c->node->op_type, what, (long long)ox_tensor_numel(t));
     if (read_ints(c, i, what, tmp, 1, &n, known) != 0) return -1;
     if (*known) *v = tmp[0];
     return 0;
@@ -94,7 +83,7 @@ static int attr_or_input_ints(ox_infer_ctx *c, const char *attr, int input_opset
         if (n > (size_t)max) {
             *failed = 1;
             return ox_infer_fail(c, ONYX_INVALID_MODEL, "%s: attribute '%s' has %zu entries, at most %d are allowed",
-                                 opname(c), attr, n, max);
+                                 c->node->op_type, attr, n, max);
         }
         if (n) memcpy(out, v, n * sizeof *v);
         return (int)n;
@@ -131,8 +120,8 @@ static const char *list_str(const int64_t *v, int count, char *buf, size_t n) {
 /* ---- Reshape ---- */
 
 static int infer_reshape(ox_infer_ctx *c) {
-    const ir_type *x = in_type(c, 0);
-    ox_dtype dt = in_dtype(c, 0);
+    const ir_type *x = ox_infer_in(c, 0);
+    ox_dtype dt = ox_infer_in_dtype(c, 0);
     int64_t shape[OX_MAX_RANK];
     int n, failed;
     n = attr_or_input_ints(c, "shape", 5, 1, shape, OX_MAX_RANK, &failed);
@@ -140,10 +129,10 @@ static int infer_reshape(ox_infer_ctx *c) {
     if (n == -1)
         return ox_infer_fail(c, ONYX_INVALID_MODEL, "Reshape: the target shape is missing");
     if (n == -2) {
-        const ir_type *s = in_type(c, 1);
+        const ir_type *s = ox_infer_in(c, 1);
         if (s && s->rank == 1 && s->dims[0] >= 0 && s->dims[0] <= OX_MAX_RANK)
             return set_rank_only(c, 0, dt, (int)s->dims[0]);
-        return set_unknown(c, 0, dt);
+        return ox_infer_set_output(c, 0, dt, NULL, -1);
     }
     int allowzero = c->node->opset >= 14 ? (int)ir_attr_int(c->node, "allowzero", 0) : 0;
     int xr = x && x->kind == OX_KIND_TENSOR ? x->rank : -1;
@@ -153,16 +142,16 @@ static int infer_reshape(ox_infer_ctx *c) {
         int64_t v = shape[i];
         if (v == -1) {
             if (infer_at >= 0)
-                return ox_infer_fail(c, bad(c), "Reshape: shape has more than one -1 (entries %d and %d)",
+                return ox_infer_fail(c, ox_infer_bad_code(c), "Reshape: shape has more than one -1 (entries %d and %d)",
                                      infer_at, i);
             infer_at = i;
             out[i] = -1;
         } else if (v < -1) {
-            return ox_infer_fail(c, bad(c), "Reshape: shape[%d] = %lld is invalid (only -1 may be negative)",
+            return ox_infer_fail(c, ox_infer_bad_code(c), "Reshape: shape[%d] = %lld is invalid (only -1 may be negative)",
                                  i, (long long)v);
         } else if (v == 0 && !allowzero) {
             if (xr >= 0 && i >= xr)
-                return ox_infer_fail(c, bad(c),
+                return ox_infer_fail(c, ox_infer_bad_code(c),
                                      "Reshape: shape[%d] is 0 (copy the input dim) but the input has rank %d",
                                      i, xr);
             out[i] = xr >= 0 ? x->dims[i] : -1;
@@ -172,7 +161,7 @@ static int infer_reshape(ox_infer_ctx *c) {
         }
     }
     if (allowzero && has_zero && infer_at >= 0)
-        return ox_infer_fail(c, bad(c), "Reshape: with allowzero=1 the shape cannot hold both 0 and -1");
+        return ox_infer_fail(c, ox_infer_bad_code(c), "Reshape: with allowzero=1 the shape cannot hold both 0 and -1");
     int64_t total = xr >= 0 ? ox_infer_numel(x->dims, xr) : -1;
     int64_t known = 1;
     int unknown = 0;
@@ -188,41 +177,41 @@ static int infer_reshape(ox_infer_ctx *c) {
         if (infer_at >= 0) {
             if (known == 0) {
                 if (total != 0)
-                    return ox_infer_fail(c, bad(c), "Reshape: cannot reshape %s (%lld elements) to %s",
+                    return ox_infer_fail(c, ox_infer_bad_code(c), "Reshape: cannot reshape %s (%lld elements) to %s",
                                          shape_str(x->dims, xr, b1, sizeof b1), (long long)total,
                                          list_str(shape, n, b2, sizeof b2));
-                return ox_infer_fail(c, bad(c),
+                return ox_infer_fail(c, ox_infer_bad_code(c),
                                      "Reshape: the -1 in %s is ambiguous because the other dims multiply to 0",
                                      list_str(shape, n, b2, sizeof b2));
             }
             if (total % known != 0)
-                return ox_infer_fail(c, bad(c),
+                return ox_infer_fail(c, ox_infer_bad_code(c),
                                      "Reshape: cannot reshape %s (%lld elements) to %s: %lld is not a multiple of %lld",
                                      shape_str(x->dims, xr, b1, sizeof b1), (long long)total,
                                      list_str(shape, n, b2, sizeof b2), (long long)total, (long long)known);
             out[infer_at] = total / known;
         } else if (known != total) {
-            return ox_infer_fail(c, bad(c), "Reshape: cannot reshape %s (%lld elements) to %s (%lld elements)",
+            return ox_infer_fail(c, ox_infer_bad_code(c), "Reshape: cannot reshape %s (%lld elements) to %s (%lld elements)",
                                  shape_str(x->dims, xr, b1, sizeof b1), (long long)total,
                                  shape_str(out, n, b2, sizeof b2), (long long)known);
         }
     } else if (c->runtime) {
-        return ox_infer_fail(c, bad(c), "Reshape: the input shape is not known");
+        return ox_infer_fail(c, ox_infer_bad_code(c), "Reshape: the input shape is not known");
     }
-    return set_out(c, 0, dt, out, n);
+    return ox_infer_set_output(c, 0, dt, out, n);
 }
 
 /* ---- Flatten ---- */
 
 static int infer_flatten(ox_infer_ctx *c) {
-    ox_dtype dt = in_dtype(c, 0);
-    const ir_type *x = in_type(c, 0);
-    int r = in_rank(c, 0);
+    ox_dtype dt = ox_infer_in_dtype(c, 0);
+    const ir_type *x = ox_infer_in(c, 0);
+    int r = ox_infer_in_rank(c, 0);
     int64_t axis = ir_attr_int(c->node, "axis", 1);
     int64_t out[2] = {-1, -1};
     if (r < 0) {
         if (axis == 0) out[0] = 1;
-        return set_out(c, 0, dt, out, 2);
+        return ox_infer_set_output(c, 0, dt, out, 2);
     }
     if (axis < -r || axis > r)
         return ox_infer_fail(c, ONYX_INVALID_MODEL, "Flatten: axis %lld is out of range for rank %d (allowed [%d, %d])",
@@ -230,29 +219,29 @@ static int infer_flatten(ox_infer_ctx *c) {
     if (axis < 0) axis += r;
     out[0] = prod_range(x->dims, 0, (int)axis);
     out[1] = prod_range(x->dims, (int)axis, r);
-    return set_out(c, 0, dt, out, 2);
+    return ox_infer_set_output(c, 0, dt, out, 2);
 }
 
 /* ---- Transpose ---- */
 
 static int infer_transpose(ox_infer_ctx *c) {
-    ox_dtype dt = in_dtype(c, 0);
-    const ir_type *x = in_type(c, 0);
-    int r = in_rank(c, 0);
+    ox_dtype dt = ox_infer_in_dtype(c, 0);
+    const ir_type *x = ox_infer_in(c, 0);
+    int r = ox_infer_in_rank(c, 0);
     size_t np = 0;
     const int64_t *perm = ir_attr_ints(c->node, "perm", &np);
     int has_perm = ir_node_attr(c->node, "perm") != NULL;
     if (r < 0) {
         if (has_perm && np <= OX_MAX_RANK) return set_rank_only(c, 0, dt, (int)np);
-        return set_unknown(c, 0, dt);
+        return ox_infer_set_output(c, 0, dt, NULL, -1);
     }
     int64_t out[OX_MAX_RANK];
     if (!has_perm) {
         for (int i = 0; i < r; i++) out[i] = x->dims[r - 1 - i];
-        return set_out(c, 0, dt, out, r);
+        return ox_infer_set_output(c, 0, dt, out, r);
     }
     if ((int)np != r)
-        return ox_infer_fail(c, bad(c), "Transpose: perm has %zu entries but the input has rank %d", np, r);
+        return ox_infer_fail(c, ox_infer_bad_code(c), "Transpose: perm has %zu entries but the input has rank %d", np, r);
     int seen[OX_MAX_RANK] = {0};
     for (int i = 0; i < r; i++) {
         int64_t p = perm[i];
@@ -265,7 +254,7 @@ static int infer_transpose(ox_infer_ctx *c) {
         seen[p] = 1;
         out[i] = x->dims[p];
     }
-    return set_out(c, 0, dt, out, r);
+    return ox_infer_set_output(c, 0, dt, out, r);
 }
 
 /* ---- Concat ---- */
@@ -275,18 +264,18 @@ static int infer_concat(ox_infer_ctx *c) {
     int r = -1, first = -1;
     if (c->n_inputs < 1) return ox_infer_fail(c, ONYX_INVALID_MODEL, "Concat: needs at least one input");
     for (int i = 0; i < c->n_inputs; i++) {
-        const ir_type *t = in_type(c, i);
+        const ir_type *t = ox_infer_in(c, i);
         if (!t) continue;
         if (dt == ONYX_UNDEFINED) dt = t->dtype;
         else if (t->dtype != ONYX_UNDEFINED && t->dtype != dt)
-            return ox_infer_fail(c, bad(c), "Concat: input %d has type %s but input 0 has %s", i,
+            return ox_infer_fail(c, ox_infer_bad_code(c), "Concat: input %d has type %s but input 0 has %s", i,
                                  ox_dtype_name(t->dtype), ox_dtype_name(dt));
         if (t->rank < 0) continue;
         if (r < 0) {
             r = t->rank;
             first = i;
         } else if (t->rank != r) {
-            return ox_infer_fail(c, bad(c), "Concat: input %d has rank %d but input %d has rank %d", i,
+            return ox_infer_fail(c, ox_infer_bad_code(c), "Concat: input %d has rank %d but input %d has rank %d", i,
                                  t->rank, first, r);
         }
     }
@@ -294,8 +283,8 @@ static int infer_concat(ox_infer_ctx *c) {
     if (!a && c->node->opset >= 4)
         return ox_infer_fail(c, ONYX_INVALID_MODEL, "Concat: the 'axis' attribute is required");
     int64_t axis = a ? a->i : 1;
-    if (r < 0) return set_unknown(c, 0, dt);
-    if (r == 0) return ox_infer_fail(c, bad(c), "Concat: inputs must have rank >= 1, got scalars");
+    if (r < 0) return ox_infer_set_output(c, 0, dt, NULL, -1);
+    if (r == 0) return ox_infer_fail(c, ox_infer_bad_code(c), "Concat: inputs must have rank >= 1, got scalars");
     if (axis < -r || axis >= r)
         return ox_infer_fail(c, ONYX_INVALID_MODEL, "Concat: axis %lld is out of range for rank %d (allowed [%d, %d])",
                              (long long)axis, r, -r, r - 1);
@@ -305,7 +294,7 @@ static int infer_concat(ox_infer_ctx *c) {
     int64_t sum = 0;
     int sum_unknown = 0;
     for (int i = 0; i < c->n_inputs; i++) {
-        const ir_type *t = in_type(c, i);
+        const ir_type *t = ox_infer_in(c, i);
         if (!t || t->rank < 0) {
             sum_unknown = 1;
             continue;
@@ -317,10 +306,10 @@ static int infer_concat(ox_infer_ctx *c) {
                 out[d] = t->dims[d];
             } else if (out[d] != t->dims[d]) {
                 char b1[256], b2[256];
-                return ox_infer_fail(c, bad(c),
+                return ox_infer_fail(c, ox_infer_bad_code(c),
                                      "Concat: input %d has shape %s, which differs from %s outside axis %lld",
                                      i, shape_str(t->dims, r, b1, sizeof b1),
-                                     shape_str(in_type(c, first)->dims, r, b2, sizeof b2), (long long)axis);
+                                     shape_str(ox_infer_in(c, first)->dims, r, b2, sizeof b2), (long long)axis);
             }
         }
         if (t->dims[axis] < 0)
@@ -329,38 +318,38 @@ static int infer_concat(ox_infer_ctx *c) {
             sum += t->dims[axis];
     }
     out[axis] = sum_unknown ? -1 : sum;
-    return set_out(c, 0, dt, out, r);
+    return ox_infer_set_output(c, 0, dt, out, r);
 }
 
 /* ---- Squeeze / Unsqueeze ---- */
 
 static int infer_squeeze(ox_infer_ctx *c) {
-    ox_dtype dt = in_dtype(c, 0);
-    const ir_type *x = in_type(c, 0);
-    int r = in_rank(c, 0);
+    ox_dtype dt = ox_infer_in_dtype(c, 0);
+    const ir_type *x = ox_infer_in(c, 0);
+    int r = ox_infer_in_rank(c, 0);
     int64_t axes[OX_MAX_RANK];
     int failed;
     int n = attr_or_input_ints(c, "axes", 13, 1, axes, OX_MAX_RANK, &failed);
     if (failed) return -1;
-    if (r < 0 || n == -2) return set_unknown(c, 0, dt);
+    if (r < 0 || n == -2) return ox_infer_set_output(c, 0, dt, NULL, -1);
     int drop[OX_MAX_RANK] = {0};
     if (n == -1) {
         /* no axes: every dim of size 1 goes, which needs all dims known */
         for (int i = 0; i < r; i++) {
-            if (x->dims[i] < 0) return set_unknown(c, 0, dt);
+            if (x->dims[i] < 0) return ox_infer_set_output(c, 0, dt, NULL, -1);
             drop[i] = x->dims[i] == 1;
         }
     } else {
         for (int k = 0; k < n; k++) {
             int64_t a = axes[k];
             if (a < -r || a >= r)
-                return ox_infer_fail(c, bad(c), "Squeeze: axis %lld is out of range for rank %d (allowed [%d, %d])",
+                return ox_infer_fail(c, ox_infer_bad_code(c), "Squeeze: axis %lld is out of range for rank %d (allowed [%d, %d])",
                                      (long long)a, r, -r, r - 1);
             if (a < 0) a += r;
             if (drop[a])
-                return ox_infer_fail(c, bad(c), "Squeeze: axis %lld is given twice", (long long)a);
+                return ox_infer_fail(c, ox_infer_bad_code(c), "Squeeze: axis %lld is given twice", (long long)a);
             if (x->dims[a] >= 0 && x->dims[a] != 1)
-                return ox_infer_fail(c, bad(c), "Squeeze: cannot squeeze axis %lld of size %lld (must be 1)",
+                return ox_infer_fail(c, ox_infer_bad_code(c), "Squeeze: cannot squeeze axis %lld of size %lld (must be 1)",
                                      (long long)a, (long long)x->dims[a]);
             drop[a] = 1;
         }
@@ -369,19 +358,19 @@ static int infer_squeeze(ox_infer_ctx *c) {
     int ro = 0;
     for (int i = 0; i < r; i++)
         if (!drop[i]) out[ro++] = x->dims[i];
-    return set_out(c, 0, dt, out, ro);
+    return ox_infer_set_output(c, 0, dt, out, ro);
 }
 
 static int infer_unsqueeze(ox_infer_ctx *c) {
-    ox_dtype dt = in_dtype(c, 0);
-    const ir_type *x = in_type(c, 0);
-    int r = in_rank(c, 0);
+    ox_dtype dt = ox_infer_in_dtype(c, 0);
+    const ir_type *x = ox_infer_in(c, 0);
+    int r = ox_infer_in_rank(c, 0);
     int64_t axes[OX_MAX_RANK + 1];
     int failed;
     int n = attr_or_input_ints(c, "axes", 13, 1, axes, OX_MAX_RANK, &failed);
     if (failed) return -1;
     if (n == -1) return ox_infer_fail(c, ONYX_INVALID_MODEL, "Unsqueeze: 'axes' is required");
-    if (n == -2 || r < 0) return set_unknown(c, 0, dt);
+    if (n == -2 || r < 0) return ox_infer_set_output(c, 0, dt, NULL, -1);
     int ro = r + n;
     if (ro > OX_MAX_RANK)
         return ox_infer_fail(c, ONYX_NOT_IMPLEMENTED, "Unsqueeze: output rank %d exceeds onyx's limit of %d", ro,
@@ -390,23 +379,23 @@ static int infer_unsqueeze(ox_infer_ctx *c) {
     for (int k = 0; k < n; k++) {
         int64_t a = axes[k];
         if (a < -ro || a >= ro)
-            return ox_infer_fail(c, bad(c), "Unsqueeze: axis %lld is out of range for output rank %d (allowed [%d, %d])",
+            return ox_infer_fail(c, ox_infer_bad_code(c), "Unsqueeze: axis %lld is out of range for output rank %d (allowed [%d, %d])",
                                  (long long)a, ro, -ro, ro - 1);
         if (a < 0) a += ro;
-        if (ins[a]) return ox_infer_fail(c, bad(c), "Unsqueeze: axis %lld is given twice", (long long)a);
+        if (ins[a]) return ox_infer_fail(c, ox_infer_bad_code(c), "Unsqueeze: axis %lld is given twice", (long long)a);
         ins[a] = 1;
     }
     int64_t out[OX_MAX_RANK];
     for (int i = 0, j = 0; i < ro; i++) out[i] = ins[i] ? 1 : x->dims[j++];
-    return set_out(c, 0, dt, out, ro);
+    return ox_infer_set_output(c, 0, dt, out, ro);
 }
 
 /* ---- Shape / Size ---- */
 
 static int infer_shape(ox_infer_ctx *c) {
-    int r = in_rank(c, 0);
+    int r = ox_infer_in_rank(c, 0);
     int64_t one[1] = {-1};
-    if (r < 0) return set_out(c, 0, ONYX_INT64, one, 1);
+    if (r < 0) return ox_infer_set_output(c, 0, ONYX_INT64, one, 1);
     int64_t start = 0, end = r;
     if (c->node->opset >= 15) {
         start = ir_attr_int(c->node, "start", 0);
@@ -419,15 +408,15 @@ static int infer_shape(ox_infer_ctx *c) {
     if (end < 0) end = 0;
     if (end > r) end = r;
     one[0] = end > start ? end - start : 0;
-    return set_out(c, 0, ONYX_INT64, one, 1);
+    return ox_infer_set_output(c, 0, ONYX_INT64, one, 1);
 }
 
-static int infer_size(ox_infer_ctx *c) { return set_out(c, 0, ONYX_INT64, NULL, 0); }
+static int infer_size(ox_infer_ctx *c) { return ox_infer_set_output(c, 0, ONYX_INT64, NULL, 0); }
 
 /* ---- Identity ---- */
 
 static int infer_identity(ox_infer_ctx *c) {
-    const ir_type *x = in_type(c, 0);
+    const ir_type *x = ox_infer_in(c, 0);
     ir_type *o = ox_infer_out(c, 0);
     if (!o) return 0;
     if (!x) return ox_infer_fail(c, ONYX_INVALID_MODEL, "Identity: the input is missing");
@@ -462,13 +451,13 @@ static int infer_constant(ox_infer_ctx *c) {
     case 0:
         if (!found->t || found->t->kind != OX_KIND_TENSOR)
             return ox_infer_fail(c, ONYX_INVALID_MODEL, "Constant: 'value' is not a tensor");
-        return set_out(c, 0, found->t->dtype, found->t->dims, found->t->rank);
-    case 1: return set_out(c, 0, ONYX_FLOAT32, NULL, 0);
-    case 2: len[0] = (int64_t)found->n; return set_out(c, 0, ONYX_FLOAT32, len, 1);
-    case 3: return set_out(c, 0, ONYX_INT64, NULL, 0);
-    case 4: len[0] = (int64_t)found->n; return set_out(c, 0, ONYX_INT64, len, 1);
-    case 5: return set_out(c, 0, ONYX_STRING, NULL, 0);
-    case 6: len[0] = (int64_t)found->n; return set_out(c, 0, ONYX_STRING, len, 1);
+        return ox_infer_set_output(c, 0, found->t->dtype, found->t->dims, found->t->rank);
+    case 1: return ox_infer_set_output(c, 0, ONYX_FLOAT32, NULL, 0);
+    case 2: len[0] = (int64_t)found->n; return ox_infer_set_output(c, 0, ONYX_FLOAT32, len, 1);
+    case 3: return ox_infer_set_output(c, 0, ONYX_INT64, NULL, 0);
+    case 4: len[0] = (int64_t)found->n; return ox_infer_set_output(c, 0, ONYX_INT64, len, 1);
+    case 5: return ox_infer_set_output(c, 0, ONYX_STRING, NULL, 0);
+    case 6: len[0] = (int64_t)found->n; return ox_infer_set_output(c, 0, ONYX_STRING, len, 1);
     default:
         return ox_infer_fail(c, ONYX_NOT_IMPLEMENTED, "Constant: sparse_value is not supported");
     }
@@ -524,9 +513,9 @@ int ox_transform_slice_plan(const int64_t *dims, int rank, const int64_t *starts
 }
 
 static int infer_slice(ox_infer_ctx *c) {
-    ox_dtype dt = in_dtype(c, 0);
-    const ir_type *x = in_type(c, 0);
-    int r = in_rank(c, 0);
+    ox_dtype dt = ox_infer_in_dtype(c, 0);
+    const ir_type *x = ox_infer_in(c, 0);
+    int r = ox_infer_in_rank(c, 0);
     int64_t st[OX_MAX_RANK], en[OX_MAX_RANK], ax[OX_MAX_RANK], sp[OX_MAX_RANK];
     int ns, ne, na = -1, np = -1, known = 1, kk, failed;
     if (c->node->opset < 10) {
@@ -554,26 +543,26 @@ static int infer_slice(ox_infer_ctx *c) {
             known &= kk;
         }
     }
-    if (r < 0) return set_unknown(c, 0, dt);
+    if (r < 0) return ox_infer_set_output(c, 0, dt, NULL, -1);
     if (!known) return set_rank_only(c, 0, dt, r);
     if (ne != ns || (na >= 0 && na != ns) || (np >= 0 && np != ns))
-        return ox_infer_fail(c, bad(c), "Slice: starts, ends, axes and steps must have the same length "
+        return ox_infer_fail(c, ox_infer_bad_code(c), "Slice: starts, ends, axes and steps must have the same length "
                              "(got %d, %d, %d, %d)", ns, ne, na, np);
     if (na < 0 && ns > r)
-        return ox_infer_fail(c, bad(c), "Slice: %d starts given for an input of rank %d", ns, r);
+        return ox_infer_fail(c, ox_infer_bad_code(c), "Slice: %d starts given for an input of rank %d", ns, r);
     int64_t s0[OX_MAX_RANK], s1[OX_MAX_RANK], out[OX_MAX_RANK];
     if (ox_transform_slice_plan(x->dims, r, st, en, na >= 0 ? ax : NULL, np >= 0 ? sp : NULL, ns, s0, s1,
                                 out, c->err) != 0)
         return -1;
-    return set_out(c, 0, dt, out, r);
+    return ox_infer_set_output(c, 0, dt, out, r);
 }
 
 /* ---- Split ---- */
 
 static int infer_split(ox_infer_ctx *c) {
-    ox_dtype dt = in_dtype(c, 0);
-    const ir_type *x = in_type(c, 0);
-    int r = in_rank(c, 0);
+    ox_dtype dt = ox_infer_in_dtype(c, 0);
+    const ir_type *x = ox_infer_in(c, 0);
+    int r = ox_infer_in_rank(c, 0);
     int nout = c->n_outputs;
     if (nout < 1) return ox_infer_fail(c, ONYX_INVALID_MODEL, "Split: needs at least one output");
     int64_t axis = ir_attr_int(c->node, "axis", 0);
@@ -596,13 +585,13 @@ static int infer_split(ox_infer_ctx *c) {
                              nout);
     for (int i = 0; i < n; i++)
         if (split[i] < 0)
-            return ox_infer_fail(c, bad(c), "Split: split[%d] = %lld is negative", i, (long long)split[i]);
+            return ox_infer_fail(c, ox_infer_bad_code(c), "Split: split[%d] = %lld is negative", i, (long long)split[i]);
     if (r < 0) {
         for (int i = 0; i < nout; i++)
-            if (set_unknown(c, i, dt) != 0) return -1;
+            if (ox_infer_set_output(c, i, dt, NULL, -1) != 0) return -1;
         return 0;
     }
-    if (r == 0) return ox_infer_fail(c, bad(c), "Split: the input must have rank >= 1");
+    if (r == 0) return ox_infer_fail(c, ox_infer_bad_code(c), "Split: the input must have rank >= 1");
     if (axis < -r || axis >= r)
         return ox_infer_fail(c, ONYX_INVALID_MODEL, "Split: axis %lld is out of range for rank %d (allowed [%d, %d])",
                              (long long)axis, r, -r, r - 1);
@@ -613,11 +602,11 @@ static int infer_split(ox_infer_ctx *c) {
         int64_t sum = 0;
         for (int i = 0; i < n; i++) sum += split[i];
         if (sum != d)
-            return ox_infer_fail(c, bad(c), "Split: split sizes add up to %lld but axis %lld has size %lld",
+            return ox_infer_fail(c, ox_infer_bad_code(c), "Split: split sizes add up to %lld but axis %lld has size %lld",
                                  (long long)sum, (long long)axis, (long long)d);
     }
     if (n == -1 && d >= 0 && num_outputs <= 0 && d % nout != 0)
-        return ox_infer_fail(c, bad(c), "Split: axis %lld of size %lld cannot be split evenly into %d outputs",
+        return ox_infer_fail(c, ox_infer_bad_code(c), "Split: axis %lld of size %lld cannot be split evenly into %d outputs",
                              (long long)axis, (long long)d, nout);
     int64_t chunk = d >= 0 ? (d + nout - 1) / nout : -1;
     for (int i = 0; i < nout; i++) {
@@ -633,7 +622,7 @@ static int infer_split(ox_infer_ctx *c) {
             out[axis] = lo >= d ? 0 : (d - lo < chunk ? d - lo : chunk);
         } else
             out[axis] = d / nout;
-        if (set_out(c, i, dt, out, r) != 0) return -1;
+        if (ox_infer_set_output(c, i, dt, out, r) != 0) return -1;
     }
     return 0;
 }
@@ -641,82 +630,82 @@ static int infer_split(ox_infer_ctx *c) {
 /* ---- Expand ---- */
 
 static int infer_expand(ox_infer_ctx *c) {
-    ox_dtype dt = in_dtype(c, 0);
-    const ir_type *x = in_type(c, 0);
-    int r = in_rank(c, 0);
+    ox_dtype dt = ox_infer_in_dtype(c, 0);
+    const ir_type *x = ox_infer_in(c, 0);
+    int r = ox_infer_in_rank(c, 0);
     int64_t shape[OX_MAX_RANK];
     int n, known;
     if (read_ints(c, 1, "shape", shape, OX_MAX_RANK, &n, &known) != 0) return -1;
     if (!known) {
-        const ir_type *s = in_type(c, 1);
+        const ir_type *s = ox_infer_in(c, 1);
         if (r >= 0 && s && s->rank == 1 && s->dims[0] >= 0 && s->dims[0] <= OX_MAX_RANK)
             return set_rank_only(c, 0, dt, r > (int)s->dims[0] ? r : (int)s->dims[0]);
-        return set_unknown(c, 0, dt);
+        return ox_infer_set_output(c, 0, dt, NULL, -1);
     }
     for (int i = 0; i < n; i++)
         if (shape[i] < 0)
-            return ox_infer_fail(c, bad(c), "Expand: shape[%d] = %lld is negative", i, (long long)shape[i]);
+            return ox_infer_fail(c, ox_infer_bad_code(c), "Expand: shape[%d] = %lld is negative", i, (long long)shape[i]);
     if (r < 0) return set_rank_only(c, 0, dt, n);
     int64_t out[OX_MAX_RANK];
     int ro;
     if (ox_broadcast_dims(x->dims, r, shape, n, out, &ro) != 0) {
         char b1[256], b2[256];
-        return ox_infer_fail(c, bad(c), "Expand: input shape %s cannot be broadcast to %s",
+        return ox_infer_fail(c, ox_infer_bad_code(c), "Expand: input shape %s cannot be broadcast to %s",
                              shape_str(x->dims, r, b1, sizeof b1), list_str(shape, n, b2, sizeof b2));
     }
-    return set_out(c, 0, dt, out, ro);
+    return ox_infer_set_output(c, 0, dt, out, ro);
 }
 
 /* ---- Tile ---- */
 
 static int infer_tile(ox_infer_ctx *c) {
-    ox_dtype dt = in_dtype(c, 0);
-    const ir_type *x = in_type(c, 0);
-    int r = in_rank(c, 0);
+    ox_dtype dt = ox_infer_in_dtype(c, 0);
+    const ir_type *x = ox_infer_in(c, 0);
+    int r = ox_infer_in_rank(c, 0);
     if (c->node->opset < 6) {
         /* Tile-1: a scalar count of tiles along one axis */
         int64_t tiles = 0, axis = 0;
         int k1, k2;
         if (read_scalar_int(c, 1, "tiles", &tiles, &k1) != 0) return -1;
         if (read_scalar_int(c, 2, "axis", &axis, &k2) != 0) return -1;
-        if (r < 0) return set_unknown(c, 0, dt);
+        if (r < 0) return ox_infer_set_output(c, 0, dt, NULL, -1);
         if (!k1 || !k2) return set_rank_only(c, 0, dt, r);
         if (axis < -r || axis >= r)
-            return ox_infer_fail(c, bad(c), "Tile: axis %lld is out of range for rank %d", (long long)axis, r);
+            return ox_infer_fail(c, ox_infer_bad_code(c), "Tile: axis %lld is out of range for rank %d", (long long)axis, r);
         if (axis < 0) axis += r;
-        if (tiles < 0) return ox_infer_fail(c, bad(c), "Tile: tiles = %lld is negative", (long long)tiles);
+        if (tiles < 0) return ox_infer_fail(c, ox_infer_bad_code(c), "Tile: tiles = %lld is negative", (long long)tiles);
         int64_t out[OX_MAX_RANK];
         memcpy(out, x->dims, (size_t)r * sizeof *out);
         if (out[axis] >= 0 && __builtin_mul_overflow(out[axis], tiles, &out[axis]))
-            return ox_infer_fail(c, bad(c), "Tile: tiles = %lld makes axis %lld too large", (long long)tiles,
+            return ox_infer_fail(c, ox_infer_bad_code(c), "Tile: tiles = %lld makes axis %lld too large", (long long)tiles,
                                  (long long)axis);
-        return set_out(c, 0, dt, out, r);
+        return ox_infer_set_output(c, 0, dt, out, r);
     }
     int64_t rep[OX_MAX_RANK];
     int n, known;
     if (read_ints(c, 1, "repeats", rep, OX_MAX_RANK, &n, &known) != 0) return -1;
-    if (r < 0) return set_unknown(c, 0, dt);
+    if (r < 0) return ox_infer_set_output(c, 0, dt, NULL, -1);
     if (!known) return set_rank_only(c, 0, dt, r);
     if (n != r)
-        return ox_infer_fail(c, bad(c), "Tile: 'repeats' has %d entries but the input has rank %d", n, r);
+        return ox_infer_fail(c, ox_infer_bad_code(c), "Tile: 'repeats' has %d entries but the input has rank %d", n, r);
     int64_t out[OX_MAX_RANK];
     for (int i = 0; i < r; i++) {
         if (rep[i] < 0)
-            return ox_infer_fail(c, bad(c), "Tile: repeats[%d] = %lld is negative", i, (long long)rep[i]);
+            return ox_infer_fail(c, ox_infer_bad_code(c), "Tile: repeats[%d] = %lld is negative", i, (long long)rep[i]);
         if (x->dims[i] < 0)
             out[i] = rep[i] == 0 ? 0 : -1;
         else if (__builtin_mul_overflow(x->dims[i], rep[i], &out[i]))
-            return ox_infer_fail(c, bad(c), "Tile: repeats[%d] = %lld makes axis %d too large", i, (long long)rep[i], i);
+            return ox_infer_fail(c, ox_infer_bad_code(c), "Tile: repeats[%d] = %lld makes axis %d too large", i, (long long)rep[i], i);
     }
-    return set_out(c, 0, dt, out, r);
+    return ox_infer_set_output(c, 0, dt, out, r);
 }
 
 /* ---- Pad ---- */
 
 static int infer_pad(ox_infer_ctx *c) {
-    ox_dtype dt = in_dtype(c, 0);
-    const ir_type *x = in_type(c, 0);
-    int r = in_rank(c, 0);
+    ox_dtype dt = ox_infer_in_dtype(c, 0);
+    const ir_type *x = ox_infer_in(c, 0);
+    int r = ox_infer_in_rank(c, 0);
     const char *mode = ir_attr_string(c->node, "mode", "constant");
     if (strcmp(mode, "constant") != 0 && strcmp(mode, "reflect") != 0 && strcmp(mode, "edge") != 0 &&
         strcmp(mode, "wrap") != 0)
@@ -730,15 +719,15 @@ static int infer_pad(ox_infer_ctx *c) {
     if (failed) return -1;
     if (n == -1) return ox_infer_fail(c, ONYX_INVALID_MODEL, "Pad: 'pads' is required");
     if (ir_node_has_input(c->node, 2) && c->node->opset >= 11) {
-        const ir_type *cv = in_type(c, 2);
+        const ir_type *cv = ox_infer_in(c, 2);
         if (cv && cv->dtype != ONYX_UNDEFINED && dt != ONYX_UNDEFINED && cv->dtype != dt)
             return ox_infer_fail(c, ONYX_INVALID_MODEL, "Pad: constant_value has type %s but data has %s",
                                  ox_dtype_name(cv->dtype), ox_dtype_name(dt));
     }
-    if (r < 0) return set_unknown(c, 0, dt);
+    if (r < 0) return ox_infer_set_output(c, 0, dt, NULL, -1);
     if (n == -2) return set_rank_only(c, 0, dt, r);
     if (n != 2 * r)
-        return ox_infer_fail(c, bad(c), "Pad: 'pads' has %d entries but the input has rank %d (expected %d)", n, r,
+        return ox_infer_fail(c, ox_infer_bad_code(c), "Pad: 'pads' has %d entries but the input has rank %d (expected %d)", n, r,
                              2 * r);
     int64_t out[OX_MAX_RANK];
     for (int i = 0; i < r; i++) {
@@ -749,36 +738,36 @@ static int infer_pad(ox_infer_ctx *c) {
         }
         out[i] = d + pads[i] + pads[i + r];
         if (out[i] < 0)
-            return ox_infer_fail(c, bad(c), "Pad: pads %lld and %lld remove more than the %lld elements of axis %d",
+            return ox_infer_fail(c, ox_infer_bad_code(c), "Pad: pads %lld and %lld remove more than the %lld elements of axis %d",
                                  (long long)pads[i], (long long)pads[i + r], (long long)d, i);
         if (strcmp(mode, "constant") != 0 && d == 0 && (pads[i] > 0 || pads[i + r] > 0))
-            return ox_infer_fail(c, bad(c), "Pad: mode '%s' cannot pad axis %d, which is empty", mode, i);
+            return ox_infer_fail(c, ox_infer_bad_code(c), "Pad: mode '%s' cannot pad axis %d, which is empty", mode, i);
     }
-    return set_out(c, 0, dt, out, r);
+    return ox_infer_set_output(c, 0, dt, out, r);
 }
 
 /* ---- DepthToSpace / SpaceToDepth ---- */
 
 static int infer_depth_space(ox_infer_ctx *c) {
-    ox_dtype dt = in_dtype(c, 0);
-    const ir_type *x = in_type(c, 0);
-    int r = in_rank(c, 0);
+    ox_dtype dt = ox_infer_in_dtype(c, 0);
+    const ir_type *x = ox_infer_in(c, 0);
+    int r = ox_infer_in_rank(c, 0);
     int to_space = strcmp(c->node->op_type, "DepthToSpace") == 0;
     int64_t b = ir_attr_int(c->node, "blocksize", 0);
     if (!ir_node_attr(c->node, "blocksize") || b <= 0)
-        return ox_infer_fail(c, ONYX_INVALID_MODEL, "%s: 'blocksize' must be given and positive", opname(c));
+        return ox_infer_fail(c, ONYX_INVALID_MODEL, "%s: 'blocksize' must be given and positive", c->node->op_type);
     if (to_space) {
         const char *mode = ir_attr_string(c->node, "mode", "DCR");
         if (strcmp(mode, "DCR") != 0 && strcmp(mode, "CRD") != 0)
             return ox_infer_fail(c, ONYX_INVALID_MODEL, "DepthToSpace: unknown mode '%s' (expected DCR or CRD)", mode);
     }
     if (r < 0) return set_rank_only(c, 0, dt, 4);
-    if (r != 4) return ox_infer_fail(c, bad(c), "%s: the input must have rank 4, got %d", opname(c), r);
+    if (r != 4) return ox_infer_fail(c, ox_infer_bad_code(c), "%s: the input must have rank 4, got %d", c->node->op_type, r);
     int64_t out[4] = {x->dims[0], -1, -1, -1};
     if (to_space) {
         if (x->dims[1] >= 0) {
             if (x->dims[1] % (b * b) != 0)
-                return ox_infer_fail(c, bad(c), "DepthToSpace: channels %lld are not divisible by blocksize^2 = %lld",
+                return ox_infer_fail(c, ox_infer_bad_code(c), "DepthToSpace: channels %lld are not divisible by blocksize^2 = %lld",
                                      (long long)x->dims[1], (long long)(b * b));
             out[1] = x->dims[1] / (b * b);
         }
@@ -789,23 +778,23 @@ static int infer_depth_space(ox_infer_ctx *c) {
         for (int a = 2; a < 4; a++) {
             if (x->dims[a] < 0) continue;
             if (x->dims[a] % b != 0)
-                return ox_infer_fail(c, bad(c), "SpaceToDepth: dim %d of size %lld is not divisible by blocksize %lld",
+                return ox_infer_fail(c, ox_infer_bad_code(c), "SpaceToDepth: dim %d of size %lld is not divisible by blocksize %lld",
                                      a, (long long)x->dims[a], (long long)b);
             out[a] = x->dims[a] / b;
         }
     }
-    return set_out(c, 0, dt, out, 4);
+    return ox_infer_set_output(c, 0, dt, out, 4);
 }
 
 /* ---- Range ---- */
 
 static int infer_range(ox_infer_ctx *c) {
-    ox_dtype dt = in_dtype(c, 0);
+    ox_dtype dt = ox_infer_in_dtype(c, 0);
     for (int i = 0; i < 3; i++) {
-        const ir_type *t = in_type(c, i);
+        const ir_type *t = ox_infer_in(c, i);
         if (!t) return ox_infer_fail(c, ONYX_INVALID_MODEL, "Range: start, limit and delta are required");
         if (t->rank > 0 && !(t->rank == 1 && t->dims[0] == 1))
-            return ox_infer_fail(c, bad(c), "Range: input %d must be a scalar, got rank %d", i, t->rank);
+            return ox_infer_fail(c, ox_infer_bad_code(c), "Range: input %d must be a scalar, got rank %d", i, t->rank);
         if (t->dtype != ONYX_UNDEFINED && dt != ONYX_UNDEFINED && t->dtype != dt)
             return ox_infer_fail(c, ONYX_INVALID_MODEL, "Range: inputs must share one type (%s vs %s)",
                                  ox_dtype_name(dt), ox_dtype_name(t->dtype));
@@ -817,21 +806,21 @@ static int infer_range(ox_infer_ctx *c) {
     for (int i = 0; i < 3; i++) {
         v[i] = in_val(c, i);
         if (v[i] && ox_tensor_numel(v[i]) != 1)
-            return ox_infer_fail(c, bad(c), "Range: input %d must hold one value", i);
+            return ox_infer_fail(c, ox_infer_bad_code(c), "Range: input %d must hold one value", i);
     }
     int64_t len[1] = {-1};
-    if (!v[0] || !v[1] || !v[2]) return set_out(c, 0, dt, len, 1);
+    if (!v[0] || !v[1] || !v[2]) return ox_infer_set_output(c, 0, dt, len, 1);
     if (ox_dtype_is_float(v[0]->dtype)) {
         double s = ox_get_f64(v[0]->data, v[0]->dtype, 0), l = ox_get_f64(v[1]->data, v[1]->dtype, 0),
                d = ox_get_f64(v[2]->data, v[2]->dtype, 0);
-        if (d == 0) return ox_infer_fail(c, bad(c), "Range: delta is 0");
+        if (d == 0) return ox_infer_fail(c, ox_infer_bad_code(c), "Range: delta is 0");
         double q = ceil((l - s) / d);
-        if (!(q == q) || q > 1e15) return ox_infer_fail(c, bad(c), "Range: the output would be too large");
+        if (!(q == q) || q > 1e15) return ox_infer_fail(c, ox_infer_bad_code(c), "Range: the output would be too large");
         len[0] = q > 0 ? (int64_t)q : 0;
     } else {
         int64_t s = ox_get_i64(v[0]->data, v[0]->dtype, 0), l = ox_get_i64(v[1]->data, v[1]->dtype, 0),
                 d = ox_get_i64(v[2]->data, v[2]->dtype, 0);
-        if (d == 0) return ox_infer_fail(c, bad(c), "Range: delta is 0");
+        if (d == 0) return ox_infer_fail(c, ox_infer_bad_code(c), "Range: delta is 0");
         /* exact integer ceil((l - s) / d) without overflow */
         __int128 diff = (__int128)l - s;
         __int128 q = 0;
@@ -841,7 +830,7 @@ static int infer_range(ox_infer_ctx *c) {
         }
         len[0] = (int64_t)q;
     }
-    return set_out(c, 0, dt, len, 1);
+    return ox_infer_set_output(c, 0, dt, len, 1);
 }
 
 /* ---- ConstantOfShape ---- */
@@ -858,32 +847,32 @@ static int infer_constant_of_shape(ox_infer_ctx *c) {
     int n, known;
     if (read_ints(c, 0, "input", shape, OX_MAX_RANK, &n, &known) != 0) return -1;
     if (!known) {
-        const ir_type *s = in_type(c, 0);
+        const ir_type *s = ox_infer_in(c, 0);
         if (s && s->rank == 1 && s->dims[0] >= 0 && s->dims[0] <= OX_MAX_RANK)
             return set_rank_only(c, 0, dt, (int)s->dims[0]);
-        return set_unknown(c, 0, dt);
+        return ox_infer_set_output(c, 0, dt, NULL, -1);
     }
     for (int i = 0; i < n; i++)
         if (shape[i] < 0)
-            return ox_infer_fail(c, bad(c), "ConstantOfShape: shape[%d] = %lld is negative", i, (long long)shape[i]);
-    return set_out(c, 0, dt, shape, n);
+            return ox_infer_fail(c, ox_infer_bad_code(c), "ConstantOfShape: shape[%d] = %lld is negative", i, (long long)shape[i]);
+    return ox_infer_set_output(c, 0, dt, shape, n);
 }
 
 /* ---- EyeLike ---- */
 
 static int infer_eyelike(ox_infer_ctx *c) {
-    ox_dtype dt = in_dtype(c, 0);
+    ox_dtype dt = ox_infer_in_dtype(c, 0);
     const ir_attr *a = ir_node_attr(c->node, "dtype");
     if (a) {
         if (!ox_dtype_valid((int)a->i) || a->i == ONYX_STRING)
             return ox_infer_fail(c, ONYX_INVALID_MODEL, "EyeLike: dtype %lld is not supported", (long long)a->i);
         dt = (ox_dtype)a->i;
     }
-    const ir_type *x = in_type(c, 0);
-    int r = in_rank(c, 0);
+    const ir_type *x = ox_infer_in(c, 0);
+    int r = ox_infer_in_rank(c, 0);
     if (r < 0) return set_rank_only(c, 0, dt, 2);
-    if (r != 2) return ox_infer_fail(c, bad(c), "EyeLike: the input must have rank 2, got %d", r);
-    return set_out(c, 0, dt, x->dims, 2);
+    if (r != 2) return ox_infer_fail(c, ox_infer_bad_code(c), "EyeLike: the input must have rank 2, got %d", r);
+    return ox_infer_set_output(c, 0, dt, x->dims, 2);
 }
 
 /* ---- table ---- */
