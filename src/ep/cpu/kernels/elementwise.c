@@ -6,12 +6,6 @@
  * type lists below, so the compiler sees plain typed loops it can
  * vectorise. float16/bfloat16 compute in float. Signed integer arithmetic
  * wraps through an unsigned type because overflow is undefined in C. */
-/* The loops below are written for gcc's auto-vectoriser, which at -O2
- * only takes loops that need no scalar epilogue; ask for the full
- * analysis whatever the build type. */
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC optimize("tree-vectorize", "vect-cost-model=dynamic")
-#endif
 
 #include <errno.h>
 #include <inttypes.h>

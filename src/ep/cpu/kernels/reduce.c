@@ -8,10 +8,6 @@
  * input (reducing outer dims), and both are tight loops. Accumulators are
  * double for float types (sums of many float32 lose too much otherwise),
  * int64 for signed and uint64 for unsigned integers. */
-/* written for gcc's auto-vectoriser; see elementwise.c */
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC optimize("tree-vectorize", "vect-cost-model=dynamic")
-#endif
 
 #include <inttypes.h>
 #include <math.h>
