@@ -1,0 +1,97 @@
+/* Times onyx_session_run on one model: warm-up runs, then N timed runs;
+ * prints the median and minimum in milliseconds as one JSON line.
+ *
+ * usage: onyx_bench MODEL [--threads N] [--runs N] [--warmup N] NAME=FILE.npy ... */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "onyx.h"
+
+#define MAX_INPUTS 16
+
+static double now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static int fail(onyx_status *st) {
+    fprintf(stderr, "onyx_bench: error: %s\n", onyx_status_message(st));
+    onyx_status_free(st);
+    return 1;
+}
+
+int main(int argc, char **argv) {
+    const char *model = NULL, *names[MAX_INPUTS];
+    onyx_tensor *inputs[MAX_INPUTS];
+    int n_in = 0, threads = 1, runs = 20, warmup = 3;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--runs") && i + 1 < argc) runs = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--warmup") && i + 1 < argc) warmup = atoi(argv[++i]);
+        else if (strchr(argv[i], '=') && model && n_in < MAX_INPUTS) {
+            char *eq = strchr(argv[i], '=');
+            *eq = '\0';
+            names[n_in] = argv[i];
+            onyx_status *st = onyx_tensor_load(eq + 1, &inputs[n_in]);
+            if (st) return fail(st);
+            n_in++;
+        } else if (!model) model = argv[i];
+        else {
+            fprintf(stderr, "usage: onyx_bench MODEL [--threads N] [--runs N] [--warmup N] NAME=FILE ...\n");
+            return 1;
+        }
+    }
+    if (!model || runs < 1) {
+        fprintf(stderr, "usage: onyx_bench MODEL [--threads N] [--runs N] [--warmup N] NAME=FILE ...\n");
+        return 1;
+    }
+    onyx_env *env;
+    onyx_session_options *opts;
+    onyx_session *s;
+    onyx_status *st = onyx_env_create(&env);
+    if (!st) st = onyx_session_options_create(&opts);
+    if (!st) st = onyx_session_options_set_threads(opts, threads);
+    if (!st) st = onyx_session_create(env, model, opts, &s);
+    if (st) return fail(st);
+    size_t n_out = onyx_session_output_count(s);
+    const char **out_names = calloc(n_out, sizeof *out_names);
+    onyx_tensor **outs = calloc(n_out, sizeof *outs);
+    for (size_t i = 0; i < n_out; i++) {
+        onyx_value_info info;
+        st = onyx_session_output_info(s, i, &info);
+        if (st) return fail(st);
+        out_names[i] = info.name;
+    }
+    double *times = calloc((size_t)runs, sizeof *times);
+    for (int r = -warmup; r < runs; r++) {
+        double t0 = now_ms();
+        st = onyx_session_run(s, names, (const onyx_tensor *const *)inputs, (size_t)n_in, out_names,
+                              outs, n_out);
+        double t1 = now_ms();
+        if (st) return fail(st);
+        for (size_t i = 0; i < n_out; i++) {
+            onyx_tensor_free(outs[i]);
+            outs[i] = NULL;
+        }
+        if (r >= 0) times[r] = t1 - t0;
+    }
+    qsort(times, (size_t)runs, sizeof *times, cmp_double);
+    printf("{\"runtime\": \"onyx\", \"median_ms\": %.3f, \"min_ms\": %.3f, \"runs\": %d, \"threads\": %d}\n",
+           times[runs / 2], times[0], runs, threads);
+    free(times);
+    free(outs);
+    free(out_names);
+    for (int i = 0; i < n_in; i++) onyx_tensor_free(inputs[i]);
+    onyx_session_free(s);
+    onyx_session_options_free(opts);
+    onyx_env_free(env);
+    return 0;
+}
