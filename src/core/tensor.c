@@ -3,11 +3,26 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int64_t ox_numel(const int64_t *dims, int rank) {
     int64_t n = 1;
     for (int i = 0; i < rank; i++) n *= dims[i];
     return n;
+}
+
+/* A tensor larger than the machine's memory cannot be backed: refusing it
+ * up front turns a crafted or mistaken shape into a clear error instead of
+ * an allocation that overcommit grants and the OOM killer later collects.
+ * Only sizes above 1 GiB pay for the lookup. */
+int ox_check_alloc_size(size_t bytes, ox_error *err) {
+    if (bytes <= ((size_t)1 << 30)) return 0;
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages > 0 && page > 0 && bytes / (size_t)page > (size_t)pages)
+        return ox_fail(err, ONYX_OUT_OF_MEMORY,
+                       "a tensor of %zu bytes is larger than this machine's memory (%zu bytes)", bytes,
+                       (size_t)pages * (size_t)page);
+    return 0;
 }
 
 int ox_bytes_for(ox_dtype t, const int64_t *dims, int rank, size_t *out, ox_error *err) {
@@ -48,7 +63,8 @@ static ox_tensor *header(ox_dtype t, const int64_t *dims, int rank, ox_error *er
 
 ox_tensor *ox_tensor_new(ox_dtype t, const int64_t *dims, int rank, ox_error *err) {
     size_t nbytes;
-    if (ox_bytes_for(t, dims, rank, &nbytes, err) != 0) return NULL;
+    if (ox_bytes_for(t, dims, rank, &nbytes, err) != 0 || ox_check_alloc_size(nbytes, err) != 0)
+        return NULL;
     ox_tensor *x = header(t, dims, rank, err);
     if (!x) return NULL;
     /* never zero-sized so data is a valid pointer even for empty tensors */

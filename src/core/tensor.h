@@ -45,6 +45,9 @@ static inline int64_t ox_tensor_numel(const ox_tensor *t) { return ox_numel(t->d
 /* Computes numel * dtype size with overflow checks. */
 int ox_bytes_for(ox_dtype t, const int64_t *dims, int rank, size_t *out, ox_error *err);
 
+/* Fails when one allocation of `bytes` could never fit in memory. */
+int ox_check_alloc_size(size_t bytes, ox_error *err);
+
 /* Heap tensor with zeroed owned storage (strings set to ""). */
 ox_tensor *ox_tensor_new(ox_dtype t, const int64_t *dims, int rank, ox_error *err);
 /* Tensor header describing memory it does not own. */

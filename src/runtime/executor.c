@@ -61,7 +61,8 @@ static int alloc_slot(run_ctx *rc, int s, ox_dtype dtype, const int64_t *dims, i
     run_slot *rs = &rc->slots[s];
     ox_error *err = rc->err;
     size_t nbytes;
-    if (ox_bytes_for(dtype, dims, rank, &nbytes, err) != 0) return -1;
+    if (ox_bytes_for(dtype, dims, rank, &nbytes, err) != 0 || ox_check_alloc_size(nbytes, err) != 0)
+        return -1;
     if (rs->mode != SLOT_EMPTY) {
         if (rs->t->dtype == dtype && ox_shape_equal(rs->t->dims, rs->t->rank, dims, rank)) return 0;
         return ox_fail(err, ONYX_RUNTIME_ERROR, "value '%s' was already produced with another shape",

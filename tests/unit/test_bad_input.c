@@ -102,6 +102,28 @@ int main(void) {
     onyx_tensor_free(x);
     onyx_tensor_free(z);
     onyx_session_free(s);
+
+    /* a shape input asking for 4 TiB is refused before any allocation */
+    m = mb_new(13);
+    int64_t two[] = {2};
+    mb_input(m, "shape", ONYX_INT64, two, 1);
+    mb_output(m, "big", ONYX_FLOAT32, NULL, -1);
+    mb_node(m, "ConstantOfShape", "shape", "big");
+    buf = mb_serialize(m, &len);
+    mb_free(m);
+    s = NULL;
+    CHECK_OK(onyx_session_create_from_buffer(env, buf, len, NULL, &s));
+    free(buf);
+    int64_t huge[2] = {(int64_t)1 << 20, (int64_t)1 << 20};
+    onyx_tensor *ts = NULL, *big = NULL;
+    CHECK_OK(onyx_tensor_wrap(ONYX_INT64, two, 1, huge, sizeof huge, &ts));
+    const char *sname = "shape", *bname = "big";
+    if (s)
+        CHECK_FAILS(onyx_session_run(s, &sname, (const onyx_tensor *const *)&ts, 1, &bname, &big, 1),
+                    ONYX_OUT_OF_MEMORY, "is larger than this machine's memory");
+    CHECK(big == NULL);
+    onyx_tensor_free(ts);
+    onyx_session_free(s);
     onyx_env_free(env);
     CHECK_DONE();
 }
