@@ -27,8 +27,13 @@ static int merge_type(ir_value *v, const ir_type *inferred, const char *label, o
             t->rank = inferred->rank;
             for (int i = 0; i < t->rank; i++) t->dims[i] = inferred->dims[i];
         } else {
+            /* a dimension inference pins down no longer needs its name */
             for (int i = 0; i < t->rank; i++)
-                if (inferred->dims[i] >= 0) t->dims[i] = inferred->dims[i];
+                if (inferred->dims[i] >= 0) {
+                    t->dims[i] = inferred->dims[i];
+                    free(t->dim_params[i]);
+                    t->dim_params[i] = NULL;
+                }
         }
     }
     return 0;
