@@ -45,55 +45,6 @@ static void kernel_generic(int64_t kc, const float *restrict a, const float *res
     memcpy(acc, c, sizeof c);
 }
 
-#ifdef OX_GEMM_X86
-__attribute__((target("avx2,fma"))) static void kernel_avx2(int64_t kc, const float *restrict a,
-                                                            const float *restrict b,
-                                                            float *restrict acc) {
-    __m256 c00 = _mm256_setzero_ps(), c01 = _mm256_setzero_ps();
-    __m256 c10 = _mm256_setzero_ps(), c11 = _mm256_setzero_ps();
-    __m256 c20 = _mm256_setzero_ps(), c21 = _mm256_setzero_ps();
-    __m256 c30 = _mm256_setzero_ps(), c31 = _mm256_setzero_ps();
-    __m256 c40 = _mm256_setzero_ps(), c41 = _mm256_setzero_ps();
-    __m256 c50 = _mm256_setzero_ps(), c51 = _mm256_setzero_ps();
-    for (int64_t k = 0; k < kc; k++) {
-        __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
-        __m256 av;
-        av = _mm256_broadcast_ss(a + 0);
-        c00 = _mm256_fmadd_ps(av, b0, c00);
-        c01 = _mm256_fmadd_ps(av, b1, c01);
-        av = _mm256_broadcast_ss(a + 1);
-        c10 = _mm256_fmadd_ps(av, b0, c10);
-        c11 = _mm256_fmadd_ps(av, b1, c11);
-        av = _mm256_broadcast_ss(a + 2);
-        c20 = _mm256_fmadd_ps(av, b0, c20);
-        c21 = _mm256_fmadd_ps(av, b1, c21);
-        av = _mm256_broadcast_ss(a + 3);
-        c30 = _mm256_fmadd_ps(av, b0, c30);
-        c31 = _mm256_fmadd_ps(av, b1, c31);
-        av = _mm256_broadcast_ss(a + 4);
-        c40 = _mm256_fmadd_ps(av, b0, c40);
-        c41 = _mm256_fmadd_ps(av, b1, c41);
-        av = _mm256_broadcast_ss(a + 5);
-        c50 = _mm256_fmadd_ps(av, b0, c50);
-        c51 = _mm256_fmadd_ps(av, b1, c51);
-        a += MR;
-        b += NR;
-    }
-    _mm256_storeu_ps(acc + 0 * NR, c00);
-    _mm256_storeu_ps(acc + 0 * NR + 8, c01);
-    _mm256_storeu_ps(acc + 1 * NR, c10);
-    _mm256_storeu_ps(acc + 1 * NR + 8, c11);
-    _mm256_storeu_ps(acc + 2 * NR, c20);
-    _mm256_storeu_ps(acc + 2 * NR + 8, c21);
-    _mm256_storeu_ps(acc + 3 * NR, c30);
-    _mm256_storeu_ps(acc + 3 * NR + 8, c31);
-    _mm256_storeu_ps(acc + 4 * NR, c40);
-    _mm256_storeu_ps(acc + 4 * NR + 8, c41);
-    _mm256_storeu_ps(acc + 5 * NR, c50);
-    _mm256_storeu_ps(acc + 5 * NR + 8, c51);
-}
-#endif
-
 /* float64 kernels: MR x NR64 tiles */
 #define NR64 8
 
@@ -141,7 +92,6 @@ __attribute__((target("avx2,fma"))) static void kernel_avx2_f64(int64_t kc,
 }
 #endif
 
-typedef void (*kernel_f32)(int64_t kc, const float *a, const float *b, float *acc);
 typedef void (*kernel_f64)(int64_t kc, const double *a, const double *b, double *acc);
 
 static int has_avx2(void) {
@@ -152,13 +102,6 @@ static int has_avx2(void) {
 #endif
 }
 
-static kernel_f32 pick_kernel_f32(void) {
-#ifdef OX_GEMM_X86
-    if (has_avx2()) return kernel_avx2;
-#endif
-    return kernel_generic;
-}
-
 static kernel_f64 pick_kernel_f64(void) {
 #ifdef OX_GEMM_X86
     if (has_avx2()) return kernel_avx2_f64;
@@ -167,10 +110,6 @@ static kernel_f64 pick_kernel_f64(void) {
 }
 
 /* Row updates used when writing a finished register tile back to C. */
-static void row_axpy_f32(float *c, const float *a, float alpha, int64_t n) { ox_vec_axpy(c, a, alpha, n); }
-static void row_set_f32(float *c, const float *a, float alpha, int64_t n) {
-    ox_vec_affine(c, a, alpha, 0.0f, n);
-}
 static void row_axpy_f64(double *c, const double *a, double alpha, int64_t n) {
     for (int64_t x = 0; x < n; x++) c[x] += alpha * a[x];
 }
@@ -311,8 +250,338 @@ static void row_set_f64(double *c, const double *a, double alpha, int64_t n) {
         return atomic_load(&j.failed) ? -1 : 0;                                                 \
     }
 
-DEF_PACKED(float, f32, NR)
 DEF_PACKED(double, f64, NR64)
+
+/* ---------------------------------------------------------------- */
+/* float32 packed path, with a 6 x 16 register tile for the AVX2 and
+ * generic kernels (an AVX-512 tile can slot in through f32_arch once a
+ * machine with AVX-512 can test it). Packed operands are laid out per
+ * KC-deep slab: op(A) as mr-row panels (k-major inside a panel, zero rows
+ * past M), op(B) as nr-column panels (zero columns past N). A panel's place in its slab
+ * depends only on its first row or column, so blocks of any size that
+ * are multiples of mr / nr can read a whole prepacked operand. */
+
+/* Products with at most this many row panels read B unpacked. */
+#define B_DIRECT_ROWS 3
+
+typedef struct f32_arch {
+    int mr, nr;
+    int64_t mc, kc, nc;
+    int direct; /* 0: generic kernel via a buffer; 2: AVX2 straight into C */
+} f32_arch;
+
+static f32_arch pick_arch_f32(void) {
+#ifdef OX_GEMM_X86
+    /* taller A blocks than the buffered kernels use: repacking B for
+     * every block of rows is what held large products back */
+    if (has_avx2()) return (f32_arch){MR, NR, MR * 24, 256, 512, 2};
+#endif
+    return (f32_arch){MR, NR, MC, KC, NC, 0};
+}
+
+/* How the finished tile meets C: first slab with beta 0, first slab
+ * with beta, later slabs adding on. */
+enum { TILE_SET, TILE_BETA, TILE_ADD };
+
+
+#ifdef OX_GEMM_X86
+/* The 6 x 16 AVX2 tile, writing straight into C; masked
+ * loads and stores cover the edge columns. */
+__attribute__((target("avx2,fma"), always_inline)) static inline void
+tile256(const int rows, int64_t kc, const float *restrict a, const float *restrict b, int64_t ldbp,
+        float *c, int64_t ldc, int cols, int mode, float alpha, float beta) {
+    __m256 lo[MR], hi[MR];
+#pragma GCC unroll 6
+    for (int i = 0; i < MR; i++)
+        if (i < rows) lo[i] = hi[i] = _mm256_setzero_ps();
+    for (int64_t k = 0; k < kc; k++) {
+        __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
+#pragma GCC unroll 6
+        for (int i = 0; i < MR; i++)
+            if (i < rows) {
+                __m256 av = _mm256_broadcast_ss(a + i);
+                lo[i] = _mm256_fmadd_ps(av, b0, lo[i]);
+                hi[i] = _mm256_fmadd_ps(av, b1, hi[i]);
+            }
+        a += MR;
+        b += ldbp;
+    }
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    __m256i m0 = _mm256_cmpgt_epi32(_mm256_set1_epi32(cols), lane);
+    __m256i m1 = _mm256_cmpgt_epi32(_mm256_set1_epi32(cols - 8), lane);
+    __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
+#pragma GCC unroll 6
+    for (int i = 0; i < MR; i++)
+        if (i < rows) {
+            float *cr = c + i * ldc;
+            __m256 r0 = _mm256_mul_ps(va, lo[i]), r1 = _mm256_mul_ps(va, hi[i]);
+            if (mode == TILE_ADD) {
+                r0 = _mm256_add_ps(_mm256_maskload_ps(cr, m0), r0);
+                r1 = _mm256_add_ps(_mm256_maskload_ps(cr + 8, m1), r1);
+            } else if (mode == TILE_BETA) {
+                r0 = _mm256_add_ps(r0, _mm256_mul_ps(vb, _mm256_maskload_ps(cr, m0)));
+                r1 = _mm256_add_ps(r1, _mm256_mul_ps(vb, _mm256_maskload_ps(cr + 8, m1)));
+            }
+            if (cols == NR) {
+                _mm256_storeu_ps(cr, r0);
+                _mm256_storeu_ps(cr + 8, r1);
+            } else {
+                _mm256_maskstore_ps(cr, m0, r0);
+                _mm256_maskstore_ps(cr + 8, m1, r1);
+            }
+        }
+}
+
+#define TILE256_CASE(R)                                                   \
+    case R:                                                               \
+        tile256(R, kc, a, b, ldbp, c, ldc, cols, mode, alpha, beta);            \
+        break;
+
+__attribute__((target("avx2,fma"))) static void kernel_avx2_direct(int rows, int cols, int64_t kc,
+                                                                    const float *a, const float *b,
+                                                                    int64_t ldbp, float *c, int64_t ldc, int mode,
+                                                                    float alpha, float beta) {
+    switch (rows) {
+        TILE256_CASE(1) TILE256_CASE(2) TILE256_CASE(3) TILE256_CASE(4) TILE256_CASE(5)
+    default:
+        tile256(MR, kc, a, b, ldbp, c, ldc, cols, mode, alpha, beta);
+        break;
+    }
+}
+#endif
+
+typedef struct gemm_job_f32 {
+    int ta, tb;
+    int64_t M, N, K;
+    float alpha, beta;
+    const float *A;
+    int64_t lda;
+    const float *B;
+    int64_t ldb;
+    float *C;
+    int64_t ldc;
+    const float *pa, *pb; /* whole prepacked operands, or NULL */
+    int b_direct;         /* kernels read op(B) rows where they lie */
+    f32_arch ar;
+    int64_t mc, nc, tiles_n;
+    atomic_int failed;
+} gemm_job_f32;
+
+/* op(A)[m0, m0+mc) x [k0, k0+kc) into mr-row panels */
+static void pack_a_f32(int ta, const float *A, int64_t lda, int mr, int64_t m0, int64_t mc,
+                       int64_t k0, int64_t kc, float *ap) {
+    for (int64_t p = 0; p < mc; p += mr) {
+        int64_t rows = mc - p < mr ? mc - p : mr;
+        float *dst = ap + p * kc;
+        if (!ta) {
+            for (int64_t i = 0; i < rows; i++) {
+                const float *src = A + (m0 + p + i) * lda + k0;
+                for (int64_t k = 0; k < kc; k++) dst[k * mr + i] = src[k];
+            }
+        } else {
+            for (int64_t k = 0; k < kc; k++) {
+                const float *src = A + (k0 + k) * lda + m0 + p;
+                for (int64_t i = 0; i < rows; i++) dst[k * mr + i] = src[i];
+            }
+        }
+        for (int64_t i = rows; i < mr; i++)
+            for (int64_t k = 0; k < kc; k++) dst[k * mr + i] = 0.0f;
+    }
+}
+
+/* op(B)[k0, k0+kc) x [n0, n0+nc) into nr-column panels */
+static void pack_b_f32(int tb, const float *B, int64_t ldb, int nr, int64_t k0, int64_t kc,
+                       int64_t n0, int64_t nc, float *bp) {
+    for (int64_t q = 0; q < nc; q += nr) {
+        int64_t cols = nc - q < nr ? nc - q : nr;
+        float *dst = bp + q * kc;
+        if (!tb && cols == nr && nr == NR) {
+            /* constant-size copies inline; a memcpy call per row would cost
+             * more than the copy itself */
+            for (int64_t k = 0; k < kc; k++)
+                memcpy(dst + k * NR, B + (k0 + k) * ldb + n0 + q, sizeof(float) * NR);
+        } else if (!tb) {
+            for (int64_t k = 0; k < kc; k++) {
+                float *d = dst + k * nr;
+                const float *src = B + (k0 + k) * ldb + n0 + q;
+                for (int64_t c = 0; c < cols; c++) d[c] = src[c];
+                for (int64_t c = cols; c < nr; c++) d[c] = 0.0f;
+            }
+        } else {
+            for (int64_t c = 0; c < cols; c++) {
+                const float *src = B + (n0 + q + c) * ldb + k0;
+                for (int64_t k = 0; k < kc; k++) dst[k * nr + c] = src[k];
+            }
+            for (int64_t c = cols; c < nr; c++)
+                for (int64_t k = 0; k < kc; k++) dst[k * nr + c] = 0.0f;
+        }
+    }
+}
+
+static int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
+
+static void store_tile_f32(const gemm_job_f32 *j, float *c, const float *acc, int64_t rows,
+                           int64_t cols, int mode) {
+    for (int64_t i = 0; i < rows; i++) {
+        float *cr = c + i * j->ldc;
+        const float *ar = acc + i * NR;
+        if (mode == TILE_ADD)
+            ox_vec_axpy(cr, ar, j->alpha, cols);
+        else if (mode == TILE_SET)
+            ox_vec_affine(cr, ar, j->alpha, 0.0f, cols);
+        else
+            for (int64_t x = 0; x < cols; x++) cr[x] = j->alpha * ar[x] + j->beta * cr[x];
+    }
+}
+
+static void gemm_tiles_f32(void *arg, int64_t t0, int64_t t1) {
+    gemm_job_f32 *j = arg;
+    const f32_arch *ar = &j->ar;
+    int64_t kmax = j->K < ar->kc ? j->K : ar->kc;
+    size_t need = (size_t)((j->pa ? 0 : j->mc * kmax) +
+                           (j->pb ? 0 : (j->b_direct ? ar->nr : j->nc) * kmax));
+    float *scratch = NULL;
+    if (need) {
+        scratch = aligned_alloc(64, (sizeof(float) * need + 63) / 64 * 64);
+        if (!scratch) {
+            atomic_store(&j->failed, 1);
+            return;
+        }
+    }
+    float *abuf = scratch, *bbuf = scratch + (j->pa ? 0 : j->mc * kmax);
+    int64_t Mp = round_up(j->M, ar->mr), Np = round_up(j->N, ar->nr);
+    float acc[MR * NR];
+    for (int64_t t = t0; t < t1; t++) {
+        int64_t m0 = (t / j->tiles_n) * j->mc, n0 = (t % j->tiles_n) * j->nc;
+        int64_t mc = j->M - m0 < j->mc ? j->M - m0 : j->mc;
+        int64_t nc = j->N - n0 < j->nc ? j->N - n0 : j->nc;
+        for (int64_t k0 = 0; k0 < j->K; k0 += ar->kc) {
+            int64_t kc = j->K - k0 < ar->kc ? j->K - k0 : ar->kc;
+            const float *ap, *bp;
+            if (j->pb) {
+                bp = j->pb + k0 * Np + n0 * kc;
+            } else if (j->b_direct) {
+                bp = bbuf;
+            } else {
+                pack_b_f32(j->tb, j->B, j->ldb, ar->nr, k0, kc, n0, nc, bbuf);
+                bp = bbuf;
+            }
+            if (j->pa) {
+                ap = j->pa + k0 * Mp + m0 * kc;
+            } else {
+                pack_a_f32(j->ta, j->A, j->lda, ar->mr, m0, mc, k0, kc, abuf);
+                ap = abuf;
+            }
+            int mode = k0 > 0 ? TILE_ADD : j->beta == 0.0f ? TILE_SET : TILE_BETA;
+            for (int64_t q = 0; q < nc; q += ar->nr) {
+                int cols = (int)(nc - q < ar->nr ? nc - q : ar->nr);
+                const float *bq = bp + q * kc;
+                int64_t ldbp = ar->nr;
+                if (j->b_direct) {
+                    /* full panels are read in place; the ragged last one
+                     * is copied so no read runs past a row of B */
+                    if (cols == ar->nr) {
+                        bq = j->B + k0 * j->ldb + n0 + q;
+                        ldbp = j->ldb;
+                    } else {
+                        pack_b_f32(0, j->B, j->ldb, ar->nr, k0, kc, n0 + q, cols, bbuf);
+                        bq = bbuf;
+                    }
+                }
+                for (int64_t p = 0; p < mc; p += ar->mr) {
+                    int rows = (int)(mc - p < ar->mr ? mc - p : ar->mr);
+                    float *c = j->C + (m0 + p) * j->ldc + n0 + q;
+#ifdef OX_GEMM_X86
+                    if (ar->direct == 2) {
+                        kernel_avx2_direct(rows, cols, kc, ap + p * kc, bq, ldbp, c, j->ldc,
+                                           mode, j->alpha, j->beta);
+                        continue;
+                    }
+#endif
+                    /* never reading B in place: b_direct needs a direct kernel */
+                    (void)ldbp;
+                    kernel_generic(kc, ap + p * kc, bq, acc);
+                    store_tile_f32(j, c, acc, rows, cols, mode);
+                }
+            }
+        }
+    }
+    free(scratch);
+}
+
+static int gemm_packed_f32(ox_threadpool *pool, gemm_job_f32 *j) {
+    j->ar = pick_arch_f32();
+    j->mc = j->ar.mc;
+    j->nc = j->ar.nc;
+    /* enough tiles to keep every thread busy, without slivers of B so
+     * thin that repacking A for each dominates */
+    int threads = ox_threadpool_size(pool);
+    int64_t tiles_m = (j->M + j->mc - 1) / j->mc;
+    while (threads > 1 && j->nc > 4 * j->ar.nr &&
+           tiles_m * ((j->N + j->nc - 1) / j->nc) < 4 * threads)
+        j->nc = round_up(j->nc / 2, j->ar.nr);
+    j->tiles_n = (j->N + j->nc - 1) / j->nc;
+    /* with few row panels to share it, packing B costs about as much
+     * memory traffic as the product itself */
+    j->b_direct = !j->pb && !j->tb && j->ar.direct && j->M <= B_DIRECT_ROWS * j->ar.mr;
+    ox_parallel_for(pool, tiles_m * j->tiles_n, 1, gemm_tiles_f32, j);
+    return atomic_load(&j->failed) ? -1 : 0;
+}
+
+struct ox_gemm_pack {
+    int is_b, trans;
+    int64_t rows, cols; /* op(A): M x K; op(B): K x N */
+    int mr, nr;
+    int64_t kc;
+    float *data;
+};
+
+static ox_gemm_pack *pack_whole(int is_b, int trans, int64_t rows, int64_t cols, const float *src,
+                                int64_t ld) {
+    if (rows <= 0 || cols <= 0) return NULL;
+    const f32_arch a_ = pick_arch_f32(), *ar = &a_;
+    ox_gemm_pack *p = calloc(1, sizeof *p);
+    if (!p) return NULL;
+    *p = (ox_gemm_pack){.is_b = is_b, .trans = trans, .rows = rows, .cols = cols, .mr = ar->mr,
+                        .nr = ar->nr, .kc = ar->kc};
+    int64_t K = is_b ? rows : cols, outer = is_b ? round_up(cols, ar->nr) : round_up(rows, ar->mr);
+    p->data = aligned_alloc(64, (sizeof(float) * (size_t)(K * outer) + 63) / 64 * 64);
+    if (!p->data) {
+        free(p);
+        return NULL;
+    }
+    for (int64_t k0 = 0; k0 < K; k0 += ar->kc) {
+        int64_t kc = K - k0 < ar->kc ? K - k0 : ar->kc;
+        float *slab = p->data + k0 * outer;
+        if (is_b)
+            pack_b_f32(trans, src, ld, ar->nr, k0, kc, 0, cols, slab);
+        else
+            pack_a_f32(trans, src, ld, ar->mr, 0, rows, k0, kc, slab);
+    }
+    return p;
+}
+
+ox_gemm_pack *ox_gemm_pack_a_f32(int trans_a, int64_t M, int64_t K, const float *A, int64_t lda) {
+    return pack_whole(0, trans_a != 0, M, K, A, lda);
+}
+
+ox_gemm_pack *ox_gemm_pack_b_f32(int trans_b, int64_t K, int64_t N, const float *B, int64_t ldb) {
+    return pack_whole(1, trans_b != 0, K, N, B, ldb);
+}
+
+void ox_gemm_pack_free(ox_gemm_pack *p) {
+    if (!p) return;
+    free(p->data);
+    free(p);
+}
+
+static const float *pack_fits(const ox_gemm_pack *p, int is_b, int64_t rows, int64_t cols) {
+    const f32_arch a_ = pick_arch_f32(), *ar = &a_;
+    if (!p || p->is_b != is_b || p->rows != rows || p->cols != cols || p->mr != ar->mr ||
+        p->nr != ar->nr || p->kc != ar->kc)
+        return NULL;
+    return p->data;
+}
 
 /* ---------------------------------------------------------------- */
 /* unpacked float32 paths for small or vector-shaped products */
@@ -397,23 +666,24 @@ static void row_vector_range(void *arg, int64_t c0, int64_t c1) {
     }
 }
 
-int ox_gemm_f32(ox_threadpool *pool, int trans_a, int trans_b, int64_t M, int64_t N, int64_t K,
-                float alpha, const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
-                float *C, int64_t ldc) {
+int ox_gemm_f32_packed(ox_threadpool *pool, int trans_a, int trans_b, int64_t M, int64_t N,
+                       int64_t K, float alpha, const float *A, int64_t lda, const ox_gemm_pack *pa,
+                       const float *B, int64_t ldb, const ox_gemm_pack *pb, float beta, float *C,
+                       int64_t ldc) {
     if (M <= 0 || N <= 0) return 0;
     gemm_job_f32 j = {.ta = trans_a != 0,
-                  .tb = trans_b != 0,
-                  .M = M,
-                  .N = N,
-                  .K = K,
-                  .alpha = alpha,
-                  .beta = beta,
-                  .A = A,
-                  .lda = lda,
-                  .B = B,
-                  .ldb = ldb,
-                  .C = C,
-                  .ldc = ldc};
+                      .tb = trans_b != 0,
+                      .M = M,
+                      .N = N,
+                      .K = K,
+                      .alpha = alpha,
+                      .beta = beta,
+                      .A = A,
+                      .lda = lda,
+                      .B = B,
+                      .ldb = ldb,
+                      .C = C,
+                      .ldc = ldc};
     atomic_init(&j.failed, 0);
     if (K <= 0 || alpha == 0.0f) {
         scale_rows(C, ldc, 0, M, N, beta);
@@ -430,7 +700,16 @@ int ox_gemm_f32(ox_threadpool *pool, int trans_a, int trans_b, int64_t M, int64_
         ox_parallel_for(pool, M, grain, rows_direct_range, &j);
         return 0;
     }
-    return gemm_packed_f32(pool, j.ta, j.tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    j.pa = pack_fits(pa, 0, M, K);
+    j.pb = pack_fits(pb, 1, K, N);
+    return gemm_packed_f32(pool, &j);
+}
+
+int ox_gemm_f32(ox_threadpool *pool, int trans_a, int trans_b, int64_t M, int64_t N, int64_t K,
+                float alpha, const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
+                float *C, int64_t ldc) {
+    return ox_gemm_f32_packed(pool, trans_a, trans_b, M, N, K, alpha, A, lda, NULL, B, ldb, NULL,
+                              beta, C, ldc);
 }
 
 /* ---------------------------------------------------------------- */

@@ -1,0 +1,47 @@
+/* GFLOP/s of the float32 GEMM alone on square and convolution-like
+ * shapes, single-threaded (no pool) so results compare with one-core
+ * BLAS figures. usage: gemm_bench [seconds-per-shape] */
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "ep/cpu/kernels/gemm.h"
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int main(int argc, char **argv) {
+    double budget = argc > 1 ? atof(argv[1]) : 0.5;
+    static const int64_t shapes[][3] = {
+        {256, 256, 256}, {512, 512, 512}, {1024, 1024, 1024}, {64, 3136, 576}, {256, 784, 2304},
+        {16, 12544, 144}, {197, 192, 768},
+    };
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        int64_t M = shapes[s][0], N = shapes[s][1], K = shapes[s][2];
+        float *a = malloc(sizeof(float) * (size_t)(M * K));
+        float *b = malloc(sizeof(float) * (size_t)(K * N));
+        float *c = malloc(sizeof(float) * (size_t)(M * N));
+        if (!a || !b || !c) return 1;
+        for (int64_t i = 0; i < M * K; i++) a[i] = (float)((i * 7) % 13) * 0.1f - 0.6f;
+        for (int64_t i = 0; i < K * N; i++) b[i] = (float)((i * 5) % 11) * 0.1f - 0.5f;
+        ox_gemm_f32(NULL, 0, 0, M, N, K, 1.0f, a, K, b, N, 0.0f, c, N);
+        double best = 1e30, t_end = now_s() + budget;
+        int reps = 0;
+        do {
+            double t0 = now_s();
+            ox_gemm_f32(NULL, 0, 0, M, N, K, 1.0f, a, K, b, N, 0.0f, c, N);
+            double dt = now_s() - t0;
+            if (dt < best) best = dt;
+            reps++;
+        } while (now_s() < t_end || reps < 3);
+        printf("M=%-5lld N=%-6lld K=%-5lld %8.1f GFLOP/s\n", (long long)M, (long long)N,
+               (long long)K, 2.0 * (double)M * (double)N * (double)K / best * 1e-9);
+        free(a);
+        free(b);
+        free(c);
+    }
+    return 0;
+}
