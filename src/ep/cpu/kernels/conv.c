@@ -289,7 +289,6 @@ typedef struct conv_job {
     void *y;
     int64_t cols, chunks; /* chunk width and chunk count per (image, group) */
     int direct;           /* 1x1, stride 1, no padding: X is already the column matrix */
-    const ox_gemm_pack *const *packs; /* float32 weights packed per group, or NULL */
     ox_threadpool *pool;
     atomic_int failed;
 } conv_job;
@@ -325,19 +324,6 @@ static int plan_chunks(conv_job *j, int64_t rows, int64_t positions, int64_t out
     return threads > 1 && outer * chunks >= threads;
 }
 
-/* The forward product of one (image, group) chunk: weights times columns. */
-static int fwd_gemm_f32(const conv_job *j, int64_t grp, int64_t M, int64_t N, int64_t K,
-                        const float *w, const float *cols, int64_t ldb, float *y, int64_t ldy) {
-    return ox_gemm_f32_packed(j->pool, 0, 0, M, N, K, 1.0f, w, K, j->packs ? j->packs[grp] : NULL,
-                              cols, ldb, NULL, 0.0f, y, ldy);
-}
-
-static int fwd_gemm_f64(const conv_job *j, int64_t grp, int64_t M, int64_t N, int64_t K,
-                        const double *w, const double *cols, int64_t ldb, double *y, int64_t ldy) {
-    (void)grp;
-    return ox_gemm_f64(j->pool, 0, 0, M, N, K, 1.0, w, K, cols, ldb, 0.0, y, ldy);
-}
-
 #define DEF_CONV_CORE(T, SUF, GEMM, IM2COL, COL2IM)                                              \
     static void conv_tasks_##SUF(void *arg, int64_t t0, int64_t t1) {                           \
         conv_job *j = arg;                                                                      \
@@ -368,7 +354,8 @@ static int fwd_gemm_f64(const conv_job *j, int64_t grp, int64_t M, int64_t N, in
                 bm = buf;                                                                       \
                 ldb = p1 - p0;                                                                  \
             }                                                                                   \
-            if (fwd_gemm_##SUF(j, grp, g->Mg, p1 - p0, K, wg, bm, ldb, yg + p0, g->out_sz)) {   \
+            if (GEMM(j->pool, 0, 0, g->Mg, p1 - p0, K, (T)1, wg, K, bm, ldb, (T)0, yg + p0,     \
+                     g->out_sz)) {                                                              \
                 atomic_store(&j->failed, 1);                                                    \
                 break;                                                                          \
             }                                                                                   \
@@ -381,10 +368,9 @@ static int fwd_gemm_f64(const conv_job *j, int64_t grp, int64_t M, int64_t N, in
     }                                                                                           \
                                                                                                 \
     static int conv_core_##SUF(ox_kernel_ctx *ctx, const conv_geom *g, const T *x, const T *w,  \
-                               const T *b, T *y, const ox_gemm_pack *const *packs) {            \
+                               const T *b, T *y) {                                              \
         if (g->N == 0 || g->M == 0 || g->out_sz == 0) return 0;                                 \
-        conv_job j = {.g = g, .x = x, .w = w, .b = b, .y = y, .pool = ctx->pool,                \
-                      .packs = packs};                                                          \
+        conv_job j = {.g = g, .x = x, .w = w, .b = b, .y = y, .pool = ctx->pool};               \
         atomic_init(&j.failed, 0);                                                              \
         win_map_init(&j.map, g, 1);                                                             \
         j.direct = all_ones_kernel(g);                                                          \
@@ -550,7 +536,7 @@ static int run_half(ox_kernel_ctx *ctx, const conv_geom *g, int transpose) {
     if (!x || !w || !y || (B && !b)) {
         rc = ox_cpu_oom(ctx);
     } else {
-        rc = transpose ? convt_core_f32(ctx, g, x, w, b, y) : conv_core_f32(ctx, g, x, w, b, y, NULL);
+        rc = transpose ? convt_core_f32(ctx, g, x, w, b, y) : conv_core_f32(ctx, g, x, w, b, y);
         if (!rc) ox_cpu_from_f32(Y, y);
     }
     free(x);
@@ -567,53 +553,6 @@ static int check_bias(ox_kernel_ctx *ctx, const ox_tensor *b, int64_t m) {
     return 0;
 }
 
-/* Float32 weights packed once at session creation, one GEMM operand per
- * group, so each run skips repacking them for every chunk. */
-typedef struct conv_state {
-    const void *w; /* the weight data the packs were made from */
-    int64_t G;
-    ox_gemm_pack *packs[];
-} conv_state;
-
-static void conv_release(void *state) {
-    conv_state *s = state;
-    if (!s) return;
-    for (int64_t i = 0; i < s->G; i++) ox_gemm_pack_free(s->packs[i]);
-    free(s);
-}
-
-static int conv_init(const ir_node *node, const ox_tensor *const *consts, int n_inputs,
-                     void **state, ox_error *err) {
-    (void)err;
-    *state = NULL;
-    const ox_tensor *W = n_inputs > 1 ? consts[1] : NULL;
-    if (!W || W->dtype != ONYX_FLOAT32 || W->rank < 3 || !W->data) return 0;
-    int64_t G = ir_attr_int(node, "group", 1), M = W->dims[0], n = ox_tensor_numel(W);
-    if (G < 1 || M <= 0 || M % G || n <= 0) return 0;
-    /* one input channel per group goes to the depthwise kernel instead */
-    if (W->dims[1] == 1 && W->rank <= 4) return 0;
-    int64_t Mg = M / G, K = n / M;
-    conv_state *s = calloc(1, sizeof *s + sizeof(ox_gemm_pack *) * (size_t)G);
-    if (!s) return 0; /* without packs compute packs as it goes */
-    s->w = W->data;
-    s->G = G;
-    for (int64_t i = 0; i < G; i++) {
-        s->packs[i] = ox_gemm_pack_a_f32(0, Mg, K, (const float *)W->data + i * Mg * K, K);
-        if (!s->packs[i]) {
-            conv_release(s);
-            return 0;
-        }
-    }
-    *state = s;
-    return 0;
-}
-
-static const ox_gemm_pack *const *conv_packs(const ox_kernel_ctx *ctx, const conv_geom *g,
-                                             const ox_tensor *W) {
-    const conv_state *s = ctx->state;
-    return s && s->w == W->data && s->G == g->G ? (const ox_gemm_pack *const *)s->packs : NULL;
-}
-
 static int conv_like(ox_kernel_ctx *ctx, int transpose) {
     const ox_tensor *X = ox_cpu_input(ctx, 0), *W = ox_cpu_input(ctx, 1), *B = ox_cpu_input(ctx, 2);
     ox_tensor *Y = ctx->outputs[0];
@@ -627,11 +566,10 @@ static int conv_like(ox_kernel_ctx *ctx, int transpose) {
         if (transpose) return convt_core_f32(ctx, &g, X->data, W->data, B ? B->data : NULL, Y->data);
         if (g.N * g.M * g.out_sz == 0) return 0;
         if (try_depthwise(ctx, &g, X->data, W->data, B ? B->data : NULL, Y->data)) return 0;
-        return conv_core_f32(ctx, &g, X->data, W->data, B ? B->data : NULL, Y->data,
-                             conv_packs(ctx, &g, W));
+        return conv_core_f32(ctx, &g, X->data, W->data, B ? B->data : NULL, Y->data);
     case ONYX_FLOAT64:
         return transpose ? convt_core_f64(ctx, &g, X->data, W->data, B ? B->data : NULL, Y->data)
-                         : conv_core_f64(ctx, &g, X->data, W->data, B ? B->data : NULL, Y->data, NULL);
+                         : conv_core_f64(ctx, &g, X->data, W->data, B ? B->data : NULL, Y->data);
     case ONYX_FLOAT16:
         return run_half(ctx, &g, transpose);
     default:
@@ -694,7 +632,7 @@ static int quant_conv(ox_kernel_ctx *ctx, int xi, int xzi, int wi, int wzi, cons
         double wz = per_channel(WZ, m);
         for (int64_t i = 0; i < per_m; i++) w[m * per_m + i] = q8_get(W, m * per_m + i) - wz;
     }
-    int rc = conv_core_f64(ctx, g, x, w, NULL, y, NULL);
+    int rc = conv_core_f64(ctx, g, x, w, NULL, y);
     free(x);
     free(w);
     if (rc) {
@@ -759,7 +697,7 @@ static int qlinear_conv_compute(ox_kernel_ctx *ctx) {
 }
 
 static const ox_kernel_def KERNELS[] = {
-    {"", "Conv", 1, 17, conv_compute, ox_cpu_supports_float_no_bf16, conv_init, conv_release},
+    {"", "Conv", 1, 17, conv_compute, ox_cpu_supports_float_no_bf16, NULL, NULL},
     {"", "ConvTranspose", 1, 17, conv_transpose_compute, ox_cpu_supports_float_no_bf16, NULL, NULL},
     {"", "ConvInteger", 10, 17, conv_integer_compute, NULL, NULL, NULL},
     {"", "QLinearConv", 10, 17, qlinear_conv_compute, NULL, NULL, NULL},

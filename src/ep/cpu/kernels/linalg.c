@@ -91,55 +91,6 @@ GEMM_INT(int64_t, uint64_t, sat_i64, gemm_i64)
 GEMM_INT(uint32_t, uint32_t, sat_u64, gemm_u32)
 GEMM_INT(uint64_t, uint64_t, sat_u64, gemm_u64)
 
-/* A constant float32 B of Gemm or MatMul packed once at session
- * creation; used while the node still reads that same data. */
-typedef struct b_state {
-    const void *b;
-    ox_gemm_pack *pack;
-} b_state;
-
-static void b_release(void *state) {
-    b_state *s = state;
-    if (!s) return;
-    ox_gemm_pack_free(s->pack);
-    free(s);
-}
-
-static int b_state_make(const ox_tensor *B, int trans, void **state) {
-    *state = NULL;
-    if (!B || B->dtype != ONYX_FLOAT32 || B->rank != 2 || !B->data) return 0;
-    int64_t K = B->dims[trans ? 1 : 0], N = B->dims[trans ? 0 : 1];
-    b_state *s = calloc(1, sizeof *s);
-    if (!s) return 0; /* compute packs as it goes instead */
-    s->b = B->data;
-    s->pack = ox_gemm_pack_b_f32(trans, K, N, B->data, B->dims[1]);
-    if (!s->pack) {
-        free(s);
-        return 0;
-    }
-    *state = s;
-    return 0;
-}
-
-static const ox_gemm_pack *b_pack(const ox_kernel_ctx *ctx, const void *b) {
-    const b_state *s = ctx->state;
-    return s && s->b == b ? s->pack : NULL;
-}
-
-static int gemm_init(const ir_node *node, const ox_tensor *const *consts, int n_inputs,
-                     void **state, ox_error *err) {
-    (void)err;
-    return b_state_make(n_inputs > 1 ? consts[1] : NULL, ir_attr_int(node, "transB", 0) != 0,
-                        state);
-}
-
-static int matmul_init(const ir_node *node, const ox_tensor *const *consts, int n_inputs,
-                       void **state, ox_error *err) {
-    (void)node;
-    (void)err;
-    return b_state_make(n_inputs > 1 ? consts[1] : NULL, 0, state);
-}
-
 static int gemm_compute(ox_kernel_ctx *ctx) {
     const ox_tensor *A = ox_cpu_input(ctx, 0), *B = ox_cpu_input(ctx, 1), *C = ox_cpu_input(ctx, 2);
     ox_tensor *Y = ctx->outputs[0];
@@ -162,8 +113,8 @@ static int gemm_compute(ox_kernel_ctx *ctx) {
     switch (A->dtype) {
     case ONYX_FLOAT32:
         if (C && beta != 0.0f) fill_c_f32(Y->data, C->data, cv, M, N);
-        if (ox_gemm_f32_packed(ctx->pool, ta, tb, M, N, K, alpha, A->data, lda, NULL, B->data,
-                               ldb, b_pack(ctx, B->data), C ? beta : 0.0f, Y->data, N))
+        if (ox_gemm_f32(ctx->pool, ta, tb, M, N, K, alpha, A->data, lda, B->data, ldb,
+                        C ? beta : 0.0f, Y->data, N))
             return ox_cpu_oom(ctx);
         return 0;
     case ONYX_FLOAT64:
@@ -300,7 +251,6 @@ typedef struct mm_job {
     const void *A, *B;
     void *Y;
     ox_threadpool *pool;
-    const ox_gemm_pack *bp; /* B packed, when every product shares one B */
     int dtype; /* ONYX_FLOAT32 or ONYX_FLOAT64 */
     atomic_int failed;
 } mm_job;
@@ -311,9 +261,8 @@ static int mm_one(const mm_job *j, int64_t idx, ox_threadpool *pool) {
     mm_offsets(p, idx, &ao, &bo);
     int64_t yo = idx * p->M * p->N;
     if (j->dtype == ONYX_FLOAT32)
-        return ox_gemm_f32_packed(pool, 0, 0, p->M, p->N, p->K, 1.0f, (const float *)j->A + ao,
-                                  p->K, NULL, (const float *)j->B + bo, p->N, j->bp, 0.0f,
-                                  (float *)j->Y + yo, p->N);
+        return ox_gemm_f32(pool, 0, 0, p->M, p->N, p->K, 1.0f, (const float *)j->A + ao, p->K,
+                           (const float *)j->B + bo, p->N, 0.0f, (float *)j->Y + yo, p->N);
     return ox_gemm_f64(pool, 0, 0, p->M, p->N, p->K, 1.0, (const double *)j->A + ao, p->K,
                        (const double *)j->B + bo, p->N, 0.0, (double *)j->Y + yo, p->N);
 }
@@ -325,17 +274,16 @@ static void mm_batch_range(void *arg, int64_t b0, int64_t b1) {
 }
 
 static int mm_float(ox_kernel_ctx *ctx, const mm_plan *p, const void *A, const void *B, void *Y,
-                    int dtype, const ox_gemm_pack *bp) {
+                    int dtype) {
     if (p->nb == 0 || p->M == 0 || p->N == 0) return 0;
-    if (p->b_count != 1) bp = NULL;
-    mm_job j = {p, A, B, Y, ctx->pool, bp, dtype, 0};
+    mm_job j = {p, A, B, Y, ctx->pool, dtype, 0};
     atomic_init(&j.failed, 0);
     if (p->b_count == 1 && p->a_full) {
         /* every A matrix meets the same B: one tall product */
         int64_t rows = p->nb * p->M;
         int rc = dtype == ONYX_FLOAT32
-                     ? ox_gemm_f32_packed(ctx->pool, 0, 0, rows, p->N, p->K, 1.0f, A, p->K, NULL, B,
-                                          p->N, bp, 0.0f, Y, p->N)
+                     ? ox_gemm_f32(ctx->pool, 0, 0, rows, p->N, p->K, 1.0f, A, p->K, B, p->N, 0.0f, Y,
+                                   p->N)
                      : ox_gemm_f64(ctx->pool, 0, 0, rows, p->N, p->K, 1.0, A, p->K, B, p->N, 0.0, Y,
                                    p->N);
         return rc ? ox_cpu_oom(ctx) : 0;
@@ -386,8 +334,7 @@ static int matmul_compute(ox_kernel_ctx *ctx) {
     switch (A->dtype) {
     case ONYX_FLOAT32:
     case ONYX_FLOAT64:
-        return mm_float(ctx, &p, A->data, B->data, Y->data, A->dtype,
-                        A->dtype == ONYX_FLOAT32 ? b_pack(ctx, B->data) : NULL);
+        return mm_float(ctx, &p, A->data, B->data, Y->data, A->dtype);
     case ONYX_FLOAT16:
     case ONYX_BFLOAT16: {
         float *a = ox_cpu_to_f32(A), *b = ox_cpu_to_f32(B);
@@ -397,7 +344,7 @@ static int matmul_compute(ox_kernel_ctx *ctx) {
         if (!a || !b || !y) {
             rc = ox_cpu_oom(ctx);
         } else {
-            rc = mm_float(ctx, &p, a, b, y, ONYX_FLOAT32, NULL);
+            rc = mm_float(ctx, &p, a, b, y, ONYX_FLOAT32);
             if (!rc) ox_cpu_from_f32(Y, y);
         }
         free(a);
@@ -967,8 +914,8 @@ static int einsum_compute(ox_kernel_ctx *ctx) {
 }
 
 static const ox_kernel_def KERNELS[] = {
-    {"", "Gemm", 1, 17, gemm_compute, supports_gemm_types, gemm_init, b_release},
-    {"", "MatMul", 1, 17, matmul_compute, supports_gemm_types, matmul_init, b_release},
+    {"", "Gemm", 1, 17, gemm_compute, supports_gemm_types, NULL, NULL},
+    {"", "MatMul", 1, 17, matmul_compute, supports_gemm_types, NULL, NULL},
     {"", "MatMulInteger", 10, 17, matmul_integer_compute, NULL, NULL, NULL},
     {"", "QLinearMatMul", 10, 17, qlinear_matmul_compute, NULL, NULL, NULL},
     {"", "Det", 11, 17, det_compute, NULL, NULL, NULL},
