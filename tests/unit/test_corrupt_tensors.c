@@ -8,46 +8,9 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "mutate.h"
 
 #define MUTANTS 4000
-
-static uint64_t next(uint64_t *s) {
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    return *s;
-}
-
-static uint8_t *read_all(const char *path, size_t *n) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *buf = malloc((size_t)len + 1);
-    if (buf && fread(buf, 1, (size_t)len, f) != (size_t)len) {
-        free(buf);
-        buf = NULL;
-    }
-    fclose(f);
-    *n = (size_t)len;
-    return buf;
-}
-
-static size_t mutate(const uint8_t *src, size_t n, uint8_t *dst, uint64_t *rng) {
-    memcpy(dst, src, n);
-    size_t pos = (size_t)(next(rng) % n);
-    switch (next(rng) % 4) {
-    case 0: dst[pos] ^= (uint8_t)(1u << (next(rng) % 8)); return n;
-    case 1: dst[pos] = (uint8_t)next(rng); return n;
-    case 2: return pos;
-    default: {
-        size_t k = 0;
-        while (k < 9 && pos + k < n) dst[pos + k++] = 0xff;
-        return n;
-    }
-    }
-}
 
 static size_t element_size(onyx_dtype t) {
     switch (t) {
@@ -64,7 +27,7 @@ static void fuzz(const uint8_t *orig, size_t n, uint64_t seed, const char *what)
     uint8_t *buf = malloc(n);
     int parsed = 0, rejected = 0;
     for (int i = 0; i < MUTANTS; i++) {
-        size_t len = mutate(orig, n, buf, &seed);
+        size_t len = mutate_bytes(orig, n, buf, &seed);
         onyx_value_kind kind = (onyx_value_kind)(i % 4 == 3 ? ONYX_KIND_SEQUENCE : ONYX_KIND_TENSOR);
         onyx_tensor *t = NULL;
         onyx_status *st = i % 2 ? onyx_tensor_read(buf, len, &t) : onyx_tensor_read_kind(buf, len, kind, &t);
@@ -93,7 +56,7 @@ int main(int argc, char **argv) {
         return 2;
     }
     size_t n;
-    uint8_t *pb = read_all(argv[1], &n);
+    uint8_t *pb = mutate_read_file(argv[1], &n);
     CHECK(pb != NULL && n > 0);
     if (!pb) CHECK_DONE();
     fuzz(pb, n, 0x9e3779b97f4a7c15ULL, "TensorProto");
@@ -106,7 +69,7 @@ int main(int argc, char **argv) {
     if (fd >= 0) close(fd);
     if (t) CHECK_OK(onyx_tensor_save_npy(t, path));
     size_t m = 0;
-    uint8_t *npy = read_all(path, &m);
+    uint8_t *npy = mutate_read_file(path, &m);
     unlink(path);
     CHECK(npy != NULL && m > 0);
     if (npy) fuzz(npy, m, 0xd1b54a32d192ed03ULL, "npy");
