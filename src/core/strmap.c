@@ -84,5 +84,3 @@ int ox_strmap_get(const ox_strmap *m, const char *key, int *value) {
     if (value) *value = s->value;
     return 1;
 }
-
-size_t ox_strmap_size(const ox_strmap *m) { return m->size; }

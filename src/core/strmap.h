@@ -12,7 +12,6 @@ void ox_strmap_free(ox_strmap *m);
 int ox_strmap_put(ox_strmap *m, const char *key, int value);
 /* Returns 1 and sets *value when found, else 0. */
 int ox_strmap_get(const ox_strmap *m, const char *key, int *value);
-size_t ox_strmap_size(const ox_strmap *m);
 
 char *ox_strdup(const char *s); /* NULL in, NULL out */
 

@@ -26,33 +26,6 @@ typedef struct load_ctx {
 
 static int load_graph(load_ctx *lc, const Onnx__GraphProto *gp, ir_graph *parent, ir_graph **out);
 
-int ox_read_file(const char *path, void **data, size_t *size, ox_error *err) {
-    *data = NULL;
-    *size = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f) return ox_fail(err, ONYX_IO_ERROR, "cannot open '%s': %s", path, strerror(errno));
-    struct stat st;
-    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-        fclose(f);
-        return ox_fail(err, ONYX_IO_ERROR, "'%s' is not a regular file", path);
-    }
-    size_t n = (size_t)st.st_size;
-    void *buf = malloc(n ? n : 1);
-    if (!buf) {
-        fclose(f);
-        return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory reading '%s' (%zu bytes)", path, n);
-    }
-    if (fread(buf, 1, n, f) != n) {
-        free(buf);
-        fclose(f);
-        return ox_fail(err, ONYX_IO_ERROR, "cannot read '%s'", path);
-    }
-    fclose(f);
-    *data = buf;
-    *size = n;
-    return 0;
-}
-
 /* TypeProto -> ir_type. Unsupported kinds (map, sparse) are errors. */
 static int convert_type(const Onnx__TypeProto *tp, const char *what, ir_type *t, ox_error *err) {
     memset(t, 0, sizeof *t);

@@ -17,7 +17,4 @@ int ox_load_model(const void *data, size_t size, const char *base_dir, ir_model 
  * once from the page cache instead of being read and then unpacked. */
 int ox_load_model_file(const char *path, const char *base_dir, ir_model **out, ox_error *err);
 
-/* Reads a whole file into memory. */
-int ox_read_file(const char *path, void **data, size_t *size, ox_error *err);
-
 #endif

@@ -221,12 +221,9 @@ static int exec_node(run_ctx *rc, const ox_step *st) {
         if (ins[k]->device == OX_DEVICE_HOST) in_vals[k] = ins[k];
     }
     memset(out_types, 0, (size_t)n->n_outputs * sizeof *out_types);
-    const ox_op_schema *schema = ox_op_find(n->domain, n->op_type, n->opset);
     ox_infer_ctx ic = {.node = n, .n_inputs = n->n_inputs, .inputs = in_types, .values = in_vals,
                        .n_outputs = n->n_outputs, .outputs = out_types, .runtime = 1, .err = err};
-    if (!schema || !schema->infer)
-        return ox_fail(err, ONYX_NOT_IMPLEMENTED, "no schema for %s", n->op_type);
-    if (schema->infer(&ic) != 0) return -1;
+    if (ge->schemas[st->node]->infer(&ic) != 0) return -1;
     for (int k = 0; k < n->n_outputs; k++) {
         outs[k] = NULL;
         int sl = st->out_slots[k];

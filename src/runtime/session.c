@@ -9,6 +9,7 @@
 #include "core/log.h"
 #include "core/strmap.h"
 #include "loader/loader.h"
+#include "ops/op.h"
 #include "optimizer/optimizer.h"
 
 int ox_env_add_provider(onyx_env *env, const char *name, ox_ep_factory create, ox_error *err) {
@@ -65,10 +66,16 @@ static int prepare_kernels(onyx_session *s, ox_graph_exec *ge, ox_error *err) {
     ir_graph *g = ge->graph;
     ge->kernels = calloc((size_t)g->n_nodes + 1, sizeof *ge->kernels);
     ge->states = calloc((size_t)g->n_nodes + 1, sizeof *ge->states);
-    if (!ge->kernels || !ge->states) return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
+    ge->schemas = calloc((size_t)g->n_nodes + 1, sizeof *ge->schemas);
+    if (!ge->kernels || !ge->states || !ge->schemas)
+        return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
     for (int i = 0; i < g->n_nodes; i++) {
         ir_node *n = &g->nodes[i];
         ox_ep *ep = s->eps[n->ep];
+        /* looked up once here rather than by name on every run */
+        ge->schemas[i] = ox_op_find(n->domain, n->op_type, n->opset);
+        if (!ge->schemas[i] || !ge->schemas[i]->infer)
+            return ox_fail(err, ONYX_NOT_IMPLEMENTED, "no schema for %s", n->op_type);
         ge->kernels[i] = ep->ops->find_kernel(ep, n);
         if (!ge->kernels[i])
             return ox_fail(err, ONYX_NOT_IMPLEMENTED, "provider '%s' has no kernel for %s", ep->name,
@@ -112,6 +119,7 @@ static void free_exec(ox_graph_exec *ge) {
                 ge->kernels[i]->release(ge->states[i]);
     free(ge->states);
     free(ge->kernels);
+    free(ge->schemas);
     free(ge->exec_nodes);
     if (ge->plan.slots || ge->plan.steps) ox_plan_free(&ge->plan);
     for (ox_arena *a = ge->free_arenas, *next; a; a = next) {

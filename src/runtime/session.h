@@ -48,6 +48,7 @@ typedef struct ox_graph_exec {
     ir_graph *graph;
     ox_plan plan;
     const ox_kernel_def **kernels; /* per node */
+    const struct ox_op_schema **schemas; /* per node: inference at run time */
     void **states;                 /* per node, from kernel init */
     int *exec_nodes;               /* node indices in execution order */
     pthread_mutex_t arena_lock;

@@ -257,9 +257,7 @@ DEF_PACKED(double, f64, NR64)
  * generic kernels (an AVX-512 tile can slot in through f32_arch once a
  * machine with AVX-512 can test it). Packed operands are laid out per
  * KC-deep slab: op(A) as mr-row panels (k-major inside a panel, zero rows
- * past M), op(B) as nr-column panels (zero columns past N). A panel's place in its slab
- * depends only on its first row or column, so blocks of any size that
- * are multiples of mr / nr can read a whole prepacked operand. */
+ * past M), op(B) as nr-column panels (zero columns past N). */
 
 /* Products with at most this many row panels read B unpacked. */
 #define B_DIRECT_ROWS 3
@@ -360,7 +358,6 @@ typedef struct gemm_job_f32 {
     int64_t ldb;
     float *C;
     int64_t ldc;
-    const float *pa, *pb; /* whole prepacked operands, or NULL */
     int b_direct;         /* kernels read op(B) rows where they lie */
     f32_arch ar;
     int64_t mc, nc, tiles_n;
@@ -438,8 +435,7 @@ static void gemm_tiles_f32(void *arg, int64_t t0, int64_t t1) {
     gemm_job_f32 *j = arg;
     const f32_arch *ar = &j->ar;
     int64_t kmax = j->K < ar->kc ? j->K : ar->kc;
-    size_t need = (size_t)((j->pa ? 0 : j->mc * kmax) +
-                           (j->pb ? 0 : (j->b_direct ? ar->nr : j->nc) * kmax));
+    size_t need = (size_t)((j->mc + (j->b_direct ? ar->nr : j->nc)) * kmax);
     float *scratch = NULL;
     if (need) {
         scratch = aligned_alloc(64, (sizeof(float) * need + 63) / 64 * 64);
@@ -448,8 +444,7 @@ static void gemm_tiles_f32(void *arg, int64_t t0, int64_t t1) {
             return;
         }
     }
-    float *abuf = scratch, *bbuf = scratch + (j->pa ? 0 : j->mc * kmax);
-    int64_t Mp = round_up(j->M, ar->mr), Np = round_up(j->N, ar->nr);
+    float *abuf = scratch, *bbuf = scratch + j->mc * kmax;
     float acc[MR * NR];
     for (int64_t t = t0; t < t1; t++) {
         int64_t m0 = (t / j->tiles_n) * j->mc, n0 = (t % j->tiles_n) * j->nc;
@@ -457,21 +452,9 @@ static void gemm_tiles_f32(void *arg, int64_t t0, int64_t t1) {
         int64_t nc = j->N - n0 < j->nc ? j->N - n0 : j->nc;
         for (int64_t k0 = 0; k0 < j->K; k0 += ar->kc) {
             int64_t kc = j->K - k0 < ar->kc ? j->K - k0 : ar->kc;
-            const float *ap, *bp;
-            if (j->pb) {
-                bp = j->pb + k0 * Np + n0 * kc;
-            } else if (j->b_direct) {
-                bp = bbuf;
-            } else {
-                pack_b_f32(j->tb, j->B, j->ldb, ar->nr, k0, kc, n0, nc, bbuf);
-                bp = bbuf;
-            }
-            if (j->pa) {
-                ap = j->pa + k0 * Mp + m0 * kc;
-            } else {
-                pack_a_f32(j->ta, j->A, j->lda, ar->mr, m0, mc, k0, kc, abuf);
-                ap = abuf;
-            }
+            const float *ap = abuf, *bp = bbuf;
+            if (!j->b_direct) pack_b_f32(j->tb, j->B, j->ldb, ar->nr, k0, kc, n0, nc, bbuf);
+            pack_a_f32(j->ta, j->A, j->lda, ar->mr, m0, mc, k0, kc, abuf);
             int mode = k0 > 0 ? TILE_ADD : j->beta == 0.0f ? TILE_SET : TILE_BETA;
             for (int64_t q = 0; q < nc; q += ar->nr) {
                 int cols = (int)(nc - q < ar->nr ? nc - q : ar->nr);
@@ -523,64 +506,9 @@ static int gemm_packed_f32(ox_threadpool *pool, gemm_job_f32 *j) {
     j->tiles_n = (j->N + j->nc - 1) / j->nc;
     /* with few row panels to share it, packing B costs about as much
      * memory traffic as the product itself */
-    j->b_direct = !j->pb && !j->tb && j->ar.direct && j->M <= B_DIRECT_ROWS * j->ar.mr;
+    j->b_direct = !j->tb && j->ar.direct && j->M <= B_DIRECT_ROWS * j->ar.mr;
     ox_parallel_for(pool, tiles_m * j->tiles_n, 1, gemm_tiles_f32, j);
     return atomic_load(&j->failed) ? -1 : 0;
-}
-
-struct ox_gemm_pack {
-    int is_b, trans;
-    int64_t rows, cols; /* op(A): M x K; op(B): K x N */
-    int mr, nr;
-    int64_t kc;
-    float *data;
-};
-
-static ox_gemm_pack *pack_whole(int is_b, int trans, int64_t rows, int64_t cols, const float *src,
-                                int64_t ld) {
-    if (rows <= 0 || cols <= 0) return NULL;
-    const f32_arch a_ = pick_arch_f32(), *ar = &a_;
-    ox_gemm_pack *p = calloc(1, sizeof *p);
-    if (!p) return NULL;
-    *p = (ox_gemm_pack){.is_b = is_b, .trans = trans, .rows = rows, .cols = cols, .mr = ar->mr,
-                        .nr = ar->nr, .kc = ar->kc};
-    int64_t K = is_b ? rows : cols, outer = is_b ? round_up(cols, ar->nr) : round_up(rows, ar->mr);
-    p->data = aligned_alloc(64, (sizeof(float) * (size_t)(K * outer) + 63) / 64 * 64);
-    if (!p->data) {
-        free(p);
-        return NULL;
-    }
-    for (int64_t k0 = 0; k0 < K; k0 += ar->kc) {
-        int64_t kc = K - k0 < ar->kc ? K - k0 : ar->kc;
-        float *slab = p->data + k0 * outer;
-        if (is_b)
-            pack_b_f32(trans, src, ld, ar->nr, k0, kc, 0, cols, slab);
-        else
-            pack_a_f32(trans, src, ld, ar->mr, 0, rows, k0, kc, slab);
-    }
-    return p;
-}
-
-ox_gemm_pack *ox_gemm_pack_a_f32(int trans_a, int64_t M, int64_t K, const float *A, int64_t lda) {
-    return pack_whole(0, trans_a != 0, M, K, A, lda);
-}
-
-ox_gemm_pack *ox_gemm_pack_b_f32(int trans_b, int64_t K, int64_t N, const float *B, int64_t ldb) {
-    return pack_whole(1, trans_b != 0, K, N, B, ldb);
-}
-
-void ox_gemm_pack_free(ox_gemm_pack *p) {
-    if (!p) return;
-    free(p->data);
-    free(p);
-}
-
-static const float *pack_fits(const ox_gemm_pack *p, int is_b, int64_t rows, int64_t cols) {
-    const f32_arch a_ = pick_arch_f32(), *ar = &a_;
-    if (!p || p->is_b != is_b || p->rows != rows || p->cols != cols || p->mr != ar->mr ||
-        p->nr != ar->nr || p->kc != ar->kc)
-        return NULL;
-    return p->data;
 }
 
 /* ---------------------------------------------------------------- */
@@ -666,10 +594,9 @@ static void row_vector_range(void *arg, int64_t c0, int64_t c1) {
     }
 }
 
-int ox_gemm_f32_packed(ox_threadpool *pool, int trans_a, int trans_b, int64_t M, int64_t N,
-                       int64_t K, float alpha, const float *A, int64_t lda, const ox_gemm_pack *pa,
-                       const float *B, int64_t ldb, const ox_gemm_pack *pb, float beta, float *C,
-                       int64_t ldc) {
+int ox_gemm_f32(ox_threadpool *pool, int trans_a, int trans_b, int64_t M, int64_t N, int64_t K,
+                float alpha, const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
+                float *C, int64_t ldc) {
     if (M <= 0 || N <= 0) return 0;
     gemm_job_f32 j = {.ta = trans_a != 0,
                       .tb = trans_b != 0,
@@ -700,17 +627,9 @@ int ox_gemm_f32_packed(ox_threadpool *pool, int trans_a, int trans_b, int64_t M,
         ox_parallel_for(pool, M, grain, rows_direct_range, &j);
         return 0;
     }
-    j.pa = pack_fits(pa, 0, M, K);
-    j.pb = pack_fits(pb, 1, K, N);
     return gemm_packed_f32(pool, &j);
 }
 
-int ox_gemm_f32(ox_threadpool *pool, int trans_a, int trans_b, int64_t M, int64_t N, int64_t K,
-                float alpha, const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
-                float *C, int64_t ldc) {
-    return ox_gemm_f32_packed(pool, trans_a, trans_b, M, N, K, alpha, A, lda, NULL, B, ldb, NULL,
-                              beta, C, ldc);
-}
 
 /* ---------------------------------------------------------------- */
 /* float64: blocked row updates, parallel over rows */

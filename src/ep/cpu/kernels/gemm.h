@@ -18,26 +18,6 @@
 int ox_gemm_f32(ox_threadpool *pool, int trans_a, int trans_b, int64_t M, int64_t N, int64_t K,
                 float alpha, const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
                 float *C, int64_t ldc);
-/* A float32 operand packed once ahead of time (constant weights) into
- * the layout the microkernel reads. No kernel prepacks yet: a pack sits
- * beside the original weights (small and vector-shaped products read
- * those), which doubles weight memory, e.g. ResNet-50 peaks at 217 MiB
- * instead of 118. Prepacking becomes worth it once every product shape
- * can run from the pack and the originals can be released. */
-typedef struct ox_gemm_pack ox_gemm_pack;
-/* op(A) of an M x K product or op(B) of a K x N product; NULL when the
- * operand is empty or memory ran out (callers then go without). */
-ox_gemm_pack *ox_gemm_pack_a_f32(int trans_a, int64_t M, int64_t K, const float *A, int64_t lda);
-ox_gemm_pack *ox_gemm_pack_b_f32(int trans_b, int64_t K, int64_t N, const float *B, int64_t ldb);
-void ox_gemm_pack_free(ox_gemm_pack *p);
-/* ox_gemm_f32 reading op(A) from pa and op(B) from pb where given. A and
- * B must still point at the plain operands: small or vector-shaped
- * products read them directly, and a pack of other dimensions is
- * ignored. */
-int ox_gemm_f32_packed(ox_threadpool *pool, int trans_a, int trans_b, int64_t M, int64_t N,
-                       int64_t K, float alpha, const float *A, int64_t lda, const ox_gemm_pack *pa,
-                       const float *B, int64_t ldb, const ox_gemm_pack *pb, float beta, float *C,
-                       int64_t ldc);
 int ox_gemm_f64(ox_threadpool *pool, int trans_a, int trans_b, int64_t M, int64_t N, int64_t K,
                 double alpha, const double *A, int64_t lda, const double *B, int64_t ldb,
                 double beta, double *C, int64_t ldc);

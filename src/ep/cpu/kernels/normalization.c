@@ -477,7 +477,19 @@ static int lrn_compute(ox_kernel_ctx *ctx) {
 }
 
 /* Group of each element: its coordinates on the kept axes, walked with
- * an odometer (gstr: group stride per axis, 0 on reduced axes). */
+ * an odometer (gstr: group stride per axis, 0 on reduced axes). Advances
+ * idx to the next element and returns that element's group. */
+static int64_t mvn_next_group(int64_t *idx, const int64_t *dims, const int64_t *gstr, int r,
+                              int64_t g) {
+    for (int d = r - 1; d >= 0; d--) {
+        g += gstr[d];
+        if (++idx[d] < dims[d]) break;
+        g -= gstr[d] * dims[d];
+        idx[d] = 0;
+    }
+    return g;
+}
+
 #define DEF_MVN(T, SUF)                                                                         \
     static void mvn_run_##SUF(const T *x, T *y, const int64_t *dims, int r, const int64_t *gstr, \
                               int64_t n, int64_t groups, double *sum, double *sq) {             \
@@ -487,12 +499,7 @@ static int lrn_compute(ox_kernel_ctx *ctx) {
             double v = x[e];                                                                    \
             sum[g] += v;                                                                        \
             sq[g] += v * v;                                                                     \
-            for (int d = r - 1; d >= 0; d--) {                                                  \
-                g += gstr[d];                                                                   \
-                if (++idx[d] < dims[d]) break;                                                  \
-                g -= gstr[d] * dims[d];                                                         \
-                idx[d] = 0;                                                                     \
-            }                                                                                   \
+            g = mvn_next_group(idx, dims, gstr, r, g);                                          \
         }                                                                                       \
         for (int64_t k = 0; k < groups; k++) {                                                  \
             double m = per ? sum[k] / (double)per : 0;                                          \
@@ -504,12 +511,7 @@ static int lrn_compute(ox_kernel_ctx *ctx) {
         g = 0;                                                                                  \
         for (int64_t e = 0; e < n; e++) {                                                       \
             y[e] = (T)((x[e] - sum[g]) * sq[g]);                                                \
-            for (int d = r - 1; d >= 0; d--) {                                                  \
-                g += gstr[d];                                                                   \
-                if (++idx[d] < dims[d]) break;                                                  \
-                g -= gstr[d] * dims[d];                                                         \
-                idx[d] = 0;                                                                     \
-            }                                                                                   \
+            g = mvn_next_group(idx, dims, gstr, r, g);                                          \
         }                                                                                       \
     }
 DEF_MVN(float, f32)
