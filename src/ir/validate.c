@@ -80,8 +80,10 @@ static int check_operator(const ir_model *m, const ir_graph *g, const ir_node *n
         const ox_op_schema *any = ox_op_find_any(n->domain, n->op_type);
         if (any)
             return ox_fail(err, ONYX_NOT_IMPLEMENTED,
-                           "%s: onyx implements %s for opsets %d..%d, the model uses opset %d",
-                           label, n->op_type, any->min_opset, any->max_opset, n->opset);
+                           "%s: onyx implements %s versions %d..%d; the model's opset %d uses "
+                           "%s-%d",
+                           label, n->op_type, any->min_opset, any->max_opset, n->opset,
+                           n->op_type, ox_op_since_version(n->domain, n->op_type, n->opset));
         if (ox_attr_schema_find(n->domain, n->op_type, n->opset))
             return ox_fail(err, ONYX_NOT_IMPLEMENTED,
                            "%s: operator %s (domain '%s', opset %d) is not implemented by onyx",

@@ -40,7 +40,11 @@ typedef struct ox_op_schema {
     ox_infer_fn infer;
 } ox_op_schema;
 
-/* Looks an op up for a node's domain and opset; NULL when unknown. */
+/* The ONNX version of op in force at opset (its since_version), or opset
+ * itself for domains ONNX does not define. */
+int ox_op_since_version(const char *domain, const char *name, int opset);
+/* Looks an op up for a node's domain and opset: the schema implementing
+ * the operator version in force at that opset; NULL when unknown. */
 const ox_op_schema *ox_op_find(const char *domain, const char *name, int opset);
 /* Any version known at all (to tell "unknown op" from "unsupported opset"). */
 const ox_op_schema *ox_op_find_any(const char *domain, const char *name);

@@ -21,16 +21,30 @@ extern const ox_op_table ox_ops_random;
 extern const ox_op_table ox_ops_text;
 extern const ox_op_table ox_ops_control;
 extern const ox_op_table ox_ops_sequence;
+extern const ox_op_table ox_ops_attention;
+extern const ox_op_table ox_ops_ml;
+extern const ox_op_table ox_ops_contrib;
 
 static const ox_op_table *const FAMILIES[] = {
     &ox_ops_elementwise, &ox_ops_reduce,        &ox_ops_conv,      &ox_ops_linalg,
     &ox_ops_pool,        &ox_ops_normalization, &ox_ops_transform, &ox_ops_index,
     &ox_ops_image,       &ox_ops_recurrent,     &ox_ops_signal,    &ox_ops_quantize,
     &ox_ops_loss,        &ox_ops_random,        &ox_ops_text,      &ox_ops_control,
-    &ox_ops_sequence,
+    &ox_ops_sequence,    &ox_ops_attention,     &ox_ops_ml,        &ox_ops_contrib,
 };
 
+/* ONNX versions an operator, not an opset: Reshape-14 stays in force at
+ * opsets 14..18 until Reshape-19 replaces it. Schemas and kernels state the
+ * operator versions they implement (min_opset..max_opset), so a node is
+ * matched by the version in force at its opset. Domains outside ONNX's
+ * tables (com.microsoft, onyx) version by opset directly. */
+int ox_op_since_version(const char *domain, const char *name, int opset) {
+    const ox_attr_schema *s = ox_attr_schema_find(domain, name, opset);
+    return s ? s->since_version : opset;
+}
+
 static const ox_op_schema *find(const char *domain, const char *name, int opset, int any) {
+    if (!any) opset = ox_op_since_version(domain, name, opset);
     for (size_t f = 0; f < sizeof FAMILIES / sizeof FAMILIES[0]; f++)
         for (size_t i = 0; i < FAMILIES[f]->count; i++) {
             const ox_op_schema *s = &FAMILIES[f]->ops[i];

@@ -1,9 +1,9 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Writes src/ops/attr_table.c: every ONNX operator version's attribute
 names and types, taken from the onnx Python package's schemas, so that the
 loader can reject wrong attribute types without a hand-kept list.
 
-Run: /usr/bin/python3 tools/gen/gen_op_attrs.py > src/ops/attr_table.c
+Run: .venv/bin/python tools/gen/gen_op_attrs.py > src/ops/attr_table.c
 """
 import onnx
 from onnx import defs

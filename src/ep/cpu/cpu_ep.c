@@ -21,8 +21,11 @@ extern const ox_kernel_table ox_cpu_kernels_random;
 extern const ox_kernel_table ox_cpu_kernels_text;
 extern const ox_kernel_table ox_cpu_kernels_control;
 extern const ox_kernel_table ox_cpu_kernels_sequence;
+extern const ox_kernel_table ox_cpu_kernels_attention;
+extern const ox_kernel_table ox_cpu_kernels_ml;
+extern const ox_kernel_table ox_cpu_kernels_contrib;
 
-#define N_FAMILIES 17
+#define N_FAMILIES 20
 
 typedef struct cpu_ep {
     ox_ep base;
@@ -81,7 +84,8 @@ ox_ep *ox_cpu_ep_create(ox_error *err) {
         &ox_cpu_kernels_transform,   &ox_cpu_kernels_index,  &ox_cpu_kernels_image,
         &ox_cpu_kernels_recurrent,   &ox_cpu_kernels_signal, &ox_cpu_kernels_quantize,
         &ox_cpu_kernels_loss,        &ox_cpu_kernels_random, &ox_cpu_kernels_text,
-        &ox_cpu_kernels_control,     &ox_cpu_kernels_sequence,
+        &ox_cpu_kernels_control,     &ox_cpu_kernels_sequence, &ox_cpu_kernels_attention,
+        &ox_cpu_kernels_ml,          &ox_cpu_kernels_contrib,
     };
     for (int i = 0; i < N_FAMILIES; i++) c->tables[i] = *families[i];
     c->base.name = "cpu";
