@@ -24,8 +24,9 @@ extern const ox_kernel_table ox_cpu_kernels_sequence;
 extern const ox_kernel_table ox_cpu_kernels_attention;
 extern const ox_kernel_table ox_cpu_kernels_ml;
 extern const ox_kernel_table ox_cpu_kernels_contrib;
+extern const ox_kernel_table ox_cpu_kernels_codec;
 
-#define N_FAMILIES 20
+#define N_FAMILIES 21
 
 typedef struct cpu_ep {
     ox_ep base;
@@ -85,7 +86,7 @@ ox_ep *ox_cpu_ep_create(ox_error *err) {
         &ox_cpu_kernels_recurrent,   &ox_cpu_kernels_signal, &ox_cpu_kernels_quantize,
         &ox_cpu_kernels_loss,        &ox_cpu_kernels_random, &ox_cpu_kernels_text,
         &ox_cpu_kernels_control,     &ox_cpu_kernels_sequence, &ox_cpu_kernels_attention,
-        &ox_cpu_kernels_ml,          &ox_cpu_kernels_contrib,
+        &ox_cpu_kernels_ml,          &ox_cpu_kernels_contrib,   &ox_cpu_kernels_codec,
     };
     for (int i = 0; i < N_FAMILIES; i++) c->tables[i] = *families[i];
     c->base.name = "cpu";
