@@ -103,7 +103,8 @@ void onyx_session_options_free(onyx_session_options *opts);
 onyx_status *onyx_session_options_set_threads(onyx_session_options *opts, int threads);
 /* Providers in priority order, e.g. {"vulkan", "cpu"}. A node goes to the
  * first provider that supports it; "cpu" is always the final fallback and
- * is appended when not named. */
+ * is appended when not named. At most 8 names (the appended "cpu" does not
+ * count); a name listed twice is refused here. */
 onyx_status *onyx_session_options_set_providers(onyx_session_options *opts,
                                                 const char *const *names, size_t count);
 onyx_status *onyx_session_options_set_optimization_level(onyx_session_options *opts,

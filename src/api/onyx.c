@@ -86,8 +86,14 @@ onyx_status *onyx_session_options_set_providers(onyx_session_options *opts,
                                                 const char *const *names, size_t count) {
     CHECK_ARG(opts, "opts is NULL");
     CHECK_ARG(count == 0 || names, "names is NULL");
-    CHECK_ARG(count <= OX_MAX_EPS, "too many providers");
-    for (size_t i = 0; i < count; i++) CHECK_ARG(names[i] && names[i][0], "empty provider name");
+    CHECK_ARG(count <= OX_MAX_EPS, "too many providers (at most 8)");
+    for (size_t i = 0; i < count; i++) {
+        CHECK_ARG(names[i] && names[i][0], "empty provider name");
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(names[i], names[j]) == 0)
+                return ox_status_new(ONYX_INVALID_ARGUMENT, "provider '%s' is listed twice",
+                                     names[i]);
+    }
     for (int i = 0; i < opts->n_providers; i++) free(opts->providers[i]);
     opts->n_providers = 0;
     for (size_t i = 0; i < count; i++) {

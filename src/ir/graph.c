@@ -349,3 +349,17 @@ int ir_resolve_implicit_inputs(ir_graph *g, ox_error *err) {
     }
     return 0;
 }
+
+int ir_graph_max_inputs(const ir_graph *g) {
+    int m = 0;
+    for (int i = 0; i < g->n_nodes; i++)
+        if (g->nodes[i].n_inputs > m) m = g->nodes[i].n_inputs;
+    return m;
+}
+
+int ir_graph_max_io(const ir_graph *g) {
+    int m = ir_graph_max_inputs(g);
+    for (int i = 0; i < g->n_nodes; i++)
+        if (g->nodes[i].n_outputs > m) m = g->nodes[i].n_outputs;
+    return m;
+}

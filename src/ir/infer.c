@@ -43,7 +43,13 @@ int ir_infer_shapes(ir_graph *g, ox_error *err) {
     int rc = -1;
     int *order = malloc(((size_t)g->n_nodes + 1) * sizeof *order);
     const ox_tensor **known = calloc((size_t)g->n_values + 1, sizeof *known);
-    if (!order || !known) {
+    /* argument arrays for the widest node: nodes have no cap on their inputs */
+    size_t widest = (size_t)ir_graph_max_io(g) + 1;
+    const ir_type **in_types = calloc(widest, sizeof *in_types);
+    const ox_tensor **in_vals = calloc(widest, sizeof *in_vals);
+    ir_type *unknown_in = calloc(widest, sizeof *unknown_in);
+    ir_type *outs = calloc(widest, sizeof *outs);
+    if (!order || !known || !in_types || !in_vals || !unknown_in || !outs) {
         ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
         goto done;
     }
@@ -54,11 +60,6 @@ int ir_infer_shapes(ir_graph *g, ox_error *err) {
         ir_node *n = &g->nodes[order[oi]];
         const ox_op_schema *s = ox_op_find(n->domain, n->op_type, n->opset);
         if (!s || !s->infer) continue;
-        const ir_type *in_types[64];
-        const ox_tensor *in_vals[64];
-        ir_type unknown_in[64];
-        ir_type outs[64];
-        if (n->n_inputs > 64 || n->n_outputs > 64) continue;
         for (int k = 0; k < n->n_inputs; k++) {
             int v = n->inputs[k];
             in_types[k] = NULL;
@@ -69,7 +70,7 @@ int ir_infer_shapes(ir_graph *g, ox_error *err) {
             in_types[k] = g->values[v].has_type ? &g->values[v].type : &unknown_in[k];
             in_vals[k] = known[v];
         }
-        memset(outs, 0, sizeof outs);
+        memset(outs, 0, (size_t)n->n_outputs * sizeof *outs);
         for (int k = 0; k < n->n_outputs; k++) outs[k].rank = -1;
         ox_infer_ctx c = {.node = n, .n_inputs = n->n_inputs, .inputs = in_types,
                           .values = in_vals, .n_outputs = n->n_outputs, .outputs = outs,
@@ -95,5 +96,9 @@ int ir_infer_shapes(ir_graph *g, ox_error *err) {
 done:
     free(order);
     free(known);
+    free(in_types);
+    free(in_vals);
+    free(unknown_in);
+    free(outs);
     return rc;
 }

@@ -60,21 +60,27 @@ int ox_pass_fold_constants(ox_pass_ctx *ctx, ir_graph *g) {
     int changes = 0;
     unsigned char *dead = calloc((size_t)g->n_nodes + 1, 1);
     int *order = malloc(((size_t)g->n_nodes + 1) * sizeof *order);
-    if (!dead || !order) {
+    /* argument arrays for the widest node: nodes have no cap on their inputs */
+    size_t widest = (size_t)ir_graph_max_io(g) + 1;
+    ox_tensor **ins = calloc(widest, sizeof *ins), **outs = calloc(widest, sizeof *outs);
+    if (!dead || !order || !ins || !outs) {
         free(dead);
         free(order);
+        free(ins);
+        free(outs);
         return ox_fail(ctx->err, ONYX_OUT_OF_MEMORY, "out of memory");
     }
     if (ir_graph_toposort(g, order, ctx->err) != 0) {
         free(dead);
         free(order);
+        free(ins);
+        free(outs);
         return -1;
     }
     for (int oi = 0; oi < g->n_nodes; oi++) {
         int i = order[oi];
         ir_node *n = &g->nodes[i];
-        if (!foldable(g, n) || n->n_inputs > 64 || n->n_outputs > 64) continue;
-        ox_tensor *ins[64], *outs[64];
+        if (!foldable(g, n)) continue;
         if (take_constant_value(n, outs)) {
             set_constant(g, n->outputs[0], outs[0]);
             dead[i] = 1;
@@ -112,5 +118,7 @@ int ox_pass_fold_constants(ox_pass_ctx *ctx, ir_graph *g) {
                  : changes;
     free(dead);
     free(order);
+    free(ins);
+    free(outs);
     return rc;
 }

@@ -2,6 +2,7 @@
  * supports it with its input types. The CPU provider is always last and
  * is the reference, so an unsupported node falls back to it. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "planner/plan.h"
@@ -16,12 +17,22 @@ static void describe_inputs(const ir_graph *g, const ir_node *n, char *buf, size
     }
 }
 
+static int place_nodes(ir_graph *g, ox_ep *const *eps, int n_eps, const ir_type **types,
+                       ox_error *err);
+
 int ox_partition(ir_graph *g, ox_ep *const *eps, int n_eps, ox_error *err) {
+    /* one buffer for the widest node: nodes have no cap on their inputs */
+    const ir_type **types = calloc((size_t)ir_graph_max_inputs(g) + 1, sizeof *types);
+    if (!types) return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
+    int rc = place_nodes(g, eps, n_eps, types, err);
+    free(types);
+    return rc;
+}
+
+static int place_nodes(ir_graph *g, ox_ep *const *eps, int n_eps, const ir_type **types,
+                       ox_error *err) {
     for (int i = 0; i < g->n_nodes; i++) {
         ir_node *n = &g->nodes[i];
-        const ir_type *types[64];
-        if (n->n_inputs > 64)
-            return ox_fail(err, ONYX_NOT_IMPLEMENTED, "node '%s' has more than 64 inputs", n->name);
         for (int k = 0; k < n->n_inputs; k++)
             types[k] = n->inputs[k] >= 0 ? &g->values[n->inputs[k]].type : NULL;
         n->ep = -1;

@@ -182,29 +182,61 @@ static void type_of(const ox_tensor *t, ir_type *ty) {
     if (t->kind == OX_KIND_TENSOR) memcpy(ty->dims, t->dims, (size_t)t->rank * sizeof *t->dims);
 }
 
-#define MAX_IO 128
+/* Per-node scratch for inference and kernel arguments, one allocation
+ * sized to the node: a node may have any number of inputs and outputs
+ * (Concat of hundreds of tensors), and subgraph bodies recurse through
+ * exec_node, so neither a fixed cap nor stack arrays will do. */
+typedef struct node_scratch {
+    ox_tensor **ins, **outs;
+    ir_type *in_types_store, *out_types;
+    const ir_type **in_types;
+    const ox_tensor **in_vals;
+} node_scratch;
+
+static void *node_scratch_new(node_scratch *ns, int n_in, int n_out) {
+    size_t ni = (size_t)(n_in > 0 ? n_in : 1), no = (size_t)(n_out > 0 ? n_out : 1);
+    size_t bytes = ni * (sizeof(ox_tensor *) + sizeof(ir_type) + sizeof(ir_type *) +
+                         sizeof(ox_tensor *)) +
+                   no * (sizeof(ox_tensor *) + sizeof(ir_type));
+    char *p = calloc(1, bytes);
+    if (!p) return NULL;
+    /* ir_type first: it has the strictest alignment */
+    ns->in_types_store = (ir_type *)p;
+    ns->out_types = ns->in_types_store + ni;
+    ns->ins = (ox_tensor **)(ns->out_types + no);
+    ns->outs = ns->ins + ni;
+    ns->in_types = (const ir_type **)(ns->outs + no);
+    ns->in_vals = (const ox_tensor **)(ns->in_types + ni);
+    return p;
+}
 
 static int run_subgraph(ox_kernel_ctx *ctx, const ir_graph *g, ox_tensor *const *inputs,
                         int n_inputs, ox_tensor **outputs, int n_outputs);
 
+static int exec_node_with(run_ctx *rc, const ox_step *st, node_scratch *ns);
+
 /* Infers, allocates and computes one node. */
 static int exec_node(run_ctx *rc, const ox_step *st) {
+    const ir_node *n = &rc->ge->graph->nodes[st->node];
+    ox_error *err = rc->err;
+    node_scratch ns;
+    void *block = node_scratch_new(&ns, n->n_inputs, n->n_outputs);
+    if (!block) return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
+    int r = exec_node_with(rc, st, &ns);
+    free(block);
+    return r;
+}
+
+static int exec_node_with(run_ctx *rc, const ox_step *st, node_scratch *ns) {
     onyx_session *s = rc->s;
     ox_graph_exec *ge = rc->ge;
     const ir_graph *g = ge->graph;
     const ir_node *n = &g->nodes[st->node];
     ox_error *err = rc->err;
-    if (n->n_inputs > MAX_IO || n->n_outputs > MAX_IO)
-        return ox_fail(err, ONYX_NOT_IMPLEMENTED, "more than %d inputs or outputs", MAX_IO);
-    /* sized to the node: subgraph bodies recurse through here, so a fixed
-     * worst case per level would add up on the stack */
-    int ni = n->n_inputs > 0 ? n->n_inputs : 1, no = n->n_outputs > 0 ? n->n_outputs : 1;
-    ox_tensor *ins[ni];
-    ox_tensor *outs[no];
-    ir_type in_types_store[ni];
-    const ir_type *in_types[ni];
-    const ox_tensor *in_vals[ni];
-    ir_type out_types[no];
+    ox_tensor **ins = ns->ins, **outs = ns->outs;
+    ir_type *in_types_store = ns->in_types_store, *out_types = ns->out_types;
+    const ir_type **in_types = ns->in_types;
+    const ox_tensor **in_vals = ns->in_vals;
     for (int k = 0; k < n->n_inputs; k++) {
         int sl = st->in_slots[k];
         ins[k] = sl >= 0 ? rc->slots[sl].t : NULL;
@@ -611,11 +643,12 @@ static int run_subgraph(ox_kernel_ctx *ctx, const ir_graph *g, ox_tensor *const 
     if (n_outputs != g->n_outputs)
         return ox_fail(ctx->err, ONYX_INVALID_MODEL, "subgraph '%s' has %d outputs, %d expected",
                        g->name, g->n_outputs, n_outputs);
-    int want[MAX_IO];
-    if (n_outputs > MAX_IO) return ox_fail(ctx->err, ONYX_NOT_IMPLEMENTED, "too many subgraph outputs");
+    int *want = malloc(((size_t)n_outputs + 1) * sizeof *want);
+    if (!want) return ox_fail(ctx->err, ONYX_OUT_OF_MEMORY, "out of memory");
     for (int i = 0; i < n_outputs; i++) want[i] = 1;
     int r = exec_graph(s, ge, ne->rc, ne->step, (const ox_tensor *const *)inputs, NULL, want, outputs,
                        ctx->err);
+    free(want);
     if (r != 0) ox_error_prefix(ctx->err, "in subgraph '%s'", g->name);
     return r;
 }
@@ -729,14 +762,15 @@ done:
 
 int ox_run_node_on_host(ox_ep *cpu, const ir_node *node, ox_tensor *const *inputs, int n_inputs,
                         ox_tensor **outputs, int n_outputs, ox_threadpool *pool, ox_error *err) {
-    if (n_inputs > MAX_IO || n_outputs > MAX_IO)
-        return ox_fail(err, ONYX_NOT_IMPLEMENTED, "too many inputs or outputs");
     const ox_kernel_def *k = cpu->ops->find_kernel(cpu, node);
     const ox_op_schema *schema = ox_op_find(node->domain, node->op_type, node->opset);
     if (!k || !schema || !schema->infer)
         return ox_fail(err, ONYX_NOT_IMPLEMENTED, "no CPU kernel for %s", node->op_type);
-    ir_type store[MAX_IO], outs[MAX_IO];
-    const ir_type *types[MAX_IO];
+    node_scratch ns;
+    void *block = node_scratch_new(&ns, n_inputs, n_outputs);
+    if (!block) return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
+    ir_type *store = ns.in_types_store, *outs = ns.out_types;
+    const ir_type **types = ns.in_types;
     for (int i = 0; i < n_inputs; i++) {
         types[i] = NULL;
         if (inputs[i]) {
@@ -748,7 +782,10 @@ int ox_run_node_on_host(ox_ep *cpu, const ir_node *node, ox_tensor *const *input
     ox_infer_ctx ic = {.node = node, .n_inputs = n_inputs, .inputs = types,
                        .values = (const ox_tensor *const *)inputs, .n_outputs = n_outputs,
                        .outputs = outs, .runtime = 1, .err = err};
-    if (schema->infer(&ic) != 0) return -1;
+    if (schema->infer(&ic) != 0) {
+        free(block);
+        return -1;
+    }
     for (int i = 0; i < n_outputs; i++) {
         outputs[i] = NULL;
         if (ic.data_dependent || outs[i].kind != OX_KIND_TENSOR || node->outputs[i] < 0) continue;
@@ -763,8 +800,10 @@ int ox_run_node_on_host(ox_ep *cpu, const ir_node *node, ox_tensor *const *input
     int r = k->compute(&kc);
     if (k->release && state) k->release(state);
     if (r != 0) goto fail;
+    free(block);
     return 0;
 fail:
+    free(block);
     for (int i = 0; i < n_outputs; i++) {
         ox_tensor_free(outputs[i]);
         outputs[i] = NULL;

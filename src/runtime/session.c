@@ -18,8 +18,9 @@ int ox_env_add_provider(onyx_env *env, const char *name, ox_ep_factory create, o
             env->providers[i].create = create;
             return 0;
         }
-    if (env->n_providers == OX_MAX_EPS)
-        return ox_fail(err, ONYX_INVALID_ARGUMENT, "too many providers (at most %d)", OX_MAX_EPS);
+    if (env->n_providers == OX_MAX_REGISTERED_EPS)
+        return ox_fail(err, ONYX_INVALID_ARGUMENT, "too many registered providers (at most %d)",
+                       OX_MAX_REGISTERED_EPS);
     env->providers[env->n_providers].name = name;
     env->providers[env->n_providers].create = create;
     env->n_providers++;
@@ -50,8 +51,9 @@ static int create_providers(onyx_session *s, const onyx_session_options *opts, o
         for (int k = 0; k < s->n_eps; k++)
             if (strcmp(s->eps[k]->name, name) == 0)
                 return ox_fail(err, ONYX_INVALID_ARGUMENT, "provider '%s' is listed twice", name);
-        if (s->n_eps == OX_MAX_EPS)
-            return ox_fail(err, ONYX_INVALID_ARGUMENT, "too many providers");
+        if (s->n_eps == OX_MAX_EPS + 1)
+            return ox_fail(err, ONYX_INVALID_ARGUMENT, "too many providers (at most %d)",
+                           OX_MAX_EPS);
         ox_ep *ep = f(err);
         if (!ep) {
             ox_error_prefix(err, "provider '%s'", name);
@@ -81,13 +83,15 @@ static int prepare_kernels(onyx_session *s, ox_graph_exec *ge, ox_error *err) {
             return ox_fail(err, ONYX_NOT_IMPLEMENTED, "provider '%s' has no kernel for %s", ep->name,
                            n->op_type);
         if (!ge->kernels[i]->init) continue;
-        const ox_tensor *consts[128];
-        if (n->n_inputs > 128) return ox_fail(err, ONYX_NOT_IMPLEMENTED, "too many inputs");
+        const ox_tensor **consts = calloc((size_t)n->n_inputs + 1, sizeof *consts);
+        if (!consts) return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
         for (int k = 0; k < n->n_inputs; k++) {
             int v = n->inputs[k];
             consts[k] = v >= 0 && !g->values[v].is_input ? g->values[v].init : NULL;
         }
-        if (ge->kernels[i]->init(n, consts, n->n_inputs, &ge->states[i], err) != 0) {
+        int rc = ge->kernels[i]->init(n, consts, n->n_inputs, &ge->states[i], err);
+        free(consts);
+        if (rc != 0) {
             char label[300];
             ox_error_prefix(err, "%s", ir_node_label(n, label, sizeof label));
             return -1;

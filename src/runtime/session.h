@@ -11,7 +11,11 @@
 #include "onyx.h"
 #include "planner/plan.h"
 
+/* Providers a session may name; the CPU provider comes on top of them as
+ * the final fallback when it is not named, hence the +1 in sessions. */
 #define OX_MAX_EPS 8
+/* Provider factories an environment may hold. */
+#define OX_MAX_REGISTERED_EPS 32
 
 typedef ox_ep *(*ox_ep_factory)(ox_error *err);
 
@@ -23,7 +27,7 @@ typedef struct ox_provider_entry {
 struct onyx_env {
     onyx_log_level log_level;
     int n_providers;
-    ox_provider_entry providers[OX_MAX_EPS];
+    ox_provider_entry providers[OX_MAX_REGISTERED_EPS];
 };
 
 struct onyx_session_options {
@@ -60,7 +64,7 @@ struct onyx_session {
     ir_model *model;
     ir_graph *graph; /* == main.graph */
     int n_eps;
-    ox_ep *eps[OX_MAX_EPS]; /* priority order, cpu last */
+    ox_ep *eps[OX_MAX_EPS + 1]; /* priority order, cpu last (appended when not named) */
     ox_graph_exec main;
     int n_subs;
     ox_graph_exec **subs; /* every subgraph body (If/Loop/Scan), any depth */

@@ -6,7 +6,8 @@
 
 #include "onnx.pb-c.h"
 
-#define MAX_ITEMS 64
+/* tests build nodes with hundreds of inputs (test_graph_limits) */
+#define MAX_ITEMS 1024
 
 struct mb_model {
     Onnx__ModelProto model;

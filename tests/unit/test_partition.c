@@ -108,6 +108,28 @@ int main(void) {
     CHECK_FAILS(onyx_session_create_from_buffer(env, buf, len, o, &bad), ONYX_INVALID_ARGUMENT,
                 "provider 'cpu' must be last");
 
+    /* eight named providers: the CPU fallback is appended as a ninth */
+    const char *names8[] = {"t0", "t1", "t2", "t3", "t4", "t5", "t6", "t7"};
+    for (int i = 0; i < 8; i++) CHECK(ox_env_add_provider(env, names8[i], ox_test_ep_create, &err) == 0);
+    CHECK_OK(onyx_session_options_set_providers(o, names8, 8));
+    onyx_session *eight = NULL;
+    CHECK_OK(onyx_session_create_from_buffer(env, buf, len, o, &eight));
+    if (eight) {
+        CHECK(eight->n_eps == 9);
+        CHECK(strcmp(eight->eps[8]->name, "cpu") == 0);
+        float y8[8];
+        int64_t n8[8];
+        run(eight, y8, n8);
+        for (int i = 0; i < 8; i++) CHECK_NEAR(y8[i], y_cpu[i], 1e-6);
+        onyx_session_free(eight);
+    }
+    const char *names9[] = {"t0", "t1", "t2", "t3", "t4", "t5", "t6", "t7", "test"};
+    CHECK_FAILS(onyx_session_options_set_providers(o, names9, 9), ONYX_INVALID_ARGUMENT,
+                "too many providers (at most 8)");
+    const char *twice[] = {"t0", "t0"};
+    CHECK_FAILS(onyx_session_options_set_providers(o, twice, 2), ONYX_INVALID_ARGUMENT,
+                "provider 't0' is listed twice");
+
     free(buf);
     onyx_session_options_free(o);
     onyx_session_free(cpu);
