@@ -1,4 +1,234 @@
-/* Schemas of the com.microsoft contrib operators that ONNX Runtime writes into its saved optimized graphs. */
+/* Schemas of the com.microsoft contrib operators that ONNX Runtime writes
+ * into the graphs it saves (SessionOptions.optimized_model_filepath), so
+ * that such files, which users keep, load in onyx. Each is described here
+ * from ONNX Runtime's contrib-operator documentation (its operator schema
+ * docs); where an operator is an ONNX operator plus an epilogue (FusedConv
+ * = Conv, then + Z, then an activation), inference runs the ONNX
+ * operator's own inference on a view of the node (ox_contrib_base_view),
+ * so both agree by construction. */
+#include <string.h>
+
+#include "ops/contrib.h"
 #include "ops/op.h"
 
-const ox_op_table ox_ops_contrib = {NULL, 0};
+/* The ONNX operator a fused contrib operator extends, by name. */
+static const struct {
+    const char *fused, *base;
+    int base_opset, base_inputs;
+} BASES[] = {
+    {"FusedConv", "Conv", 11, 3},
+    {"FusedGemm", "Gemm", 13, 3},
+    {"FusedMatMul", "MatMul", 13, 2},
+    {"FusedMatMulActivation", "MatMul", 13, 2},
+    {"LayerNormalization", "LayerNormalization", 17, 3},
+};
+
+int ox_contrib_base_view(const ir_node *node, ir_node *view) {
+    for (size_t i = 0; i < sizeof BASES / sizeof BASES[0]; i++) {
+        if (strcmp(node->op_type, BASES[i].fused) != 0) continue;
+        *view = *node;
+        view->op_type = (char *)BASES[i].base;
+        view->domain = (char *)"";
+        view->opset = BASES[i].base_opset;
+        if (view->n_inputs > BASES[i].base_inputs) view->n_inputs = BASES[i].base_inputs;
+        return 0;
+    }
+    return -1;
+}
+
+/* Runs the base operator's inference on the view of c's node; `inputs`
+ * may replace the input types (FusedMatMul's transposed operands). */
+static int infer_as_base(ox_infer_ctx *c, const ir_type *const *inputs) {
+    ir_node view;
+    if (ox_contrib_base_view(c->node, &view) != 0)
+        return ox_infer_fail(c, ONYX_NOT_IMPLEMENTED, "%s: no base operator", c->node->op_type);
+    const ox_op_schema *s = ox_op_find("", view.op_type, view.opset);
+    if (!s || !s->infer)
+        return ox_infer_fail(c, ONYX_NOT_IMPLEMENTED, "%s: base operator %s is not available",
+                             c->node->op_type, view.op_type);
+    ox_infer_ctx sub = *c;
+    sub.node = &view;
+    sub.n_inputs = view.n_inputs < c->n_inputs ? view.n_inputs : c->n_inputs;
+    if (inputs) sub.inputs = inputs;
+    int rc = s->infer(&sub);
+    c->data_dependent = sub.data_dependent;
+    return rc;
+}
+
+static const char *const ACTIVATIONS[] = {"Relu", "Sigmoid", "Tanh", "LeakyRelu",
+                                          "Clip", "HardSigmoid", "Elu", "Softplus"};
+
+int ox_contrib_activation_known(const char *name) {
+    for (size_t i = 0; i < sizeof ACTIVATIONS / sizeof ACTIVATIONS[0]; i++)
+        if (strcmp(name, ACTIVATIONS[i]) == 0) return 1;
+    return 0;
+}
+
+static int check_activation(ox_infer_ctx *c) {
+    const char *act = ir_attr_string(c->node, "activation", NULL);
+    if (act && !ox_contrib_activation_known(act))
+        return ox_infer_fail(c, ONYX_NOT_IMPLEMENTED, "%s: activation '%s' is not supported",
+                             c->node->op_type, act);
+    return 0;
+}
+
+static int infer_fused_conv(ox_infer_ctx *c) {
+    if (check_activation(c) || infer_as_base(c, NULL)) return -1;
+    /* Z, the residual summed before the activation, has the output's shape */
+    const ir_type *z = ox_infer_in(c, 3), *y = ox_infer_out(c, 0);
+    if (z && y && z->rank >= 0 && y->rank >= 0) {
+        int same = z->rank == y->rank;
+        for (int d = 0; same && d < z->rank; d++)
+            same = z->dims[d] < 0 || y->dims[d] < 0 || z->dims[d] == y->dims[d];
+        if (!same)
+            return ox_infer_fail(c, ox_infer_bad_code(c),
+                                 "FusedConv: Z must have the output's shape");
+    }
+    return 0;
+}
+
+static int infer_fused_gemm(ox_infer_ctx *c) {
+    if (check_activation(c)) return -1;
+    return infer_as_base(c, NULL);
+}
+
+/* FusedMatMul: MatMul of op(A) and op(B), op transposing the last two
+ * dimensions when transA/transB is set; transBatchA/B (moving the batch
+ * dimensions) are refused with a clear error. */
+static int infer_fused_matmul(ox_infer_ctx *c) {
+    if (ir_attr_int(c->node, "transBatchA", 0) || ir_attr_int(c->node, "transBatchB", 0))
+        return ox_infer_fail(c, ONYX_NOT_IMPLEMENTED,
+                             "%s: transBatchA/transBatchB are not supported", c->node->op_type);
+    if (check_activation(c)) return -1;
+    if (ox_infer_need_tensor(c, 0, "A") || ox_infer_need_tensor(c, 1, "B")) return -1;
+    ir_type t[2];
+    const ir_type *ins[2];
+    for (int i = 0; i < 2; i++) {
+        t[i] = *ox_infer_in(c, i);
+        ins[i] = &t[i];
+        int trans = (int)ir_attr_int(c->node, i ? "transB" : "transA", 0);
+        if (trans && t[i].rank >= 2) {
+            int64_t tmp = t[i].dims[t[i].rank - 1];
+            t[i].dims[t[i].rank - 1] = t[i].dims[t[i].rank - 2];
+            t[i].dims[t[i].rank - 2] = tmp;
+        } else if (trans && t[i].rank == 1) {
+            return ox_infer_fail(c, ox_infer_bad_code(c), "%s: cannot transpose a 1-D operand",
+                                 c->node->op_type);
+        }
+    }
+    return infer_as_base(c, ins);
+}
+
+static int infer_float_unary(ox_infer_ctx *c) {
+    if (ox_infer_need_tensor(c, 0, "X") || ox_infer_check_float(c, 0, "X", 1)) return -1;
+    for (int i = 1; i < c->n_inputs; i++)
+        if (ox_infer_in(c, i) && ox_infer_same_dtype(c, 0, i, "X", "bias")) return -1;
+    return ox_infer_same_as_input(c, 0, 0);
+}
+
+/* The last dimension of input 0, or -1 when unknown. */
+static int64_t hidden_size(ox_infer_ctx *c) {
+    const ir_type *x = ox_infer_in(c, 0);
+    return x->rank >= 1 ? x->dims[x->rank - 1] : -1;
+}
+
+/* A 1-D parameter of `hidden` entries (gamma, beta, bias). */
+static int check_vector(ox_infer_ctx *c, int i, const char *what, int64_t hidden) {
+    const ir_type *p = ox_infer_in(c, i);
+    if (!p) return 0;
+    if (ox_infer_same_dtype(c, 0, i, "input", what)) return -1;
+    if (p->rank >= 0 && (p->rank != 1 || (hidden >= 0 && p->dims[0] >= 0 && p->dims[0] != hidden)))
+        return ox_infer_fail(c, ox_infer_bad_code(c), "%s: %s must be 1-D of size %lld",
+                             c->node->op_type, what, (long long)hidden);
+    return 0;
+}
+
+/* Skip[Simplified]LayerNormalization: outputs the normalized sum, the
+ * statistics (float32, last dimension 1) and the sum itself. */
+static int infer_skip_layernorm(ox_infer_ctx *c) {
+    int simplified = strcmp(c->node->op_type, "SkipSimplifiedLayerNormalization") == 0;
+    if (ox_infer_need_tensor(c, 0, "input") || ox_infer_need_tensor(c, 1, "skip") ||
+        ox_infer_need_tensor(c, 2, "gamma") || ox_infer_check_float(c, 0, "input", 1) ||
+        ox_infer_same_dtype(c, 0, 1, "input", "skip"))
+        return -1;
+    const ir_type *x = ox_infer_in(c, 0), *s = ox_infer_in(c, 1);
+    if (x->rank >= 0 && (x->rank < 2 || x->rank > 3))
+        return ox_infer_fail(c, ox_infer_bad_code(c), "%s: input must be 2-D or 3-D, got rank %d",
+                             c->node->op_type, x->rank);
+    int64_t h = hidden_size(c);
+    if (s->rank >= 0 && x->rank >= 0) {
+        if (s->rank < 2 || s->rank > x->rank || (h >= 0 && s->dims[s->rank - 1] >= 0 &&
+                                                  s->dims[s->rank - 1] != h))
+            return ox_infer_fail(c, ox_infer_bad_code(c),
+                                 "%s: skip must end in the hidden size %lld", c->node->op_type,
+                                 (long long)h);
+    }
+    if (check_vector(c, 2, "gamma", h)) return -1;
+    int bias_input = simplified ? 3 : 4;
+    if (!simplified && check_vector(c, 3, "beta", h)) return -1;
+    if (check_vector(c, bias_input, "bias", h)) return -1;
+    if (x->rank < 0) {
+        for (int o = 0; o < 4; o++)
+            if (ox_infer_set_output(c, o, o == 1 || o == 2 ? ONYX_FLOAT32 : x->dtype, NULL, -1))
+                return -1;
+        return 0;
+    }
+    int64_t sd[OX_MAX_RANK];
+    for (int d = 0; d < x->rank; d++) sd[d] = d < x->rank - 1 ? x->dims[d] : 1;
+    return ox_infer_set_output(c, 0, x->dtype, x->dims, x->rank) ||
+                   ox_infer_set_output(c, 1, ONYX_FLOAT32, sd, x->rank) ||
+                   ox_infer_set_output(c, 2, ONYX_FLOAT32, sd, x->rank) ||
+                   ox_infer_set_output(c, 3, x->dtype, x->dims, x->rank)
+               ? -1
+               : 0;
+}
+
+/* SimplifiedLayerNormalization (RMS normalization over axis..rank-1). */
+static int infer_simplified_layernorm(ox_infer_ctx *c) {
+    if (ox_infer_need_tensor(c, 0, "X") || ox_infer_need_tensor(c, 1, "scale") ||
+        ox_infer_check_float(c, 0, "X", 1))
+        return -1;
+    const ir_type *x = ox_infer_in(c, 0);
+    int64_t stash = ir_attr_int(c->node, "stash_type", 1);
+    if (stash != ONYX_FLOAT32)
+        return ox_infer_fail(c, ONYX_NOT_IMPLEMENTED,
+                             "SimplifiedLayerNormalization: stash_type %lld is not supported",
+                             (long long)stash);
+    const ir_type *sc = ox_infer_in(c, 1);
+    ox_dtype ydt = sc->dtype != ONYX_UNDEFINED ? sc->dtype : x->dtype;
+    if (x->rank < 0)
+        return ox_infer_set_output(c, 0, ydt, NULL, -1) ||
+                       ox_infer_set_output(c, 1, ONYX_FLOAT32, NULL, -1)
+                   ? -1
+                   : 0;
+    int axis;
+    if (ox_norm_axis(c, ir_attr_int(c->node, "axis", -1), x->rank, &axis)) return -1;
+    int64_t sd[OX_MAX_RANK];
+    for (int d = 0; d < x->rank; d++) sd[d] = d < axis ? x->dims[d] : 1;
+    return ox_infer_set_output(c, 0, ydt, x->dims, x->rank) ||
+                   ox_infer_set_output(c, 1, ONYX_FLOAT32, sd, x->rank)
+               ? -1
+               : 0;
+}
+
+static int infer_layernorm_v1(ox_infer_ctx *c) { return infer_as_base(c, NULL); }
+
+static const ox_op_schema OPS[] = {
+    {"com.microsoft", "FusedConv", 1, 1, 2, 4, 1, 1, infer_fused_conv},
+    {"com.microsoft", "FusedGemm", 1, 1, 2, 3, 1, 1, infer_fused_gemm},
+    {"com.microsoft", "FusedMatMul", 1, 1, 2, 2, 1, 1, infer_fused_matmul},
+    {"com.microsoft", "FusedMatMulActivation", 1, 1, 2, 2, 1, 1, infer_fused_matmul},
+    {"com.microsoft", "QuickGelu", 1, 1, 1, 1, 1, 1, infer_float_unary},
+    {"com.microsoft", "Gelu", 1, 1, 1, 1, 1, 1, infer_float_unary},
+    {"com.microsoft", "FastGelu", 1, 1, 1, 2, 1, 1, infer_float_unary},
+    {"com.microsoft", "BiasGelu", 1, 1, 2, 2, 1, 1, infer_float_unary},
+    {"com.microsoft", "SkipLayerNormalization", 1, 1, 3, 5, 1, 4, infer_skip_layernorm},
+    {"com.microsoft", "SkipSimplifiedLayerNormalization", 1, 1, 3, 4, 1, 4,
+     infer_skip_layernorm},
+    /* ONNX Runtime registers these two in the ONNX domain: the first
+     * before ONNX had it (opsets 1..16), the second not in ONNX at all */
+    {"", "LayerNormalization", 1, 16, 2, 3, 1, 3, infer_layernorm_v1},
+    {"", "SimplifiedLayerNormalization", 1, 1000, 2, 2, 1, 2, infer_simplified_layernorm},
+};
+
+const ox_op_table ox_ops_contrib = {OPS, sizeof OPS / sizeof OPS[0]};
