@@ -136,8 +136,57 @@ static int infer_tfidf(ox_infer_ctx *c) {
                          "TfIdfVectorizer: X must be 1-D or 2-D, got rank %d", x->rank);
 }
 
+static const ox_dtype STRING_ONLY[] = {ONYX_STRING};
+
+/* StringConcat: elementwise concatenation with numpy broadcasting. */
+static int infer_string_concat(ox_infer_ctx *c) {
+    if (ox_infer_need_tensor(c, 0, "X") || ox_infer_need_tensor(c, 1, "Y") ||
+        ox_infer_check_dtype(c, 0, "X", STRING_ONLY, 1) ||
+        ox_infer_check_dtype(c, 1, "Y", STRING_ONLY, 1))
+        return -1;
+    return ox_infer_broadcast(c, 0, 2, ONYX_STRING, ox_infer_out(c, 0));
+}
+
+/* RegexFullMatch: bool of the input's shape. */
+static int infer_regex_full_match(ox_infer_ctx *c) {
+    if (ox_infer_need_tensor(c, 0, "X") || ox_infer_check_dtype(c, 0, "X", STRING_ONLY, 1))
+        return -1;
+    if (!ir_attr_string(c->node, "pattern", NULL))
+        return ox_infer_fail(c, ONYX_INVALID_MODEL, "RegexFullMatch: the pattern attribute is missing");
+    const ir_type *x = ox_infer_in(c, 0);
+    return ox_infer_set_output(c, 0, ONYX_BOOL, x->rank >= 0 ? x->dims : NULL, x->rank);
+}
+
+/* StringSplit: substrings [..., max count] padded with "", and the count
+ * per element. The last dimension depends on the data. */
+static int infer_string_split(ox_infer_ctx *c) {
+    if (ox_infer_need_tensor(c, 0, "X") || ox_infer_check_dtype(c, 0, "X", STRING_ONLY, 1))
+        return -1;
+    if (ir_attr_int(c->node, "maxsplit", 1) < 0)
+        return ox_infer_fail(c, ONYX_INVALID_MODEL, "StringSplit: maxsplit must not be negative");
+    const ir_type *x = ox_infer_in(c, 0);
+    if (x->rank >= OX_MAX_RANK)
+        return ox_infer_fail(c, ONYX_NOT_IMPLEMENTED, "StringSplit: output rank exceeds onyx's limit");
+    if (x->rank < 0)
+        return ox_infer_set_output(c, 0, ONYX_STRING, NULL, -1) ||
+                       ox_infer_set_output(c, 1, ONYX_INT64, NULL, -1)
+                   ? -1
+                   : 0;
+    int64_t d[OX_MAX_RANK];
+    memcpy(d, x->dims, (size_t)x->rank * sizeof *d);
+    d[x->rank] = -1;
+    c->data_dependent = 1;
+    return ox_infer_set_output(c, 0, ONYX_STRING, d, x->rank + 1) ||
+                   ox_infer_set_output(c, 1, ONYX_INT64, x->dims, x->rank)
+               ? -1
+               : 0;
+}
+
 static const ox_op_schema OPS[] = {
     {"", "StringNormalizer", 10, 17, 1, 1, 1, 1, infer_string_normalizer},
+    {"", "StringConcat", 20, 20, 2, 2, 1, 1, infer_string_concat},
+    {"", "RegexFullMatch", 20, 20, 1, 1, 1, 1, infer_regex_full_match},
+    {"", "StringSplit", 20, 20, 1, 1, 2, 2, infer_string_split},
     {"", "TfIdfVectorizer", 9, 17, 1, 1, 1, 1, infer_tfidf},
 };
 

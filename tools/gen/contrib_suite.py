@@ -30,7 +30,7 @@ def rand(*shape, scale=1.0):
 
 
 def case(name, op, inputs, outputs, attrs=None, domain=MS, opset=17, initializers=None,
-         atol=None):
+         atol=None, in_type=TensorProto.FLOAT, out_type=TensorProto.FLOAT):
     """inputs: list of (name, array) fed at run time, None for an omitted
     optional input; outputs: list of output names ("" for omitted); atol:
     an absolute tolerance for the case (data.json, as the ONNX suites
@@ -38,10 +38,10 @@ def case(name, op, inputs, outputs, attrs=None, domain=MS, opset=17, initializer
     initializers = initializers or {}
     in_names = [n if n is not None else "" for n, _ in inputs]
     node = helper.make_node(op, in_names, outputs, domain=domain, **(attrs or {}))
-    graph_inputs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, a.shape)
+    graph_inputs = [helper.make_tensor_value_info(n, in_type, a.shape)
                     for n, a in inputs if n is not None and n not in initializers]
     inits = [numpy_helper.from_array(a, n) for n, a in initializers.items()]
-    graph_outputs = [helper.make_tensor_value_info(o, TensorProto.FLOAT, None)
+    graph_outputs = [helper.make_tensor_value_info(o, out_type, None)
                      for o in outputs if o]
     graph = helper.make_graph([node], name, graph_inputs, graph_outputs, inits)
     imports = [helper.make_opsetid("", opset)]
@@ -132,12 +132,25 @@ def cases():
                domain="", opset=12)
 
 
+def regex_cases():
+    """RegexFullMatch (ai.onnx, RE2 syntax) on the constructs onyx rewrites
+    for POSIX: an escaped '-' inside brackets, \\d, non-capturing groups,
+    lazy quantifiers, negated classes and word boundaries."""
+    words = np.array(["a-z", "abz", "q", "555-1234", "55-1234", "abcdab", "abab", "a__b",
+                      "a xb", "!", "foo bar", "foobar", ""], dtype=object)
+    for i, pattern in enumerate([r"[a\-z]+", r"\d{3}-\d{4}", r"(?:ab|cd)+", r"a.*?b", r"[^\w\s]",
+                                 r"\bfoo\b.*", r"[\w.\-]{0,3}"]):
+        yield case(f"test_regex_full_match_posix_rewrite_{i}", "RegexFullMatch",
+                   [("X", words)], ["Y"], {"pattern": pattern}, domain="", opset=20,
+                   in_type=TensorProto.STRING, out_type=TensorProto.BOOL)
+
+
 def main():
     out = os.path.join(sys.argv[1], "node")
     if os.path.isdir(out):
         shutil.rmtree(out)
     n = 0
-    for name, model, inputs, outputs, atol in cases():
+    for name, model, inputs, outputs, atol in [*cases(), *regex_cases()]:
         d = os.path.join(out, name, "test_data_set_0")
         os.makedirs(d)
         if atol is not None:

@@ -8,12 +8,25 @@
  *
  * TfIdfVectorizer turns the attribute pool into a hash table of n-grams
  * once per session (kernel state); a run looks up every n-gram of every
- * row with every allowed skip. */
+ * row with every allowed skip.
+ *
+ * RegexFullMatch takes RE2 syntax (the spec's) and runs it as a POSIX
+ * extended regular expression through the C library, after rewriting the
+ * RE2 constructs POSIX spells differently (\d, escapes inside brackets,
+ * non-capturing groups, lazy quantifiers); constructs with no POSIX
+ * equivalent (flags, Unicode classes, look-around) are refused with an
+ * error naming them. Whether a whole string matches does not depend on
+ * RE2's leftmost-first versus POSIX's leftmost-longest preference, so
+ * the answers agree. */
+#include <regex.h>
+#include <stdio.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ep/cpu/kernels/broadcast.h"
+#include "ep/cpu/kernels/kernel_util.h"
 #include "ep/ep.h"
 
 extern const ox_kernel_table ox_cpu_kernels_text;
@@ -548,7 +561,317 @@ static int supports_tfidf(const ir_node *node, const ir_type *const *inputs, int
     return t == ONYX_INT32 || t == ONYX_INT64;
 }
 
+/* ---- StringConcat ---- */
+
+typedef struct concat_walk {
+    ox_kernel_ctx *ctx;
+    char **x, **y, **z;
+    atomic_int failed;
+} concat_walk;
+
+static void concat_run(void *arg, int64_t out_off, const int64_t *in_off, const int64_t *in_step,
+                       int64_t len) {
+    concat_walk *w = arg;
+    for (int64_t i = 0; i < len; i++) {
+        const char *a = w->x[in_off[0] + i * in_step[0]], *b = w->y[in_off[1] + i * in_step[1]];
+        size_t la = strlen(a), lb = strlen(b);
+        char *s = malloc(la + lb + 1);
+        if (!s) {
+            atomic_store(&w->failed, 1);
+            return;
+        }
+        memcpy(s, a, la);
+        memcpy(s + la, b, lb + 1);
+        free(w->z[out_off + i]);
+        w->z[out_off + i] = s;
+    }
+}
+
+static int k_string_concat(ox_kernel_ctx *ctx) {
+    ox_bcast plan;
+    const ox_tensor *ins[2] = {ctx->inputs[0], ctx->inputs[1]};
+    if (ox_bcast_plan_tensors(&plan, 2, ins, ctx->outputs[0]) != 0)
+        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "StringConcat: inputs do not broadcast");
+    concat_walk w = {ctx, ins[0]->data, ins[1]->data, ctx->outputs[0]->data, 0};
+    ox_bcast_walk(&plan, 0, plan.numel, concat_run, &w);
+    return atomic_load(&w.failed) ? ox_cpu_oom(ctx) : 0;
+}
+
+/* ---- StringSplit ---- */
+
+static int is_space(char ch) {
+    return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r' || ch == '\v' || ch == '\f';
+}
+
+/* Splits s into at most maxsplit + 1 pieces (maxsplit < 0: no limit).
+ * With an empty delimiter, runs of whitespace separate and leading and
+ * trailing whitespace is dropped. Calls emit(piece, len) per piece when
+ * emit is set; returns the number of pieces. */
+static int64_t split_string(const char *s, const char *delim, int64_t maxsplit,
+                            int (*emit)(void *, const char *, size_t), void *arg, int *failed) {
+    int64_t count = 0;
+    size_t dl = strlen(delim);
+    if (dl == 0) {
+        const char *p = s;
+        while (*p) {
+            while (*p && is_space(*p)) p++;
+            if (!*p) break;
+            const char *start = p;
+            if (maxsplit >= 0 && count == maxsplit) {
+                /* the rest, without trailing whitespace */
+                const char *end = p + strlen(p);
+                while (end > start && is_space(end[-1])) end--;
+                if (emit && emit(arg, start, (size_t)(end - start))) *failed = 1;
+                return count + 1;
+            }
+            while (*p && !is_space(*p)) p++;
+            if (emit && emit(arg, start, (size_t)(p - start))) *failed = 1;
+            count++;
+        }
+        return count;
+    }
+    const char *p = s;
+    for (;;) {
+        const char *hit = maxsplit >= 0 && count == maxsplit ? NULL : strstr(p, delim);
+        size_t len = hit ? (size_t)(hit - p) : strlen(p);
+        if (emit && emit(arg, p, len)) *failed = 1;
+        count++;
+        if (!hit) return count;
+        p = hit + dl;
+    }
+}
+
+typedef struct split_out {
+    char **dst;
+    int64_t next;
+} split_out;
+
+static int emit_piece(void *arg, const char *s, size_t n) {
+    split_out *o = arg;
+    char *copy = malloc(n + 1);
+    if (!copy) return -1;
+    memcpy(copy, s, n);
+    copy[n] = '\0';
+    free(o->dst[o->next]);
+    o->dst[o->next++] = copy;
+    return 0;
+}
+
+static int k_string_split(ox_kernel_ctx *ctx) {
+    const ox_tensor *x = ctx->inputs[0];
+    const char *delim = ir_attr_string(ctx->node, "delimiter", "");
+    int64_t maxsplit = ir_node_attr(ctx->node, "maxsplit") ? ir_attr_int(ctx->node, "maxsplit", 0)
+                                                           : -1;
+    int64_t n = ox_tensor_numel(x), widest = 0;
+    char **xs = x->data;
+    int failed = 0;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t k = split_string(xs[i], delim, maxsplit, NULL, NULL, &failed);
+        if (k > widest) widest = k;
+    }
+    int64_t dims[OX_MAX_RANK];
+    memcpy(dims, x->dims, (size_t)x->rank * sizeof *dims);
+    dims[x->rank] = widest;
+    ox_tensor *y = ox_kernel_output(ctx, 0, ONYX_STRING, dims, x->rank + 1);
+    ox_tensor *counts = y ? ox_kernel_output(ctx, 1, ONYX_INT64, x->dims, x->rank) : NULL;
+    if (!y || (ctx->n_outputs > 1 && ctx->outputs[1] == NULL && !counts && ctx->err->code))
+        return -1;
+    for (int64_t i = 0; i < n && !failed; i++) {
+        split_out o = {(char **)y->data + i * widest, 0};
+        int64_t k = split_string(xs[i], delim, maxsplit, emit_piece, &o, &failed);
+        if (counts) ((int64_t *)counts->data)[i] = k;
+    }
+    return failed ? ox_cpu_oom(ctx) : 0;
+}
+
+/* ---- RegexFullMatch ---- */
+
+/* Appends RE2 pattern p, rewritten as POSIX ERE, to out (size cap).
+ * Returns 0, or -1 with *why naming the unsupported construct. */
+static int re2_to_posix(const char *p, char *out, size_t cap, const char **why) {
+    size_t o = 0;
+    /* in_bracket counts the members written so far + 1; an escaped '-'
+     * is moved to the end of its bracket, where POSIX reads it literally */
+    int in_bracket = 0, literal_dash = 0;
+#define PUT(str)                                   \
+    do {                                           \
+        const char *s_ = (str);                    \
+        size_t l_ = strlen(s_);                    \
+        if (o + l_ + 1 > cap) {                    \
+            *why = "a pattern this long";          \
+            return -1;                             \
+        }                                          \
+        memcpy(out + o, s_, l_);                   \
+        o += l_;                                   \
+    } while (0)
+    for (size_t i = 0; p[i]; i++) {
+        char ch = p[i];
+        if (in_bracket) {
+            if (ch == ']' && in_bracket > 1) {
+                in_bracket = 0;
+                if (literal_dash) PUT("-");
+                literal_dash = 0;
+                PUT("]");
+            } else if (ch == '\\' && p[i + 1]) {
+                char e = p[++i];
+                if (e == 'w') PUT("[:alnum:]_");
+                else if (e == 'd') PUT("[:digit:]");
+                else if (e == 's') PUT("[:space:]");
+                else if (e == '-') literal_dash = 1;
+                else if (e == ']' || e == '\\' || e == '^' || e == '[') {
+                    *why = "an escaped ']', '\\', '^' or '[' inside brackets";
+                    return -1;
+                } else if (strchr(".$*+?(){}|/", e)) {
+                    char lit[2] = {e, 0};
+                    PUT(lit);
+                } else {
+                    *why = "an escape inside brackets other than \\w, \\d, \\s or punctuation";
+                    return -1;
+                }
+                in_bracket++;
+            } else {
+                char lit[2] = {ch, 0};
+                PUT(lit);
+                in_bracket++;
+            }
+            continue;
+        }
+        if (ch == '[') {
+            PUT("[");
+            in_bracket = 1;
+            if (p[i + 1] == '^') {
+                PUT("^");
+                i++;
+            }
+            if (p[i + 1] == ']') { /* a leading ']' is literal in both */
+                PUT("]");
+                i++;
+                in_bracket++;
+            }
+            continue;
+        }
+        if (ch == '(' && p[i + 1] == '?') {
+            if (p[i + 2] == ':') {
+                PUT("(");
+                i += 2;
+                continue;
+            }
+            if (p[i + 2] == 'P' && p[i + 3] == '<') { /* named group: keep the group */
+                const char *end = strchr(p + i, '>');
+                if (!end) {
+                    *why = "an unterminated named group";
+                    return -1;
+                }
+                PUT("(");
+                i = (size_t)(end - p);
+                continue;
+            }
+            *why = "flags or look-around '(?...)'";
+            return -1;
+        }
+        if ((ch == '*' || ch == '+' || ch == '?' || ch == '}') && p[i + 1] == '?') {
+            /* lazy quantifier: same full-match answer as the greedy one */
+            char q[2] = {ch, 0};
+            PUT(q);
+            i++;
+            continue;
+        }
+        if (ch == '\\' && p[i + 1]) {
+            char e = p[++i];
+            if (e == 'd') PUT("[[:digit:]]");
+            else if (e == 'D') PUT("[^[:digit:]]");
+            else if (e == 'w' || e == 'W' || e == 's' || e == 'S' || e == 'b' || e == 'B') {
+                char g[3] = {'\\', e, 0};
+                PUT(g);
+            } else if (e == 'p' || e == 'P' || e == 'A' || e == 'z' || e == 'Q' || e == 'x' ||
+                       (e >= '0' && e <= '9')) {
+                *why = "Unicode classes, \\A/\\z, \\Q, hex escapes or back-references";
+                return -1;
+            } else if (e == 't') PUT("\t");
+            else if (e == 'n') PUT("\n");
+            else {
+                char g[3] = {'\\', e, 0};
+                PUT(g);
+            }
+            continue;
+        }
+        char lit[2] = {ch, 0};
+        PUT(lit);
+    }
+    if (in_bracket) {
+        *why = "an unterminated '['";
+        return -1;
+    }
+    out[o] = '\0';
+    return 0;
+#undef PUT
+}
+
+typedef struct regex_state {
+    regex_t re;
+} regex_state;
+
+static int regex_init(const ir_node *node, const ox_tensor *const *consts, int n_inputs,
+                      void **state, ox_error *err) {
+    (void)consts;
+    (void)n_inputs;
+    const char *pattern = ir_attr_string(node, "pattern", "");
+    size_t cap = strlen(pattern) * 12 + 16;
+    char *posix = malloc(cap), *anchored = malloc(cap + 8);
+    regex_state *st = calloc(1, sizeof *st);
+    const char *why = NULL;
+    int rc = -1;
+    if (!posix || !anchored || !st) {
+        ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
+    } else if (re2_to_posix(pattern, posix, cap, &why) != 0) {
+        ox_fail(err, ONYX_NOT_IMPLEMENTED,
+                "RegexFullMatch: pattern '%s' uses %s, which onyx's regular expressions do not "
+                "support",
+                pattern, why);
+    } else {
+        /* a full match: the whole string, whatever alternation the pattern has */
+        snprintf(anchored, cap + 8, "^(%s)$", posix);
+        int e = regcomp(&st->re, anchored, REG_EXTENDED | REG_NOSUB);
+        if (e != 0) {
+            char msg[256];
+            regerror(e, &st->re, msg, sizeof msg);
+            ox_fail(err, ONYX_INVALID_MODEL, "RegexFullMatch: pattern '%s' does not compile: %s",
+                    pattern, msg);
+        } else {
+            rc = 0;
+        }
+    }
+    free(posix);
+    free(anchored);
+    if (rc != 0) {
+        free(st);
+        return -1;
+    }
+    *state = st;
+    return 0;
+}
+
+static void regex_release(void *state) {
+    regex_state *st = state;
+    regfree(&st->re);
+    free(st);
+}
+
+static int k_regex_full_match(ox_kernel_ctx *ctx) {
+    regex_state *st = ctx->state;
+    if (!st) return ox_kernel_fail(ctx, ONYX_RUNTIME_ERROR, "RegexFullMatch: no compiled pattern");
+    const ox_tensor *x = ctx->inputs[0];
+    int64_t n = ox_tensor_numel(x);
+    char **xs = x->data;
+    uint8_t *y = ctx->outputs[0]->data;
+    for (int64_t i = 0; i < n; i++) y[i] = regexec(&st->re, xs[i], 0, NULL, 0) == 0;
+    return 0;
+}
+
 static const ox_kernel_def KERNELS[] = {
+    {"", "StringConcat", 20, 20, k_string_concat, NULL, NULL, NULL},
+    {"", "StringSplit", 20, 20, k_string_split, NULL, NULL, NULL},
+    {"", "RegexFullMatch", 20, 20, k_regex_full_match, NULL, regex_init, regex_release},
     {"", "StringNormalizer", 10, 17, k_string_normalizer, NULL, strnorm_init, strnorm_release},
     {"", "TfIdfVectorizer", 9, 17, k_tfidf, supports_tfidf, tfidf_init, tfidf_release},
 };
