@@ -34,7 +34,21 @@ typedef enum onyx_code {
     ONYX_NOT_FOUND = 7,
 } onyx_code;
 
-/* Element types; the values are ONNX TensorProto.DataType. */
+/* Element types; the values are ONNX TensorProto.DataType.
+ *
+ * The 8-bit float formats (FLOAT8*) hold one byte per element with the
+ * format's bit pattern. The sub-byte types (UINT4, INT4, FLOAT4E2M1,
+ * UINT2, INT2, FLOAT6E2M3, FLOAT6E3M2) are held UNPACKED in memory: one
+ * element per byte, so onyx_tensor_nbytes is numel for them and data is
+ * indexed like uint8. INT4 and INT2 bytes are sign-extended two's
+ * complement (int8 values -8..7 and -2..1); UINT4/UINT2 bytes hold 0..15
+ * and 0..3; FLOAT4E2M1 and FLOAT6* bytes hold the element's bit pattern in
+ * their low 4 or 6 bits, upper bits zero. Packing happens only at the file
+ * boundary: TensorProto raw_data and int32_data carry them packed as the
+ * ONNX spec says (4-bit: two per byte, first element in the low nibble;
+ * 2-bit: four per byte from the low bits; 6-bit: four per three bytes,
+ * least significant bits first), and .npy files carry one element per
+ * byte as ml_dtypes saves them (see onyx_tensor_save_npy). */
 typedef enum onyx_dtype {
     ONYX_UNDEFINED = 0,
     ONYX_FLOAT32 = 1,
@@ -53,6 +67,18 @@ typedef enum onyx_dtype {
     ONYX_COMPLEX64 = 14,
     ONYX_COMPLEX128 = 15,
     ONYX_BFLOAT16 = 16,
+    ONYX_FLOAT8E4M3FN = 17,   /* 1-4-3, bias 7, no inf, NaN S.1111.111 */
+    ONYX_FLOAT8E4M3FNUZ = 18, /* 1-4-3, bias 8, no inf or -0, NaN 0x80 */
+    ONYX_FLOAT8E5M2 = 19,     /* 1-5-2, bias 15, IEEE-like inf and NaN */
+    ONYX_FLOAT8E5M2FNUZ = 20, /* 1-5-2, bias 16, no inf or -0, NaN 0x80 */
+    ONYX_UINT4 = 21,
+    ONYX_INT4 = 22,
+    ONYX_FLOAT4E2M1 = 23, /* 1-2-1, bias 1, finite only (max 6) */
+    ONYX_FLOAT8E8M0 = 24, /* unsigned power of two 2^(e-127), 0xFF NaN */
+    ONYX_UINT2 = 25,
+    ONYX_INT2 = 26,
+    ONYX_FLOAT6E2M3 = 27, /* 1-2-3, bias 1, finite only (max 7.5) */
+    ONYX_FLOAT6E3M2 = 28, /* 1-3-2, bias 3, finite only (max 28) */
 } onyx_dtype;
 
 typedef enum onyx_value_kind {
@@ -71,7 +97,9 @@ typedef enum onyx_log_level {
 typedef enum onyx_opt_level {
     ONYX_OPT_NONE = 0,  /* run the graph as loaded */
     ONYX_OPT_BASIC = 1, /* semantics-preserving clean-ups, constant folding */
-    ONYX_OPT_ALL = 2,   /* also fusions */
+    /* also fusions (the default): BatchNormalization folded into a Conv
+     * with constant weights */
+    ONYX_OPT_ALL = 2,
 } onyx_opt_level;
 
 typedef struct onyx_status onyx_status;

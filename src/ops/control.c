@@ -265,9 +265,9 @@ static int infer_scan(ox_infer_ctx *c) {
 }
 
 static const ox_op_schema OPS[] = {
-    {"", "If", 1, 17, 1, 1, 1, -1, infer_if},
-    {"", "Loop", 1, 17, 0, -1, 1, -1, infer_loop}, /* M and cond may be empty */
-    {"", "Scan", 8, 17, 0, -1, 1, -1, infer_scan}, /* opset 8 may omit sequence_lens */
+    {"", "If", 1, 25, 1, 1, 1, -1, infer_if},
+    {"", "Loop", 1, 25, 0, -1, 1, -1, infer_loop}, /* M and cond may be empty */
+    {"", "Scan", 8, 25, 0, -1, 1, -1, infer_scan}, /* opset 8 may omit sequence_lens */
 };
 
 const ox_op_table ox_ops_control = {OPS, sizeof OPS / sizeof OPS[0]};

@@ -116,6 +116,11 @@ static int check_reduction(ox_infer_ctx *c) {
     if (strcmp(red, "none") != 0 && strcmp(red, "add") != 0 && strcmp(red, "mul") != 0 &&
         strcmp(red, "max") != 0 && strcmp(red, "min") != 0)
         return ox_infer_fail(c, ONYX_INVALID_MODEL, "%s: unknown reduction '%s'", c->node->op_type, red);
+    /* max and min only exist from version 18 on */
+    int ver = ox_op_since_version(c->node->domain, c->node->op_type, c->node->opset);
+    if ((strcmp(red, "max") == 0 || strcmp(red, "min") == 0) && ver < 18)
+        return ox_infer_fail(c, ONYX_INVALID_MODEL, "%s-%d: reduction '%s' needs version 18 or later",
+                             c->node->op_type, ver, red);
     if (strcmp(red, "none") != 0 && ox_infer_in_dtype(c, 0) == ONYX_STRING)
         return ox_infer_fail(c, ONYX_INVALID_MODEL, "%s: reduction '%s' is not defined for strings", c->node->op_type, red);
     return 0;
@@ -181,6 +186,48 @@ static int infer_scatter_elements(ox_infer_ctx *c) {
             if (a != axis && x->dims[a] >= 0 && ind->dims[a] > x->dims[a])
                 return ox_infer_fail(c, ox_infer_bad_code(c), "%s: indices dim %d (%lld) exceeds data dim %lld", c->node->op_type, a,
                                      (long long)ind->dims[a], (long long)x->dims[a]);
+    return ox_infer_set_output(c, 0, dt, x->dims, r);
+}
+
+/* ---- TensorScatter ---- */
+
+/* The KV-cache update: the output is past_cache's type and shape; update
+ * may differ from it only along `axis` (not 0, the batch axis), where it is
+ * not longer; write_indices holds one int64 start per batch entry. */
+static int infer_tensor_scatter(ox_infer_ctx *c) {
+    ox_dtype dt = ox_infer_in_dtype(c, 0), ut = ox_infer_in_dtype(c, 1);
+    if (ut != ONYX_UNDEFINED && dt != ONYX_UNDEFINED && ut != dt)
+        return ox_infer_fail(c, ONYX_INVALID_MODEL, "TensorScatter: update has type %s but past_cache has %s",
+                             ox_dtype_name(ut), ox_dtype_name(dt));
+    const char *mode = ir_attr_string(c->node, "mode", "linear");
+    if (strcmp(mode, "linear") != 0 && strcmp(mode, "circular") != 0)
+        return ox_infer_fail(c, ONYX_INVALID_MODEL, "TensorScatter: unknown mode '%s' (expected linear or circular)",
+                             mode);
+    ox_dtype wt = ox_infer_in_dtype(c, 2);
+    if (wt != ONYX_UNDEFINED && wt != ONYX_INT64)
+        return ox_infer_fail(c, ONYX_INVALID_MODEL, "TensorScatter: write_indices must be int64, got %s",
+                             ox_dtype_name(wt));
+    int r = ox_infer_in_rank(c, 0), u = ox_infer_in_rank(c, 1), w = ox_infer_in_rank(c, 2);
+    const ir_type *x = ox_infer_in(c, 0), *up = ox_infer_in(c, 1), *wi = ox_infer_in(c, 2);
+    if (r < 0) return ox_infer_set_output(c, 0, dt, NULL, -1);
+    if (r < 2)
+        return ox_infer_fail(c, ox_infer_bad_code(c), "TensorScatter: past_cache must have rank >= 2, got %d", r);
+    int64_t axis = 0;
+    if (check_axis(c, ir_attr_int(c->node, "axis", -2), r, &axis) != 0) return -1;
+    if (axis == 0) return ox_infer_fail(c, ONYX_INVALID_MODEL, "TensorScatter: axis cannot be 0, the batch axis");
+    if (u >= 0 && u != r)
+        return ox_infer_fail(c, ox_infer_bad_code(c), "TensorScatter: update has rank %d but past_cache has %d", u, r);
+    for (int a = 0; u >= 0 && a < r; a++) {
+        int64_t pd = x->dims[a], ud = up->dims[a];
+        if (pd < 0 || ud < 0) continue;
+        if (a == axis ? ud > pd : ud != pd)
+            return ox_infer_fail(c, ox_infer_bad_code(c), "TensorScatter: update dim %d is %lld but past_cache's is %lld%s",
+                                 a, (long long)ud, (long long)pd,
+                                 a == axis ? " (it may not exceed it)" : " (they must match)");
+    }
+    if (w >= 0 && (w != 1 || (wi->dims[0] >= 0 && x->dims[0] >= 0 && wi->dims[0] != x->dims[0])))
+        return ox_infer_fail(c, ox_infer_bad_code(c), "TensorScatter: write_indices must have shape [%lld]",
+                             (long long)x->dims[0]);
     return ox_infer_set_output(c, 0, dt, x->dims, r);
 }
 
@@ -384,16 +431,17 @@ static const ox_op_schema SCHEMAS[] = {
     {"", "Gather", 1, 17, 2, 2, 1, 1, infer_gather},
     {"", "GatherElements", 11, 17, 2, 2, 1, 1, infer_gather_elements},
     {"", "GatherND", 11, 17, 2, 2, 1, 1, infer_gather_nd},
-    {"", "ScatterND", 11, 17, 3, 3, 1, 1, infer_scatter_nd},
-    {"", "ScatterElements", 11, 17, 3, 3, 1, 1, infer_scatter_elements},
+    {"", "ScatterND", 11, 18, 3, 3, 1, 1, infer_scatter_nd},
+    {"", "ScatterElements", 11, 18, 3, 3, 1, 1, infer_scatter_elements},
     {"", "Scatter", 9, 10, 3, 3, 1, 1, infer_scatter_elements},
-    {"", "TopK", 1, 17, 1, 2, 2, 2, infer_topk},
+    {"", "TensorScatter", 24, 24, 2, 3, 1, 1, infer_tensor_scatter},
+    {"", "TopK", 1, 24, 1, 2, 2, 2, infer_topk},
     {"", "NonZero", 9, 17, 1, 1, 1, 1, infer_nonzero},
-    {"", "OneHot", 9, 17, 3, 3, 1, 1, infer_onehot},
-    {"", "Compress", 9, 17, 2, 2, 1, 1, infer_compress},
-    {"", "Unique", 11, 17, 1, 1, 1, 4, infer_unique},
+    {"", "OneHot", 9, 28, 3, 3, 1, 1, infer_onehot},
+    {"", "Compress", 9, 28, 2, 2, 1, 1, infer_compress},
+    {"", "Unique", 11, 28, 1, 1, 1, 4, infer_unique},
     {"", "Trilu", 14, 17, 1, 2, 1, 1, infer_trilu},
-    {"", "ReverseSequence", 10, 17, 2, 2, 1, 1, infer_reverse_sequence},
+    {"", "ReverseSequence", 10, 28, 2, 2, 1, 1, infer_reverse_sequence},
 };
 
 const ox_op_table ox_ops_index = {SCHEMAS, sizeof SCHEMAS / sizeof SCHEMAS[0]};

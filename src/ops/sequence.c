@@ -386,11 +386,13 @@ static const ox_op_schema OPS[] = {
     {"", "SequenceInsert", 11, 17, 2, 3, 1, 1, infer_sequence_insert},
     {"", "SequenceErase", 11, 17, 1, 2, 1, 1, infer_sequence_erase},
     {"", "SequenceLength", 11, 17, 1, 1, 1, 1, infer_sequence_length},
-    {"", "SplitToSequence", 11, 17, 1, 2, 1, 1, infer_split_to_sequence},
+    {"", "SplitToSequence", 11, 24, 1, 2, 1, 1, infer_split_to_sequence},
     {"", "ConcatFromSequence", 11, 17, 1, 1, 1, 1, infer_concat_from_sequence},
-    {"", "Optional", 15, 17, 0, 1, 1, 1, infer_optional},
+    {"", "Optional", 15, 28, 0, 1, 1, 1, infer_optional},
     {"", "OptionalHasElement", 15, 17, 1, 1, 1, 1, infer_optional_has_element},
-    {"", "OptionalGetElement", 15, 17, 1, 1, 1, 1, infer_optional_get_element},
+    /* from version 18 the input may be left out: the answer is then false */
+    {"", "OptionalHasElement", 18, 28, 0, 1, 1, 1, infer_optional_has_element},
+    {"", "OptionalGetElement", 15, 28, 1, 1, 1, 1, infer_optional_get_element},
     {"", "SequenceMap", 17, 17, 1, -1, 1, -1, infer_sequence_map},
 };
 

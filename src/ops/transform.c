@@ -1,8 +1,10 @@
 /* Schemas of the data-movement operators: reshaping, transposing,
- * joining, splitting, slicing and padding tensors, plus the small ops that
- * only describe or build shapes (Shape, Size, Constant, Range...).
- * Their outputs' shapes often depend on the values of shape-like inputs,
- * which are known at run time and, for constants, already at load. */
+ * joining, splitting and slicing tensors, plus the small ops that only
+ * describe or build shapes (Shape, Size, Constant, Range...). Padding and
+ * cropping (Pad, CenterCropPad) live in ops/transform_pad.c; this table
+ * registers them. Their outputs' shapes often depend on the values of
+ * shape-like inputs, which are known at run time and, for constants,
+ * already at load. */
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -13,7 +15,7 @@
 
 extern const ox_op_table ox_ops_transform;
 
-/* ---- small helpers ---- */
+/* ---- small helpers (some shared with ops/transform_pad.c, see transform.h) ---- */
 
 
 
@@ -25,7 +27,7 @@ static const ox_tensor *in_val(const ox_infer_ctx *c, int i) {
 
 
 /* Output of known rank whose dims are all unknown. */
-static int set_rank_only(ox_infer_ctx *c, int i, ox_dtype dt, int rank) {
+int ox_transform_set_rank_only(ox_infer_ctx *c, int i, ox_dtype dt, int rank) {
     int64_t d[OX_MAX_RANK];
     if (rank > OX_MAX_RANK) return ox_infer_set_output(c, i, dt, NULL, -1);
     for (int k = 0; k < rank; k++) d[k] = -1;
@@ -34,8 +36,8 @@ static int set_rank_only(ox_infer_ctx *c, int i, ox_dtype dt, int rank) {
 
 /* Integer entries of a 0-D or 1-D constant input. *known = 0 when its
  * value is not available (static inference of a computed input). */
-static int read_ints(ox_infer_ctx *c, int i, const char *what, int64_t *out, int max, int *count,
-                     int *known) {
+int ox_transform_read_ints(ox_infer_ctx *c, int i, const char *what, int64_t *out, int max, int *count,
+                           int *known) {
     const ox_tensor *t = in_val(c, i);
     *count = 0;
     *known = 0;
@@ -65,7 +67,7 @@ static int read_scalar_int(ox_infer_ctx *c, int i, const char *what, int64_t *v,
     if (t && ox_tensor_numel(t) != 1)
         return ox_infer_fail(c, ox_infer_bad_code(c), "%s: '%s' must hold exactly one value, got %lld",
                              c->node->op_type, what, (long long)ox_tensor_numel(t));
-    if (read_ints(c, i, what, tmp, 1, &n, known) != 0) return -1;
+    if (ox_transform_read_ints(c, i, what, tmp, 1, &n, known) != 0) return -1;
     if (*known) *v = tmp[0];
     return 0;
 }
@@ -73,8 +75,8 @@ static int read_scalar_int(ox_infer_ctx *c, int i, const char *what, int64_t *v,
 /* Attribute list or, from `input_opset` on, input `idx`. Returns the
  * number of entries (-1 when the list is absent, -2 when it exists but its
  * value is not known yet). */
-static int attr_or_input_ints(ox_infer_ctx *c, const char *attr, int input_opset, int idx,
-                              int64_t *out, int max, int *failed) {
+int ox_transform_attr_or_input_ints(ox_infer_ctx *c, const char *attr, int input_opset, int idx,
+                                    int64_t *out, int max, int *failed) {
     *failed = 0;
     if (c->node->opset < input_opset) {
         size_t n = 0;
@@ -90,7 +92,7 @@ static int attr_or_input_ints(ox_infer_ctx *c, const char *attr, int input_opset
     }
     if (!ir_node_has_input(c->node, idx)) return -1;
     int n, known;
-    if (read_ints(c, idx, attr, out, max, &n, &known) != 0) {
+    if (ox_transform_read_ints(c, idx, attr, out, max, &n, &known) != 0) {
         *failed = 1;
         return -1;
     }
@@ -124,14 +126,14 @@ static int infer_reshape(ox_infer_ctx *c) {
     ox_dtype dt = ox_infer_in_dtype(c, 0);
     int64_t shape[OX_MAX_RANK];
     int n, failed;
-    n = attr_or_input_ints(c, "shape", 5, 1, shape, OX_MAX_RANK, &failed);
+    n = ox_transform_attr_or_input_ints(c, "shape", 5, 1, shape, OX_MAX_RANK, &failed);
     if (failed) return -1;
     if (n == -1)
         return ox_infer_fail(c, ONYX_INVALID_MODEL, "Reshape: the target shape is missing");
     if (n == -2) {
         const ir_type *s = ox_infer_in(c, 1);
         if (s && s->rank == 1 && s->dims[0] >= 0 && s->dims[0] <= OX_MAX_RANK)
-            return set_rank_only(c, 0, dt, (int)s->dims[0]);
+            return ox_transform_set_rank_only(c, 0, dt, (int)s->dims[0]);
         return ox_infer_set_output(c, 0, dt, NULL, -1);
     }
     int allowzero = c->node->opset >= 14 ? (int)ir_attr_int(c->node, "allowzero", 0) : 0;
@@ -232,7 +234,7 @@ static int infer_transpose(ox_infer_ctx *c) {
     const int64_t *perm = ir_attr_ints(c->node, "perm", &np);
     int has_perm = ir_node_attr(c->node, "perm") != NULL;
     if (r < 0) {
-        if (has_perm && np <= OX_MAX_RANK) return set_rank_only(c, 0, dt, (int)np);
+        if (has_perm && np <= OX_MAX_RANK) return ox_transform_set_rank_only(c, 0, dt, (int)np);
         return ox_infer_set_output(c, 0, dt, NULL, -1);
     }
     int64_t out[OX_MAX_RANK];
@@ -329,7 +331,7 @@ static int infer_squeeze(ox_infer_ctx *c) {
     int r = ox_infer_in_rank(c, 0);
     int64_t axes[OX_MAX_RANK];
     int failed;
-    int n = attr_or_input_ints(c, "axes", 13, 1, axes, OX_MAX_RANK, &failed);
+    int n = ox_transform_attr_or_input_ints(c, "axes", 13, 1, axes, OX_MAX_RANK, &failed);
     if (failed) return -1;
     if (r < 0 || n == -2) return ox_infer_set_output(c, 0, dt, NULL, -1);
     int drop[OX_MAX_RANK] = {0};
@@ -367,7 +369,7 @@ static int infer_unsqueeze(ox_infer_ctx *c) {
     int r = ox_infer_in_rank(c, 0);
     int64_t axes[OX_MAX_RANK + 1];
     int failed;
-    int n = attr_or_input_ints(c, "axes", 13, 1, axes, OX_MAX_RANK, &failed);
+    int n = ox_transform_attr_or_input_ints(c, "axes", 13, 1, axes, OX_MAX_RANK, &failed);
     if (failed) return -1;
     if (n == -1) return ox_infer_fail(c, ONYX_INVALID_MODEL, "Unsqueeze: 'axes' is required");
     if (n == -2 || r < 0) return ox_infer_set_output(c, 0, dt, NULL, -1);
@@ -519,32 +521,32 @@ static int infer_slice(ox_infer_ctx *c) {
     int64_t st[OX_MAX_RANK], en[OX_MAX_RANK], ax[OX_MAX_RANK], sp[OX_MAX_RANK];
     int ns, ne, na = -1, np = -1, known = 1, kk, failed;
     if (c->node->opset < 10) {
-        ns = attr_or_input_ints(c, "starts", 10, 1, st, OX_MAX_RANK, &failed);
+        ns = ox_transform_attr_or_input_ints(c, "starts", 10, 1, st, OX_MAX_RANK, &failed);
         if (failed) return -1;
-        ne = attr_or_input_ints(c, "ends", 10, 2, en, OX_MAX_RANK, &failed);
+        ne = ox_transform_attr_or_input_ints(c, "ends", 10, 2, en, OX_MAX_RANK, &failed);
         if (failed) return -1;
-        na = attr_or_input_ints(c, "axes", 10, 3, ax, OX_MAX_RANK, &failed);
+        na = ox_transform_attr_or_input_ints(c, "axes", 10, 3, ax, OX_MAX_RANK, &failed);
         if (failed) return -1;
         if (ns < 0 || ne < 0)
             return ox_infer_fail(c, ONYX_INVALID_MODEL, "Slice: attributes 'starts' and 'ends' are required");
     } else {
         if (!ir_node_has_input(c->node, 1) || !ir_node_has_input(c->node, 2))
             return ox_infer_fail(c, ONYX_INVALID_MODEL, "Slice: inputs 'starts' and 'ends' are required");
-        if (read_ints(c, 1, "starts", st, OX_MAX_RANK, &ns, &kk) != 0) return -1;
+        if (ox_transform_read_ints(c, 1, "starts", st, OX_MAX_RANK, &ns, &kk) != 0) return -1;
         known &= kk;
-        if (read_ints(c, 2, "ends", en, OX_MAX_RANK, &ne, &kk) != 0) return -1;
+        if (ox_transform_read_ints(c, 2, "ends", en, OX_MAX_RANK, &ne, &kk) != 0) return -1;
         known &= kk;
         if (ir_node_has_input(c->node, 3)) {
-            if (read_ints(c, 3, "axes", ax, OX_MAX_RANK, &na, &kk) != 0) return -1;
+            if (ox_transform_read_ints(c, 3, "axes", ax, OX_MAX_RANK, &na, &kk) != 0) return -1;
             known &= kk;
         }
         if (ir_node_has_input(c->node, 4)) {
-            if (read_ints(c, 4, "steps", sp, OX_MAX_RANK, &np, &kk) != 0) return -1;
+            if (ox_transform_read_ints(c, 4, "steps", sp, OX_MAX_RANK, &np, &kk) != 0) return -1;
             known &= kk;
         }
     }
     if (r < 0) return ox_infer_set_output(c, 0, dt, NULL, -1);
-    if (!known) return set_rank_only(c, 0, dt, r);
+    if (!known) return ox_transform_set_rank_only(c, 0, dt, r);
     if (ne != ns || (na >= 0 && na != ns) || (np >= 0 && np != ns))
         return ox_infer_fail(c, ox_infer_bad_code(c), "Slice: starts, ends, axes and steps must have the same length "
                              "(got %d, %d, %d, %d)", ns, ne, na, np);
@@ -570,16 +572,29 @@ static int infer_split(ox_infer_ctx *c) {
     int n = -1, failed = 0;
     const int max_split = (int)(sizeof split / sizeof *split);
     if (c->node->opset < 13 && ir_node_attr(c->node, "split")) {
-        n = attr_or_input_ints(c, "split", 13, 1, split, max_split, &failed);
+        n = ox_transform_attr_or_input_ints(c, "split", 13, 1, split, max_split, &failed);
     } else if (c->node->opset >= 13 || (c->node->opset < 2 && ir_node_has_input(c->node, 1))) {
         /* the split list is an input from opset 13 (and optionally at 1) */
         if (ir_node_has_input(c->node, 1)) {
             int known;
-            if (read_ints(c, 1, "split", split, max_split, &n, &known) != 0) return -1;
+            if (ox_transform_read_ints(c, 1, "split", split, max_split, &n, &known) != 0) return -1;
             if (!known) n = -2;
         }
     }
     if (failed) return -1;
+    if (ox_op_since_version(c->node->domain, "Split", c->node->opset) >= 18) {
+        /* Split-18: sizes come from exactly one of 'split' and 'num_outputs' */
+        const ir_attr *na = ir_node_attr(c->node, "num_outputs");
+        int has_split = ir_node_has_input(c->node, 1);
+        if (na && has_split)
+            return ox_infer_fail(c, ONYX_INVALID_MODEL, "Split: both the 'split' input and 'num_outputs' are given; "
+                                 "only one is allowed");
+        if (!na && !has_split)
+            return ox_infer_fail(c, ONYX_INVALID_MODEL, "Split: either the 'split' input or 'num_outputs' is required");
+        if (na && na->i != nout)
+            return ox_infer_fail(c, ONYX_INVALID_MODEL, "Split: num_outputs = %lld but the node has %d outputs",
+                                 (long long)na->i, nout);
+    }
     if (n >= 0 && n != nout)
         return ox_infer_fail(c, ONYX_INVALID_MODEL, "Split: 'split' has %d entries but the node has %d outputs", n,
                              nout);
@@ -635,17 +650,17 @@ static int infer_expand(ox_infer_ctx *c) {
     int r = ox_infer_in_rank(c, 0);
     int64_t shape[OX_MAX_RANK];
     int n, known;
-    if (read_ints(c, 1, "shape", shape, OX_MAX_RANK, &n, &known) != 0) return -1;
+    if (ox_transform_read_ints(c, 1, "shape", shape, OX_MAX_RANK, &n, &known) != 0) return -1;
     if (!known) {
         const ir_type *s = ox_infer_in(c, 1);
         if (r >= 0 && s && s->rank == 1 && s->dims[0] >= 0 && s->dims[0] <= OX_MAX_RANK)
-            return set_rank_only(c, 0, dt, r > (int)s->dims[0] ? r : (int)s->dims[0]);
+            return ox_transform_set_rank_only(c, 0, dt, r > (int)s->dims[0] ? r : (int)s->dims[0]);
         return ox_infer_set_output(c, 0, dt, NULL, -1);
     }
     for (int i = 0; i < n; i++)
         if (shape[i] < 0)
             return ox_infer_fail(c, ox_infer_bad_code(c), "Expand: shape[%d] = %lld is negative", i, (long long)shape[i]);
-    if (r < 0) return set_rank_only(c, 0, dt, n);
+    if (r < 0) return ox_transform_set_rank_only(c, 0, dt, n);
     int64_t out[OX_MAX_RANK];
     int ro;
     if (ox_broadcast_dims(x->dims, r, shape, n, out, &ro) != 0) {
@@ -669,7 +684,7 @@ static int infer_tile(ox_infer_ctx *c) {
         if (read_scalar_int(c, 1, "tiles", &tiles, &k1) != 0) return -1;
         if (read_scalar_int(c, 2, "axis", &axis, &k2) != 0) return -1;
         if (r < 0) return ox_infer_set_output(c, 0, dt, NULL, -1);
-        if (!k1 || !k2) return set_rank_only(c, 0, dt, r);
+        if (!k1 || !k2) return ox_transform_set_rank_only(c, 0, dt, r);
         if (axis < -r || axis >= r)
             return ox_infer_fail(c, ox_infer_bad_code(c), "Tile: axis %lld is out of range for rank %d", (long long)axis, r);
         if (axis < 0) axis += r;
@@ -683,9 +698,9 @@ static int infer_tile(ox_infer_ctx *c) {
     }
     int64_t rep[OX_MAX_RANK];
     int n, known;
-    if (read_ints(c, 1, "repeats", rep, OX_MAX_RANK, &n, &known) != 0) return -1;
+    if (ox_transform_read_ints(c, 1, "repeats", rep, OX_MAX_RANK, &n, &known) != 0) return -1;
     if (r < 0) return ox_infer_set_output(c, 0, dt, NULL, -1);
-    if (!known) return set_rank_only(c, 0, dt, r);
+    if (!known) return ox_transform_set_rank_only(c, 0, dt, r);
     if (n != r)
         return ox_infer_fail(c, ox_infer_bad_code(c), "Tile: 'repeats' has %d entries but the input has rank %d", n, r);
     int64_t out[OX_MAX_RANK];
@@ -700,52 +715,6 @@ static int infer_tile(ox_infer_ctx *c) {
     return ox_infer_set_output(c, 0, dt, out, r);
 }
 
-/* ---- Pad ---- */
-
-static int infer_pad(ox_infer_ctx *c) {
-    ox_dtype dt = ox_infer_in_dtype(c, 0);
-    const ir_type *x = ox_infer_in(c, 0);
-    int r = ox_infer_in_rank(c, 0);
-    const char *mode = ir_attr_string(c->node, "mode", "constant");
-    if (strcmp(mode, "constant") != 0 && strcmp(mode, "reflect") != 0 && strcmp(mode, "edge") != 0 &&
-        strcmp(mode, "wrap") != 0)
-        return ox_infer_fail(c, ONYX_INVALID_MODEL, "Pad: unknown mode '%s' (expected constant, reflect or edge)", mode);
-    if (ir_node_has_input(c->node, 3))
-        return ox_infer_fail(c, ONYX_NOT_IMPLEMENTED, "Pad: the 'axes' input is not supported");
-    int64_t pads[2 * OX_MAX_RANK];
-    int n, failed;
-    n = attr_or_input_ints(c, c->node->opset < 2 ? "paddings" : "pads", 11, 1, pads, 2 * OX_MAX_RANK,
-                           &failed);
-    if (failed) return -1;
-    if (n == -1) return ox_infer_fail(c, ONYX_INVALID_MODEL, "Pad: 'pads' is required");
-    if (ir_node_has_input(c->node, 2) && c->node->opset >= 11) {
-        const ir_type *cv = ox_infer_in(c, 2);
-        if (cv && cv->dtype != ONYX_UNDEFINED && dt != ONYX_UNDEFINED && cv->dtype != dt)
-            return ox_infer_fail(c, ONYX_INVALID_MODEL, "Pad: constant_value has type %s but data has %s",
-                                 ox_dtype_name(cv->dtype), ox_dtype_name(dt));
-    }
-    if (r < 0) return ox_infer_set_output(c, 0, dt, NULL, -1);
-    if (n == -2) return set_rank_only(c, 0, dt, r);
-    if (n != 2 * r)
-        return ox_infer_fail(c, ox_infer_bad_code(c), "Pad: 'pads' has %d entries but the input has rank %d (expected %d)", n, r,
-                             2 * r);
-    int64_t out[OX_MAX_RANK];
-    for (int i = 0; i < r; i++) {
-        int64_t d = x->dims[i];
-        if (d < 0) {
-            out[i] = -1;
-            continue;
-        }
-        out[i] = d + pads[i] + pads[i + r];
-        if (out[i] < 0)
-            return ox_infer_fail(c, ox_infer_bad_code(c), "Pad: pads %lld and %lld remove more than the %lld elements of axis %d",
-                                 (long long)pads[i], (long long)pads[i + r], (long long)d, i);
-        if (strcmp(mode, "constant") != 0 && d == 0 && (pads[i] > 0 || pads[i + r] > 0))
-            return ox_infer_fail(c, ox_infer_bad_code(c), "Pad: mode '%s' cannot pad axis %d, which is empty", mode, i);
-    }
-    return ox_infer_set_output(c, 0, dt, out, r);
-}
-
 /* ---- DepthToSpace / SpaceToDepth ---- */
 
 static int infer_depth_space(ox_infer_ctx *c) {
@@ -756,12 +725,15 @@ static int infer_depth_space(ox_infer_ctx *c) {
     int64_t b = ir_attr_int(c->node, "blocksize", 0);
     if (!ir_node_attr(c->node, "blocksize") || b <= 0)
         return ox_infer_fail(c, ONYX_INVALID_MODEL, "%s: 'blocksize' must be given and positive", c->node->op_type);
-    if (to_space) {
+    /* DepthToSpace has 'mode' from version 11, SpaceToDepth from 28 */
+    int ver = ox_op_since_version(c->node->domain, c->node->op_type, c->node->opset);
+    if (ver >= (to_space ? 11 : 28)) {
         const char *mode = ir_attr_string(c->node, "mode", "DCR");
         if (strcmp(mode, "DCR") != 0 && strcmp(mode, "CRD") != 0)
-            return ox_infer_fail(c, ONYX_INVALID_MODEL, "DepthToSpace: unknown mode '%s' (expected DCR or CRD)", mode);
+            return ox_infer_fail(c, ONYX_INVALID_MODEL, "%s: unknown mode '%s' (expected DCR or CRD)",
+                                 c->node->op_type, mode);
     }
-    if (r < 0) return set_rank_only(c, 0, dt, 4);
+    if (r < 0) return ox_transform_set_rank_only(c, 0, dt, 4);
     if (r != 4) return ox_infer_fail(c, ox_infer_bad_code(c), "%s: the input must have rank 4, got %d", c->node->op_type, r);
     int64_t out[4] = {x->dims[0], -1, -1, -1};
     if (to_space) {
@@ -799,9 +771,18 @@ static int infer_range(ox_infer_ctx *c) {
             return ox_infer_fail(c, ONYX_INVALID_MODEL, "Range: inputs must share one type (%s vs %s)",
                                  ox_dtype_name(dt), ox_dtype_name(t->dtype));
     }
+    /* Range-27 adds float16 and bfloat16, computed in the 'stash_type' */
+    int ver = ox_op_since_version(c->node->domain, "Range", c->node->opset);
+    int low = dt == ONYX_FLOAT16 || dt == ONYX_BFLOAT16;
     if (dt != ONYX_UNDEFINED && dt != ONYX_FLOAT32 && dt != ONYX_FLOAT64 && dt != ONYX_INT16 &&
-        dt != ONYX_INT32 && dt != ONYX_INT64)
-        return ox_infer_fail(c, ONYX_INVALID_MODEL, "Range: type %s is not supported", ox_dtype_name(dt));
+        dt != ONYX_INT32 && dt != ONYX_INT64 && !(low && ver >= 27))
+        return ox_infer_fail(c, ONYX_INVALID_MODEL, "Range-%d: type %s is not supported", ver, ox_dtype_name(dt));
+    if (ver >= 27) {
+        int64_t stash = ir_attr_int(c->node, "stash_type", ONYX_FLOAT32);
+        if (stash != ONYX_FLOAT32 && stash != ONYX_FLOAT64)
+            return ox_infer_fail(c, ONYX_INVALID_MODEL, "Range: stash_type %lld is not supported (float or double)",
+                                 (long long)stash);
+    }
     const ox_tensor *v[3];
     for (int i = 0; i < 3; i++) {
         v[i] = in_val(c, i);
@@ -845,11 +826,11 @@ static int infer_constant_of_shape(ox_infer_ctx *c) {
     }
     int64_t shape[OX_MAX_RANK];
     int n, known;
-    if (read_ints(c, 0, "input", shape, OX_MAX_RANK, &n, &known) != 0) return -1;
+    if (ox_transform_read_ints(c, 0, "input", shape, OX_MAX_RANK, &n, &known) != 0) return -1;
     if (!known) {
         const ir_type *s = ox_infer_in(c, 0);
         if (s && s->rank == 1 && s->dims[0] >= 0 && s->dims[0] <= OX_MAX_RANK)
-            return set_rank_only(c, 0, dt, (int)s->dims[0]);
+            return ox_transform_set_rank_only(c, 0, dt, (int)s->dims[0]);
         return ox_infer_set_output(c, 0, dt, NULL, -1);
     }
     for (int i = 0; i < n; i++)
@@ -870,7 +851,7 @@ static int infer_eyelike(ox_infer_ctx *c) {
     }
     const ir_type *x = ox_infer_in(c, 0);
     int r = ox_infer_in_rank(c, 0);
-    if (r < 0) return set_rank_only(c, 0, dt, 2);
+    if (r < 0) return ox_transform_set_rank_only(c, 0, dt, 2);
     if (r != 2) return ox_infer_fail(c, ox_infer_bad_code(c), "EyeLike: the input must have rank 2, got %d", r);
     return ox_infer_set_output(c, 0, dt, x->dims, 2);
 }
@@ -878,26 +859,27 @@ static int infer_eyelike(ox_infer_ctx *c) {
 /* ---- table ---- */
 
 static const ox_op_schema SCHEMAS[] = {
-    {"", "Reshape", 1, 17, 1, 2, 1, 1, infer_reshape},
-    {"", "Flatten", 1, 17, 1, 1, 1, 1, infer_flatten},
-    {"", "Transpose", 1, 17, 1, 1, 1, 1, infer_transpose},
+    {"", "Reshape", 1, 25, 1, 2, 1, 1, infer_reshape},
+    {"", "Flatten", 1, 25, 1, 1, 1, 1, infer_flatten},
+    {"", "Transpose", 1, 25, 1, 1, 1, 1, infer_transpose},
     {"", "Concat", 1, 17, 1, -1, 1, 1, infer_concat},
-    {"", "Squeeze", 1, 17, 1, 2, 1, 1, infer_squeeze},
-    {"", "Unsqueeze", 1, 17, 1, 2, 1, 1, infer_unsqueeze},
-    {"", "Shape", 1, 17, 1, 1, 1, 1, infer_shape},
-    {"", "Size", 1, 17, 1, 1, 1, 1, infer_size},
-    {"", "Identity", 1, 17, 1, 1, 1, 1, infer_identity},
-    {"", "Constant", 1, 17, 0, 0, 1, 1, infer_constant},
+    {"", "Squeeze", 1, 25, 1, 2, 1, 1, infer_squeeze},
+    {"", "Unsqueeze", 1, 25, 1, 2, 1, 1, infer_unsqueeze},
+    {"", "Shape", 1, 25, 1, 1, 1, 1, infer_shape},
+    {"", "Size", 1, 25, 1, 1, 1, 1, infer_size},
+    {"", "Identity", 1, 25, 1, 1, 1, 1, infer_identity},
+    {"", "Constant", 1, 25, 0, 0, 1, 1, infer_constant},
     {"", "Slice", 1, 17, 1, 5, 1, 1, infer_slice},
-    {"", "Split", 1, 17, 1, 2, 1, -1, infer_split},
+    {"", "Split", 1, 18, 1, 2, 1, -1, infer_split},
     {"", "Expand", 8, 17, 2, 2, 1, 1, infer_expand},
     {"", "Tile", 1, 17, 2, 3, 1, 1, infer_tile},
-    {"", "Pad", 1, 17, 1, 4, 1, 1, infer_pad},
-    {"", "DepthToSpace", 1, 17, 1, 1, 1, 1, infer_depth_space},
-    {"", "SpaceToDepth", 1, 17, 1, 1, 1, 1, infer_depth_space},
-    {"", "Range", 11, 17, 3, 3, 1, 1, infer_range},
-    {"", "ConstantOfShape", 9, 17, 1, 1, 1, 1, infer_constant_of_shape},
-    {"", "EyeLike", 9, 17, 1, 1, 1, 1, infer_eyelike},
+    {"", "Pad", 1, 25, 1, 4, 1, 1, ox_transform_infer_pad},
+    {"", "CenterCropPad", 18, 18, 2, 2, 1, 1, ox_transform_infer_center_crop_pad},
+    {"", "DepthToSpace", 1, 28, 1, 1, 1, 1, infer_depth_space},
+    {"", "SpaceToDepth", 1, 28, 1, 1, 1, 1, infer_depth_space},
+    {"", "Range", 11, 27, 3, 3, 1, 1, infer_range},
+    {"", "ConstantOfShape", 9, 25, 1, 1, 1, 1, infer_constant_of_shape},
+    {"", "EyeLike", 9, 22, 1, 1, 1, 1, infer_eyelike},
 };
 
 const ox_op_table ox_ops_transform = {SCHEMAS, sizeof SCHEMAS / sizeof SCHEMAS[0]};

@@ -5,16 +5,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ep/cpu/kernels/index_util.h"
 #include "ep/cpu/kernels/kernel_util.h"
 #include "ep/ep.h"
 
 extern const ox_kernel_table ox_cpu_kernels_index;
 
-/* ---- shared helpers ---- */
+/* ---- helpers shared with kernels/scatter.c (index_util.h) ---- */
 
 static int is_str(const ox_tensor *t) { return t->dtype == ONYX_STRING; }
 
-static int64_t index_at(const ox_tensor *t, int64_t i) {
+int64_t ox_cpu_index_at(const ox_tensor *t, int64_t i) {
     switch (t->dtype) {
     case ONYX_INT64: return ((const int64_t *)t->data)[i];
     case ONYX_INT32: return ((const int32_t *)t->data)[i];
@@ -26,8 +27,8 @@ static int index_type_ok(ox_dtype t) { return t == ONYX_INT32 || t == ONYX_INT64
 
 /* Normalises index v against an axis of size n; fails naming the value,
  * where it was found and the allowed range. */
-static int norm_index(ox_kernel_ctx *ctx, const char *what, int64_t pos, int64_t v, int64_t n,
-                      int axis, int64_t *out) {
+int ox_cpu_index_norm(ox_kernel_ctx *ctx, const char *what, int64_t pos, int64_t v, int64_t n, int axis,
+                      int64_t *out) {
     int64_t w = v < 0 ? v + n : v;
     if (v < -n || w < 0 || w >= n) {
         if (n == 0)
@@ -52,7 +53,7 @@ static int64_t *read_indices(ox_kernel_ctx *ctx, const ox_tensor *ind, const cha
         return NULL;
     }
     for (int64_t i = 0; i < n; i++) {
-        if (norm_index(ctx, what, i, index_at(ind, i), n_axis, axis, &v[i]) != 0) {
+        if (ox_cpu_index_norm(ctx, what, i, ox_cpu_index_at(ind, i), n_axis, axis, &v[i]) != 0) {
             free(v);
             return NULL;
         }
@@ -117,9 +118,9 @@ static int supports_gather(const ir_node *node, const ir_type *const *in, int n)
     return n >= 2 && (!in[1] || index_type_ok(in[1]->dtype));
 }
 
-/* ---- more shared helpers ---- */
+/* ---- more helpers ---- */
 
-static void strides_of(const int64_t *dims, int rank, int64_t *stride) {
+void ox_cpu_index_strides(const int64_t *dims, int rank, int64_t *stride) {
     int64_t s = 1;
     for (int a = rank - 1; a >= 0; a--) {
         stride[a] = s;
@@ -146,7 +147,7 @@ static int output_wanted(const ox_kernel_ctx *ctx, int i) {
     return i < ctx->n_outputs && i < ctx->node->n_outputs && ctx->node->outputs[i] >= 0;
 }
 
-static int input_tensor(ox_kernel_ctx *ctx, int i, const char *what, const ox_tensor **out) {
+int ox_cpu_index_input(ox_kernel_ctx *ctx, int i, const char *what, const ox_tensor **out) {
     const ox_tensor *t = i < ctx->n_inputs ? ctx->inputs[i] : NULL;
     if (!t) return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "%s: input '%s' is missing", ctx->node->op_type, what);
     if (t->kind != OX_KIND_TENSOR)
@@ -159,7 +160,7 @@ static int input_tensor(ox_kernel_ctx *ctx, int i, const char *what, const ox_te
 
 static int k_gather_elements(ox_kernel_ctx *ctx) {
     const ox_tensor *x = NULL, *ind = NULL;
-    if (input_tensor(ctx, 0, "data", &x) || input_tensor(ctx, 1, "indices", &ind)) return -1;
+    if (ox_cpu_index_input(ctx, 0, "data", &x) || ox_cpu_index_input(ctx, 1, "indices", &ind)) return -1;
     ox_tensor *y = ctx->outputs[0];
     if (!y) return 0;
     int r = x->rank;
@@ -174,13 +175,13 @@ static int k_gather_elements(ox_kernel_ctx *ctx) {
     int64_t n = ox_tensor_numel(ind);
     if (n == 0) return 0;
     int64_t xs[OX_MAX_RANK], idx[OX_MAX_RANK] = {0};
-    strides_of(x->dims, r, xs);
+    ox_cpu_index_strides(x->dims, r, xs);
     size_t es = ox_dtype_size(x->dtype);
     int64_t off = 0; /* data offset of the current position, axis excluded */
     int64_t n_axis = x->dims[axis];
     for (int64_t i = 0; i < n; i++) {
         int64_t v = 0;
-        if (norm_index(ctx, "indices", i, index_at(ind, i), n_axis, (int)axis, &v) != 0) return -1;
+        if (ox_cpu_index_norm(ctx, "indices", i, ox_cpu_index_at(ind, i), n_axis, (int)axis, &v) != 0) return -1;
         if (copy_one(ctx, y, i, x, off + v * xs[axis], es) != 0) return -1;
         for (int a = r - 1; a >= 0; a--) {
             if (a != axis) off += xs[a];
@@ -196,12 +197,12 @@ static int k_gather_elements(ox_kernel_ctx *ctx) {
 
 /* Element offset in data of index tuple t (m components starting at data
  * axis b) within batch `batch`; fails on an out-of-range component. */
-static int nd_offset(ox_kernel_ctx *ctx, const ox_tensor *x, const int64_t *xs, int b, const ox_tensor *ind,
-                     int64_t t, int64_t m, int64_t batch_stride, int64_t batch, int64_t *out) {
+int ox_cpu_index_nd_offset(ox_kernel_ctx *ctx, const ox_tensor *x, const int64_t *xs, int b, const ox_tensor *ind,
+                           int64_t t, int64_t m, int64_t batch_stride, int64_t batch, int64_t *out) {
     int64_t off = batch * batch_stride;
     for (int64_t k = 0; k < m; k++) {
         int64_t pos = t * m + k, v = 0;
-        if (norm_index(ctx, "indices", pos, index_at(ind, pos), x->dims[b + k], (int)(b + k), &v) != 0) return -1;
+        if (ox_cpu_index_norm(ctx, "indices", pos, ox_cpu_index_at(ind, pos), x->dims[b + k], (int)(b + k), &v) != 0) return -1;
         off += v * xs[b + k];
     }
     *out = off;
@@ -210,7 +211,7 @@ static int nd_offset(ox_kernel_ctx *ctx, const ox_tensor *x, const int64_t *xs, 
 
 static int k_gather_nd(ox_kernel_ctx *ctx) {
     const ox_tensor *x = NULL, *ind = NULL;
-    if (input_tensor(ctx, 0, "data", &x) || input_tensor(ctx, 1, "indices", &ind)) return -1;
+    if (ox_cpu_index_input(ctx, 0, "data", &x) || ox_cpu_index_input(ctx, 1, "indices", &ind)) return -1;
     ox_tensor *y = ctx->outputs[0];
     if (!y) return 0;
     int r = x->rank, q = ind->rank;
@@ -226,7 +227,7 @@ static int k_gather_nd(ox_kernel_ctx *ctx) {
             return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "GatherND: batch dim %d differs: data %lld, indices %lld", a,
                                   (long long)x->dims[a], (long long)ind->dims[a]);
     int64_t xs[OX_MAX_RANK];
-    strides_of(x->dims, r, xs);
+    ox_cpu_index_strides(x->dims, r, xs);
     int64_t batches = ox_numel(x->dims, (int)b);
     int64_t per_batch = ox_numel(ind->dims + b, q - 1 - (int)b); /* tuples per batch */
     int64_t slice = ox_numel(x->dims + b + m, r - (int)(b + m));
@@ -236,193 +237,10 @@ static int k_gather_nd(ox_kernel_ctx *ctx) {
     for (int64_t bi = 0; bi < batches; bi++)
         for (int64_t t = 0; t < per_batch; t++) {
             int64_t tuple = bi * per_batch + t, off = 0;
-            if (nd_offset(ctx, x, xs, (int)b, ind, tuple, m, batch_stride, bi, &off) != 0) return -1;
+            if (ox_cpu_index_nd_offset(ctx, x, xs, (int)b, ind, tuple, m, batch_stride, bi, &off) != 0) return -1;
             if (ox_cpu_copy_elems(ctx, y, tuple * slice, x, off, slice) != 0) return -1;
         }
     return 0;
-}
-
-/* ---- reductions shared by the scatters ---- */
-
-enum { RED_NONE, RED_ADD, RED_MUL, RED_MAX, RED_MIN };
-
-static int parse_reduction(ox_kernel_ctx *ctx, int *red) {
-    const char *s = ir_attr_string(ctx->node, "reduction", "none");
-    if (strcmp(s, "none") == 0) *red = RED_NONE;
-    else if (strcmp(s, "add") == 0) *red = RED_ADD;
-    else if (strcmp(s, "mul") == 0) *red = RED_MUL;
-    else if (strcmp(s, "max") == 0) *red = RED_MAX;
-    else if (strcmp(s, "min") == 0) *red = RED_MIN;
-    else return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "%s: unknown reduction '%s'", ctx->node->op_type, s);
-    return 0;
-}
-
-#define REDUCE_CASE(DT, T)                                                    \
-    case DT: {                                                                \
-        T *dp = (T *)d;                                                       \
-        const T *sp = (const T *)s;                                           \
-        for (int64_t i = 0; i < n; i++) {                                     \
-            T a = dp[i], b = sp[i];                                           \
-            switch (red) {                                                    \
-            case RED_ADD: dp[i] = (T)(a + b); break;                          \
-            case RED_MUL: dp[i] = (T)(a * b); break;                          \
-            case RED_MAX: dp[i] = a > b ? a : b; break;                       \
-            default: dp[i] = a < b ? a : b; break;                            \
-            }                                                                 \
-        }                                                                     \
-        return 0;                                                             \
-    }
-
-/* dst[i] = dst[i] (op) src[i] for n elements of type dt. */
-static int reduce_into(ox_dtype dt, int red, void *d, const void *s, int64_t n) {
-    switch (dt) {
-        REDUCE_CASE(ONYX_FLOAT32, float)
-        REDUCE_CASE(ONYX_FLOAT64, double)
-        REDUCE_CASE(ONYX_INT8, int8_t)
-        REDUCE_CASE(ONYX_INT16, int16_t)
-        REDUCE_CASE(ONYX_INT32, int32_t)
-        REDUCE_CASE(ONYX_UINT8, uint8_t)
-        REDUCE_CASE(ONYX_UINT16, uint16_t)
-        REDUCE_CASE(ONYX_UINT32, uint32_t)
-        REDUCE_CASE(ONYX_UINT64, uint64_t)
-    case ONYX_INT64: {
-        /* wrap like the narrower ints instead of overflowing signed math */
-        int64_t *dp = d;
-        const int64_t *sp = s;
-        for (int64_t i = 0; i < n; i++) {
-            int64_t a = dp[i], b = sp[i];
-            switch (red) {
-            case RED_ADD: dp[i] = (int64_t)((uint64_t)a + (uint64_t)b); break;
-            case RED_MUL: dp[i] = (int64_t)((uint64_t)a * (uint64_t)b); break;
-            case RED_MAX: dp[i] = a > b ? a : b; break;
-            default: dp[i] = a < b ? a : b; break;
-            }
-        }
-        return 0;
-    }
-    case ONYX_BOOL: {
-        uint8_t *dp = d;
-        const uint8_t *sp = s;
-        for (int64_t i = 0; i < n; i++) {
-            int a = dp[i] != 0, b = sp[i] != 0;
-            dp[i] = (uint8_t)((red == RED_ADD || red == RED_MAX) ? (a || b) : (a && b));
-        }
-        return 0;
-    }
-    case ONYX_FLOAT16:
-    case ONYX_BFLOAT16: {
-        uint16_t *dp = d;
-        const uint16_t *sp = s;
-        int h = dt == ONYX_FLOAT16;
-        for (int64_t i = 0; i < n; i++) {
-            float a = h ? ox_half_to_float(dp[i]) : ox_bf16_to_float(dp[i]);
-            float b = h ? ox_half_to_float(sp[i]) : ox_bf16_to_float(sp[i]);
-            float v = red == RED_ADD ? a + b : red == RED_MUL ? a * b : red == RED_MAX ? (a > b ? a : b) : (a < b ? a : b);
-            dp[i] = h ? ox_float_to_half(v) : ox_float_to_bf16(v);
-        }
-        return 0;
-    }
-    default: return -1;
-    }
-}
-
-static int reduction_type_ok(ox_dtype t) {
-    return t != ONYX_STRING && t != ONYX_COMPLEX64 && t != ONYX_COMPLEX128;
-}
-
-/* Writes n updates at dst element di with the reduction. */
-static int scatter_write(ox_kernel_ctx *ctx, ox_tensor *y, int64_t di, const ox_tensor *up, int64_t si, int64_t n,
-                         int red) {
-    if (red == RED_NONE) return ox_cpu_copy_elems(ctx, y, di, up, si, n);
-    size_t es = ox_dtype_size(y->dtype);
-    if (reduce_into(y->dtype, red, (char *)y->data + (size_t)di * es, (const char *)up->data + (size_t)si * es, n) != 0)
-        return ox_kernel_fail(ctx, ONYX_NOT_IMPLEMENTED, "%s: reductions are not supported for %s", ctx->node->op_type,
-                              ox_dtype_name(y->dtype));
-    return 0;
-}
-
-/* Data, indices and updates, the inputs of every scatter. */
-static int scatter_inputs(ox_kernel_ctx *ctx, const ox_tensor **x, const ox_tensor **ind,
-                          const ox_tensor **up) {
-    if (input_tensor(ctx, 0, "data", x) || input_tensor(ctx, 1, "indices", ind) ||
-        input_tensor(ctx, 2, "updates", up))
-        return -1;
-    return 0;
-}
-
-/* ---- ScatterND ---- */
-
-static int k_scatter_nd(ox_kernel_ctx *ctx) {
-    const ox_tensor *x = NULL, *ind = NULL, *up = NULL;
-    if (scatter_inputs(ctx, &x, &ind, &up) != 0) return -1;
-    ox_tensor *y = ctx->outputs[0];
-    if (!y) return 0;
-    int red;
-    if (parse_reduction(ctx, &red) != 0) return -1;
-    int r = x->rank, q = ind->rank;
-    if (q < 1) return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "ScatterND: indices must have rank >= 1");
-    int64_t m = ind->dims[q - 1];
-    if (m < 1 || m > r)
-        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "ScatterND: the last indices dim must be in [1, %d]", r);
-    int64_t tuples = ox_numel(ind->dims, q - 1);
-    int64_t slice = ox_numel(x->dims + m, r - (int)m);
-    if (ox_tensor_numel(up) != tuples * slice || up->dtype != x->dtype)
-        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "ScatterND: updates must have %lld elements of type %s",
-                              (long long)(tuples * slice), ox_dtype_name(x->dtype));
-    if (ox_cpu_copy_elems(ctx, y, 0, x, 0, ox_tensor_numel(x)) != 0) return -1;
-    int64_t xs[OX_MAX_RANK];
-    strides_of(x->dims, r, xs);
-    for (int64_t t = 0; t < tuples; t++) {
-        int64_t off = 0;
-        if (nd_offset(ctx, x, xs, 0, ind, t, m, 0, 0, &off) != 0) return -1;
-        if (scatter_write(ctx, y, off, up, t * slice, slice, red) != 0) return -1;
-    }
-    return 0;
-}
-
-/* ---- ScatterElements / Scatter ---- */
-
-static int k_scatter_elements(ox_kernel_ctx *ctx) {
-    const ox_tensor *x = NULL, *ind = NULL, *up = NULL;
-    if (scatter_inputs(ctx, &x, &ind, &up) != 0) return -1;
-    ox_tensor *y = ctx->outputs[0];
-    if (!y) return 0;
-    int red = RED_NONE;
-    if (ctx->node->opset >= 16 && parse_reduction(ctx, &red) != 0) return -1;
-    int r = x->rank;
-    int64_t axis = ir_attr_int(ctx->node, "axis", 0);
-    if (axis < 0) axis += r;
-    if (axis < 0 || axis >= r || ind->rank != r || up->rank != r || !ox_shape_equal(ind->dims, r, up->dims, r) ||
-        up->dtype != x->dtype)
-        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "%s: data, indices and updates do not match",
-                              ctx->node->op_type);
-    for (int a = 0; a < r; a++)
-        if (a != axis && ind->dims[a] > x->dims[a])
-            return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "%s: indices dim %d (%lld) exceeds data dim %lld",
-                                  ctx->node->op_type, a, (long long)ind->dims[a], (long long)x->dims[a]);
-    if (ox_cpu_copy_elems(ctx, y, 0, x, 0, ox_tensor_numel(x)) != 0) return -1;
-    int64_t n = ox_tensor_numel(ind);
-    int64_t xs[OX_MAX_RANK], idx[OX_MAX_RANK] = {0};
-    strides_of(x->dims, r, xs);
-    int64_t off = 0, n_axis = x->dims[axis];
-    for (int64_t i = 0; i < n; i++) {
-        int64_t v = 0;
-        if (norm_index(ctx, "indices", i, index_at(ind, i), n_axis, (int)axis, &v) != 0) return -1;
-        if (scatter_write(ctx, y, off + v * xs[axis], up, i, 1, red) != 0) return -1;
-        for (int a = r - 1; a >= 0; a--) {
-            if (a != axis) off += xs[a];
-            if (++idx[a] < ind->dims[a]) break;
-            if (a != axis) off -= idx[a] * xs[a];
-            idx[a] = 0;
-        }
-    }
-    return 0;
-}
-
-static int supports_scatter(const ir_node *node, const ir_type *const *in, int n) {
-    const char *red = ir_attr_string(node, "reduction", "none");
-    if (n >= 1 && in[0] && strcmp(red, "none") != 0 && !reduction_type_ok(in[0]->dtype)) return 0;
-    return 1;
 }
 
 /* ---- ordering of elements (TopK, Unique) ---- */
@@ -522,7 +340,7 @@ static int topk_order(void *arg, int64_t a, int64_t b) {
 
 static int k_topk(ox_kernel_ctx *ctx) {
     const ox_tensor *x = NULL;
-    if (input_tensor(ctx, 0, "X", &x)) return -1;
+    if (ox_cpu_index_input(ctx, 0, "X", &x)) return -1;
     ox_tensor *vals = ctx->outputs[0], *inds = ctx->n_outputs > 1 ? ctx->outputs[1] : NULL;
     int r = x->rank;
     int64_t axis = ir_attr_int(ctx->node, "axis", -1);
@@ -533,7 +351,7 @@ static int k_topk(ox_kernel_ctx *ctx) {
         k = ir_attr_int(ctx->node, "k", 0);
     } else {
         const ox_tensor *kt = NULL;
-        if (input_tensor(ctx, 1, "K", &kt)) return -1;
+        if (ox_cpu_index_input(ctx, 1, "K", &kt)) return -1;
         if (ox_tensor_numel(kt) != 1 || !ox_dtype_is_integer(kt->dtype))
             return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "TopK: K must be a single integer");
         k = ox_get_i64(kt->data, kt->dtype, 0);
@@ -598,7 +416,7 @@ static int is_nonzero(const ox_tensor *x, int64_t i, size_t es) {
 
 static int k_nonzero(ox_kernel_ctx *ctx) {
     const ox_tensor *x = NULL;
-    if (input_tensor(ctx, 0, "X", &x)) return -1;
+    if (ox_cpu_index_input(ctx, 0, "X", &x)) return -1;
     int64_t n = ox_tensor_numel(x), nnz = 0;
     size_t es = ox_dtype_size(x->dtype);
     for (int64_t i = 0; i < n; i++) nnz += is_nonzero(x, i, es);
@@ -625,8 +443,8 @@ static int k_nonzero(ox_kernel_ctx *ctx) {
 
 static int k_onehot(ox_kernel_ctx *ctx) {
     const ox_tensor *ind = NULL, *dep = NULL, *vals = NULL;
-    if (input_tensor(ctx, 0, "indices", &ind) || input_tensor(ctx, 1, "depth", &dep) ||
-        input_tensor(ctx, 2, "values", &vals))
+    if (ox_cpu_index_input(ctx, 0, "indices", &ind) || ox_cpu_index_input(ctx, 1, "depth", &dep) ||
+        ox_cpu_index_input(ctx, 2, "values", &vals))
         return -1;
     ox_tensor *y = ctx->outputs[0];
     if (!y) return 0;
@@ -668,7 +486,7 @@ static int k_onehot(ox_kernel_ctx *ctx) {
 
 static int k_compress(ox_kernel_ctx *ctx) {
     const ox_tensor *x = NULL, *cond = NULL;
-    if (input_tensor(ctx, 0, "input", &x) || input_tensor(ctx, 1, "condition", &cond)) return -1;
+    if (ox_cpu_index_input(ctx, 0, "input", &x) || ox_cpu_index_input(ctx, 1, "condition", &cond)) return -1;
     ox_tensor *y = ctx->outputs[0];
     if (!y) return 0;
     const ir_attr *ax = ir_node_attr(ctx->node, "axis");
@@ -726,7 +544,7 @@ static int first_order(void *arg, int64_t a, int64_t b) {
 
 static int k_unique(ox_kernel_ctx *ctx) {
     const ox_tensor *x = NULL;
-    if (input_tensor(ctx, 0, "X", &x)) return -1;
+    if (ox_cpu_index_input(ctx, 0, "X", &x)) return -1;
     const ir_attr *ax = ir_node_attr(ctx->node, "axis");
     int sorted = (int)ir_attr_int(ctx->node, "sorted", 1);
     int r = x->rank;
@@ -804,7 +622,7 @@ static int k_unique(ox_kernel_ctx *ctx) {
 
 static int k_trilu(ox_kernel_ctx *ctx) {
     const ox_tensor *x = NULL;
-    if (input_tensor(ctx, 0, "input", &x)) return -1;
+    if (ox_cpu_index_input(ctx, 0, "input", &x)) return -1;
     ox_tensor *y = ctx->outputs[0];
     if (!y) return 0;
     int r = x->rank;
@@ -860,7 +678,7 @@ static int k_trilu(ox_kernel_ctx *ctx) {
 
 static int k_reverse_sequence(ox_kernel_ctx *ctx) {
     const ox_tensor *x = NULL, *lens = NULL;
-    if (input_tensor(ctx, 0, "input", &x) || input_tensor(ctx, 1, "sequence_lens", &lens)) return -1;
+    if (ox_cpu_index_input(ctx, 0, "input", &x) || ox_cpu_index_input(ctx, 1, "sequence_lens", &lens)) return -1;
     ox_tensor *y = ctx->outputs[0];
     if (!y) return 0;
     int r = x->rank;
@@ -872,7 +690,7 @@ static int k_reverse_sequence(ox_kernel_ctx *ctx) {
         return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "ReverseSequence: sequence_lens has %lld entries but the batch has %lld",
                               (long long)ox_tensor_numel(lens), (long long)nb);
     int64_t xs[OX_MAX_RANK];
-    strides_of(x->dims, r, xs);
+    ox_cpu_index_strides(x->dims, r, xs);
     int64_t inner = xs[1];
     for (int64_t b = 0; b < nb; b++) {
         int64_t len = ox_get_i64(lens->data, lens->dtype, (size_t)b);
@@ -897,16 +715,17 @@ static const ox_kernel_def KERNELS[] = {
     {"", "Gather", 1, 17, k_gather, supports_gather, NULL, NULL},
     {"", "GatherElements", 11, 17, k_gather_elements, supports_index_int, NULL, NULL},
     {"", "GatherND", 11, 17, k_gather_nd, NULL, NULL, NULL},
-    {"", "ScatterND", 11, 17, k_scatter_nd, supports_scatter, NULL, NULL},
-    {"", "ScatterElements", 11, 17, k_scatter_elements, supports_scatter, NULL, NULL},
-    {"", "Scatter", 9, 10, k_scatter_elements, NULL, NULL, NULL},
-    {"", "TopK", 1, 17, k_topk, supports_topk, NULL, NULL},
+    {"", "ScatterND", 11, 18, ox_cpu_scatter_nd, ox_cpu_supports_scatter, NULL, NULL},
+    {"", "ScatterElements", 11, 18, ox_cpu_scatter_elements, ox_cpu_supports_scatter, NULL, NULL},
+    {"", "Scatter", 9, 10, ox_cpu_scatter_elements, NULL, NULL, NULL},
+    {"", "TensorScatter", 24, 24, ox_cpu_tensor_scatter, NULL, NULL, NULL},
+    {"", "TopK", 1, 24, k_topk, supports_topk, NULL, NULL},
     {"", "NonZero", 9, 17, k_nonzero, NULL, NULL, NULL},
-    {"", "OneHot", 9, 17, k_onehot, NULL, NULL, NULL},
-    {"", "Compress", 9, 17, k_compress, NULL, NULL, NULL},
-    {"", "Unique", 11, 17, k_unique, NULL, NULL, NULL},
+    {"", "OneHot", 9, 28, k_onehot, NULL, NULL, NULL},
+    {"", "Compress", 9, 28, k_compress, NULL, NULL, NULL},
+    {"", "Unique", 11, 28, k_unique, NULL, NULL, NULL},
     {"", "Trilu", 14, 17, k_trilu, NULL, NULL, NULL},
-    {"", "ReverseSequence", 10, 17, k_reverse_sequence, NULL, NULL, NULL},
+    {"", "ReverseSequence", 10, 28, k_reverse_sequence, NULL, NULL, NULL},
 };
 
 const ox_kernel_table ox_cpu_kernels_index = {KERNELS, sizeof KERNELS / sizeof KERNELS[0]};

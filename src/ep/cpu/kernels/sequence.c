@@ -393,11 +393,11 @@ static const ox_kernel_def KERNELS[] = {
     {"", "SequenceInsert", 11, 17, k_sequence_insert, NULL, NULL, NULL},
     {"", "SequenceErase", 11, 17, k_sequence_erase, NULL, NULL, NULL},
     {"", "SequenceLength", 11, 17, k_sequence_length, NULL, NULL, NULL},
-    {"", "SplitToSequence", 11, 17, k_split_to_sequence, NULL, NULL, NULL},
+    {"", "SplitToSequence", 11, 24, k_split_to_sequence, NULL, NULL, NULL},
     {"", "ConcatFromSequence", 11, 17, k_concat_from_sequence, NULL, NULL, NULL},
-    {"", "Optional", 15, 17, k_optional, NULL, NULL, NULL},
-    {"", "OptionalHasElement", 15, 17, k_optional_has_element, NULL, NULL, NULL},
-    {"", "OptionalGetElement", 15, 17, k_optional_get_element, NULL, NULL, NULL},
+    {"", "Optional", 15, 28, k_optional, NULL, NULL, NULL},
+    {"", "OptionalHasElement", 15, 28, k_optional_has_element, NULL, NULL, NULL},
+    {"", "OptionalGetElement", 15, 28, k_optional_get_element, NULL, NULL, NULL},
     {"", "SequenceMap", 17, 17, k_sequence_map, NULL, NULL, NULL},
 };
 

@@ -1,13 +1,16 @@
 /* CPU kernels of the data-movement operators. None of them does
  * arithmetic on elements, so they work on raw bytes with the element size
  * and support every dtype; strings are the exception, since each element
- * is an owned heap pointer that must be duplicated, never shared. */
+ * is an owned heap pointer that must be duplicated, never shared. Pad and
+ * CenterCropPad are in kernels/transform_pad.c, registered here. */
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ep/cpu/kernels/kernel_util.h"
+#include "ep/cpu/kernels/transform_util.h"
 #include "ep/ep.h"
+#include "ops/op.h"
 #include "ops/transform.h"
 
 extern const ox_kernel_table ox_cpu_kernels_transform;
@@ -426,9 +429,9 @@ static int k_constant(ox_kernel_ctx *ctx) {
     return ox_kernel_fail(ctx, ONYX_NOT_IMPLEMENTED, "Constant: only dense values are supported");
 }
 
-/* ---- reading shape-like inputs ---- */
+/* ---- reading shape-like inputs (shared through transform_util.h) ---- */
 
-static int read_ints(ox_kernel_ctx *ctx, int i, const char *what, int64_t *out, int max, int *count) {
+int ox_cpu_transform_read_ints(ox_kernel_ctx *ctx, int i, const char *what, int64_t *out, int max, int *count) {
     const ox_tensor *t = i < ctx->n_inputs ? ctx->inputs[i] : NULL;
     *count = -1;
     if (!t) return 0;
@@ -444,7 +447,7 @@ static int read_ints(ox_kernel_ctx *ctx, int i, const char *what, int64_t *out, 
     return 0;
 }
 
-static int attr_ints(ox_kernel_ctx *ctx, const char *name, int64_t *out, int max, int *count) {
+int ox_cpu_transform_attr_ints(ox_kernel_ctx *ctx, const char *name, int64_t *out, int max, int *count) {
     size_t n = 0;
     const int64_t *v = ir_attr_ints(ctx->node, name, &n);
     *count = -1;
@@ -467,12 +470,15 @@ static int k_slice(ox_kernel_ctx *ctx) {
     int64_t st[OX_MAX_RANK], en[OX_MAX_RANK], ax[OX_MAX_RANK], sp[OX_MAX_RANK];
     int ns, ne, na, np = -1;
     if (ctx->node->opset < 10) {
-        if (attr_ints(ctx, "starts", st, OX_MAX_RANK, &ns) || attr_ints(ctx, "ends", en, OX_MAX_RANK, &ne) ||
-            attr_ints(ctx, "axes", ax, OX_MAX_RANK, &na))
+        if (ox_cpu_transform_attr_ints(ctx, "starts", st, OX_MAX_RANK, &ns) ||
+            ox_cpu_transform_attr_ints(ctx, "ends", en, OX_MAX_RANK, &ne) ||
+            ox_cpu_transform_attr_ints(ctx, "axes", ax, OX_MAX_RANK, &na))
             return -1;
     } else {
-        if (read_ints(ctx, 1, "starts", st, OX_MAX_RANK, &ns) || read_ints(ctx, 2, "ends", en, OX_MAX_RANK, &ne) ||
-            read_ints(ctx, 3, "axes", ax, OX_MAX_RANK, &na) || read_ints(ctx, 4, "steps", sp, OX_MAX_RANK, &np))
+        if (ox_cpu_transform_read_ints(ctx, 1, "starts", st, OX_MAX_RANK, &ns) ||
+            ox_cpu_transform_read_ints(ctx, 2, "ends", en, OX_MAX_RANK, &ne) ||
+            ox_cpu_transform_read_ints(ctx, 3, "axes", ax, OX_MAX_RANK, &na) ||
+            ox_cpu_transform_read_ints(ctx, 4, "steps", sp, OX_MAX_RANK, &np))
             return -1;
     }
     if (ns < 0 || ne != ns || (na >= 0 && na != ns) || (np >= 0 && np != ns) || (na < 0 && ns > r))
@@ -609,125 +615,11 @@ static int k_space_to_depth(ox_kernel_ctx *ctx) {
     if (x->rank != 4 || b <= 0 || x->dims[2] % b != 0 || x->dims[3] % b != 0)
         return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "SpaceToDepth: bad input shape or blocksize");
     const int64_t v[6] = {x->dims[0], x->dims[1], x->dims[2] / b, b, x->dims[3] / b, b};
-    const int perm[6] = {0, 3, 5, 1, 2, 4};
-    return permute(ctx, x, y, v, 6, perm);
-}
-
-/* ---- Pad ---- */
-
-/* Input coordinate that output coordinate i (already shifted by the
- * leading pad) reads, or -1 for the constant. */
-static int64_t pad_map(int64_t i, int64_t d, int mode) {
-    if (i >= 0 && i < d) return i;
-    if (d == 0) return -1;
-    switch (mode) {
-    case 1: { /* reflect, mirrored around the edge elements */
-        if (d == 1) return 0;
-        int64_t period = 2 * (d - 1);
-        int64_t k = i % period;
-        if (k < 0) k += period;
-        return k < d ? k : period - k;
-    }
-    case 2: return i < 0 ? 0 : d - 1; /* edge */
-    case 3: {                         /* wrap */
-        int64_t k = i % d;
-        return k < 0 ? k + d : k;
-    }
-    default: return -1;
-    }
-}
-
-static int k_pad(ox_kernel_ctx *ctx) {
-    if (need_io(ctx) != 0) return -1;
-    const ox_tensor *x = ctx->inputs[0];
-    ox_tensor *y = ctx->outputs[0];
-    if (!y) return 0;
-    int r = x->rank;
-    const char *ms = ir_attr_string(ctx->node, "mode", "constant");
-    int mode = strcmp(ms, "reflect") == 0 ? 1 : strcmp(ms, "edge") == 0 ? 2 : strcmp(ms, "wrap") == 0 ? 3 : 0;
-    int64_t pads[2 * OX_MAX_RANK];
-    int n;
-    if (ctx->node->opset < 11) {
-        if (attr_ints(ctx, ctx->node->opset < 2 ? "paddings" : "pads", pads, 2 * OX_MAX_RANK, &n) != 0) return -1;
-    } else if (read_ints(ctx, 1, "pads", pads, 2 * OX_MAX_RANK, &n) != 0) {
-        return -1;
-    }
-    if (n != 2 * r || y->rank != r)
-        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "Pad: 'pads' must have %d entries", 2 * r);
-    for (int a = 0; a < r; a++)
-        if (y->dims[a] != x->dims[a] + pads[a] + pads[a + r])
-            return ox_kernel_fail(ctx, ONYX_RUNTIME_ERROR, "Pad: output has the wrong shape");
-    int64_t total = ox_tensor_numel(y);
-    if (total == 0) return 0;
-    /* the fill value as one element of the data's type */
-    size_t es = ox_dtype_size(x->dtype);
-    unsigned char cval[16] = {0};
-    const char *cstr = "";
-    const ox_tensor *cv = ctx->node->opset >= 11 && ctx->n_inputs > 2 ? ctx->inputs[2] : NULL;
-    if (cv && ox_tensor_numel(cv) > 0) {
-        if (cv->dtype != x->dtype)
-            return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "Pad: constant_value has type %s but data has %s",
-                                  ox_dtype_name(cv->dtype), ox_dtype_name(x->dtype));
-        if (is_str(x))
-            cstr = ((char *const *)cv->data)[0];
-        else
-            memcpy(cval, cv->data, es);
-    } else if (ctx->node->opset < 11 && !is_str(x)) {
-        ox_set_f64(cval, x->dtype, 0, ir_attr_float(ctx->node, "value", 0.0f));
-    }
-    if (r == 0) return ox_cpu_copy_elems(ctx, y, 0, x, 0, 1);
-    int64_t stride[OX_MAX_RANK];
-    contiguous_strides(x->dims, r, stride);
-    int64_t last = y->dims[r - 1], dl = x->dims[r - 1], pl = pads[r - 1];
-    int64_t *map = malloc((size_t)last * sizeof *map);
-    if (!map) return ox_kernel_fail(ctx, ONYX_OUT_OF_MEMORY, "out of memory");
-    for (int64_t o = 0; o < last; o++) map[o] = pad_map(o - pl, dl, mode);
-    int64_t rows = total / last;
-    int64_t idx[OX_MAX_RANK] = {0};
-    int rc = 0;
-    char *out = y->data;
-    const char *in = x->data;
-    for (int64_t row = 0; row < rows && rc == 0; row++) {
-        /* source row for this combination of outer output coordinates */
-        int64_t src = 0;
-        int fill = 0;
-        for (int a = 0; a < r - 1; a++) {
-            int64_t s = pad_map(idx[a] - pads[a], x->dims[a], mode);
-            if (s < 0) {
-                fill = 1;
-                break;
-            }
-            src += s * stride[a];
-        }
-        int64_t o0 = row * last;
-        if (is_str(y)) {
-            for (int64_t o = 0; o < last && rc == 0; o++) {
-                const char *v = (fill || map[o] < 0) ? cstr : ((char *const *)x->data)[src + map[o]];
-                rc = ox_cpu_str_assign(ctx, (char **)y->data + o0 + o, v);
-            }
-        } else {
-            char *d = out + (size_t)o0 * es;
-            for (int64_t o = 0; o < last;) {
-                if (!fill && map[o] >= 0 && o - pl == map[o]) {
-                    /* the unpadded middle of the row is one block copy */
-                    int64_t e = o;
-                    while (e < last && map[e] == e - pl) e++;
-                    memcpy(d + (size_t)o * es, in + (size_t)(src + map[o]) * es, (size_t)(e - o) * es);
-                    o = e;
-                    continue;
-                }
-                memcpy(d + (size_t)o * es, (fill || map[o] < 0) ? (const char *)cval : in + (size_t)(src + map[o]) * es,
-                       es);
-                o++;
-            }
-        }
-        for (int a = r - 2; a >= 0; a--) {
-            if (++idx[a] < y->dims[a]) break;
-            idx[a] = 0;
-        }
-    }
-    free(map);
-    return rc;
+    /* version 28 adds CRD: the channel stays the outer part of the new depth */
+    int crd = ox_op_since_version(ctx->node->domain, ctx->node->op_type, ctx->node->opset) >= 28 &&
+              strcmp(ir_attr_string(ctx->node, "mode", "DCR"), "CRD") == 0;
+    const int dcr_perm[6] = {0, 3, 5, 1, 2, 4}, crd_perm[6] = {0, 1, 3, 5, 2, 4};
+    return permute(ctx, x, y, v, 6, crd ? crd_perm : dcr_perm);
 }
 
 /* ---- Range ---- */
@@ -750,6 +642,19 @@ static int k_range(ox_kernel_ctx *ctx) {
         for (int64_t i = 0; i < n; i++) ((double *)y->data)[i] = a + (double)i * st;
         break;
     }
+    case ONYX_FLOAT16:
+    case ONYX_BFLOAT16: {
+        /* Range-27: the values are computed in the stash type (float by
+         * default, or double) and rounded once, since adding in 16 bits
+         * loses exactness quickly */
+        double a = ox_get_f64(s->data, s->dtype, 0), st = ox_get_f64(d->data, d->dtype, 0);
+        int dbl = ir_attr_int(ctx->node, "stash_type", ONYX_FLOAT32) == ONYX_FLOAT64;
+        for (int64_t i = 0; i < n; i++) {
+            double v = dbl ? a + (double)i * st : (double)((float)a + (float)i * (float)st);
+            ox_set_f64(y->data, y->dtype, (size_t)i, v);
+        }
+        break;
+    }
     case ONYX_INT16:
     case ONYX_INT32:
     case ONYX_INT64: {
@@ -768,9 +673,10 @@ static int k_range(ox_kernel_ctx *ctx) {
 }
 
 static int supports_range(const ir_node *node, const ir_type *const *in, int n) {
-    (void)node;
     if (n < 1 || !in[0]) return 1;
     ox_dtype t = in[0]->dtype;
+    if ((t == ONYX_FLOAT16 || t == ONYX_BFLOAT16) && ox_op_since_version(node->domain, "Range", node->opset) >= 27)
+        return 1;
     return t == ONYX_UNDEFINED || t == ONYX_FLOAT32 || t == ONYX_FLOAT64 || t == ONYX_INT16 || t == ONYX_INT32 ||
            t == ONYX_INT64;
 }
@@ -828,26 +734,27 @@ static int k_eyelike(ox_kernel_ctx *ctx) {
 /* ---- table ---- */
 
 static const ox_kernel_def KERNELS[] = {
-    {"", "Reshape", 1, 17, k_copy, NULL, NULL, NULL},
-    {"", "Flatten", 1, 17, k_copy, NULL, NULL, NULL},
-    {"", "Squeeze", 1, 17, k_copy, NULL, NULL, NULL},
-    {"", "Unsqueeze", 1, 17, k_copy, NULL, NULL, NULL},
-    {"", "Identity", 1, 17, k_identity, NULL, NULL, NULL},
-    {"", "Transpose", 1, 17, k_transpose, NULL, NULL, NULL},
+    {"", "Reshape", 1, 25, k_copy, NULL, NULL, NULL},
+    {"", "Flatten", 1, 25, k_copy, NULL, NULL, NULL},
+    {"", "Squeeze", 1, 25, k_copy, NULL, NULL, NULL},
+    {"", "Unsqueeze", 1, 25, k_copy, NULL, NULL, NULL},
+    {"", "Identity", 1, 25, k_identity, NULL, NULL, NULL},
+    {"", "Transpose", 1, 25, k_transpose, NULL, NULL, NULL},
     {"", "Concat", 1, 17, k_concat, NULL, NULL, NULL},
-    {"", "Shape", 1, 17, k_shape, NULL, NULL, NULL},
-    {"", "Size", 1, 17, k_size, NULL, NULL, NULL},
-    {"", "Constant", 1, 17, k_constant, NULL, NULL, NULL},
+    {"", "Shape", 1, 25, k_shape, NULL, NULL, NULL},
+    {"", "Size", 1, 25, k_size, NULL, NULL, NULL},
+    {"", "Constant", 1, 25, k_constant, NULL, NULL, NULL},
     {"", "Slice", 1, 17, k_slice, NULL, NULL, NULL},
-    {"", "Split", 1, 17, k_split, NULL, NULL, NULL},
+    {"", "Split", 1, 18, k_split, NULL, NULL, NULL},
     {"", "Expand", 8, 17, k_expand, NULL, NULL, NULL},
     {"", "Tile", 1, 17, k_tile, NULL, NULL, NULL},
-    {"", "Pad", 1, 17, k_pad, NULL, NULL, NULL},
-    {"", "DepthToSpace", 1, 17, k_depth_to_space, NULL, NULL, NULL},
-    {"", "SpaceToDepth", 1, 17, k_space_to_depth, NULL, NULL, NULL},
-    {"", "Range", 11, 17, k_range, supports_range, NULL, NULL},
-    {"", "ConstantOfShape", 9, 17, k_constant_of_shape, NULL, NULL, NULL},
-    {"", "EyeLike", 9, 17, k_eyelike, NULL, NULL, NULL},
+    {"", "Pad", 1, 25, ox_cpu_pad, NULL, NULL, NULL},
+    {"", "CenterCropPad", 18, 18, ox_cpu_center_crop_pad, NULL, NULL, NULL},
+    {"", "DepthToSpace", 1, 28, k_depth_to_space, NULL, NULL, NULL},
+    {"", "SpaceToDepth", 1, 28, k_space_to_depth, NULL, NULL, NULL},
+    {"", "Range", 11, 27, k_range, supports_range, NULL, NULL},
+    {"", "ConstantOfShape", 9, 25, k_constant_of_shape, NULL, NULL, NULL},
+    {"", "EyeLike", 9, 22, k_eyelike, NULL, NULL, NULL},
 };
 
 const ox_kernel_table ox_cpu_kernels_transform = {KERNELS, sizeof KERNELS / sizeof KERNELS[0]};
