@@ -188,12 +188,26 @@ static int infer_matmul_integer(ox_infer_ctx *c) {
 
 /* ---- QLinearMatMul ---- */
 
+/* Scales are float32 up to QLinearMatMul-10; version 21 also allows
+ * float16 and bfloat16, the same type for all three scales. */
 static int check_scale(ox_infer_ctx *c, int i, const char *what) {
     const ir_type *t = ox_infer_in(c, i);
-    if (t->dtype != ONYX_UNDEFINED && t->dtype != ONYX_FLOAT32)
-        return ox_infer_fail(c, ox_infer_bad_code(c), "%s: %s must be float32, got %s",
-                             c->node->op_type, what, ox_dtype_name(t->dtype));
-    return 0;
+    int v21 = ox_op_since_version(c->node->domain, c->node->op_type, c->node->opset) >= 21;
+    if (t->dtype == ONYX_UNDEFINED || t->dtype == ONYX_FLOAT32) return 0;
+    if (v21 && (t->dtype == ONYX_FLOAT16 || t->dtype == ONYX_BFLOAT16)) return 0;
+    return ox_infer_fail(c, ox_infer_bad_code(c), "%s: %s must be %s, got %s", c->node->op_type,
+                         what, v21 ? "float32, float16 or bfloat16" : "float32",
+                         ox_dtype_name(t->dtype));
+}
+
+/* Element types QLinearMatMul-21 allows beyond int8/uint8 (the float8
+ * formats) are not handled yet: name them in the error. */
+static int check_q8_or_fail(ox_infer_ctx *c, int i, const char *what) {
+    ox_dtype t = ox_infer_in_dtype(c, i);
+    if (t == ONYX_UNDEFINED || t == ONYX_INT8 || t == ONYX_UINT8) return 0;
+    return ox_infer_fail(c, ONYX_NOT_IMPLEMENTED,
+                         "QLinearMatMul: %s has element type %s; onyx handles int8 and uint8 only",
+                         what, ox_dtype_name(t));
 }
 
 static int infer_qlinear_matmul(ox_infer_ctx *c) {
@@ -201,11 +215,13 @@ static int infer_qlinear_matmul(ox_infer_ctx *c) {
                                    "b_scale", "b_zero_point", "y_scale", "y_zero_point"};
     for (int i = 0; i < 8; i++)
         if (ox_infer_need_tensor(c, i, names[i])) return -1;
-    if (ox_infer_check_dtype(c, 0, "a", Q8_TYPES, 2) ||
-        ox_infer_check_dtype(c, 3, "b", Q8_TYPES, 2) ||
-        ox_infer_check_dtype(c, 7, "y_zero_point", Q8_TYPES, 2))
+    if (check_q8_or_fail(c, 0, "a") || check_q8_or_fail(c, 3, "b") ||
+        check_q8_or_fail(c, 7, "y_zero_point"))
         return -1;
     if (check_scale(c, 1, "a_scale") || check_scale(c, 4, "b_scale") || check_scale(c, 6, "y_scale"))
+        return -1;
+    if (ox_infer_same_dtype(c, 1, 4, "a_scale", "b_scale") ||
+        ox_infer_same_dtype(c, 1, 6, "a_scale", "y_scale"))
         return -1;
     if (check_zero_point(c, 2, 0, "a_zero_point", rows_of(ox_infer_in(c, 0))) ||
         check_zero_point(c, 5, 3, "b_zero_point", cols_of(ox_infer_in(c, 3))))
@@ -222,7 +238,9 @@ static int infer_qlinear_matmul(ox_infer_ctx *c) {
 static const ox_dtype FLOAT_TYPES[] = {ONYX_FLOAT16, ONYX_FLOAT32, ONYX_FLOAT64, ONYX_BFLOAT16};
 
 static int infer_det(ox_infer_ctx *c) {
-    if (ox_infer_need_tensor(c, 0, "X") || ox_infer_check_dtype(c, 0, "X", FLOAT_TYPES, 3))
+    /* bfloat16 (last in FLOAT_TYPES) joins in Det-22 */
+    int n_types = ox_op_since_version(c->node->domain, "Det", c->node->opset) >= 22 ? 4 : 3;
+    if (ox_infer_need_tensor(c, 0, "X") || ox_infer_check_dtype(c, 0, "X", FLOAT_TYPES, n_types))
         return -1;
     const ir_type *x = ox_infer_in(c, 0);
     if (x->rank < 0) return ox_infer_set_output(c, 0, x->dtype, NULL, -1);
@@ -295,12 +313,14 @@ static int infer_einsum(ox_infer_ctx *c) {
                              OX_MAX_RANK);
     static const ox_dtype ET[] = {ONYX_UINT8, ONYX_UINT16, ONYX_UINT32,  ONYX_UINT64,
                                   ONYX_INT8,  ONYX_INT16,  ONYX_INT32,   ONYX_INT64,
-                                  ONYX_FLOAT16, ONYX_FLOAT32, ONYX_FLOAT64};
+                                  ONYX_FLOAT16, ONYX_FLOAT32, ONYX_FLOAT64, ONYX_BFLOAT16};
+    /* bfloat16 (last in ET) joins in Einsum-28 */
+    int n_types = ox_op_since_version(c->node->domain, "Einsum", c->node->opset) >= 28 ? 12 : 11;
     for (int i = 0; i < n_in; i++) {
         if (ox_infer_need_tensor(c, i, "operand")) return -1;
         if (i && ox_infer_same_dtype(c, 0, i, "operand 0", "another operand")) return -1;
     }
-    if (ox_infer_check_dtype(c, 0, "operand", ET, 11)) return -1;
+    if (ox_infer_check_dtype(c, 0, "operand", ET, n_types)) return -1;
     ox_dtype dt = ox_infer_in(c, 0)->dtype;
 
     const char *end = eq + strlen(eq), *arrow = strstr(eq, "->");
@@ -432,9 +452,9 @@ static const ox_op_schema OPS[] = {
     {"", "Gemm", 1, 17, 2, 3, 1, 1, infer_gemm},
     {"", "MatMul", 1, 17, 2, 2, 1, 1, infer_matmul},
     {"", "MatMulInteger", 10, 17, 2, 4, 1, 1, infer_matmul_integer},
-    {"", "QLinearMatMul", 10, 17, 8, 8, 1, 1, infer_qlinear_matmul},
-    {"", "Det", 11, 17, 1, 1, 1, 1, infer_det},
-    {"", "Einsum", 12, 17, 1, -1, 1, 1, infer_einsum},
+    {"", "QLinearMatMul", 10, 21, 8, 8, 1, 1, infer_qlinear_matmul},
+    {"", "Det", 11, 22, 1, 1, 1, 1, infer_det},
+    {"", "Einsum", 12, 28, 1, -1, 1, 1, infer_einsum},
 };
 
 const ox_op_table ox_ops_linalg = {OPS, sizeof OPS / sizeof OPS[0]};

@@ -479,6 +479,13 @@ static int matmul_integer_compute(ox_kernel_ctx *ctx) {
     return qmm_int32(ctx, &p, A, &za, B, &zb, Y->data);
 }
 
+/* Rounds a float32 value to the precision of scale type t. */
+static float scale_round(ox_dtype t, float v) {
+    if (t == ONYX_FLOAT16) return ox_half_to_float(ox_float_to_half(v));
+    if (t == ONYX_BFLOAT16) return ox_bf16_to_float(ox_float_to_bf16(v));
+    return v;
+}
+
 static int qlinear_matmul_compute(ox_kernel_ctx *ctx) {
     const ox_tensor *A = ox_cpu_input(ctx, 0), *B = ox_cpu_input(ctx, 3),
                     *YZ = ox_cpu_input(ctx, 7);
@@ -488,6 +495,12 @@ static int qlinear_matmul_compute(ox_kernel_ctx *ctx) {
     if (mm_plan_make(ctx, A, B, &p)) return -1;
     if (Y->dtype != YZ->dtype || ox_tensor_numel(Y) != p.nb * p.M * p.N)
         return ox_kernel_fail(ctx, ONYX_RUNTIME_ERROR, "QLinearMatMul: output does not match inputs");
+    const ox_tensor *SA = ox_cpu_input(ctx, 1), *SB = ox_cpu_input(ctx, 4), *SY = ox_cpu_input(ctx, 6);
+    if (!SA || !SB || !SY || SA->dtype != SB->dtype || SA->dtype != SY->dtype ||
+        (SA->dtype != ONYX_FLOAT32 && SA->dtype != ONYX_FLOAT16 && SA->dtype != ONYX_BFLOAT16))
+        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
+                              "QLinearMatMul: a_scale, b_scale and y_scale must share one type of "
+                              "float32, float16 or bfloat16");
     qparam za, zb, sa, sb, sy, zy;
     int64_t ba = batch_count(A), bb = batch_count(B);
     if (qparam_make(ctx, ox_cpu_input(ctx, 2), p.M, ba, "a_zero_point", &za) ||
@@ -507,6 +520,7 @@ static int qlinear_matmul_compute(ox_kernel_ctx *ctx) {
     double lo = Y->dtype == ONYX_UINT8 ? 0 : -128, hi = Y->dtype == ONYX_UINT8 ? 255 : 127;
     double yzp = qparam_at(&zy, 0, 0);
     float ys = (float)qparam_at(&sy, 0, 0);
+    ox_dtype st = sa.t->dtype;
     for (int64_t bi = 0; bi < p.nb; bi++) {
         int64_t ao, bo;
         mm_offsets(&p, bi, &ao, &bo);
@@ -514,8 +528,11 @@ static int qlinear_matmul_compute(ox_kernel_ctx *ctx) {
         int64_t amat = mk > 0 ? ao / mk : 0, bmat = kn > 0 ? bo / kn : 0;
         for (int64_t i = 0; i < p.M; i++)
             for (int64_t x = 0; x < p.N; x++) {
-                /* the multiplier is formed in float32, as the scales are */
-                float mult = (float)qparam_at(&sa, amat, i) * (float)qparam_at(&sb, bmat, x) / ys;
+                /* the multiplier is formed in the scales' own precision
+                 * (float32, or float16/bfloat16 since version 21) */
+                float mult = scale_round(st, (float)qparam_at(&sa, amat, i) *
+                                                 (float)qparam_at(&sb, bmat, x));
+                mult = scale_round(st, mult / ys);
                 int64_t e = (bi * p.M + i) * p.N + x;
                 double v = nearbyint((double)acc[e] * (double)mult) + yzp;
                 v = v < lo ? lo : v > hi ? hi : v;
@@ -917,9 +934,9 @@ static const ox_kernel_def KERNELS[] = {
     {"", "Gemm", 1, 17, gemm_compute, supports_gemm_types, NULL, NULL},
     {"", "MatMul", 1, 17, matmul_compute, supports_gemm_types, NULL, NULL},
     {"", "MatMulInteger", 10, 17, matmul_integer_compute, NULL, NULL, NULL},
-    {"", "QLinearMatMul", 10, 17, qlinear_matmul_compute, NULL, NULL, NULL},
-    {"", "Det", 11, 17, det_compute, NULL, NULL, NULL},
-    {"", "Einsum", 12, 17, einsum_compute, NULL, NULL, NULL},
+    {"", "QLinearMatMul", 10, 21, qlinear_matmul_compute, NULL, NULL, NULL},
+    {"", "Det", 11, 22, det_compute, NULL, NULL, NULL},
+    {"", "Einsum", 12, 28, einsum_compute, NULL, NULL, NULL},
 };
 
 const ox_kernel_table ox_cpu_kernels_linalg = {KERNELS, sizeof KERNELS / sizeof KERNELS[0]};
