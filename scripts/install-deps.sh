@@ -14,7 +14,8 @@ PACKAGES=(
   libonnx-dev                             # /usr/include/onnx/onnx.proto
   libonnx-testdata                        # the 2022 ONNX conformance suite (regression set)
   python3 python3-venv                    # the venv below
-  libpng-dev                              # image input of the OCR example
+  libpng-dev                              # OCR example's input, ImageDecoder's PNG
+  libjpeg62-turbo-dev                     # ImageDecoder's JPEG
   imagemagick fonts-dejavu-core           # renders the OCR example's test images
 )
 
