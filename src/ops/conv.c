@@ -1,5 +1,6 @@
-/* Schemas of the convolution operators: Conv, ConvTranspose and the
- * quantized ConvInteger and QLinearConv. */
+/* Schemas of the convolution operators: Conv, ConvTranspose, the
+ * quantized ConvInteger and QLinearConv, Col2Im, DeformConv and
+ * CausalConvWithState. */
 #include <string.h>
 
 #include "ops/op.h"
@@ -151,7 +152,7 @@ static int infer_conv_shape(ox_infer_ctx *c, ox_dtype out_dtype) {
     return ox_infer_set_output(c, 0, out_dtype, out, r + 2);
 }
 
-static const ox_dtype FLOATS[] = {ONYX_FLOAT16, ONYX_FLOAT32, ONYX_FLOAT64};
+static const ox_dtype FLOATS[] = {ONYX_FLOAT16, ONYX_FLOAT32, ONYX_FLOAT64, ONYX_BFLOAT16};
 static const ox_dtype Q8[] = {ONYX_INT8, ONYX_UINT8};
 
 /* ---- Conv ---- */
@@ -171,7 +172,7 @@ static int check_bias(ox_infer_ctx *c, int bi, int64_t m, const char *what) {
 
 static int infer_conv(ox_infer_ctx *c) {
     if (ox_infer_need_tensor(c, 0, "X") || ox_infer_need_tensor(c, 1, "W")) return -1;
-    if (ox_infer_check_dtype(c, 0, "X", FLOATS, 3) || ox_infer_same_dtype(c, 0, 1, "X", "W"))
+    if (ox_infer_check_dtype(c, 0, "X", FLOATS, 4) || ox_infer_same_dtype(c, 0, 1, "X", "W"))
         return -1;
     if (ox_infer_in(c, 2) && ox_infer_same_dtype(c, 0, 2, "X", "B")) return -1;
     const ir_type *w = ox_infer_in(c, 1);
@@ -262,7 +263,7 @@ static int infer_qlinear_conv(ox_infer_ctx *c) {
 
 static int infer_conv_transpose(ox_infer_ctx *c) {
     if (ox_infer_need_tensor(c, 0, "X") || ox_infer_need_tensor(c, 1, "W")) return -1;
-    if (ox_infer_check_dtype(c, 0, "X", FLOATS, 3) || ox_infer_same_dtype(c, 0, 1, "X", "W"))
+    if (ox_infer_check_dtype(c, 0, "X", FLOATS, 4) || ox_infer_same_dtype(c, 0, 1, "X", "W"))
         return -1;
     if (ox_infer_in(c, 2) && ox_infer_same_dtype(c, 0, 2, "X", "B")) return -1;
     const ir_type *x = ox_infer_in(c, 0), *w = ox_infer_in(c, 1);
@@ -327,11 +328,176 @@ static int infer_conv_transpose(ox_infer_ctx *c) {
     return ox_infer_set_output(c, 0, dt, out, r + 2);
 }
 
+/* ---- Col2Im ---- */
+
+static int infer_col2im(ox_infer_ctx *c) {
+    if (ox_infer_need_tensor(c, 0, "input") || ox_infer_need_tensor(c, 1, "image_shape") ||
+        ox_infer_need_tensor(c, 2, "block_shape"))
+        return -1;
+    const ir_type *x = ox_infer_in(c, 0), *is = ox_infer_in(c, 1), *bs = ox_infer_in(c, 2);
+    for (int i = 1; i <= 2; i++) {
+        const ir_type *t = ox_infer_in(c, i);
+        const char *what = i == 1 ? "image_shape" : "block_shape";
+        if (t->dtype != ONYX_UNDEFINED && t->dtype != ONYX_INT64)
+            return ox_infer_fail(c, ox_infer_bad_code(c), "Col2Im: %s must be int64, got %s", what,
+                                 ox_dtype_name(t->dtype));
+        if (t->rank >= 0 && t->rank != 1)
+            return ox_infer_fail(c, ox_infer_bad_code(c), "Col2Im: %s must be 1-D, got rank %d",
+                                 what, t->rank);
+    }
+    if (x->rank >= 0 && x->rank != 3)
+        return ox_infer_fail(c, ox_infer_bad_code(c),
+                             "Col2Im: input must be 3-D [N, C * prod(block_shape), L], got rank %d",
+                             x->rank);
+    int64_t img[OX_MAX_RANK], blk[OX_MAX_RANK];
+    int ni = 0, nb = 0, ki = 0, kb = 0;
+    if (ox_infer_int_list(c, 1, img, OX_MAX_RANK, &ni, &ki) ||
+        ox_infer_int_list(c, 2, blk, OX_MAX_RANK, &nb, &kb))
+        return -1;
+    int64_t r = ki ? ni : is->rank == 1 ? is->dims[0] : bs->rank == 1 ? bs->dims[0] : -1;
+    if (kb && r >= 0 && nb != r)
+        return ox_infer_fail(c, ox_infer_bad_code(c),
+                             "Col2Im: image_shape has %lld values but block_shape %d", (long long)r, nb);
+    if (r < 0) return ox_infer_set_output(c, 0, x->dtype, NULL, -1);
+    if (r < 1 || r > OX_MAX_RANK - 2)
+        return ox_infer_fail(c, ox_infer_bad_code(c),
+                             "Col2Im: image_shape must have 1 to %d values, got %lld", OX_MAX_RANK - 2,
+                             (long long)r);
+    const int64_t *strides, *dils, *pads;
+    if (ints_attr(c, "strides", (int)r, &strides) || ints_attr(c, "dilations", (int)r, &dils) ||
+        ints_attr(c, "pads", 2 * (int)r, &pads))
+        return -1;
+    int64_t out[OX_MAX_RANK];
+    out[0] = x->rank == 3 ? x->dims[0] : -1;
+    out[1] = -1;
+    int64_t ksz = 1, blocks = 1;
+    for (int i = 0; i < r; i++) {
+        out[i + 2] = ki ? img[i] : -1;
+        if (ki && img[i] < 0)
+            return ox_infer_fail(c, ox_infer_bad_code(c), "Col2Im: image_shape[%d] is negative", i);
+        if (kb && blk[i] < 1)
+            return ox_infer_fail(c, ox_infer_bad_code(c), "Col2Im: block_shape[%d] must be >= 1", i);
+        int64_t s = strides ? strides[i] : 1, d = dils ? dils[i] : 1;
+        int64_t pb = pads ? pads[i] : 0, pe = pads ? pads[i + r] : 0;
+        if (s < 1 || d < 1 || pb < 0 || pe < 0)
+            return ox_infer_fail(c, ONYX_INVALID_MODEL,
+                                 "Col2Im: strides and dilations must be positive, pads not negative");
+        if (ki && kb) {
+            int64_t span = img[i] + pb + pe - ((blk[i] - 1) * d + 1);
+            if (span < 0)
+                return ox_infer_fail(c, ox_infer_bad_code(c),
+                                     "Col2Im: the dilated block does not fit the padded image on axis %d", i);
+            blocks *= span / s + 1;
+        }
+        if (kb) ksz *= blk[i];
+    }
+    if (kb && x->rank == 3 && x->dims[1] >= 0) {
+        if (x->dims[1] % ksz != 0)
+            return ox_infer_fail(c, ox_infer_bad_code(c),
+                                 "Col2Im: input dimension 1 (%lld) is not a multiple of prod(block_shape) = %lld",
+                                 (long long)x->dims[1], (long long)ksz);
+        out[1] = x->dims[1] / ksz;
+    }
+    if (ki && kb && x->rank == 3 && x->dims[2] >= 0 && x->dims[2] != blocks)
+        return ox_infer_fail(c, ox_infer_bad_code(c),
+                             "Col2Im: input has %lld blocks (dimension 2) but the geometry gives %lld",
+                             (long long)x->dims[2], (long long)blocks);
+    return ox_infer_set_output(c, 0, x->dtype, out, (int)r + 2);
+}
+
+/* ---- CausalConvWithState ---- */
+
+static int infer_causal_conv(ox_infer_ctx *c) {
+    static const ox_dtype TYPES[] = {ONYX_FLOAT32, ONYX_FLOAT16, ONYX_BFLOAT16};
+    const char *op = "CausalConvWithState";
+    if (ox_infer_need_tensor(c, 0, "input") || ox_infer_need_tensor(c, 1, "weight") ||
+        ox_infer_check_dtype(c, 0, "input", TYPES, 3) || ox_infer_same_dtype(c, 0, 1, "input", "weight"))
+        return -1;
+    if (ox_infer_in(c, 2) && ox_infer_same_dtype(c, 0, 2, "input", "bias")) return -1;
+    if (ox_infer_in(c, 3) && ox_infer_same_dtype(c, 0, 3, "input", "past_state")) return -1;
+    const char *act = ir_attr_string(c->node, "activation", "none");
+    if (strcmp(act, "none") && strcmp(act, "silu") && strcmp(act, "swish"))
+        return ox_infer_fail(c, ONYX_INVALID_MODEL,
+                             "%s: activation '%s' is not one of 'none', 'silu', 'swish'", op, act);
+    const ir_type *x = ox_infer_in(c, 0), *w = ox_infer_in(c, 1), *p = ox_infer_in(c, 3);
+    if (x->rank >= 0 && x->rank != 3)
+        return ox_infer_fail(c, ox_infer_bad_code(c),
+                             "%s: input must be 3-D (batch, channels, length), got rank %d", op, x->rank);
+    if (w->rank >= 0 && w->rank != 3)
+        return ox_infer_fail(c, ox_infer_bad_code(c),
+                             "%s: weight must be 3-D (channels, 1, k), got rank %d", op, w->rank);
+    int64_t n = x->rank == 3 ? x->dims[0] : -1, ch = x->rank == 3 ? x->dims[1] : -1;
+    int64_t k = w->rank == 3 ? w->dims[2] : -1;
+    if (w->rank == 3) {
+        if (ch >= 0 && w->dims[0] >= 0 && w->dims[0] != ch)
+            return ox_infer_fail(c, ox_infer_bad_code(c),
+                                 "%s: weight has %lld channels but the input %lld", op,
+                                 (long long)w->dims[0], (long long)ch);
+        if (w->dims[1] >= 0 && w->dims[1] != 1)
+            return ox_infer_fail(c, ox_infer_bad_code(c),
+                                 "%s: weight's second dimension must be 1 (depthwise), got %lld", op,
+                                 (long long)w->dims[1]);
+        if (k == 0)
+            return ox_infer_fail(c, ox_infer_bad_code(c), "%s: kernel size k must be >= 1", op);
+        if (ch < 0) ch = w->dims[0];
+    }
+    if (check_bias(c, 2, ch, "bias")) return -1;
+    int64_t sdims[3] = {n, ch, k >= 1 ? k - 1 : -1};
+    if (p && p->rank >= 0) {
+        if (p->rank != 3)
+            return ox_infer_fail(c, ox_infer_bad_code(c), "%s: past_state must be 3-D, got rank %d", op,
+                                 p->rank);
+        for (int i = 0; i < 3; i++) {
+            if (sdims[i] >= 0 && p->dims[i] >= 0 && p->dims[i] != sdims[i])
+                return ox_infer_fail(c, ox_infer_bad_code(c),
+                                     "%s: past_state dimension %d is %lld, expected %lld "
+                                     "(batch, channels, k - 1)",
+                                     op, i, (long long)p->dims[i], (long long)sdims[i]);
+            if (sdims[i] < 0) sdims[i] = p->dims[i];
+        }
+    }
+    ox_dtype dt = x->dtype != ONYX_UNDEFINED ? x->dtype : w->dtype;
+    int64_t ydims[3] = {sdims[0], sdims[1], x->rank == 3 ? x->dims[2] : -1};
+    if (ox_infer_set_output(c, 0, dt, ydims, 3)) return -1;
+    return ox_infer_set_output(c, 1, dt, sdims, 3);
+}
+
+/* ---- DeformConv ---- */
+
+static int infer_deform_conv(ox_infer_ctx *c) {
+    if (ox_infer_need_tensor(c, 0, "X") || ox_infer_need_tensor(c, 1, "W") ||
+        ox_infer_need_tensor(c, 2, "offset"))
+        return -1;
+    /* bfloat16 arrived with DeformConv-22; accepted at 19 too */
+    if (ox_infer_check_dtype(c, 0, "X", FLOATS, 4) || ox_infer_same_dtype(c, 0, 1, "X", "W") ||
+        ox_infer_same_dtype(c, 0, 2, "X", "offset"))
+        return -1;
+    if (ox_infer_in(c, 3) && ox_infer_same_dtype(c, 0, 3, "X", "B")) return -1;
+    if (ox_infer_in(c, 4) && ox_infer_same_dtype(c, 0, 4, "X", "mask")) return -1;
+    int64_t og = ir_attr_int(c->node, "offset_group", 1);
+    const ir_type *x = ox_infer_in(c, 0), *w = ox_infer_in(c, 1), *o = ox_infer_in(c, 2);
+    if (og < 1)
+        return ox_infer_fail(c, ONYX_INVALID_MODEL, "DeformConv: offset_group must be >= 1");
+    if (x->rank >= 0 && x->dims[1] >= 0 && x->dims[1] % og != 0)
+        return ox_infer_fail(c, ox_infer_bad_code(c),
+                             "DeformConv: %lld input channels are not divisible by offset_group %lld",
+                             (long long)x->dims[1], (long long)og);
+    if (o->rank >= 0 && x->rank >= 0 && o->rank != x->rank)
+        return ox_infer_fail(c, ox_infer_bad_code(c), "DeformConv: offset has rank %d but X has rank %d",
+                             o->rank, x->rank);
+    if (check_bias(c, 3, w->rank >= 1 ? w->dims[0] : -1, "bias B")) return -1;
+    ox_dtype dt = x->dtype != ONYX_UNDEFINED ? x->dtype : w->dtype;
+    return infer_conv_shape(c, dt);
+}
+
 static const ox_op_schema OPS[] = {
-    {"", "Conv", 1, 17, 2, 3, 1, 1, infer_conv},
-    {"", "ConvTranspose", 1, 17, 2, 3, 1, 1, infer_conv_transpose},
+    {"", "Conv", 1, 22, 2, 3, 1, 1, infer_conv},
+    {"", "ConvTranspose", 1, 22, 2, 3, 1, 1, infer_conv_transpose},
     {"", "ConvInteger", 10, 17, 2, 4, 1, 1, infer_conv_integer},
     {"", "QLinearConv", 10, 17, 8, 9, 1, 1, infer_qlinear_conv},
+    {"", "Col2Im", 18, 18, 3, 3, 1, 1, infer_col2im},
+    {"", "DeformConv", 19, 22, 3, 5, 1, 1, infer_deform_conv},
+    {"", "CausalConvWithState", 27, 27, 2, 4, 1, 2, infer_causal_conv},
 };
 
 const ox_op_table ox_ops_conv = {OPS, sizeof OPS / sizeof OPS[0]};

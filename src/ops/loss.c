@@ -13,7 +13,9 @@ static int infer_loss(ox_infer_ctx *c) {
     const char *xn = sce ? "scores" : "input", *ln = sce ? "labels" : "target",
                *wn = sce ? "weights" : "weight";
     if (ox_infer_need_tensor(c, 0, xn) || ox_infer_need_tensor(c, 1, ln)) return -1;
-    if (ox_infer_check_float(c, 0, xn, sce && c->node->opset >= 13)) return -1;
+    /* bfloat16: SoftmaxCrossEntropyLoss from 13, NegativeLogLikelihoodLoss from 22 */
+    int bf16 = c->node->opset >= (sce ? 13 : 22);
+    if (ox_infer_check_float(c, 0, xn, bf16)) return -1;
     const ir_type *x = ox_infer_in(c, 0), *l = ox_infer_in(c, 1), *w = ox_infer_in(c, 2);
     if (l->dtype != ONYX_UNDEFINED && l->dtype != ONYX_INT32 && l->dtype != ONYX_INT64)
         return ox_infer_fail(c, ox_infer_bad_code(c), "%s: %s must be int32 or int64, got %s",
@@ -89,9 +91,11 @@ static int infer_dropout(ox_infer_ctx *c) {
     const ir_type *x = ox_infer_in(c, 0);
     if (opset >= 12) {
         const ir_type *r = ox_infer_in(c, 1), *t = ox_infer_in(c, 2);
-        if (r && (r->kind != OX_KIND_TENSOR || !ox_infer_float_ok(r->dtype, 0)))
-            return ox_infer_fail(c, ox_infer_bad_code(c),
-                                 "Dropout: ratio must be a float16, float32 or float64 tensor");
+        /* a bfloat16 ratio arrived with Dropout-22 */
+        if (r && (r->kind != OX_KIND_TENSOR || !ox_infer_float_ok(r->dtype, opset >= 22)))
+            return ox_infer_fail(c, ox_infer_bad_code(c), "Dropout: ratio must be a float16, float32 or "
+                                                          "float64%s tensor",
+                                 opset >= 22 ? " or bfloat16" : "");
         if (t && (t->kind != OX_KIND_TENSOR || (t->dtype != ONYX_BOOL && t->dtype != ONYX_UNDEFINED)))
             return ox_infer_fail(c, ox_infer_bad_code(c),
                                  "Dropout: training_mode must be a bool tensor");
@@ -108,9 +112,9 @@ static int infer_dropout(ox_infer_ctx *c) {
 
 static const ox_op_schema OPS[] = {
     {"", "SoftmaxCrossEntropyLoss", 12, 17, 2, 3, 1, 2, infer_loss},
-    {"", "NegativeLogLikelihoodLoss", 12, 17, 2, 3, 1, 1, infer_loss},
+    {"", "NegativeLogLikelihoodLoss", 12, 22, 2, 3, 1, 1, infer_loss},
     {"", "Dropout", 1, 11, 1, 1, 1, 2, infer_dropout},
-    {"", "Dropout", 12, 17, 1, 3, 1, 2, infer_dropout},
+    {"", "Dropout", 12, 22, 1, 3, 1, 2, infer_dropout},
 };
 
 const ox_op_table ox_ops_loss = {OPS, sizeof OPS / sizeof OPS[0]};

@@ -7,9 +7,9 @@
 
 extern const ox_op_table ox_ops_pool;
 
-static const ox_dtype FLOATS[] = {ONYX_FLOAT16, ONYX_FLOAT32, ONYX_FLOAT64};
-static const ox_dtype MAXPOOL_TYPES[] = {ONYX_FLOAT16, ONYX_FLOAT32, ONYX_FLOAT64, ONYX_INT8,
-                                         ONYX_UINT8};
+static const ox_dtype FLOATS[] = {ONYX_FLOAT16, ONYX_FLOAT32, ONYX_FLOAT64, ONYX_BFLOAT16};
+static const ox_dtype MAXPOOL_TYPES[] = {ONYX_FLOAT16, ONYX_FLOAT32, ONYX_FLOAT64, ONYX_BFLOAT16,
+                                         ONYX_INT8,    ONYX_UINT8};
 
 /* Input 0 must be a tensor with one of the allowed element types. */
 static int check_x(ox_infer_ctx *c, const ox_dtype *allowed, int n) {
@@ -61,16 +61,16 @@ static int infer_maxpool(ox_infer_ctx *c) {
     int64_t so = ir_attr_int(c->node, "storage_order", 0);
     if (so != 0 && so != 1)
         return ox_infer_fail(c, ONYX_INVALID_MODEL, "MaxPool: storage_order must be 0 or 1");
-    /* 8-bit types arrived in opset 12 */
-    return infer_window_pool(c, MAXPOOL_TYPES, c->node->opset >= 12 ? 5 : 3, 1);
+    /* 8-bit types arrived in opset 12 (bfloat16 with 22: accepted throughout) */
+    return infer_window_pool(c, MAXPOOL_TYPES, c->node->opset >= 12 ? 6 : 4, 1);
 }
 
-static int infer_avgpool(ox_infer_ctx *c) { return infer_window_pool(c, FLOATS, 3, 1); }
+static int infer_avgpool(ox_infer_ctx *c) { return infer_window_pool(c, FLOATS, 4, 1); }
 
-static int infer_lppool(ox_infer_ctx *c) { return infer_window_pool(c, FLOATS, 3, 1); }
+static int infer_lppool(ox_infer_ctx *c) { return infer_window_pool(c, FLOATS, 4, 1); }
 
 static int infer_global_pool(ox_infer_ctx *c) {
-    if (check_x(c, FLOATS, 3)) return -1;
+    if (check_x(c, FLOATS, 4)) return -1;
     const ir_type *x = ox_infer_in(c, 0);
     if (x->rank < 0) return ox_infer_set_output(c, 0, x->dtype, NULL, -1);
     if (x->rank < 2)
@@ -87,7 +87,7 @@ static int infer_global_pool(ox_infer_ctx *c) {
 /* ---- MaxUnpool ---- */
 
 static int infer_maxunpool(ox_infer_ctx *c) {
-    if (check_x(c, FLOATS, 3)) return -1;
+    if (check_x(c, FLOATS, 4)) return -1;
     const ir_type *x = ox_infer_in(c, 0), *ind = ox_infer_in(c, 1);
     if (!ind) return ox_infer_fail(c, ONYX_INVALID_MODEL, "MaxUnpool: input I is required");
     if (ind->dtype != ONYX_UNDEFINED && ind->dtype != ONYX_INT64)
@@ -154,13 +154,13 @@ static int infer_maxunpool(ox_infer_ctx *c) {
 }
 
 static const ox_op_schema OPS[] = {
-    {"", "MaxPool", 1, 17, 1, 1, 1, 2, infer_maxpool},
-    {"", "AveragePool", 1, 17, 1, 1, 1, 1, infer_avgpool},
-    {"", "LpPool", 1, 17, 1, 1, 1, 1, infer_lppool},
-    {"", "GlobalAveragePool", 1, 17, 1, 1, 1, 1, infer_global_pool},
-    {"", "GlobalMaxPool", 1, 17, 1, 1, 1, 1, infer_global_pool},
-    {"", "GlobalLpPool", 1, 17, 1, 1, 1, 1, infer_global_pool},
-    {"", "MaxUnpool", 9, 17, 2, 3, 1, 1, infer_maxunpool},
+    {"", "MaxPool", 1, 22, 1, 1, 1, 2, infer_maxpool},
+    {"", "AveragePool", 1, 22, 1, 1, 1, 1, infer_avgpool},
+    {"", "LpPool", 1, 22, 1, 1, 1, 1, infer_lppool},
+    {"", "GlobalAveragePool", 1, 22, 1, 1, 1, 1, infer_global_pool},
+    {"", "GlobalMaxPool", 1, 22, 1, 1, 1, 1, infer_global_pool},
+    {"", "GlobalLpPool", 1, 22, 1, 1, 1, 1, infer_global_pool},
+    {"", "MaxUnpool", 9, 22, 2, 3, 1, 1, infer_maxunpool},
 };
 
 const ox_op_table ox_ops_pool = {OPS, sizeof OPS / sizeof OPS[0]};

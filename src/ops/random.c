@@ -7,8 +7,10 @@
 
 extern const ox_op_table ox_ops_random;
 
+/* bfloat16 is listed from version 22 on; older models never carry it, so
+ * it is accepted at every version. */
 static int is_real_float(ox_dtype t) {
-    return t == ONYX_FLOAT16 || t == ONYX_FLOAT32 || t == ONYX_FLOAT64;
+    return t == ONYX_FLOAT16 || t == ONYX_FLOAT32 || t == ONYX_FLOAT64 || t == ONYX_BFLOAT16;
 }
 
 static int dtype_name_ok(int64_t v) { return v >= 0 && v <= 0x7fffffff && ox_dtype_valid((int)v); }
@@ -31,7 +33,7 @@ static int read_dtype(ox_infer_ctx *c, ox_dtype dflt, ox_dtype *out) {
 static int require_float_out(ox_infer_ctx *c, ox_dtype t) {
     if (!is_real_float(t))
         return ox_infer_fail(c, ONYX_INVALID_MODEL,
-                             "%s: output dtype must be float16, float32 or float64, got %s",
+                             "%s: output dtype must be float16, float32, float64 or bfloat16, got %s",
                              c->node->op_type, ox_dtype_name(t));
     return 0;
 }
@@ -94,7 +96,7 @@ static int infer_bernoulli(ox_infer_ctx *c) {
         return ox_infer_fail(c, ox_infer_bad_code(c), "Bernoulli: input must be a tensor");
     if (x->dtype != ONYX_UNDEFINED && !is_real_float(x->dtype))
         return ox_infer_fail(c, ox_infer_bad_code(c),
-                             "Bernoulli: probabilities must be float16, float32 or float64, got %s",
+                             "Bernoulli: probabilities must be float16, float32, float64 or bfloat16, got %s",
                              ox_dtype_name(x->dtype));
     ox_dtype dt = ONYX_UNDEFINED;
     if (read_dtype(c, x->dtype, &dt) != 0) return -1;
@@ -113,7 +115,7 @@ static int infer_multinomial(ox_infer_ctx *c) {
         return ox_infer_fail(c, ox_infer_bad_code(c), "Multinomial: input must be a tensor");
     if (x->dtype != ONYX_UNDEFINED && !is_real_float(x->dtype))
         return ox_infer_fail(c, ox_infer_bad_code(c),
-                             "Multinomial: input must be float16, float32 or float64, got %s",
+                             "Multinomial: input must be float16, float32, float64 or bfloat16, got %s",
                              ox_dtype_name(x->dtype));
     ox_dtype dt = ONYX_UNDEFINED;
     if (read_dtype(c, ONYX_INT32, &dt) != 0) return -1;
@@ -133,12 +135,12 @@ static int infer_multinomial(ox_infer_ctx *c) {
 }
 
 static const ox_op_schema OPS[] = {
-    {"", "RandomNormal", 1, 17, 0, 0, 1, 1, infer_random_fixed},
-    {"", "RandomUniform", 1, 17, 0, 0, 1, 1, infer_random_fixed},
-    {"", "RandomNormalLike", 1, 17, 1, 1, 1, 1, infer_random_like},
-    {"", "RandomUniformLike", 1, 17, 1, 1, 1, 1, infer_random_like},
-    {"", "Bernoulli", 15, 17, 1, 1, 1, 1, infer_bernoulli},
-    {"", "Multinomial", 7, 17, 1, 1, 1, 1, infer_multinomial},
+    {"", "RandomNormal", 1, 22, 0, 0, 1, 1, infer_random_fixed},
+    {"", "RandomUniform", 1, 22, 0, 0, 1, 1, infer_random_fixed},
+    {"", "RandomNormalLike", 1, 22, 1, 1, 1, 1, infer_random_like},
+    {"", "RandomUniformLike", 1, 22, 1, 1, 1, 1, infer_random_like},
+    {"", "Bernoulli", 15, 22, 1, 1, 1, 1, infer_bernoulli},
+    {"", "Multinomial", 7, 22, 1, 1, 1, 1, infer_multinomial},
 };
 
 const ox_op_table ox_ops_random = {OPS, sizeof OPS / sizeof OPS[0]};

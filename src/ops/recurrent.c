@@ -214,9 +214,9 @@ static int infer_rnn(ox_infer_ctx *c) {
 }
 
 static const ox_op_schema OPS[] = {
-    {"", "RNN", 7, 17, 3, 6, 0, 2, infer_rnn},
-    {"", "GRU", 7, 17, 3, 6, 0, 2, infer_rnn},
-    {"", "LSTM", 7, 17, 3, 8, 0, 3, infer_rnn},
+    {"", "RNN", 7, 22, 3, 6, 0, 2, infer_rnn},
+    {"", "GRU", 7, 22, 3, 6, 0, 2, infer_rnn},
+    {"", "LSTM", 7, 22, 3, 8, 0, 3, infer_rnn},
 };
 
 const ox_op_table ox_ops_recurrent = {OPS, sizeof OPS / sizeof OPS[0]};

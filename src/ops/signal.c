@@ -1,4 +1,4 @@
-/* Schemas of the signal-processing operators of opset 17: DFT, STFT,
+/* Schemas of the signal-processing operators: DFT (17 and 20), STFT,
  * the Hann, Hamming and Blackman windows, and MelWeightMatrix. */
 #include <stdint.h>
 
@@ -79,36 +79,55 @@ static int infer_dft(ox_infer_ctx *c) {
     const ir_type *x = ox_infer_in(c, 0);
     int64_t onesided, inverse;
     if (check_flag(c, "onesided", 0, &onesided) || check_flag(c, "inverse", 0, &inverse)) return -1;
+    /* onesided inverse is IRFFT: a real output, 2 * (bins - 1) long by default */
+    int irfft = onesided && inverse;
     int64_t len = 0;
     int len_known = 0;
     if (scalar_int(c, 1, "dft_length", &len, &len_known) != 0) return -1;
     if (len_known && len <= 0)
         return ox_infer_fail(c, ox_infer_bad_code(c), "DFT: dft_length must be positive, got %lld",
                              (long long)len);
+    /* DFT-20 reads the axis from input 2 (default -2) and has no batch axis */
+    int v20 = ox_op_since_version(c->node->domain, c->node->op_type, c->node->opset) >= 20;
+    int64_t axis = v20 ? -2 : ir_attr_int(c->node, "axis", 1);
+    int axis_known = 1;
+    if (v20 && ox_infer_in(c, 2) && scalar_int(c, 2, "axis", &axis, &axis_known) != 0) return -1;
     if (x->rank < 0) return ox_infer_set_output(c, 0, x->dtype, NULL, -1);
-    int r = x->rank;
-    if (r < 3)
-        return ox_infer_fail(
-            c, ox_infer_bad_code(c),
-            "DFT: input must have rank >= 3 ([batch, signal dims..., 1 or 2]), got rank %d", r);
+    int r = x->rank, min_rank = v20 ? 2 : 3;
+    if (r < min_rank)
+        return ox_infer_fail(c, ox_infer_bad_code(c),
+                             "DFT: input must have rank >= %d (%ssignal dims..., 1 or 2), got rank %d",
+                             min_rank, v20 ? "" : "batch, ", r);
     int64_t last = x->dims[r - 1];
     if (last >= 0 && last != 1 && last != 2)
         return ox_infer_fail(
             c, ox_infer_bad_code(c),
             "DFT: the last input dimension must be 1 (real) or 2 (complex), got %lld",
             (long long)last);
-    int64_t axis = ir_attr_int(c->node, "axis", 1);
-    if (axis < 0) axis += r;
-    if (axis < 0 || axis > r - 2)
-        return ox_infer_fail(c, ONYX_INVALID_MODEL,
-                             "DFT: axis %lld is out of range for rank %d (the last dimension holds "
-                             "the real and imaginary parts)",
-                             (long long)ir_attr_int(c->node, "axis", 1), r);
     int64_t dims[OX_MAX_RANK];
     for (int k = 0; k < r; k++) dims[k] = x->dims[k];
-    int64_t n = ox_infer_in(c, 1) ? (len_known ? len : -1) : x->dims[axis];
-    dims[axis] = n < 0 ? -1 : (onesided ? n / 2 + 1 : n);
-    dims[r - 1] = 2;
+    dims[r - 1] = irfft ? 1 : 2;
+    if (!axis_known) {
+        /* any signal axis may be the transformed one */
+        for (int k = 0; k < r - 1; k++) dims[k] = -1;
+        return ox_infer_set_output(c, 0, x->dtype, dims, r);
+    }
+    long long given = (long long)axis;
+    if (axis < 0) axis += r;
+    if (axis < 0 || axis > r - 2)
+        return ox_infer_fail(c, ox_infer_bad_code(c),
+                             "DFT: axis %lld is out of range for rank %d (the last dimension holds "
+                             "the real and imaginary parts)",
+                             given, r);
+    int64_t in = x->dims[axis];
+    int64_t n = ox_infer_in(c, 1) ? (len_known ? len : -1)
+                : in < 0      ? -1
+                : irfft       ? 2 * (in - 1)
+                              : in;
+    if (irfft && n == 0 && !ox_infer_in(c, 1))
+        return ox_infer_fail(c, ox_infer_bad_code(c),
+                             "DFT: an inverse one-sided transform of 1 bin needs dft_length");
+    dims[axis] = n < 0 ? -1 : (onesided && !inverse ? n / 2 + 1 : n);
     return ox_infer_set_output(c, 0, x->dtype, dims, r);
 }
 
@@ -249,7 +268,7 @@ static int infer_mel(ox_infer_ctx *c) {
 }
 
 static const ox_op_schema OPS[] = {
-    {"", "DFT", 17, 17, 1, 2, 1, 1, infer_dft},
+    {"", "DFT", 17, 20, 1, 3, 1, 1, infer_dft},
     {"", "STFT", 17, 17, 2, 4, 1, 1, infer_stft},
     {"", "HannWindow", 17, 17, 1, 1, 1, 1, infer_window},
     {"", "HammingWindow", 17, 17, 1, 1, 1, 1, infer_window},

@@ -118,7 +118,7 @@ static Onnx__TensorProto *tensor(mb_model *m, const char *name, int dtype, const
     t->data_type = dtype;
     t->n_dims = (size_t)rank;
     t->dims = alloc(m, (size_t)rank * sizeof(int64_t));
-    memcpy(t->dims, dims, (size_t)rank * sizeof(int64_t));
+    if (rank > 0) memcpy(t->dims, dims, (size_t)rank * sizeof(int64_t)); /* dims may be NULL */
     m->inits[m->graph.n_initializer++] = t;
     return t;
 }

@@ -1,4 +1,5 @@
-/* CPU kernels of Conv, ConvTranspose, ConvInteger and QLinearConv.
+/* CPU kernels of Conv, ConvTranspose, ConvInteger, QLinearConv and Col2Im
+ * (DeformConv and CausalConvWithState live in their own files).
  *
  * Forward convolution lowers each (image, group) to a GEMM: the weights
  * (Mg x Cg*kernel) times an im2col matrix (Cg*kernel x output positions)
@@ -12,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ep/cpu/kernels/conv_extra.h"
 #include "ep/cpu/kernels/gemm.h"
 #include "ep/cpu/kernels/kernel_util.h"
 #include "ep/ep.h"
@@ -524,7 +526,7 @@ static int try_depthwise(ox_kernel_ctx *ctx, const conv_geom *g, const float *x,
 }
 
 /* ================================================================ */
-/* float16 support: float32 copies in and out */
+/* float16 and bfloat16 support: float32 copies in and out */
 
 static int run_half(ox_kernel_ctx *ctx, const conv_geom *g, int transpose) {
     const ox_tensor *X = ox_cpu_input(ctx, 0), *W = ox_cpu_input(ctx, 1), *B = ox_cpu_input(ctx, 2);
@@ -571,6 +573,7 @@ static int conv_like(ox_kernel_ctx *ctx, int transpose) {
         return transpose ? convt_core_f64(ctx, &g, X->data, W->data, B ? B->data : NULL, Y->data)
                          : conv_core_f64(ctx, &g, X->data, W->data, B ? B->data : NULL, Y->data);
     case ONYX_FLOAT16:
+    case ONYX_BFLOAT16:
         return run_half(ctx, &g, transpose);
     default:
         return ox_kernel_fail(ctx, ONYX_NOT_IMPLEMENTED, "%s: element type %s is not supported",
@@ -696,11 +699,119 @@ static int qlinear_conv_compute(ox_kernel_ctx *ctx) {
     return 0;
 }
 
+/* ================================================================ */
+/* Col2Im: the scatter half of a transposed convolution on its own. The
+ * input's columns are the blocks (sliding-window positions over the
+ * padded image) and its rows the (channel, kernel offset) pairs, so the
+ * transposed convolution's col2im runs with the block grid as its
+ * "input" and the image as its "output". */
+
+static int col2im_compute(ox_kernel_ctx *ctx) {
+    const ox_tensor *X = ox_cpu_input(ctx, 0), *IS = ox_cpu_input(ctx, 1), *BS = ox_cpu_input(ctx, 2);
+    ox_tensor *Y = ctx->outputs[0];
+    if (!X || !IS || !BS)
+        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
+                              "Col2Im: inputs input, image_shape and block_shape are required");
+    int64_t r64 = ox_tensor_numel(IS);
+    if (X->rank != 3 || IS->rank != 1 || BS->rank != 1 || ox_tensor_numel(BS) != r64 || r64 < 1 ||
+        r64 > OX_MAX_RANK - 2 || !ox_dtype_is_integer(IS->dtype) || !ox_dtype_is_integer(BS->dtype))
+        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
+                              "Col2Im: expected a 3-D input and 1-D integer image_shape and block_shape "
+                              "of one equal length (1 to %d)",
+                              OX_MAX_RANK - 2);
+    int r = (int)r64;
+    const int64_t *strides, *dils, *pads;
+    if (ox_cpu_attr_ints(ctx, "strides", r, &strides) || ox_cpu_attr_ints(ctx, "dilations", r, &dils) ||
+        ox_cpu_attr_ints(ctx, "pads", 2 * r, &pads))
+        return -1;
+    conv_geom g;
+    memset(&g, 0, sizeof g);
+    g.r = r;
+    g.N = X->dims[0];
+    g.G = 1;
+    g.in_sz = g.out_sz = g.k_sz = 1;
+    for (int i = 0; i < r; i++) {
+        int64_t img = ox_get_i64(IS->data, IS->dtype, (size_t)i);
+        int64_t k = ox_get_i64(BS->data, BS->dtype, (size_t)i);
+        int64_t s = strides ? strides[i] : 1, d = dils ? dils[i] : 1;
+        int64_t pb = pads ? pads[i] : 0, pe = pads ? pads[i + r] : 0;
+        if (img < 0 || k < 1 || s < 1 || d < 1 || pb < 0 || pe < 0)
+            return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
+                                  "Col2Im: invalid geometry on spatial axis %d (image %lld, block %lld, "
+                                  "stride %lld, dilation %lld, pads %lld/%lld)",
+                                  i, (long long)img, (long long)k, (long long)s, (long long)d,
+                                  (long long)pb, (long long)pe);
+        int64_t span = img + pb + pe - ((k - 1) * d + 1);
+        if (span < 0)
+            return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
+                                  "Col2Im: the dilated block does not fit the padded image on axis %d", i);
+        g.in[i] = span / s + 1; /* blocks along this axis */
+        g.out[i] = img;
+        g.k[i] = k;
+        g.stride[i] = s;
+        g.dil[i] = d;
+        g.pb[i] = pb;
+        g.in_sz *= g.in[i];
+        g.out_sz *= img;
+        g.k_sz *= k;
+    }
+    if (g.k_sz == 0 || X->dims[1] % g.k_sz != 0 || X->dims[2] != g.in_sz)
+        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
+                              "Col2Im: input has shape [%lld, %lld, %lld]; expected C * %lld rows and "
+                              "%lld blocks",
+                              (long long)X->dims[0], (long long)X->dims[1], (long long)X->dims[2],
+                              (long long)g.k_sz, (long long)g.in_sz);
+    g.C = g.M = g.Cg = g.Mg = X->dims[1] / g.k_sz;
+    if (Y->rank != r + 2 || Y->dims[0] != g.N || Y->dims[1] != g.C || Y->dtype != X->dtype ||
+        !ox_shape_equal(Y->dims + 2, r, g.out, r))
+        return ox_kernel_fail(ctx, ONYX_RUNTIME_ERROR, "Col2Im: output shape does not match inputs");
+    int64_t ny = ox_tensor_numel(Y);
+    win_map m;
+    win_map_init(&m, &g, 0);
+    int64_t per_in = g.C * g.k_sz * g.in_sz, per_out = g.C * g.out_sz;
+    switch (X->dtype) {
+    case ONYX_FLOAT32:
+    case ONYX_FLOAT64: {
+        memset(Y->data, 0, Y->nbytes);
+        for (int64_t n = 0; n < g.N && g.in_sz > 0; n++) {
+            if (X->dtype == ONYX_FLOAT32)
+                col2im_f32(&g, &m, (const float *)X->data + n * per_in, 0, g.in_sz,
+                           (float *)Y->data + n * per_out);
+            else
+                col2im_f64(&g, &m, (const double *)X->data + n * per_in, 0, g.in_sz,
+                           (double *)Y->data + n * per_out);
+        }
+        return 0;
+    }
+    case ONYX_FLOAT16:
+    case ONYX_BFLOAT16: {
+        float *x = ox_cpu_to_f32(X), *y = calloc((size_t)(ny > 0 ? ny : 1), sizeof(float));
+        if (!x || !y) {
+            free(x);
+            free(y);
+            return ox_cpu_oom(ctx);
+        }
+        for (int64_t n = 0; n < g.N && g.in_sz > 0; n++)
+            col2im_f32(&g, &m, x + n * per_in, 0, g.in_sz, y + n * per_out);
+        ox_cpu_from_f32(Y, y);
+        free(x);
+        free(y);
+        return 0;
+    }
+    default:
+        return ox_kernel_fail(ctx, ONYX_NOT_IMPLEMENTED, "Col2Im: element type %s is not supported",
+                              ox_dtype_name(X->dtype));
+    }
+}
+
 static const ox_kernel_def KERNELS[] = {
-    {"", "Conv", 1, 17, conv_compute, ox_cpu_supports_float_no_bf16, NULL, NULL},
-    {"", "ConvTranspose", 1, 17, conv_transpose_compute, ox_cpu_supports_float_no_bf16, NULL, NULL},
+    {"", "Conv", 1, 22, conv_compute, ox_cpu_supports_float, NULL, NULL},
+    {"", "ConvTranspose", 1, 22, conv_transpose_compute, ox_cpu_supports_float, NULL, NULL},
     {"", "ConvInteger", 10, 17, conv_integer_compute, NULL, NULL, NULL},
     {"", "QLinearConv", 10, 17, qlinear_conv_compute, NULL, NULL, NULL},
+    {"", "Col2Im", 18, 18, col2im_compute, ox_cpu_supports_float, NULL, NULL},
+    {"", "DeformConv", 19, 22, ox_cpu_deform_conv_compute, ox_cpu_supports_float, NULL, NULL},
+    {"", "CausalConvWithState", 27, 27, ox_cpu_causal_conv_compute, ox_cpu_supports_float, NULL, NULL},
 };
 
 const ox_kernel_table ox_cpu_kernels_conv = {KERNELS, sizeof KERNELS / sizeof KERNELS[0]};

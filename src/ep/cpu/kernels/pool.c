@@ -378,8 +378,8 @@ static int run_rows(ox_kernel_ctx *ctx, pool_job *pj, ox_dtype dt) {
     return 0;
 }
 
-/* float32 copies of a float16 X and room for ny float32 results; fails
- * with nothing left allocated when out of memory. */
+/* float32 copies of a float16 or bfloat16 X and room for ny float32
+ * results; fails with nothing left allocated when out of memory. */
 static int half_buffers(ox_kernel_ctx *ctx, const ox_tensor *X, int64_t ny, float **x, float **y) {
     *x = ox_cpu_to_f32(X);
     *y = malloc(sizeof(float) * (size_t)ny);
@@ -418,7 +418,8 @@ static int window_pool(ox_kernel_ctx *ctx, int kind) {
             return 0;
         }
         return run_rows(ctx, &j, X->dtype);
-    case ONYX_FLOAT16: {
+    case ONYX_FLOAT16:
+    case ONYX_BFLOAT16: {
         float *x, *y;
         if (half_buffers(ctx, X, ox_tensor_numel(Y), &x, &y) != 0) return -1;
         j.x = x;
@@ -506,7 +507,8 @@ static int global_pool(ox_kernel_ctx *ctx, int kind) {
     case ONYX_FLOAT64:
         ox_parallel_for(ctx->pool, planes, grain, global_range_f64, &j);
         return 0;
-    case ONYX_FLOAT16: {
+    case ONYX_FLOAT16:
+    case ONYX_BFLOAT16: {
         float *x, *y;
         if (half_buffers(ctx, X, planes, &x, &y) != 0) return -1;
         j.x = x;
@@ -586,17 +588,17 @@ static int maxunpool_compute(ox_kernel_ctx *ctx) {
 static int supports_maxpool(const ir_node *node, const ir_type *const *inputs, int n_inputs) {
     if (n_inputs >= 1 && inputs[0] && (inputs[0]->dtype == ONYX_INT8 || inputs[0]->dtype == ONYX_UINT8))
         return 1;
-    return ox_cpu_supports_float_no_bf16(node, inputs, n_inputs);
+    return ox_cpu_supports_float(node, inputs, n_inputs);
 }
 
 static const ox_kernel_def KERNELS[] = {
-    {"", "MaxPool", 1, 17, maxpool_compute, supports_maxpool, NULL, NULL},
-    {"", "AveragePool", 1, 17, avgpool_compute, ox_cpu_supports_float_no_bf16, NULL, NULL},
-    {"", "LpPool", 1, 17, lppool_compute, ox_cpu_supports_float_no_bf16, NULL, NULL},
-    {"", "GlobalAveragePool", 1, 17, global_avg_compute, ox_cpu_supports_float_no_bf16, NULL, NULL},
-    {"", "GlobalMaxPool", 1, 17, global_max_compute, ox_cpu_supports_float_no_bf16, NULL, NULL},
-    {"", "GlobalLpPool", 1, 17, global_lp_compute, ox_cpu_supports_float_no_bf16, NULL, NULL},
-    {"", "MaxUnpool", 9, 17, maxunpool_compute, ox_cpu_supports_float_no_bf16, NULL, NULL},
+    {"", "MaxPool", 1, 22, maxpool_compute, supports_maxpool, NULL, NULL},
+    {"", "AveragePool", 1, 22, avgpool_compute, ox_cpu_supports_float, NULL, NULL},
+    {"", "LpPool", 1, 22, lppool_compute, ox_cpu_supports_float, NULL, NULL},
+    {"", "GlobalAveragePool", 1, 22, global_avg_compute, ox_cpu_supports_float, NULL, NULL},
+    {"", "GlobalMaxPool", 1, 22, global_max_compute, ox_cpu_supports_float, NULL, NULL},
+    {"", "GlobalLpPool", 1, 22, global_lp_compute, ox_cpu_supports_float, NULL, NULL},
+    {"", "MaxUnpool", 9, 22, maxunpool_compute, ox_cpu_supports_float, NULL, NULL},
 };
 
 const ox_kernel_table ox_cpu_kernels_pool = {KERNELS, sizeof KERNELS / sizeof KERNELS[0]};

@@ -118,14 +118,15 @@ static void put(void *data, ox_dtype t, size_t i, double v) {
 }
 
 static int out_float_ok(const ox_tensor *y) {
-    return y->dtype == ONYX_FLOAT16 || y->dtype == ONYX_FLOAT32 || y->dtype == ONYX_FLOAT64;
+    return y->dtype == ONYX_FLOAT16 || y->dtype == ONYX_FLOAT32 || y->dtype == ONYX_FLOAT64 ||
+           y->dtype == ONYX_BFLOAT16;
 }
 
 static ox_tensor *the_output(ox_kernel_ctx *ctx) { return ctx->n_outputs > 0 ? ctx->outputs[0] : NULL; }
 
 static int check_float_out(ox_kernel_ctx *ctx, const ox_tensor *y) {
     if (!out_float_ok(y))
-        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "%s: output dtype %s is not float16/32/64",
+        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "%s: output dtype %s is not float16/32/64 or bfloat16",
                               ctx->node->op_type, ox_dtype_name(y->dtype));
     return 0;
 }
@@ -178,12 +179,16 @@ static int k_uniform(ox_kernel_ctx *ctx) {
         }
         return 0;
     }
-    if (y->dtype == ONYX_FLOAT16) {
+    if (y->dtype == ONYX_FLOAT16 || y->dtype == ONYX_BFLOAT16) {
+        int bf = y->dtype == ONYX_BFLOAT16;
         uint16_t *o = y->data;
         for (size_t i = 0; i < n; i++) {
-            uint16_t hb = ox_float_to_half((float)(low + span * rng_unit(&g)));
-            /* Same for half: step one ulp towards low when rounding hit high. */
-            if (ox_half_to_float(hb) >= high && high > low) hb = (hb & 0x8000) ? hb + 1 : hb ? hb - 1 : 0x8001;
+            float v = (float)(low + span * rng_unit(&g));
+            uint16_t hb = bf ? ox_float_to_bf16(v) : ox_float_to_half(v);
+            float back = bf ? ox_bf16_to_float(hb) : ox_half_to_float(hb);
+            /* Same for the 16-bit types (sign-magnitude bit patterns): step
+             * one ulp towards low when rounding hit high. */
+            if (back >= high && high > low) hb = (hb & 0x8000) ? hb + 1 : hb ? hb - 1 : 0x8001;
             o[i] = hb;
         }
         return 0;
@@ -208,8 +213,10 @@ static int k_bernoulli(ox_kernel_ctx *ctx) {
     ox_tensor *y = the_output(ctx);
     if (!x) return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "Bernoulli: input is required");
     if (!y) return 0;
-    if (x->kind != OX_KIND_TENSOR || !ox_dtype_is_float(x->dtype) || x->dtype == ONYX_BFLOAT16)
-        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "Bernoulli: input must be a float16/32/64 tensor");
+    if (x->kind != OX_KIND_TENSOR || !(x->dtype == ONYX_FLOAT16 || x->dtype == ONYX_FLOAT32 ||
+                                       x->dtype == ONYX_FLOAT64 || x->dtype == ONYX_BFLOAT16))
+        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
+                              "Bernoulli: input must be a float16/32/64 or bfloat16 tensor");
     size_t n = (size_t)ox_tensor_numel(x);
     if ((size_t)ox_tensor_numel(y) != n)
         return ox_kernel_fail(ctx, ONYX_RUNTIME_ERROR, "Bernoulli: output size does not match the input");
@@ -300,7 +307,8 @@ static int k_multinomial(ox_kernel_ctx *ctx) {
 static int float_in(const ir_type *const *inputs, int n_inputs) {
     if (n_inputs < 1 || !inputs[0]) return 1;
     ox_dtype t = inputs[0]->dtype;
-    return t == ONYX_UNDEFINED || t == ONYX_FLOAT16 || t == ONYX_FLOAT32 || t == ONYX_FLOAT64;
+    return t == ONYX_UNDEFINED || t == ONYX_FLOAT16 || t == ONYX_FLOAT32 || t == ONYX_FLOAT64 ||
+           t == ONYX_BFLOAT16;
 }
 
 static int supports_prob_input(const ir_node *node, const ir_type *const *inputs, int n_inputs) {
@@ -309,12 +317,12 @@ static int supports_prob_input(const ir_node *node, const ir_type *const *inputs
 }
 
 static const ox_kernel_def KERNELS[] = {
-    {"", "RandomNormal", 1, 17, k_normal, NULL, random_init, random_release},
-    {"", "RandomUniform", 1, 17, k_uniform, NULL, random_init, random_release},
-    {"", "RandomNormalLike", 1, 17, k_normal, NULL, random_init, random_release},
-    {"", "RandomUniformLike", 1, 17, k_uniform, NULL, random_init, random_release},
-    {"", "Bernoulli", 15, 17, k_bernoulli, supports_prob_input, random_init, random_release},
-    {"", "Multinomial", 7, 17, k_multinomial, supports_prob_input, random_init, random_release},
+    {"", "RandomNormal", 1, 22, k_normal, NULL, random_init, random_release},
+    {"", "RandomUniform", 1, 22, k_uniform, NULL, random_init, random_release},
+    {"", "RandomNormalLike", 1, 22, k_normal, NULL, random_init, random_release},
+    {"", "RandomUniformLike", 1, 22, k_uniform, NULL, random_init, random_release},
+    {"", "Bernoulli", 15, 22, k_bernoulli, supports_prob_input, random_init, random_release},
+    {"", "Multinomial", 7, 22, k_multinomial, supports_prob_input, random_init, random_release},
 };
 
 const ox_kernel_table ox_cpu_kernels_random = {KERNELS, sizeof KERNELS / sizeof KERNELS[0]};

@@ -10,6 +10,7 @@
 
 #include "ep/cpu/kernels/kernel_util.h"
 #include "ep/ep.h"
+#include "ops/op.h"
 
 extern const ox_kernel_table ox_cpu_kernels_signal;
 
@@ -234,6 +235,9 @@ typedef struct dft_job {
     double scale;
     void *y;
     ox_dtype yt;
+    /* IRFFT: the input is the one-sided half of a Hermitian spectrum and
+     * the output the real signal (one part per value) */
+    int irfft;
     atomic_int failed;
 } dft_job;
 
@@ -245,14 +249,28 @@ static void dft_lines(void *arg, int64_t l0, int64_t l1) {
     double *re = buf, *im = buf + L, *scratch = buf + 2 * L;
     for (int64_t line = l0; line < l1; line++) {
         int64_t o = line / j->inner, i = line % j->inner;
-        for (int64_t k = 0; k < take; k++) {
+        /* IRFFT reads bins 0 .. L/2 and mirrors the rest from them */
+        const int64_t read = j->irfft ? (take < L / 2 + 1 ? take : L / 2 + 1) : take;
+        for (int64_t k = 0; k < read; k++) {
             int64_t at = ((o * j->n_in + k) * j->inner + i) * j->parts;
             re[k] = load(j->x, j->xt, at);
             im[k] = j->parts == 2 ? load(j->x, j->xt, at + 1) : 0.0;
         }
-        for (int64_t k = take; k < L; k++) re[k] = im[k] = 0.0;
+        for (int64_t k = read; k < L; k++) re[k] = im[k] = 0.0;
+        if (j->irfft)
+            for (int64_t k = L / 2 + 1; k < L; k++) {
+                /* X[L - k] is always among the bins read (or zero) */
+                re[k] = re[L - k];
+                im[k] = -im[L - k];
+            }
         fft_run(j->plan, re, im, scratch);
         for (int64_t k = 0; k < j->n_out; k++) {
+            if (j->irfft) {
+                /* the imaginary parts of bins 0 and L/2 only add an
+                 * imaginary component, which a real output drops */
+                store(j->y, j->yt, (o * j->n_out + k) * j->inner + i, re[k] * j->scale);
+                continue;
+            }
             int64_t at = ((o * j->n_out + k) * j->inner + i) * 2;
             store(j->y, j->yt, at, re[k] * j->scale);
             store(j->y, j->yt, at + 1, im[k] * j->scale);
@@ -266,17 +284,28 @@ static int dft_compute(ox_kernel_ctx *ctx) {
     const ox_tensor *lt = ctx->n_inputs > 1 ? ctx->inputs[1] : NULL;
     ox_tensor *y = ctx->outputs[0];
     const int r = x->rank;
-    int64_t axis = ir_attr_int(ctx->node, "axis", 1);
+    /* DFT-20 takes the axis as input 2 (default -2, the last signal axis)
+     * and drops the leading batch axis; DFT-17 has an attribute */
+    int v20 = ox_op_since_version(ctx->node->domain, "DFT", ctx->node->opset) >= 20;
+    int64_t axis = v20 ? -2 : ir_attr_int(ctx->node, "axis", 1);
+    const ox_tensor *at = v20 && ctx->n_inputs > 2 ? ctx->inputs[2] : NULL;
+    if (at && scalar_input(at, &axis) != 0)
+        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "DFT: axis must be an int32 or int64 scalar");
     int inverse = ir_attr_int(ctx->node, "inverse", 0) != 0;
     int onesided = ir_attr_int(ctx->node, "onesided", 0) != 0;
+    int irfft = inverse && onesided;
+    long long axis_given = (long long)axis;
     if (axis < 0) axis += r;
-    if (r < 3 || axis < 0 || axis > r - 2)
-        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "DFT: axis out of range for rank %d", r);
+    if (r < (v20 ? 2 : 3) || axis < 0 || axis > r - 2)
+        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
+                              "DFT: axis %lld is out of range for rank %d (the last dimension holds "
+                              "the real and imaginary parts)",
+                              axis_given, r);
     int parts = (int)x->dims[r - 1];
     if (parts != 1 && parts != 2)
         return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
                               "DFT: the last input dimension must be 1 or 2, got %d", parts);
-    int64_t L = x->dims[axis];
+    int64_t L = irfft ? 2 * (x->dims[axis] - 1) : x->dims[axis];
     if (lt) {
         if (scalar_input(lt, &L) != 0)
             return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "DFT: dft_length must be an integer scalar");
@@ -284,8 +313,13 @@ static int dft_compute(ox_kernel_ctx *ctx) {
             return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "DFT: dft_length must be positive, got %lld",
                                   (long long)L);
     }
-    int64_t n_out = onesided ? L / 2 + 1 : L;
-    if (y->rank != r || y->dims[axis] != n_out || y->dims[r - 1] != 2)
+    if (irfft && L <= 0)
+        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
+                              "DFT: the transform length is %lld; an inverse one-sided transform of %lld "
+                              "bins needs dft_length",
+                              (long long)L, (long long)x->dims[axis]);
+    int64_t n_out = onesided && !inverse ? L / 2 + 1 : L;
+    if (y->rank != r || y->dims[axis] != n_out || y->dims[r - 1] != (irfft ? 1 : 2))
         return ox_kernel_fail(ctx, ONYX_RUNTIME_ERROR, "DFT: output shape does not match the transform");
     int64_t outer = 1, inner = 1;
     for (int k = 0; k < axis; k++) outer *= x->dims[k];
@@ -295,8 +329,8 @@ static int dft_compute(ox_kernel_ctx *ctx) {
 
     fft_plan *plan = plan_new(L, inverse ? 1 : -1);
     if (!plan) return ox_kernel_fail(ctx, ONYX_OUT_OF_MEMORY, "DFT: out of memory");
-    dft_job j = {plan, x->data, x->dtype, parts, x->dims[axis], inner, L, n_out,
-                 inverse ? 1.0 / (double)L : 1.0, y->data, y->dtype, 0};
+    dft_job j = {plan,   x->data, x->dtype, parts, x->dims[axis], inner, L, n_out,
+                 inverse ? 1.0 / (double)L : 1.0, y->data, y->dtype, irfft, 0};
     int64_t grain = L >= 4096 ? 1 : 4096 / L;
     ox_parallel_for(ctx->pool, lines, grain, dft_lines, &j);
     plan_free(plan);
@@ -482,7 +516,7 @@ static int mel_compute(ox_kernel_ctx *ctx) {
 }
 
 static const ox_kernel_def KERNELS[] = {
-    {"", "DFT", 17, 17, dft_compute, ox_cpu_supports_float, NULL, NULL},
+    {"", "DFT", 17, 20, dft_compute, ox_cpu_supports_float, NULL, NULL},
     {"", "STFT", 17, 17, stft_compute, ox_cpu_supports_float, NULL, NULL},
     {"", "HannWindow", 17, 17, hann_compute, NULL, NULL, NULL},
     {"", "HammingWindow", 17, 17, hamming_compute, NULL, NULL, NULL},

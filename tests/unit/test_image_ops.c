@@ -1,0 +1,253 @@
+/* Corners of the image, convolution and signal operators that the ONNX
+ * node suite does not reach: MaxRoiPool (no suite test at all), Resize's
+ * keep_aspect_ratio_policy with axes under static inference, GridSample
+ * and Col2Im in 1-D, DFT-20's inverse one-sided transform with an
+ * explicit length, and the failures of malformed geometry. */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "check.h"
+#include "model_builder.h"
+
+#define F32 ONYX_FLOAT32
+#define I64 ONYX_INT64
+
+#define I64S(...) ((const int64_t[]){__VA_ARGS__})
+#define F32S(...) ((const float[]){__VA_ARGS__})
+
+static onyx_env *env;
+
+typedef struct arg {
+    onyx_dtype dt;
+    int rank;
+    int64_t dims[5];
+    const void *data;
+} arg;
+
+#define IN(dt, data, rank, ...) ((arg){(dt), (rank), {__VA_ARGS__}, (data)})
+#define ARGS(...) ((const arg[]){__VA_ARGS__}), (int)(sizeof((const arg[]){__VA_ARGS__}) / sizeof(arg))
+
+/* With declare_shapes the graph inputs carry their shapes, so load-time
+ * inference sees them; otherwise every check happens at run time. */
+static int declare_shapes;
+
+/* Runs m (node reading i0, i1, ..., writing o0) once and frees m. */
+static onyx_status *run_model(mb_model *m, const arg *in, int n_in, onyx_tensor **out) {
+    static const char *const in_names[] = {"i0", "i1", "i2", "i3", "i4"};
+    static const char *const out_names[] = {"o0"};
+    for (int i = 0; i < n_in; i++)
+        mb_input(m, in_names[i], in[i].dt, in[i].dims, declare_shapes ? in[i].rank : -1);
+    mb_output(m, "o0", F32, NULL, -1);
+    *out = NULL;
+    size_t len;
+    uint8_t *buf = mb_serialize(m, &len);
+    mb_free(m);
+    onyx_session *s = NULL;
+    onyx_status *st = onyx_session_create_from_buffer(env, buf, len, NULL, &s);
+    free(buf);
+    if (st) return st;
+    onyx_tensor *t[5] = {0};
+    for (int i = 0; i < n_in && !st; i++) {
+        st = onyx_tensor_create(in[i].dt, in[i].dims, in[i].rank, &t[i]);
+        if (!st && onyx_tensor_nbytes(t[i])) memcpy(onyx_tensor_data(t[i]), in[i].data, onyx_tensor_nbytes(t[i]));
+    }
+    if (!st) st = onyx_session_run(s, in_names, (const onyx_tensor *const *)t, (size_t)n_in, out_names, out, 1);
+    for (int i = 0; i < n_in; i++) onyx_tensor_free(t[i]);
+    onyx_session_free(s);
+    return st;
+}
+
+/* Output o has these dims and float32 values (within tol). */
+static int is_f32(onyx_tensor *o, int rank, const int64_t *dims, const float *v, double tol) {
+    if (!o || onyx_tensor_dtype(o) != F32 || onyx_tensor_rank(o) != rank) {
+        fprintf(stderr, "  wrong output type or rank\n");
+        return 0;
+    }
+    int64_t n = 1;
+    for (int i = 0; i < rank; i++) {
+        if (onyx_tensor_dims(o)[i] != dims[i]) {
+            fprintf(stderr, "  dim %d is %lld, expected %lld\n", i, (long long)onyx_tensor_dims(o)[i],
+                    (long long)dims[i]);
+            return 0;
+        }
+        n *= dims[i];
+    }
+    const float *d = onyx_tensor_data(o);
+    for (int64_t i = 0; v && i < n; i++)
+        if (!(fabs((double)d[i] - (double)v[i]) <= tol)) {
+            fprintf(stderr, "  element %lld is %.9g, expected %.9g\n", (long long)i, d[i], v[i]);
+            return 0;
+        }
+    return 1;
+}
+#define OUT_IS(o, v, tol, rank, ...) is_f32((o), (rank), I64S(__VA_ARGS__), (v), (tol))
+
+/* 0..15 as a 1x1x4x4 map. */
+static const float MAP[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+
+/* ---- MaxRoiPool ---- */
+
+static mb_model *maxroipool(float scale) {
+    mb_model *m = mb_new(22);
+    mb_node(m, "MaxRoiPool", "i0,i1", "o0");
+    mb_attr_ints(m, "pooled_shape", I64S(2, 2), 2);
+    mb_attr_float(m, "spatial_scale", scale);
+    return m;
+}
+
+static void test_maxroipool(void) {
+    onyx_tensor *o;
+    /* the whole map in 2x2 bins; a roi hanging off the top-left corner,
+     * whose bins outside the map are empty (0); a one-pixel roi (corners
+     * round half away from zero: 2.5 -> 3, 3.4 -> 3) */
+    const float rois[15] = {0, 0, 0, 3, 3, 0, -6, -6, 0, 0, 0, 2.5f, 2.5f, 3.4f, 3.4f};
+    CHECK_OK(run_model(maxroipool(1.0f), ARGS(IN(F32, MAP, 4, 1, 1, 4, 4), IN(F32, rois, 2, 3, 5)), &o));
+    CHECK(OUT_IS(o, F32S(5, 7, 13, 15, 0, 0, 0, 0, 15, 15, 15, 15), 0, 4, 3, 1, 2, 2));
+    onyx_tensor_free(o);
+    /* at half scale 2.6 lands on pixel 1.3 -> 1 */
+    const float half[5] = {0, 2.6f, 2.6f, 2.6f, 2.6f};
+    CHECK_OK(run_model(maxroipool(0.5f), ARGS(IN(F32, MAP, 4, 1, 1, 4, 4), IN(F32, half, 2, 1, 5)), &o));
+    CHECK(OUT_IS(o, F32S(5, 5, 5, 5), 0, 4, 1, 1, 2, 2));
+    onyx_tensor_free(o);
+    const float bad_batch[5] = {1, 0, 0, 1, 1};
+    CHECK_FAILS(run_model(maxroipool(1.0f), ARGS(IN(F32, MAP, 4, 1, 1, 4, 4), IN(F32, bad_batch, 2, 1, 5)), &o),
+                ONYX_INVALID_ARGUMENT, "roi 0 has batch index 1, outside [0, 1)");
+    onyx_tensor_free(o);
+    CHECK_FAILS(run_model(maxroipool(1.0f), ARGS(IN(F32, MAP, 4, 1, 1, 4, 4), IN(F32, MAP, 2, 4, 4)), &o),
+                ONYX_INVALID_ARGUMENT, "rois");
+    onyx_tensor_free(o);
+}
+
+/* ---- Resize-19: axes and keep_aspect_ratio_policy ---- */
+
+static mb_model *resize_sizes(const char *policy) {
+    mb_model *m = mb_new(19);
+    mb_init_int64(m, "sizes", I64S(2), 1, I64S(3, 8));
+    mb_node(m, "Resize", "i0,,,sizes", "o0");
+    mb_attr_ints(m, "axes", I64S(-1, 2), 2);
+    mb_attr_string(m, "keep_aspect_ratio_policy", policy);
+    return m;
+}
+
+static void test_resize_policy(void) {
+    onyx_tensor *o;
+    /* sizes (3, 8) for axes (3, 2) of a 4x4 map: not_larger scales both
+     * by 3/4 (3x3), not_smaller by 2 (8x8); at load and at run time */
+    for (declare_shapes = 0; declare_shapes < 2; declare_shapes++) {
+        CHECK_OK(run_model(resize_sizes("not_larger"), ARGS(IN(F32, MAP, 4, 1, 1, 4, 4)), &o));
+        CHECK(OUT_IS(o, NULL, 0, 4, 1, 1, 3, 3));
+        onyx_tensor_free(o);
+        CHECK_OK(run_model(resize_sizes("not_smaller"), ARGS(IN(F32, MAP, 4, 1, 1, 4, 4)), &o));
+        CHECK(OUT_IS(o, NULL, 0, 4, 1, 1, 8, 8));
+        onyx_tensor_free(o);
+        CHECK_OK(run_model(resize_sizes("stretch"), ARGS(IN(F32, MAP, 4, 1, 1, 4, 4)), &o));
+        CHECK(OUT_IS(o, NULL, 0, 4, 1, 1, 8, 3));
+        onyx_tensor_free(o);
+    }
+    declare_shapes = 0;
+    CHECK_FAILS(run_model(resize_sizes("not_larger"), ARGS(IN(F32, NULL, 4, 1, 1, 0, 4)), &o),
+                ONYX_INVALID_ARGUMENT, "cannot resize empty axis 2 to size 8");
+    onyx_tensor_free(o);
+}
+
+/* ---- GridSample-20 in 1-D ---- */
+
+static mb_model *gridsample(const char *mode, const char *pad) {
+    mb_model *m = mb_new(22);
+    mb_node(m, "GridSample", "i0,i1", "o0");
+    mb_attr_string(m, "mode", mode);
+    mb_attr_string(m, "padding_mode", pad);
+    mb_attr_int(m, "align_corners", 1);
+    return m;
+}
+
+static void test_gridsample_1d(void) {
+    onyx_tensor *o;
+    /* x = 0 1 2 3, samples at -1, 0.5, 1.5, -2: pixel coordinates 0,
+     * 2.25, 3.75 and -1.5 with align_corners */
+    const float grid[4] = {-1.0f, 0.5f, 1.5f, -2.0f};
+    CHECK_OK(run_model(gridsample("linear", "zeros"), ARGS(IN(F32, MAP, 3, 1, 1, 4), IN(F32, grid, 3, 1, 4, 1)), &o));
+    CHECK(OUT_IS(o, F32S(0, 2.25f, 0.75f, 0), 1e-6, 3, 1, 1, 4));
+    onyx_tensor_free(o);
+    CHECK_OK(run_model(gridsample("linear", "border"), ARGS(IN(F32, MAP, 3, 1, 1, 4), IN(F32, grid, 3, 1, 4, 1)), &o));
+    CHECK(OUT_IS(o, F32S(0, 2.25f, 3, 0), 1e-6, 3, 1, 1, 4));
+    onyx_tensor_free(o);
+    /* reflection about the end samples: 3.75 -> 2.25 -> 2, -1.5 -> 1.5,
+     * which rounds half to even -> 2 */
+    CHECK_OK(run_model(gridsample("nearest", "reflection"), ARGS(IN(F32, MAP, 3, 1, 1, 4), IN(F32, grid, 3, 1, 4, 1)), &o));
+    CHECK(OUT_IS(o, F32S(0, 2, 2, 2), 0, 3, 1, 1, 4));
+    onyx_tensor_free(o);
+    CHECK_FAILS(run_model(gridsample("linear", "zeros"), ARGS(IN(F32, MAP, 3, 1, 1, 4), IN(F32, grid, 3, 1, 2, 2)), &o),
+                ONYX_INVALID_ARGUMENT, "grid's last dimension must be 1");
+    onyx_tensor_free(o);
+}
+
+/* ---- Col2Im in 1-D ---- */
+
+static void test_col2im_1d(void) {
+    onyx_tensor *o;
+    mb_model *m = mb_new(18);
+    mb_init_int64(m, "image", I64S(1), 1, I64S(5));
+    mb_init_int64(m, "block", I64S(1), 1, I64S(2));
+    mb_node(m, "Col2Im", "i0,image,block", "o0");
+    mb_attr_ints(m, "strides", I64S(2), 1);
+    mb_attr_ints(m, "pads", I64S(1, 0), 2);
+    /* blocks start at -1, 1, 3: rows are the two kernel taps */
+    const float cols[6] = {1, 2, 3, 10, 20, 30};
+    CHECK_OK(run_model(m, ARGS(IN(F32, cols, 3, 1, 2, 3)), &o));
+    CHECK(OUT_IS(o, F32S(10, 2, 20, 3, 30), 0, 3, 1, 1, 5));
+    onyx_tensor_free(o);
+    m = mb_new(18);
+    mb_init_int64(m, "image", I64S(1), 1, I64S(5));
+    mb_init_int64(m, "block", I64S(1), 1, I64S(2));
+    mb_node(m, "Col2Im", "i0,image,block", "o0");
+    CHECK_FAILS(run_model(m, ARGS(IN(F32, cols, 3, 1, 2, 3)), &o), ONYX_INVALID_ARGUMENT,
+                "input has 3 blocks (dimension 2) but the geometry gives 4");
+    onyx_tensor_free(o);
+}
+
+/* ---- DFT-20: IRFFT with an explicit length ---- */
+
+static mb_model *irfft(int64_t len) {
+    mb_model *m = mb_new(20);
+    mb_init_int64(m, "len", I64S(0), 0, I64S(len)); /* a scalar */
+    mb_init_int64(m, "axis", I64S(0), 0, I64S(0));
+    mb_node(m, "DFT", "i0,len,axis", "o0");
+    mb_attr_int(m, "inverse", 1);
+    mb_attr_int(m, "onesided", 1);
+    return m;
+}
+
+static void test_dft_irfft(void) {
+    onyx_tensor *o;
+    /* bins 4, 1-i, 0 of a Hermitian spectrum: the real signal of length
+     * 4 (bin 2 is the Nyquist bin), then of length 3, which reads only
+     * bins 0 and 1: 1/3 * (4 + 2 Re((1 - i) e^(2 pi i t / 3))) */
+    const float bins[6] = {4, 0, 1, -1, 0, 0};
+    CHECK_OK(run_model(irfft(4), ARGS(IN(F32, bins, 2, 3, 2)), &o));
+    CHECK(OUT_IS(o, F32S(1.5f, 1.5f, 0.5f, 0.5f), 1e-6, 2, 4, 1));
+    onyx_tensor_free(o);
+    CHECK_OK(run_model(irfft(3), ARGS(IN(F32, bins, 2, 3, 2)), &o));
+    CHECK(OUT_IS(o, F32S(2.0f, 1.5773503f, 0.42264973f), 1e-6, 2, 3, 1));
+    onyx_tensor_free(o);
+    const float one_bin[2] = {1, 0};
+    mb_model *m = mb_new(20);
+    mb_node(m, "DFT", "i0", "o0");
+    mb_attr_int(m, "inverse", 1);
+    mb_attr_int(m, "onesided", 1);
+    CHECK_FAILS(run_model(m, ARGS(IN(F32, one_bin, 3, 1, 1, 2)), &o), ONYX_INVALID_ARGUMENT,
+                "inverse one-sided transform of 1 bin needs dft_length");
+    onyx_tensor_free(o);
+}
+
+int main(void) {
+    CHECK_OK(onyx_env_create(&env));
+    if (!env) CHECK_DONE();
+    test_maxroipool();
+    test_resize_policy();
+    test_gridsample_1d();
+    test_col2im_1d();
+    test_dft_irfft();
+    onyx_env_free(env);
+    CHECK_DONE();
+}
