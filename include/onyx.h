@@ -242,7 +242,12 @@ onyx_status *onyx_tensor_read_kind(const void *data, size_t size, onyx_value_kin
                                    onyx_tensor **out);
 onyx_status *onyx_tensor_load_kind(const char *path, onyx_value_kind kind, onyx_tensor **out);
 /* Writes a dense tensor as .npy (version 1.0, little-endian, C order);
- * float16 as '<f2', bfloat16 as '<u2' bits, bool as '|b1'. Not strings. */
+ * float16 as '<f2', bfloat16 as '<u2' bits, bool as '|b1', strings as
+ * numpy's unicode arrays ('<U{n}', UTF-32LE, n the longest element in code
+ * points), int4/int2 as '|i1' values, uint4/uint2 as '|u1' values, and the
+ * float8/float4/float6 types as '|u1' bit patterns (one element per byte;
+ * view them with ml_dtypes). Reading takes '<U{n}' back as strings and
+ * ml_dtypes' opaque 'V1'/'V2' records as uint8/uint16 bits. */
 onyx_status *onyx_tensor_save_npy(const onyx_tensor *tensor, const char *path);
 
 #ifdef __cplusplus

@@ -228,11 +228,39 @@ onyx_status *onyx_session_opset(const onyx_session *s, size_t index, const char 
 int64_t onyx_session_parameter_count(const onyx_session *s) { return s ? s->param_count : 0; }
 int64_t onyx_session_parameter_bytes(const onyx_session *s) { return s ? s->param_bytes : 0; }
 
+/* Sub-byte inputs are held one element per byte (see onyx.h); a byte
+ * outside the type's range (say a packed pair, or int4 -1 as 0x0f) would
+ * silently read as another value, so it is refused here. */
+static onyx_status *check_subbyte_input(const char *name, const onyx_tensor *t) {
+    if (!t || t->kind != OX_KIND_TENSOR || t->device != 0 || !ox_dtype_is_subbyte(t->dtype))
+        return NULL;
+    int bits = ox_dtype_bits(t->dtype);
+    int is_signed = t->dtype == ONYX_INT4 || t->dtype == ONYX_INT2;
+    int lo = is_signed ? -(1 << (bits - 1)) : 0, hi = is_signed ? (1 << (bits - 1)) - 1 : (1 << bits) - 1;
+    const uint8_t *d = t->data;
+    int64_t n = ox_tensor_numel(t);
+    for (int64_t i = 0; d && i < n; i++) {
+        int v = is_signed ? (int)(int8_t)d[i] : (int)d[i];
+        if (v < lo || v > hi)
+            return ox_status_new(ONYX_INVALID_ARGUMENT,
+                                 "input '%s': element %lld holds byte 0x%02x, outside %s's range; "
+                                 "onyx holds %s unpacked, one %s per byte (%d..%d)",
+                                 name ? name : "?", (long long)i, d[i], ox_dtype_name(t->dtype),
+                                 ox_dtype_name(t->dtype),
+                                 is_signed ? "sign-extended value" : "value", lo, hi);
+    }
+    return NULL;
+}
+
 onyx_status *onyx_session_run(onyx_session *session, const char *const *input_names,
                               const onyx_tensor *const *inputs, size_t input_count,
                               const char *const *output_names, onyx_tensor **outputs,
                               size_t output_count) {
     CHECK_ARG(session, "session is NULL");
+    for (size_t i = 0; inputs && i < input_count; i++) {
+        onyx_status *st = check_subbyte_input(input_names ? input_names[i] : NULL, inputs[i]);
+        if (st) return st;
+    }
     ox_error err = {0};
     if (ox_session_run(session, input_names, inputs, input_count, output_names, outputs,
                        output_count, &err) != 0)

@@ -200,19 +200,45 @@ static int parse_header(const char *s, size_t len, npy_header *h, ox_error *err)
 
 /* Maps a descr such as '<f4' or '|b1' to an element type and tells
  * whether the data needs byte-swapping on this host. */
-static int parse_descr(const char *d, ox_dtype *dtype, int *swap, ox_error *err) {
+static int parse_descr(const char *d, ox_dtype *dtype, int *swap, size_t *chars, ox_error *err) {
     const char *s = d;
     char order = '=';
+    *chars = 0;
     if (*s == '<' || *s == '>' || *s == '|' || *s == '=') order = *s++;
     char kind = *s ? *s++ : '\0';
+    if (kind == 'U') {
+        /* unicode: `chars` UTF-32 code units per element */
+        size_t n = 0;
+        if (*s < '0' || *s > '9') goto bad;
+        while (*s >= '0' && *s <= '9') {
+            n = n * 10 + (size_t)(*s++ - '0');
+            if (n > (1u << 24)) goto bad;
+        }
+        if (*s) goto bad;
+        int file_big = order == '>' || (order != '<' && host_is_big_endian());
+        *swap = file_big != host_is_big_endian();
+        *chars = n;
+        *dtype = ONYX_STRING;
+        return 0;
+    }
     /* kinds numpy has but onyx does not, whatever follows them ('|O',
-     * '<U7', '<M8[ns]') */
-    if (kind == 'U' || kind == 'S' || kind == 'a')
+     * '|S7', '<M8[ns]') */
+    if (kind == 'S' || kind == 'a')
         return ox_fail(err, ONYX_NOT_IMPLEMENTED,
-                       ".npy string arrays (dtype '%s') are not supported", d);
+                       ".npy byte-string arrays (dtype '%s') are not supported; save unicode "
+                       "('<U') arrays",
+                       d);
     if (kind == 'O')
         return ox_fail(err, ONYX_NOT_IMPLEMENTED,
                        ".npy object arrays (dtype '%s') are not supported", d);
+    /* ml_dtypes' types (bfloat16, float8, int4, ...) save as opaque 'V1'
+     * and 'V2' records of their bits; they read as uint8 / uint16 here and
+     * onyx run relabels them by the model's input type */
+    if (kind == 'V' && (strcmp(s, "1") == 0 || strcmp(s, "2") == 0)) {
+        *dtype = s[0] == '1' ? ONYX_UINT8 : ONYX_UINT16;
+        *swap = 0; /* the record holds the type's own little-endian bytes */
+        return 0;
+    }
     if (kind == 'V' || kind == 'M' || kind == 'm')
         return ox_fail(err, ONYX_NOT_IMPLEMENTED, ".npy dtype '%s' is not supported", d);
     int size = 0;
@@ -299,6 +325,140 @@ static uint32_t read_le(const unsigned char *p, int n) {
     return v;
 }
 
+/* ---------------------------------------------------------------------
+ * Unicode arrays: numpy's '<U{n}' holds n UTF-32 code units per element,
+ * NUL-padded; onyx strings are UTF-8. */
+
+/* Appends code point c as UTF-8; returns the bytes written (1..4). */
+static size_t utf8_put(uint32_t c, char *o) {
+    if (c < 0x80) {
+        o[0] = (char)c;
+        return 1;
+    }
+    if (c < 0x800) {
+        o[0] = (char)(0xc0 | (c >> 6));
+        o[1] = (char)(0x80 | (c & 0x3f));
+        return 2;
+    }
+    if (c < 0x10000) {
+        o[0] = (char)(0xe0 | (c >> 12));
+        o[1] = (char)(0x80 | ((c >> 6) & 0x3f));
+        o[2] = (char)(0x80 | (c & 0x3f));
+        return 3;
+    }
+    o[0] = (char)(0xf0 | (c >> 18));
+    o[1] = (char)(0x80 | ((c >> 12) & 0x3f));
+    o[2] = (char)(0x80 | ((c >> 6) & 0x3f));
+    o[3] = (char)(0x80 | (c & 0x3f));
+    return 4;
+}
+
+/* Decodes one UTF-8 code point from s (at most n bytes); malformed input
+ * gives U+FFFD and consumes one byte, so any bytes encode. */
+static uint32_t utf8_get(const unsigned char *s, size_t n, size_t *used) {
+    unsigned char b = s[0];
+    int len = b < 0x80 ? 1 : (b & 0xe0) == 0xc0 ? 2 : (b & 0xf0) == 0xe0 ? 3 : (b & 0xf8) == 0xf0 ? 4 : 0;
+    *used = 1;
+    if (len == 1) return b;
+    if (len == 0 || (size_t)len > n) return 0xfffd;
+    uint32_t c = b & (0x7fu >> len);
+    for (int k = 1; k < len; k++) {
+        if ((s[k] & 0xc0) != 0x80) return 0xfffd;
+        c = (c << 6) | (s[k] & 0x3fu);
+    }
+    /* overlong forms, surrogates and values past Unicode are malformed */
+    static const uint32_t min_for_len[5] = {0, 0, 0x80, 0x800, 0x10000};
+    if (c < min_for_len[len] || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff)) return 0xfffd;
+    *used = (size_t)len;
+    return c;
+}
+
+static int read_unicode(const unsigned char *src, size_t avail, const npy_header *h, size_t chars,
+                        int swap, ox_tensor **out, ox_error *err) {
+    int64_t n = ox_numel(h->dims, h->rank);
+    if (n < 0) return ox_fail(err, ONYX_INVALID_ARGUMENT, "invalid .npy shape");
+    if (chars && (uint64_t)n > SIZE_MAX / 4 / chars)
+        return ox_fail(err, ONYX_INVALID_ARGUMENT, ".npy string array too large");
+    size_t need = (size_t)n * chars * 4;
+    if (avail != need)
+        return ox_fail(err, ONYX_INVALID_ARGUMENT,
+                       ".npy string array needs %zu bytes of data, found %zu", need, avail);
+    ox_tensor *t = ox_tensor_new(ONYX_STRING, h->dims, h->rank, err);
+    if (!t) return -1;
+    char **strs = t->data;
+    for (int64_t i = 0; i < n; i++) {
+        char *s = malloc(chars * 4 + 1);
+        if (!s) {
+            ox_tensor_free(t);
+            return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory reading .npy strings");
+        }
+        /* Fortran order only permutes elements; compute the source element */
+        int64_t src_i = i;
+        if (h->fortran_order && h->rank > 1) {
+            int64_t rem = i, stride = 1;
+            src_i = 0;
+            int64_t idx[OX_MAX_RANK];
+            for (int k = h->rank - 1; k >= 0; k--) {
+                idx[k] = rem % h->dims[k];
+                rem /= h->dims[k];
+            }
+            for (int k = 0; k < h->rank; k++) {
+                src_i += idx[k] * stride;
+                stride *= h->dims[k];
+            }
+        }
+        const unsigned char *e = src + (size_t)src_i * chars * 4;
+        size_t len = 0;
+        for (size_t k = 0; k < chars; k++) {
+            const unsigned char *u = e + k * 4;
+            uint32_t c = swap ? (uint32_t)u[0] << 24 | (uint32_t)u[1] << 16 | (uint32_t)u[2] << 8 | u[3]
+                              : (uint32_t)u[3] << 24 | (uint32_t)u[2] << 16 | (uint32_t)u[1] << 8 | u[0];
+            if (c == 0) break; /* numpy pads with NULs; C strings end at the first */
+            if (c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff)) c = 0xfffd;
+            len += utf8_put(c, s + len);
+        }
+        s[len] = '\0';
+        free(strs[i]);
+        strs[i] = s;
+    }
+    *out = t;
+    return 0;
+}
+
+/* Encodes a string tensor as '<U{n}' data (n the longest element in code
+ * points, at least 1 as numpy has it). */
+static int encode_unicode(const ox_tensor *t, unsigned char **data, size_t *nbytes, size_t *chars,
+                          ox_error *err) {
+    int64_t n = ox_tensor_numel(t);
+    char *const *strs = t->data;
+    size_t width = 1;
+    for (int64_t i = 0; i < n; i++) {
+        const unsigned char *s = (const unsigned char *)(strs[i] ? strs[i] : "");
+        size_t len = strlen((const char *)s), cps = 0, used;
+        for (size_t k = 0; k < len; k += used, cps++) utf8_get(s + k, len - k, &used);
+        if (cps > width) width = cps;
+    }
+    if ((uint64_t)n > SIZE_MAX / 4 / width)
+        return ox_fail(err, ONYX_OUT_OF_MEMORY, "string tensor too large for .npy");
+    size_t total = (size_t)n * width * 4;
+    unsigned char *buf = calloc(1, total ? total : 1);
+    if (!buf) return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory encoding .npy strings");
+    for (int64_t i = 0; i < n; i++) {
+        const unsigned char *s = (const unsigned char *)(strs[i] ? strs[i] : "");
+        size_t len = strlen((const char *)s), used;
+        unsigned char *o = buf + (size_t)i * width * 4;
+        for (size_t k = 0; k < len; k += used, o += 4) {
+            uint32_t c = utf8_get(s + k, len - k, &used);
+            o[0] = (unsigned char)c, o[1] = (unsigned char)(c >> 8), o[2] = (unsigned char)(c >> 16);
+            o[3] = (unsigned char)(c >> 24);
+        }
+    }
+    *data = buf;
+    *nbytes = total;
+    *chars = width;
+    return 0;
+}
+
 int ox_npy_read(const void *data, size_t size, ox_tensor **out, ox_error *err) {
     *out = NULL;
     const unsigned char *b = data;
@@ -330,7 +490,10 @@ int ox_npy_read(const void *data, size_t size, ox_tensor **out, ox_error *err) {
     if (parse_header(hs, hlen, &h, err) != 0) return -1;
     ox_dtype dtype = ONYX_UNDEFINED;
     int swap = 0;
-    if (parse_descr(h.descr, &dtype, &swap, err) != 0) return -1;
+    size_t chars = 0;
+    if (parse_descr(h.descr, &dtype, &swap, &chars, err) != 0) return -1;
+    if (dtype == ONYX_STRING)
+        return read_unicode(b + pre + hlen, size - pre - hlen, &h, chars, swap, out, err);
 
     size_t nbytes;
     if (ox_bytes_for(dtype, h.dims, h.rank, &nbytes, err) != 0) return -1;
@@ -386,6 +549,21 @@ static const char *descr_for(ox_dtype t) {
     case ONYX_COMPLEX128: return "<c16";
     /* numpy has no bfloat16; the bits survive as uint16 */
     case ONYX_BFLOAT16: return "<u2";
+    /* narrow types, one element per byte as onyx holds them: int4/int2
+     * and uint4/uint2 as their values, the narrow floats as their bit
+     * patterns (view them with ml_dtypes, e.g. a.view(float8_e4m3fn)) */
+    case ONYX_INT4:
+    case ONYX_INT2: return "|i1";
+    case ONYX_UINT4:
+    case ONYX_UINT2:
+    case ONYX_FLOAT8E4M3FN:
+    case ONYX_FLOAT8E4M3FNUZ:
+    case ONYX_FLOAT8E5M2:
+    case ONYX_FLOAT8E5M2FNUZ:
+    case ONYX_FLOAT4E2M1:
+    case ONYX_FLOAT8E8M0:
+    case ONYX_FLOAT6E2M3:
+    case ONYX_FLOAT6E3M2: return "|u1";
     default: return NULL;
     }
 }
@@ -396,12 +574,6 @@ int ox_npy_encode(const ox_tensor *t, void **out, size_t *out_size, ox_error *er
     if (t->kind != OX_KIND_TENSOR)
         return ox_fail(err, ONYX_INVALID_ARGUMENT, "cannot save a %s as .npy; only tensors",
                        t->kind == OX_KIND_SEQUENCE ? "sequence" : "optional");
-    if (t->dtype == ONYX_STRING)
-        return ox_fail(err, ONYX_INVALID_ARGUMENT, "cannot save a string tensor as .npy");
-    const char *descr = descr_for(t->dtype);
-    if (!descr)
-        return ox_fail(err, ONYX_INVALID_ARGUMENT, "cannot save element type %s as .npy",
-                       ox_dtype_name(t->dtype));
     if (t->device != 0)
         return ox_fail(err, ONYX_INVALID_ARGUMENT,
                        "cannot save a tensor that is not in host memory");
@@ -410,6 +582,19 @@ int ox_npy_encode(const ox_tensor *t, void **out, size_t *out_size, ox_error *er
     if (t->nbytes < nbytes || (nbytes && !t->data))
         return ox_fail(err, ONYX_INVALID_ARGUMENT, "tensor holds %zu bytes, its shape needs %zu",
                        t->nbytes, nbytes);
+    /* strings: numpy's own '<U{n}' layout, UTF-32LE */
+    unsigned char *text = NULL;
+    char str_descr[32];
+    const char *descr = descr_for(t->dtype);
+    if (t->dtype == ONYX_STRING) {
+        size_t chars = 1;
+        if (encode_unicode(t, &text, &nbytes, &chars, err) != 0) return -1;
+        snprintf(str_descr, sizeof str_descr, "<U%zu", chars);
+        descr = str_descr;
+    }
+    if (!descr)
+        return ox_fail(err, ONYX_INVALID_ARGUMENT, "cannot save element type %s as .npy",
+                       ox_dtype_name(t->dtype));
 
     char hdr[1024];
     int n = snprintf(hdr, sizeof hdr, "{'descr': '%s', 'fortran_order': False, 'shape': (", descr);
@@ -422,11 +607,16 @@ int ox_npy_encode(const ox_tensor *t, void **out, size_t *out_size, ox_error *er
     size_t pad = (NPY_ALIGN - unpadded % NPY_ALIGN) % NPY_ALIGN;
     size_t hlen = (size_t)n + pad + 1;
     size_t total = NPY_PREAMBLE_V1 + hlen + nbytes;
-    if (total < nbytes) return ox_fail(err, ONYX_OUT_OF_MEMORY, "tensor too large for .npy");
+    if (total < nbytes) {
+        free(text);
+        return ox_fail(err, ONYX_OUT_OF_MEMORY, "tensor too large for .npy");
+    }
     unsigned char *buf = malloc(total);
-    if (!buf)
+    if (!buf) {
+        free(text);
         return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory encoding %zu bytes as .npy",
                        total);
+    }
     memcpy(buf, OX_NPY_MAGIC, OX_NPY_MAGIC_LEN);
     buf[6] = 1;
     buf[7] = 0;
@@ -437,6 +627,13 @@ int ox_npy_encode(const ox_tensor *t, void **out, size_t *out_size, ox_error *er
     memset(h + n, ' ', pad);
     h[hlen - 1] = '\n';
     unsigned char *d = h + hlen;
+    if (text) {
+        if (nbytes) memcpy(d, text, nbytes);
+        free(text);
+        *out = buf;
+        *out_size = total;
+        return 0;
+    }
     if (nbytes) memcpy(d, t->data, nbytes);
     if (t->dtype == ONYX_BOOL) {
         /* '|b1' must hold 0/1 whatever a kernel left in the byte */

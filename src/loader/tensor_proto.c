@@ -110,6 +110,13 @@ static size_t external_file_bytes(const Onnx__TensorProto *tp, const char *base_
     return (size_t)(st.st_size - offset);
 }
 
+/* Values of int32_data a tensor of n elements needs: 4-bit types pack two
+ * elements into each value and 2-bit types four (float6 keeps one). */
+static size_t int32_values_for(ox_dtype t, size_t n) {
+    int b = ox_dtype_bits(t);
+    return b == 4 || b == 2 ? ox_packed_bytes(t, n) : n;
+}
+
 /* Copies the typed repeated field matching dtype into dst. */
 static int copy_typed_field(const Onnx__TensorProto *tp, ox_tensor *t, size_t n, ox_error *err) {
     size_t have = 0;
@@ -152,12 +159,30 @@ static int copy_typed_field(const Onnx__TensorProto *tp, ox_tensor *t, size_t n,
             }
         }
         break;
-    default: /* int8/16/32, uint8/16, bool, float16, bfloat16 travel in int32_data */
+    default: /* int8/16/32, uint8/16, bool, float16, bfloat16, the float8s and the
+              * sub-byte types travel in int32_data */
         have = tp->n_int32_data;
+        if (ox_dtype_bits(t->dtype) == 4 || ox_dtype_bits(t->dtype) == 2) {
+            /* one packed byte per value, as in raw_data */
+            size_t want = int32_values_for(t->dtype, n);
+            if (have != want) {
+                return ox_fail(err, ONYX_INVALID_MODEL,
+                               "tensor '%s': holds %zu packed %s values but its shape needs %zu",
+                               tensor_name(tp), have, ox_dtype_name(t->dtype), want);
+            }
+            uint8_t *packed = malloc(want ? want : 1);
+            if (!packed) return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
+            for (size_t i = 0; i < want; i++) packed[i] = (uint8_t)tp->int32_data[i];
+            ox_unpack_subbyte(t->dtype, packed, n, t->data);
+            free(packed);
+            return 0;
+        }
         if (have == n) {
+            /* float6 keeps one element per value in its low 6 bits */
+            uint32_t mask = ox_dtype_bits(t->dtype) == 6 ? 0x3fu : 0xffffffffu;
             size_t es = ox_dtype_size(t->dtype);
             for (size_t i = 0; i < n; i++) {
-                int32_t v = tp->int32_data[i];
+                int32_t v = (int32_t)((uint32_t)tp->int32_data[i] & mask);
                 if (es == 1)
                     ((uint8_t *)t->data)[i] = (uint8_t)v;
                 else if (es == 2)
@@ -172,6 +197,17 @@ static int copy_typed_field(const Onnx__TensorProto *tp, ox_tensor *t, size_t n,
         return ox_fail(err, ONYX_INVALID_MODEL, "tensor '%s': holds %zu values but its shape needs %zu",
                        tensor_name(tp), have, n);
     return 0;
+}
+
+/* External data of a sub-byte tensor: packed in the file, unpacked into t. */
+static int read_external_packed(const Onnx__TensorProto *tp, const char *base_dir, ox_tensor *t,
+                                size_t file_bytes, ox_error *err) {
+    uint8_t *packed = malloc(file_bytes ? file_bytes : 1);
+    if (!packed) return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
+    int rc = read_external(tp, base_dir, packed, file_bytes, err);
+    if (rc == 0) ox_unpack_subbyte(t->dtype, packed, (size_t)ox_tensor_numel(t), t->data);
+    free(packed);
+    return rc;
 }
 
 int ox_tensor_from_proto(const Onnx__TensorProto *tp, const char *base_dir, ox_tensor **out,
@@ -206,15 +242,20 @@ int ox_tensor_from_proto_raw(const Onnx__TensorProto *tp, const void *raw, size_
         return -1;
     }
     int external = tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
-    if (!external && has_raw && dt != ONYX_STRING && raw_len != want_bytes)
+    /* Sub-byte types are packed in raw_data and external files but held
+     * one element per byte in memory (see onyx.h). */
+    size_t numel = want_bytes / ox_dtype_size((ox_dtype)dt);
+    int subbyte = ox_dtype_is_subbyte((ox_dtype)dt);
+    size_t file_bytes = subbyte ? ox_packed_bytes((ox_dtype)dt, numel) : want_bytes;
+    if (!external && has_raw && dt != ONYX_STRING && raw_len != file_bytes)
         return ox_fail(err, ONYX_INVALID_MODEL,
-                       "tensor '%s': raw_data has %zu bytes but shape and type need %zu",
-                       tensor_name(tp), raw_len, want_bytes);
-    if (!external && !has_raw && want_bytes / ox_dtype_size((ox_dtype)dt) > typed_count(tp, dt))
+                       "tensor '%s': raw_data has %zu bytes but shape and type need %zu%s",
+                       tensor_name(tp), raw_len, file_bytes, subbyte ? " (packed)" : "");
+    if (!external && !has_raw && int32_values_for((ox_dtype)dt, numel) > typed_count(tp, dt))
         return ox_fail(err, ONYX_INVALID_MODEL, "tensor '%s': holds %zu values but its shape needs %zu",
-                       tensor_name(tp), typed_count(tp, dt), want_bytes / ox_dtype_size((ox_dtype)dt));
-    if (external && want_bytes > external_file_bytes(tp, base_dir))
-        return read_external(tp, base_dir, NULL, want_bytes, err);
+                       tensor_name(tp), typed_count(tp, dt), int32_values_for((ox_dtype)dt, numel));
+    if (external && file_bytes > external_file_bytes(tp, base_dir))
+        return read_external(tp, base_dir, NULL, file_bytes, err);
     ox_tensor *t = ox_tensor_new((ox_dtype)dt, tp->dims, (int)tp->n_dims, err);
     if (!t) {
         ox_error_prefix(err, "tensor '%s'", tensor_name(tp));
@@ -226,12 +267,16 @@ int ox_tensor_from_proto_raw(const Onnx__TensorProto *tp, const void *raw, size_
         if (dt == ONYX_STRING)
             rc = ox_fail(err, ONYX_INVALID_MODEL, "tensor '%s': string tensors cannot be external",
                          tensor_name(tp));
+        else if (subbyte)
+            rc = read_external_packed(tp, base_dir, t, file_bytes, err);
         else
             rc = read_external(tp, base_dir, t->data, t->nbytes, err);
     } else if (has_raw) {
         if (dt == ONYX_STRING)
             rc = ox_fail(err, ONYX_INVALID_MODEL, "tensor '%s': string tensors cannot use raw_data",
                          tensor_name(tp));
+        else if (subbyte)
+            ox_unpack_subbyte((ox_dtype)dt, raw_data, n, t->data);
         else if (t->nbytes)
             memcpy(t->data, raw_data, t->nbytes);
     } else {

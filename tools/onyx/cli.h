@@ -53,6 +53,17 @@ float cli_half_to_float(uint16_t h);
 float cli_bf16_to_float(uint16_t b);
 uint16_t cli_float_to_bf16(float f);
 
+/* The narrow types (float8, float4, float6, int4/uint4/int2/uint2), held
+ * one element per byte (see onyx.h). */
+int cli_is_narrow_float(onyx_dtype t);
+int cli_is_narrow_int(onyx_dtype t);
+/* Value of a narrow float's bit pattern. */
+float cli_narrow_to_float(onyx_dtype t, uint8_t bits);
+/* Bits of a narrow float in [0, 1) chosen from r (random input data). */
+uint8_t cli_narrow_random(onyx_dtype t, uint64_t r);
+/* Bits a narrow type uses per element (4, 2, 6 or 8). */
+int cli_narrow_bits(onyx_dtype t);
+
 /* Creates the environment and a session over model; on failure prints
  * the error, frees what was made and returns CLI_FAIL. */
 int cli_open_session(const char *model, const onyx_session_options *opts, onyx_env **env,

@@ -192,12 +192,72 @@ static int fill_random(onyx_tensor *t, uint64_t *s, const char *name) {
         case ONYX_UINT32: ((uint32_t *)d)[i] = (uint32_t)(splitmix64(s) % 10); break;
         case ONYX_INT64: ((int64_t *)d)[i] = (int64_t)(splitmix64(s) % 10); break;
         case ONYX_UINT64: ((uint64_t *)d)[i] = splitmix64(s) % 10; break;
+        /* narrow types: small values inside each type's range */
+        case ONYX_INT4: ((int8_t *)d)[i] = (int8_t)(splitmix64(s) % 8); break;
+        case ONYX_UINT4: ((uint8_t *)d)[i] = (uint8_t)(splitmix64(s) % 10); break;
+        case ONYX_INT2: ((int8_t *)d)[i] = (int8_t)(splitmix64(s) % 2); break;
+        case ONYX_UINT2: ((uint8_t *)d)[i] = (uint8_t)(splitmix64(s) % 4); break;
         default:
+            if (cli_is_narrow_float(dt)) {
+                ((uint8_t *)d)[i] = cli_narrow_random(dt, splitmix64(s));
+                break;
+            }
             return cli_error("run: cannot make random %s data for input '%s'; give it with "
                              "--input %s=FILE",
                              onyx_dtype_name(dt), name, name);
         }
     }
+    return CLI_OK;
+}
+
+/* Files cannot always name the model's element type: numpy (and ONNX test
+ * data written before bfloat16 had its own TensorProto type) store
+ * bfloat16 as uint16 bits, and ml_dtypes saves float8, float4, int4 and
+ * the like as opaque one-byte records that read as uint8. Where the model
+ * asks for such a type and the file holds the carrier type, the bytes are
+ * taken as the model's type, after checking they fit it. */
+static int relabel_input(const onyx_value_info *info, onyx_tensor **t) {
+    onyx_dtype want = info->dtype, got = onyx_tensor_dtype(*t);
+    if (info->kind != ONYX_KIND_TENSOR || onyx_tensor_kind(*t) != ONYX_KIND_TENSOR || want == got)
+        return CLI_OK;
+    int ok = (want == ONYX_BFLOAT16 && got == ONYX_UINT16) ||
+             ((cli_is_narrow_float(want) || cli_is_narrow_int(want)) && got == ONYX_UINT8) ||
+             ((want == ONYX_INT4 || want == ONYX_INT2) && got == ONYX_INT8);
+    if (!ok) return CLI_OK; /* the session reports the mismatch */
+    onyx_tensor *r;
+    onyx_status *st = onyx_tensor_create(want, onyx_tensor_dims(*t), onyx_tensor_rank(*t), &r);
+    if (st) return cli_status(st);
+    int64_t n = onyx_tensor_numel(*t);
+    const uint8_t *src = onyx_tensor_data(*t);
+    uint8_t *dst = onyx_tensor_data(r);
+    if (want == ONYX_BFLOAT16) {
+        if (n > 0) memcpy(dst, src, (size_t)n * 2);
+    } else {
+        int bits = cli_narrow_bits(want);
+        int is_signed = want == ONYX_INT4 || want == ONYX_INT2;
+        for (int64_t i = 0; i < n; i++) {
+            int v = src[i];
+            if (got == ONYX_INT8) {
+                v = (int8_t)src[i]; /* values: must be in range */
+                if (v < -(1 << (bits - 1)) || v >= (1 << (bits - 1))) goto out_of_range;
+            } else if (v >> bits) {
+                goto out_of_range; /* a bit pattern wider than the type */
+            } else if (is_signed && (v >> (bits - 1))) {
+                v -= 1 << bits; /* ml_dtypes' records hold two's complement low bits */
+            }
+            dst[i] = (uint8_t)v;
+            continue;
+        out_of_range:
+            onyx_tensor_free(r);
+            return cli_error("input '%s': element %" PRId64 " (%d) does not fit %s", info->name, i,
+                             got == ONYX_INT8 ? (int)(int8_t)src[i] : (int)src[i],
+                             onyx_dtype_name(want));
+        }
+    }
+    cli_note("input '%s': %s data taken as %s (files store that type as %s)", info->name,
+             onyx_dtype_name(got), onyx_dtype_name(want), onyx_dtype_name(got));
+    onyx_tensor_free(*t);
+    *t = r;
     return CLI_OK;
 }
 
@@ -247,13 +307,16 @@ static double get_float(const void *d, onyx_dtype t, int64_t i) {
     case ONYX_FLOAT32: return ((const float *)d)[i];
     case ONYX_FLOAT64: return ((const double *)d)[i];
     case ONYX_FLOAT16: return cli_half_to_float(((const uint16_t *)d)[i]);
-    default: return cli_bf16_to_float(((const uint16_t *)d)[i]);
+    case ONYX_BFLOAT16: return cli_bf16_to_float(((const uint16_t *)d)[i]);
+    default: return cli_narrow_to_float(t, ((const uint8_t *)d)[i]);
     }
 }
 
 static int64_t get_signed(const void *d, onyx_dtype t, int64_t i) {
     switch (t) {
-    case ONYX_INT8: return ((const int8_t *)d)[i];
+    case ONYX_INT8:
+    case ONYX_INT4: /* narrow ints: one sign-extended byte each */
+    case ONYX_INT2: return ((const int8_t *)d)[i];
     case ONYX_INT16: return ((const int16_t *)d)[i];
     case ONYX_INT32: return ((const int32_t *)d)[i];
     default: return ((const int64_t *)d)[i];
@@ -262,7 +325,9 @@ static int64_t get_signed(const void *d, onyx_dtype t, int64_t i) {
 
 static uint64_t get_unsigned(const void *d, onyx_dtype t, int64_t i) {
     switch (t) {
-    case ONYX_UINT8: return ((const uint8_t *)d)[i];
+    case ONYX_UINT8:
+    case ONYX_UINT4:
+    case ONYX_UINT2: return ((const uint8_t *)d)[i];
     case ONYX_UINT16: return ((const uint16_t *)d)[i];
     case ONYX_UINT32: return ((const uint32_t *)d)[i];
     default: return ((const uint64_t *)d)[i];
@@ -291,7 +356,9 @@ static void tensor_stats(cli_buf *b, const onyx_tensor *ct) {
     case ONYX_INT8:
     case ONYX_INT16:
     case ONYX_INT32:
-    case ONYX_INT64: {
+    case ONYX_INT64:
+    case ONYX_INT4:
+    case ONYX_INT2: {
         int64_t lo = INT64_MAX, hi = INT64_MIN;
         long double sum = 0;
         for (int64_t i = 0; i < n; i++) {
@@ -307,7 +374,9 @@ static void tensor_stats(cli_buf *b, const onyx_tensor *ct) {
     case ONYX_UINT8:
     case ONYX_UINT16:
     case ONYX_UINT32:
-    case ONYX_UINT64: {
+    case ONYX_UINT64:
+    case ONYX_UINT4:
+    case ONYX_UINT2: {
         uint64_t lo = UINT64_MAX, hi = 0;
         long double sum = 0;
         for (int64_t i = 0; i < n; i++) {
@@ -323,7 +392,15 @@ static void tensor_stats(cli_buf *b, const onyx_tensor *ct) {
     case ONYX_FLOAT32:
     case ONYX_FLOAT64:
     case ONYX_FLOAT16:
-    case ONYX_BFLOAT16: {
+    case ONYX_BFLOAT16:
+    case ONYX_FLOAT8E4M3FN:
+    case ONYX_FLOAT8E4M3FNUZ:
+    case ONYX_FLOAT8E5M2:
+    case ONYX_FLOAT8E5M2FNUZ:
+    case ONYX_FLOAT4E2M1:
+    case ONYX_FLOAT8E8M0:
+    case ONYX_FLOAT6E2M3:
+    case ONYX_FLOAT6E3M2: {
         double lo = INFINITY, hi = -INFINITY;
         long double sum = 0;
         int64_t nans = 0;
@@ -368,16 +445,25 @@ static void tensor_values(cli_buf *b, const onyx_tensor *ct) {
         case ONYX_INT8:
         case ONYX_INT16:
         case ONYX_INT32:
-        case ONYX_INT64: cli_buf_printf(b, "%s%" PRId64, sep, get_signed(d, dt, i)); break;
+        case ONYX_INT64:
+        case ONYX_INT4:
+        case ONYX_INT2: cli_buf_printf(b, "%s%" PRId64, sep, get_signed(d, dt, i)); break;
         case ONYX_UINT8:
         case ONYX_UINT16:
         case ONYX_UINT32:
-        case ONYX_UINT64: cli_buf_printf(b, "%s%" PRIu64, sep, get_unsigned(d, dt, i)); break;
+        case ONYX_UINT64:
+        case ONYX_UINT4:
+        case ONYX_UINT2: cli_buf_printf(b, "%s%" PRIu64, sep, get_unsigned(d, dt, i)); break;
         case ONYX_FLOAT32:
         case ONYX_FLOAT64:
         case ONYX_FLOAT16:
         case ONYX_BFLOAT16: cli_buf_printf(b, "%s%.6g", sep, get_float(d, dt, i)); break;
-        default: cli_buf_printf(b, "%s?", sep); break;
+        default:
+            if (cli_is_narrow_float(dt))
+                cli_buf_printf(b, "%s%.6g", sep, get_float(d, dt, i));
+            else
+                cli_buf_printf(b, "%s?", sep);
+            break;
         }
     }
     cli_buf_printf(b, "]");
@@ -459,12 +545,8 @@ static char *output_path(const char *dir, const char *name, name_set *used) {
 }
 
 static int save_one(const onyx_tensor *t, const char *dir, const char *name, name_set *used) {
-    /* .npy has no string type onyx can write; the summary still shows
-     * the output, so the run is not failed for it */
-    if (onyx_tensor_dtype(t) == ONYX_STRING) {
-        cli_note("output '%s' is a string tensor and is not saved", name);
-        return CLI_OK;
-    }
+    /* strings save as numpy unicode arrays ('<U{n}'), the narrow types
+     * one element per byte (see onyx_tensor_save_npy) */
     char *path = output_path(dir, name, used);
     if (!path) return cli_error("out of memory");
     onyx_status *st = onyx_tensor_save_npy(t, path);
@@ -616,6 +698,7 @@ int cmd_run(int argc, char **argv) {
             onyx_status_free(st);
             goto out;
         }
+        if ((rc = relabel_input(&in_infos[idx], &inputs[idx])) != CLI_OK) goto out;
     }
     /* one stream across inputs in model order keeps runs reproducible */
     uint64_t state = a.seed;

@@ -237,6 +237,67 @@ uint16_t cli_float_to_bf16(float f) {
     return (uint16_t)(u >> 16);
 }
 
+/* ---- narrow types ----
+ * Minifloat layouts: exponent and mantissa bits, bias, and how the
+ * special codes are spent (fn: S.1111.111 is NaN; fnuz: 0x80 is NaN;
+ * ieee: all-ones exponent is inf/NaN; finite: no specials). */
+typedef struct cli_minifloat {
+    onyx_dtype t;
+    int ebits, mbits, bias;
+    char kind; /* 'f' fn, 'u' fnuz, 'i' ieee, 'n' finite */
+} cli_minifloat;
+
+static const cli_minifloat MINIFLOATS[] = {
+    {ONYX_FLOAT8E4M3FN, 4, 3, 7, 'f'},  {ONYX_FLOAT8E4M3FNUZ, 4, 3, 8, 'u'},
+    {ONYX_FLOAT8E5M2, 5, 2, 15, 'i'},   {ONYX_FLOAT8E5M2FNUZ, 5, 2, 16, 'u'},
+    {ONYX_FLOAT4E2M1, 2, 1, 1, 'n'},    {ONYX_FLOAT6E2M3, 2, 3, 1, 'n'},
+    {ONYX_FLOAT6E3M2, 3, 2, 3, 'n'},
+};
+
+static const cli_minifloat *minifloat(onyx_dtype t) {
+    for (size_t i = 0; i < sizeof MINIFLOATS / sizeof MINIFLOATS[0]; i++)
+        if (MINIFLOATS[i].t == t) return &MINIFLOATS[i];
+    return NULL;
+}
+
+int cli_is_narrow_float(onyx_dtype t) { return minifloat(t) != NULL || t == ONYX_FLOAT8E8M0; }
+
+int cli_is_narrow_int(onyx_dtype t) {
+    return t == ONYX_INT4 || t == ONYX_UINT4 || t == ONYX_INT2 || t == ONYX_UINT2;
+}
+
+int cli_narrow_bits(onyx_dtype t) {
+    if (t == ONYX_INT4 || t == ONYX_UINT4) return 4;
+    if (t == ONYX_INT2 || t == ONYX_UINT2) return 2;
+    const cli_minifloat *f = minifloat(t);
+    return f ? 1 + f->ebits + f->mbits : 8;
+}
+
+float cli_narrow_to_float(onyx_dtype t, uint8_t bits) {
+    if (t == ONYX_FLOAT8E8M0) return bits == 0xff ? NAN : ldexpf(1.0f, (int)bits - 127);
+    const cli_minifloat *f = minifloat(t);
+    if (!f) return NAN;
+    int nb = 1 + f->ebits + f->mbits;
+    unsigned v = bits & ((1u << nb) - 1), emax = (1u << f->ebits) - 1, mmax = (1u << f->mbits) - 1;
+    unsigned e = (v >> f->mbits) & emax, m = v & mmax;
+    int neg = (v >> (nb - 1)) & 1;
+    if (f->kind == 'u' && v == 1u << (nb - 1)) return NAN;
+    if (f->kind == 'f' && e == emax && m == mmax) return NAN;
+    if (f->kind == 'i' && e == emax) return m ? NAN : (neg ? -INFINITY : INFINITY);
+    float a = e == 0 ? ldexpf((float)m, 1 - f->bias - f->mbits)
+                     : ldexpf((float)(m + (1u << f->mbits)), (int)e - f->bias - f->mbits);
+    return neg ? -a : a;
+}
+
+uint8_t cli_narrow_random(onyx_dtype t, uint64_t r) {
+    /* a positive value below 1: exponent field under the bias */
+    if (t == ONYX_FLOAT8E8M0) return (uint8_t)(r % 127);
+    const cli_minifloat *f = minifloat(t);
+    if (!f) return 0;
+    unsigned e = (unsigned)(r % (uint64_t)f->bias), m = (unsigned)((r >> 16) % (1u << f->mbits));
+    return (uint8_t)((e << f->mbits) | m);
+}
+
 int cli_open_session(const char *model, const onyx_session_options *opts, onyx_env **env,
                      onyx_session **session) {
     *env = NULL;

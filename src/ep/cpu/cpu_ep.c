@@ -25,8 +25,9 @@ extern const ox_kernel_table ox_cpu_kernels_attention;
 extern const ox_kernel_table ox_cpu_kernels_ml;
 extern const ox_kernel_table ox_cpu_kernels_contrib;
 extern const ox_kernel_table ox_cpu_kernels_codec;
+extern const ox_kernel_table ox_cpu_kernels_cast;
 
-#define N_FAMILIES 21
+#define N_FAMILIES 22
 
 typedef struct cpu_ep {
     ox_ep base;
@@ -87,6 +88,7 @@ ox_ep *ox_cpu_ep_create(ox_error *err) {
         &ox_cpu_kernels_loss,        &ox_cpu_kernels_random, &ox_cpu_kernels_text,
         &ox_cpu_kernels_control,     &ox_cpu_kernels_sequence, &ox_cpu_kernels_attention,
         &ox_cpu_kernels_ml,          &ox_cpu_kernels_contrib,   &ox_cpu_kernels_codec,
+        &ox_cpu_kernels_cast,
     };
     for (int i = 0; i < N_FAMILIES; i++) c->tables[i] = *families[i];
     c->base.name = "cpu";

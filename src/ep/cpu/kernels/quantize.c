@@ -1,16 +1,34 @@
-/* CPU kernels of the linear quantization operators. Quantization divides
- * in float32 (as the reference does for float32 inputs), rounds half to
- * even, adds the zero point and saturates to the target range; NaN maps
- * to the zero point so that no float-to-integer conversion is undefined
- * (a zero scale thus gives the zero point for 0 and saturates the rest).
- * The tensor is walked as [outer, channels, inner] so that per-axis and
- * per-tensor parameters share one loop (per-tensor: one channel). */
+/* CPU kernels of the linear quantization operators.
+ *
+ * QuantizeLinear divides x by its scale in the "precision" type (the
+ * `precision` attribute, else what the reference's numpy arithmetic gives:
+ * the wider of x's and the scale's float types, double for int32 x),
+ * then:
+ * - integer outputs: round half to even, add the zero point, saturate to
+ *   the type's range (NaN maps to the zero point, so no float-to-integer
+ *   conversion is undefined);
+ * - float8 outputs: convert the quotient with round to nearest even,
+ *   saturating unless saturate=0 (the zero point is not added, as the
+ *   reference does; it is zero for these types);
+ * - float4/float6 outputs: quotient plus zero point, converted (always
+ *   saturating: these formats have no infinity or NaN).
+ * DequantizeLinear computes (x - zero_point) * scale in float32 (the
+ * reference's arithmetic) and rounds once into the output type. A float8
+ * or float4 x ignores its zero point, which the spec requires to be zero.
+ *
+ * Scale layouts (see ops/quantize.c): per-tensor, per-axis (one value per
+ * slice along axis) and blocked (x's shape with the axis dimension
+ * divided by block_size, rounded up). The common float32 -> int8/uint8
+ * per-tensor and per-axis case keeps a dedicated typed loop. */
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
 
+#include "core/dtype.h"
 #include "ep/cpu/kernels/kernel_util.h"
 #include "ep/ep.h"
+#include "ops/op.h"
 
 extern const ox_kernel_table ox_cpu_kernels_quantize;
 
@@ -18,64 +36,113 @@ extern const ox_kernel_table ox_cpu_kernels_quantize;
  * scheduling costs nothing next to the arithmetic. */
 #define GRAIN 16384
 
-/* Layout of the scale / zero point against x. */
+/* Where element i of x finds its scale and zero point. */
+typedef enum qmode { Q_TENSOR, Q_AXIS, Q_BLOCKED } qmode;
+
 typedef struct qlayout {
-    int64_t channels; /* values in scale (1 when per-tensor) */
-    int64_t inner;    /* elements of x per channel slice */
+    qmode mode;
+    int64_t dim;    /* x's size along the axis */
+    int64_t inner;  /* elements of x per step along the axis */
+    int64_t block;  /* Q_BLOCKED: block size along the axis */
+    int64_t blocks; /* Q_BLOCKED: the scale's size along the axis */
 } qlayout;
 
-/* End of the run of elements from i (stopping at e) that share one
- * scale and zero point; *c is their channel. */
-static int64_t channel_run(const qlayout *l, int64_t i, int64_t e, int64_t *c) {
-    int64_t slice = i / l->inner;
-    *c = slice % l->channels;
-    int64_t end = (slice + 1) * l->inner;
-    return end > e ? e : end;
+static inline int64_t param_index(const qlayout *l, int64_t i) {
+    if (l->mode == Q_TENSOR) return 0;
+    int64_t t = i / l->inner, d = t % l->dim;
+    if (l->mode == Q_AXIS) return d;
+    return ((t / l->dim) * l->blocks + d / l->block) * l->inner + i % l->inner;
 }
 
 static int quant_layout(ox_kernel_ctx *ctx, const ox_tensor *x, const ox_tensor *scale,
                         const ox_tensor *zp, qlayout *l) {
     const char *op = ctx->node->op_type;
-    int64_t n = ox_tensor_numel(x);
+    int v = ox_op_since_version(ctx->node->domain, op, ctx->node->opset);
     int64_t ns = ox_tensor_numel(scale);
-    if (scale->dtype != ONYX_FLOAT32)
-        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "%s: scale must be float32, got %s", op,
-                              ox_dtype_name(scale->dtype));
-    if (zp && (ox_tensor_numel(zp) != ns || zp->rank != scale->rank))
+    memset(l, 0, sizeof *l);
+    l->dim = l->inner = l->block = l->blocks = 1;
+    /* one value each is per-tensor whatever the ranks ([] with [1]) */
+    if (zp && !(ns == 1 && ox_tensor_numel(zp) == 1) &&
+        !ox_shape_equal(zp->dims, zp->rank, scale->dims, scale->rank))
         return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
-                              "%s: scale (%lld values) and zero point (%lld values) must have the same "
-                              "shape",
+                              "%s: scale (%lld values) and zero point (%lld values) must have the "
+                              "same shape",
                               op, (long long)ns, (long long)ox_tensor_numel(zp));
-    if (scale->rank > 1)
-        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "%s: scale must be a scalar or 1-D, got rank %d",
-                              op, scale->rank);
-    if (ns == 1) {
-        l->channels = 1;
-        l->inner = n > 0 ? n : 1;
-        return 0;
-    }
-    if (ctx->node->opset < 13)
+    if (ns == 1) return 0; /* per-tensor, whatever the scale's rank */
+    if (v < 13)
         return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
-                              "%s: scale must hold one value before opset 13, got %lld", op, (long long)ns);
+                              "%s: scale must hold one value before version 13, got %lld", op,
+                              (long long)ns);
     int64_t axis = ir_attr_int(ctx->node, "axis", 1);
     if (axis < -(int64_t)x->rank || axis >= x->rank)
-        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "%s: axis %lld is out of range for rank %d", op,
-                              (long long)axis, x->rank);
+        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "%s: axis %lld is out of range for rank %d",
+                              op, (long long)axis, x->rank);
     if (axis < 0) axis += x->rank;
-    if (x->dims[axis] != ns)
-        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
-                              "%s: scale has %lld values but x has %lld along axis %lld", op,
-                              (long long)ns, (long long)x->dims[axis], (long long)axis);
     int64_t inner = 1;
     for (int d = (int)axis + 1; d < x->rank; d++) inner *= x->dims[d];
-    l->channels = ns;
+    l->dim = x->dims[axis] > 0 ? x->dims[axis] : 1;
     l->inner = inner > 0 ? inner : 1;
+    int64_t block = v >= 21 ? ir_attr_int(ctx->node, "block_size", 0) : 0;
+    if (block <= 0) {
+        if (scale->rank != 1 || x->dims[axis] != ns)
+            return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
+                                  "%s: scale has %lld values but x has %lld along axis %lld", op,
+                                  (long long)ns, (long long)x->dims[axis], (long long)axis);
+        l->mode = Q_AXIS;
+        return 0;
+    }
+    if (scale->rank != x->rank)
+        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
+                              "%s: blocked quantization needs a scale of rank %d, got %d", op,
+                              x->rank, scale->rank);
+    for (int d = 0; d < x->rank; d++) {
+        int64_t want = d == axis ? (x->dims[d] + block - 1) / block : x->dims[d];
+        if (scale->dims[d] != want)
+            return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
+                                  "%s: scale has %lld values along dimension %d, blocked "
+                                  "quantization with block_size %lld needs %lld",
+                                  op, (long long)scale->dims[d], d, (long long)block,
+                                  (long long)want);
+    }
+    l->mode = Q_BLOCKED;
+    l->block = block;
+    l->blocks = scale->dims[axis];
     return 0;
 }
 
+/* A double outside float's range has no defined conversion to float. */
+static inline float to_f32(double v) {
+    if (isnan(v)) return (float)v;
+    if (v > FLT_MAX) return INFINITY;
+    if (v < -FLT_MAX) return -INFINITY;
+    return (float)v;
+}
 
-/* ---------------------------------------------------------------- */
-/* QuantizeLinear */
+/* v rounded to the precision type p, as a double. */
+static inline double round_to(ox_dtype p, double v) {
+    switch (p) {
+    case ONYX_FLOAT32: return to_f32(v);
+    case ONYX_FLOAT16: return ox_half_to_float(ox_float_to_half(to_f32(v)));
+    case ONYX_BFLOAT16: return ox_bf16_to_float(ox_float_to_bf16(to_f32(v)));
+    default: return v;
+    }
+}
+
+/* Range of an integer quantized type; 0 for float outputs. */
+static int int_range(ox_dtype t, int64_t *lo, int64_t *hi) {
+    switch (t) {
+    case ONYX_UINT8: *lo = 0, *hi = 255; return 1;
+    case ONYX_INT8: *lo = -128, *hi = 127; return 1;
+    case ONYX_UINT16: *lo = 0, *hi = 65535; return 1;
+    case ONYX_INT16: *lo = -32768, *hi = 32767; return 1;
+    default:
+        if (ox_dtype_is_narrow_int(t)) {
+            ox_narrow_int_range(t, lo, hi);
+            return 1;
+        }
+        return 0;
+    }
+}
 
 static inline int64_t saturate_round(double v, int64_t zp, int64_t lo, int64_t hi) {
     if (isnan(v)) return zp < lo ? lo : zp > hi ? hi : zp;
@@ -85,55 +152,85 @@ static inline int64_t saturate_round(double v, int64_t zp, int64_t lo, int64_t h
     return (int64_t)q;
 }
 
+/* ---------------------------------------------------------------- */
+/* QuantizeLinear */
+
 typedef struct quant_job {
     const void *x;
     ox_dtype xt;
     void *y;
     ox_dtype yt;
-    const float *scale;
-    const ox_tensor *zp; /* NULL: every channel uses zp_fixed */
+    const void *scale;
+    ox_dtype st;
+    const void *zp; /* NULL: every element uses zp_fixed */
+    ox_dtype zt;
     int64_t zp_fixed;
+    ox_dtype prec; /* type the division rounds to */
+    int saturate;
     qlayout l;
 } quant_job;
 
-static int64_t quant_zp(const quant_job *j, int64_t c) {
-    return j->zp ? ox_get_i64(j->zp->data, j->zp->dtype, (size_t)c) : j->zp_fixed;
-}
-
-/* One run of elements sharing a channel. float32 inputs divide in float
- * so results match float32 arithmetic exactly; int32 inputs divide in
- * double, where every int32 is exact. */
-static void quant_segment(const quant_job *j, int64_t b, int64_t e, float s, int64_t zp) {
+/* float32 x, float32 scale, int8/uint8 y, per-tensor or per-axis: the
+ * case real models spend their time in. Dividing in float matches
+ * float32 arithmetic exactly. */
+static void quant_fast(const quant_job *j, int64_t b, int64_t e) {
+    const float *x = j->x, *sc = j->scale;
     int64_t lo = j->yt == ONYX_UINT8 ? 0 : -128, hi = j->yt == ONYX_UINT8 ? 255 : 127;
-    if (j->xt == ONYX_FLOAT32) {
-        const float *x = j->x;
+    int64_t i = b;
+    while (i < e) {
+        int64_t end = e, c = 0;
+        if (j->l.mode == Q_AXIS) {
+            int64_t slice = i / j->l.inner;
+            c = slice % j->l.dim;
+            end = (slice + 1) * j->l.inner;
+            if (end > e) end = e;
+        }
+        float s = sc[c];
+        int64_t zp = j->zp ? ox_get_i64(j->zp, j->zt, (size_t)c) : j->zp_fixed;
         if (j->yt == ONYX_UINT8) {
             uint8_t *y = j->y;
-            for (int64_t i = b; i < e; i++) y[i] = (uint8_t)saturate_round((double)(x[i] / s), zp, lo, hi);
+            for (int64_t k = i; k < end; k++) y[k] = (uint8_t)saturate_round((double)(x[k] / s), zp, lo, hi);
         } else {
             int8_t *y = j->y;
-            for (int64_t i = b; i < e; i++) y[i] = (int8_t)saturate_round((double)(x[i] / s), zp, lo, hi);
+            for (int64_t k = i; k < end; k++) y[k] = (int8_t)saturate_round((double)(x[k] / s), zp, lo, hi);
         }
-    } else {
-        const int32_t *x = j->x;
-        for (int64_t i = b; i < e; i++) {
-            int64_t q = saturate_round((double)x[i] / (double)s, zp, lo, hi);
-            if (j->yt == ONYX_UINT8)
-                ((uint8_t *)j->y)[i] = (uint8_t)q;
-            else
-                ((int8_t *)j->y)[i] = (int8_t)q;
-        }
+        i = end;
     }
 }
 
 static void quant_range(void *arg, int64_t b, int64_t e) {
     const quant_job *j = arg;
-    int64_t i = b;
-    while (i < e) {
-        int64_t c, end = channel_run(&j->l, i, e, &c);
-        quant_segment(j, i, end, j->scale[c], quant_zp(j, c));
-        i = end;
+    if (j->xt == ONYX_FLOAT32 && j->st == ONYX_FLOAT32 && j->prec == ONYX_FLOAT32 &&
+        (j->yt == ONYX_UINT8 || j->yt == ONYX_INT8) && j->l.mode != Q_BLOCKED) {
+        quant_fast(j, b, e);
+        return;
     }
+    int64_t lo = 0, hi = 0;
+    int is_int = int_range(j->yt, &lo, &hi);
+    for (int64_t i = b; i < e; i++) {
+        size_t p = (size_t)param_index(&j->l, i);
+        double q = round_to(j->prec, ox_get_f64(j->x, j->xt, (size_t)i) / ox_get_f64(j->scale, j->st, p));
+        if (is_int) {
+            int64_t zp = j->zp ? ox_get_i64(j->zp, j->zt, p) : j->zp_fixed;
+            ox_set_i64(j->y, j->yt, (size_t)i, saturate_round(q, zp, lo, hi));
+        } else if (ox_dtype_is_float8(j->yt)) {
+            ((uint8_t *)j->y)[i] = ox_float_to_narrow(j->yt, q, j->saturate);
+        } else {
+            /* float4/float6: the reference adds the zero point in the
+             * precision type before converting */
+            double zp = j->zp ? ox_get_f64(j->zp, j->zt, p) : 0.0;
+            ((uint8_t *)j->y)[i] = ox_float_to_narrow(j->yt, round_to(j->prec, q + zp), 1);
+        }
+    }
+}
+
+/* The type numpy's x / scale computes in, as the reference divides. */
+static ox_dtype default_precision(ox_dtype xt, ox_dtype st) {
+    if (xt == ONYX_INT32 || st == ONYX_INT32 || xt == ONYX_FLOAT64 || st == ONYX_FLOAT64)
+        return ONYX_FLOAT64;
+    if (xt == st) return xt;
+    if (st == ONYX_FLOAT8E8M0) return xt; /* exact powers of two */
+    return ONYX_FLOAT32;                   /* float16 with bfloat16, or either with float32 */
 }
 
 static int quantize_compute(ox_kernel_ctx *ctx) {
@@ -142,17 +239,30 @@ static int quantize_compute(ox_kernel_ctx *ctx) {
     ox_tensor *y = ox_cpu_output(ctx, 0);
     if (!x || !scale || !y)
         return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "QuantizeLinear: x and y_scale are required");
-    if (x->dtype != ONYX_FLOAT32 && x->dtype != ONYX_INT32)
+    if (x->dtype != ONYX_FLOAT32 && x->dtype != ONYX_INT32 && x->dtype != ONYX_FLOAT16 &&
+        x->dtype != ONYX_BFLOAT16)
         return ox_kernel_fail(ctx, ONYX_NOT_IMPLEMENTED, "QuantizeLinear: x of type %s is not supported",
                               ox_dtype_name(x->dtype));
-    if (y->dtype != ONYX_UINT8 && y->dtype != ONYX_INT8)
+    if (!ox_dtype_is_float(scale->dtype) && scale->dtype != ONYX_INT32 &&
+        scale->dtype != ONYX_FLOAT8E8M0)
+        return ox_kernel_fail(ctx, ONYX_NOT_IMPLEMENTED,
+                              "QuantizeLinear: y_scale of type %s is not supported",
+                              ox_dtype_name(scale->dtype));
+    int64_t lo, hi;
+    if (!int_range(y->dtype, &lo, &hi) && !ox_dtype_is_float8(y->dtype) &&
+        y->dtype != ONYX_FLOAT4E2M1 && y->dtype != ONYX_FLOAT6E2M3 && y->dtype != ONYX_FLOAT6E3M2)
         return ox_kernel_fail(ctx, ONYX_NOT_IMPLEMENTED, "QuantizeLinear: output type %s is not supported",
                               ox_dtype_name(y->dtype));
     if (zp && zp->dtype != y->dtype)
         return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
                               "QuantizeLinear: y_zero_point is %s but the output is %s",
                               ox_dtype_name(zp->dtype), ox_dtype_name(y->dtype));
-    quant_job j = {x->data, x->dtype, y->data, y->dtype, scale->data, zp, 0, {1, 1}};
+    int64_t prec = ir_attr_int(ctx->node, "precision", 0);
+    quant_job j = {x->data, x->dtype, y->data, y->dtype, scale->data, scale->dtype,
+                   zp ? zp->data : NULL, zp ? zp->dtype : ONYX_UNDEFINED, 0,
+                   prec > 0 && prec < OX_DTYPE_COUNT ? (ox_dtype)prec
+                                                     : default_precision(x->dtype, scale->dtype),
+                   ir_attr_int(ctx->node, "saturate", 1) != 0, {0}};
     if (quant_layout(ctx, x, scale, zp, &j.l)) return -1;
     int64_t n = ox_tensor_numel(x);
     if (n > 0) ox_parallel_for(ctx->pool, n, GRAIN, quant_range, &j);
@@ -165,38 +275,31 @@ static int quantize_compute(ox_kernel_ctx *ctx) {
 typedef struct dequant_job {
     const void *x;
     ox_dtype xt;
-    float *y;
-    const float *scale;
-    const ox_tensor *zp;
+    void *y;
+    ox_dtype yt;
+    const void *scale;
+    ox_dtype st;
+    const void *zp; /* NULL: no zero point (or one that must be ignored) */
+    ox_dtype zt;
     qlayout l;
 } dequant_job;
 
 static void dequant_range(void *arg, int64_t b, int64_t e) {
     const dequant_job *j = arg;
-    int64_t i = b;
-    while (i < e) {
-        int64_t c, end = channel_run(&j->l, i, e, &c);
-        float s = j->scale[c];
-        int64_t zp = j->zp ? ox_get_i64(j->zp->data, j->zp->dtype, (size_t)c) : 0;
-        switch (j->xt) {
-        case ONYX_UINT8: {
-            const uint8_t *x = j->x;
-            for (int64_t k = i; k < end; k++) j->y[k] = (float)((int32_t)x[k] - (int32_t)zp) * s;
-            break;
+    for (int64_t i = b; i < e; i++) {
+        size_t p = (size_t)param_index(&j->l, i);
+        /* float32 of x first (the reference's x.astype(float32)); exact
+         * for every type but large int32 values */
+        double dx = (double)to_f32(ox_get_f64(j->x, j->xt, (size_t)i));
+        if (j->zp) dx -= ox_get_f64(j->zp, j->zt, p);
+        /* both factors fit in 24 bits, so the double product is exact and
+         * rounds once to float32, as float32 arithmetic would */
+        float v = to_f32(dx * ox_get_f64(j->scale, j->st, p));
+        switch (j->yt) {
+        case ONYX_FLOAT32: ((float *)j->y)[i] = v; break;
+        case ONYX_FLOAT16: ((uint16_t *)j->y)[i] = ox_float_to_half(v); break;
+        default: ((uint16_t *)j->y)[i] = ox_float_to_bf16(v); break;
         }
-        case ONYX_INT8: {
-            const int8_t *x = j->x;
-            for (int64_t k = i; k < end; k++) j->y[k] = (float)((int32_t)x[k] - (int32_t)zp) * s;
-            break;
-        }
-        default: {
-            /* int64 difference: int32 minus int32 can leave int32 */
-            const int32_t *x = j->x;
-            for (int64_t k = i; k < end; k++) j->y[k] = (float)((int64_t)x[k] - zp) * s;
-            break;
-        }
-        }
-        i = end;
     }
 }
 
@@ -206,17 +309,25 @@ static int dequantize_compute(ox_kernel_ctx *ctx) {
     ox_tensor *y = ox_cpu_output(ctx, 0);
     if (!x || !scale || !y)
         return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "DequantizeLinear: x and x_scale are required");
-    if (x->dtype != ONYX_UINT8 && x->dtype != ONYX_INT8 && x->dtype != ONYX_INT32)
+    int64_t lo, hi;
+    if (x->dtype != ONYX_INT32 && !int_range(x->dtype, &lo, &hi) && !ox_dtype_is_narrow_float(x->dtype))
         return ox_kernel_fail(ctx, ONYX_NOT_IMPLEMENTED, "DequantizeLinear: x of type %s is not supported",
                               ox_dtype_name(x->dtype));
     if (zp && zp->dtype != x->dtype)
         return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
                               "DequantizeLinear: x_zero_point is %s but x is %s", ox_dtype_name(zp->dtype),
                               ox_dtype_name(x->dtype));
-    if (y->dtype != ONYX_FLOAT32)
+    if (!ox_dtype_is_float(scale->dtype) && scale->dtype != ONYX_FLOAT8E8M0)
+        return ox_kernel_fail(ctx, ONYX_NOT_IMPLEMENTED,
+                              "DequantizeLinear: x_scale of type %s is not supported",
+                              ox_dtype_name(scale->dtype));
+    if (y->dtype != ONYX_FLOAT32 && y->dtype != ONYX_FLOAT16 && y->dtype != ONYX_BFLOAT16)
         return ox_kernel_fail(ctx, ONYX_NOT_IMPLEMENTED, "DequantizeLinear: output type %s is not supported",
                               ox_dtype_name(y->dtype));
-    dequant_job j = {x->data, x->dtype, y->data, scale->data, zp, {1, 1}};
+    /* float8 and float4 zero points must be zero; the reference skips them */
+    int use_zp = zp && !ox_dtype_is_float8(x->dtype) && x->dtype != ONYX_FLOAT4E2M1;
+    dequant_job j = {x->data, x->dtype, y->data, y->dtype, scale->data, scale->dtype,
+                     use_zp ? zp->data : NULL, zp ? zp->dtype : ONYX_UNDEFINED, {0}};
     if (quant_layout(ctx, x, scale, zp, &j.l)) return -1;
     int64_t n = ox_tensor_numel(x);
     if (n > 0) ox_parallel_for(ctx->pool, n, GRAIN, dequant_range, &j);
@@ -253,7 +364,8 @@ static int dynamic_quantize_compute(ox_kernel_ctx *ctx) {
     if (ys) ((float *)ys->data)[0] = scale;
     if (yz) ((uint8_t *)yz->data)[0] = (uint8_t)zp;
     if (y && n > 0) {
-        quant_job j = {x->data, ONYX_FLOAT32, y->data, ONYX_UINT8, &scale, NULL, zp, {1, n}};
+        quant_job j = {x->data, ONYX_FLOAT32, y->data, ONYX_UINT8, &scale, ONYX_FLOAT32,
+                       NULL, ONYX_UNDEFINED, zp, ONYX_FLOAT32, 1, {Q_TENSOR, 1, n, 1, 1}};
         ox_parallel_for(ctx->pool, n, GRAIN, quant_range, &j);
     }
     return 0;
@@ -263,14 +375,17 @@ static int supports_quantize(const ir_node *node, const ir_type *const *inputs, 
     (void)node;
     if (n_inputs < 1 || !inputs[0]) return 1;
     ox_dtype t = inputs[0]->dtype;
-    return t == ONYX_FLOAT32 || t == ONYX_INT32 || t == ONYX_UNDEFINED;
+    return t == ONYX_FLOAT32 || t == ONYX_INT32 || t == ONYX_FLOAT16 || t == ONYX_BFLOAT16 ||
+           t == ONYX_UNDEFINED;
 }
 
 static int supports_dequantize(const ir_node *node, const ir_type *const *inputs, int n_inputs) {
     (void)node;
     if (n_inputs < 1 || !inputs[0]) return 1;
     ox_dtype t = inputs[0]->dtype;
-    return t == ONYX_UINT8 || t == ONYX_INT8 || t == ONYX_INT32 || t == ONYX_UNDEFINED;
+    int64_t lo, hi;
+    return t == ONYX_INT32 || t == ONYX_UNDEFINED || int_range(t, &lo, &hi) ||
+           ox_dtype_is_narrow_float(t);
 }
 
 static int supports_dynamic(const ir_node *node, const ir_type *const *inputs, int n_inputs) {
@@ -280,9 +395,9 @@ static int supports_dynamic(const ir_node *node, const ir_type *const *inputs, i
 }
 
 static const ox_kernel_def KERNELS[] = {
-    {"", "QuantizeLinear", 10, 17, quantize_compute, supports_quantize, NULL, NULL},
-    {"", "DequantizeLinear", 10, 17, dequantize_compute, supports_dequantize, NULL, NULL},
-    {"", "DynamicQuantizeLinear", 11, 17, dynamic_quantize_compute, supports_dynamic, NULL, NULL},
+    {"", "QuantizeLinear", 10, 28, quantize_compute, supports_quantize, NULL, NULL},
+    {"", "DequantizeLinear", 10, 28, dequantize_compute, supports_dequantize, NULL, NULL},
+    {"", "DynamicQuantizeLinear", 11, 28, dynamic_quantize_compute, supports_dynamic, NULL, NULL},
 };
 
 const ox_kernel_table ox_cpu_kernels_quantize = {KERNELS, sizeof KERNELS / sizeof KERNELS[0]};
