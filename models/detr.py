@@ -1,8 +1,10 @@
-#!/usr/bin/python3
 """A small DETR-family detector in the style of RT-DETR / D-FINE, exported
 to ONNX with a dynamic batch axis.
 
-usage: detr.py OUT_DIR        writes OUT_DIR/detr.onnx
+usage: detr.py OUT_DIR            writes OUT_DIR/detr.onnx (opset 17)
+       detr.py OUT_DIR --dynamo   writes OUT_DIR/detr_dynamo.onnx: the same
+                                  model through torch.onnx.export's default,
+                                  torch.export-based exporter (opset 18+)
 
 The graph has what makes these detectors hard for a runtime:
 - a CNN backbone giving three feature levels (strides 8, 16, 32);
@@ -214,6 +216,11 @@ class TinyDETR(nn.Module):
         self.shapes = shapes
         self.register_buffer("pos", torch.cat([sine_position(h, w) for h, w in shapes]))
         self.register_buffer("anchors", anchors_unact())
+        # The TorchScript exporter reads the input size from the input's
+        # shape at run time; torch.export fails on indexing the tensor of
+        # torch._shape_as_tensor (it has no data while tracing), and
+        # with only the batch axis dynamic the size is a constant there.
+        self.size_from_shape = True
 
     def forward(self, images):
         feats = self.backbone(images)
@@ -244,8 +251,12 @@ class TinyDETR(nn.Module):
         which = torch.div(index, CLASSES, rounding_mode="floor")
         cx, cy, w, h = ref.unbind(-1)
         xyxy = torch.stack([cx - 0.5 * w, cy - 0.5 * h, cx + 0.5 * w, cy + 0.5 * h], -1)
-        # (W, H, W, H) from the input's shape at run time, not a traced constant
-        size = torch._shape_as_tensor(images)[torch.tensor([3, 2, 3, 2])].to(xyxy.dtype)
+        if self.size_from_shape:
+            # (W, H, W, H) from the input's shape at run time, not a traced constant
+            size = torch._shape_as_tensor(images)[torch.tensor([3, 2, 3, 2])].to(xyxy.dtype)
+        else:
+            h, w = images.shape[2], images.shape[3]
+            size = xyxy.new_tensor([w, h, w, h])
         boxes = torch.gather(xyxy * size, 1, which.unsqueeze(-1).repeat(1, 1, 4))
         return labels.reshape(b, DETECTIONS), boxes, scores
 
@@ -272,9 +283,13 @@ def has_shape_reshape_chain(model):
 
 
 def main():
-    if len(sys.argv) != 2:
+    args = sys.argv[1:]
+    dynamo = "--dynamo" in args
+    if dynamo:
+        args.remove("--dynamo")
+    if len(args) != 1:
         sys.exit(__doc__)
-    out_dir = sys.argv[1]
+    out_dir = args[0]
     os.makedirs(out_dir, exist_ok=True)
     warnings.simplefilter("ignore")  # tracer warnings on shape arithmetic are expected
     torch.set_grad_enabled(False)
@@ -286,25 +301,35 @@ def main():
     # class scores spread enough that both TopKs choose by clear margins
     zc.rescale_layer(model, model.enc_score, batches, 2.0)
     zc.rescale_layer(model, model.score_head, batches, 2.0)
-    path = os.path.join(out_dir, "detr.onnx")
+    model.size_from_shape = not dynamo
+    name = "detr_dynamo.onnx" if dynamo else "detr.onnx"
+    path = os.path.join(out_dir, name)
     zc.export(
         model,
-        (batches[0][0][:1],),
+        # torch.export fixes any axis whose example size is 1, the batch too
+        (batches[0][0][:2 if dynamo else 1],),
         path,
         ["images"],
         ["labels", "boxes", "scores"],
         dynamic_axes={n: {0: "batch"} for n in ("images", "labels", "boxes", "scores")},
         opset=OPSET,
+        dynamo=dynamo,
     )
     import onnx
 
     ops = zc.op_types(path)
-    missing = {"Shape", "Gather", "Concat", "Reshape", "GatherElements", "TopK", "GridSample"} - ops
+    wanted = {"Reshape", "GatherElements", "TopK", "GridSample"}
+    # The torch.export-based exporter writes its reshapes with 0 and -1 in
+    # constant shapes where it can, so only the TorchScript export has the
+    # Shape -> Gather -> Concat -> Reshape chains.
+    if not dynamo:
+        wanted |= {"Shape", "Gather", "Concat"}
+    missing = wanted - ops
     if missing:
-        raise RuntimeError(f"detr.onnx lacks {sorted(missing)}")
-    if not has_shape_reshape_chain(onnx.load(path)):
-        raise RuntimeError("detr.onnx has no Shape -> Gather -> Concat -> Reshape chain")
-    print(f"detr.onnx: exported in {time.time() - start:.1f} s; ops: {' '.join(sorted(ops))}")
+        raise RuntimeError(f"{name} lacks {sorted(missing)}")
+    if not dynamo and not has_shape_reshape_chain(onnx.load(path)):
+        raise RuntimeError(f"{name} has no Shape -> Gather -> Concat -> Reshape chain")
+    print(f"{name}: exported in {time.time() - start:.1f} s; ops: {' '.join(sorted(ops))}")
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
 /* Model test: runs the cases of the model zoo's manifest (written by
- * make_references.js) through onyx and compares every output with ONNX
+ * make_references.py) through onyx and compares every output with ONNX
  * Runtime's, at the tolerance the manifest names for it.
  *
  * usage: test_models MANIFEST [CASE...]

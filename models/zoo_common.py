@@ -19,7 +19,7 @@ import torch.nn.functional as F
 
 def synthetic_images(n, height, width, seed):
     """Image-like tensors in [0, 1], of the same kind as the test inputs
-    that make_references.js draws: smooth colour fields (upsampled
+    that make_references.py draws: smooth colour fields (upsampled
     low-resolution noise), solid rectangles, and a little pixel noise."""
     g = torch.Generator().manual_seed(seed)
     low = torch.rand(n, 3, 6, 6, generator=g)
@@ -79,12 +79,23 @@ def rescale_layer(model, layer, batches, target_std):
         layer.bias.mul_(target_std / std)
 
 
-def export(model, args, path, input_names, output_names, dynamic_axes=None, opset=17):
+def export(model, args, path, input_names, output_names, dynamic_axes=None, opset=17, dynamo=False):
     """torch.onnx.export into a temporary file renamed into place, so an
-    interrupted export never leaves a file that looks up to date."""
+    interrupted export never leaves a file that looks up to date.
+
+    dynamo=False is the TorchScript-based exporter at `opset` (the zoo's
+    original exports); dynamo=True is torch.onnx.export's current default,
+    the torch.export-based exporter, at its own default opset (`opset` is
+    ignored): those files show what today's PyTorch users hand a runtime."""
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     fd, tmp = tempfile.mkstemp(suffix=".onnx", dir=os.path.dirname(os.path.abspath(path)))
     os.close(fd)
+    if dynamo:
+        # weights inside the .onnx file, as the other zoo models: the model
+        # test and the CLI tests open one file
+        options = dict(dynamo=True, external_data=False, optimize=True, verbose=False)
+    else:
+        options = dict(dynamo=False, opset_version=opset, do_constant_folding=True)
     try:
         # With autograd off, nn.MultiheadAttention takes a fused fast path
         # that has no ONNX export; with it on, the exporter sees plain ops.
@@ -93,11 +104,10 @@ def export(model, args, path, input_names, output_names, dynamic_axes=None, opse
                 model,
                 args,
                 tmp,
-                opset_version=opset,
                 input_names=input_names,
                 output_names=output_names,
                 dynamic_axes=dynamic_axes,
-                do_constant_folding=True,
+                **options,
             )
         os.chmod(tmp, 0o644)  # mkstemp makes it private
         os.replace(tmp, path)
