@@ -50,8 +50,10 @@ static int convert_type(const Onnx__TypeProto *tp, const char *what, ir_type *t,
                 if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
                     d->dim_value >= 0)
                     t->dims[i] = d->dim_value;
+                /* "?" is how several exporters (Paddle2ONNX among them) spell
+                 * "unknown", not a name shared between dimensions */
                 else if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM &&
-                         d->dim_param && d->dim_param[0] &&
+                         d->dim_param && d->dim_param[0] && strcmp(d->dim_param, "?") != 0 &&
                          !(t->dim_params[i] = ox_strdup(d->dim_param)))
                     return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
             }

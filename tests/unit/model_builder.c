@@ -81,7 +81,7 @@ static Onnx__ValueInfoProto *value_info(mb_model *m, const char *name, int dtype
             onnx__tensor_shape_proto__dimension__init(d);
             if (dims[i] < 0) {
                 d->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM;
-                d->dim_param = "batch";
+                d->dim_param = dims[i] == -2 ? "?" : "batch";
             } else {
                 d->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
                 d->dim_value = dims[i];

@@ -11,7 +11,8 @@ typedef struct mb_model mb_model;
 
 mb_model *mb_new(int64_t opset);
 void mb_free(mb_model *m);
-/* dims: -1 for a symbolic dim named "batch"; rank -1 for no shape. */
+/* dims: -1 for a symbolic dim named "batch", -2 for one named "?" (how
+ * Paddle2ONNX writes "unknown"); rank -1 for no shape. */
 void mb_input(mb_model *m, const char *name, int dtype, const int64_t *dims, int rank);
 void mb_output(mb_model *m, const char *name, int dtype, const int64_t *dims, int rank);
 void mb_init_float(mb_model *m, const char *name, const int64_t *dims, int rank, const float *data);

@@ -22,6 +22,34 @@ int main(void) {
     free(buf);
     if (!s) CHECK_DONE();
 
+    /* dimensions named "?" are unknown, not one shared symbol: a [2, 4]
+     * image passes where both are "?" (Paddle2ONNX's classifier) */
+    {
+        mb_model *q = mb_new(13);
+        int64_t anon[] = {-2, -2};
+        mb_input(q, "img", ONYX_FLOAT32, anon, 2);
+        mb_output(q, "r", ONYX_FLOAT32, anon, 2);
+        mb_node(q, "Relu", "img", "r");
+        size_t qlen;
+        uint8_t *qbuf = mb_serialize(q, &qlen);
+        mb_free(q);
+        onyx_session *qs = NULL;
+        CHECK_OK(onyx_session_create_from_buffer(env, qbuf, qlen, NULL, &qs));
+        free(qbuf);
+        float img[8] = {-1, 2, -3, 4, -5, 6, -7, 8};
+        int64_t idims[] = {2, 4};
+        onyx_tensor *ti = NULL, *tr = NULL;
+        CHECK_OK(onyx_tensor_wrap(ONYX_FLOAT32, idims, 2, img, sizeof img, &ti));
+        const char *qin = "img", *qout = "r";
+        if (qs) {
+            CHECK_OK(onyx_session_run(qs, &qin, (const onyx_tensor *const *)&ti, 1, &qout, &tr, 1));
+            if (tr) CHECK(((const float *)onyx_tensor_data(tr))[7] == 8.0f);
+        }
+        onyx_tensor_free(tr);
+        onyx_tensor_free(ti);
+        onyx_session_free(qs);
+    }
+
     float data[12] = {0};
     int64_t ok_dims[] = {2, 3}, other_batch[] = {4, 3}, bad_cols[] = {2, 4}, rank3[] = {1, 2, 3};
     onyx_tensor *x = NULL, *z = NULL, *bad = NULL, *y = NULL;
