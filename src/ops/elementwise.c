@@ -1,6 +1,7 @@
 /* Schemas of the elementwise operators: unary math and activations,
  * broadcasting binary arithmetic, comparisons and logic, variadic
- * Min/Max/Sum/Mean, Where, Clip, Cast/CastLike and the Softmax family. */
+ * Min/Max/Sum/Mean, Where, Clip and the Softmax family (Cast and CastLike
+ * are in cast.c). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -15,6 +16,9 @@ extern const ox_op_table ox_ops_elementwise;
 #define M_SINT (MT(ONYX_INT8) | MT(ONYX_INT16) | MT(ONYX_INT32) | MT(ONYX_INT64))
 #define M_UINT (MT(ONYX_UINT8) | MT(ONYX_UINT16) | MT(ONYX_UINT32) | MT(ONYX_UINT64))
 #define M_NUM (M_FLOAT | M_SINT | M_UINT)
+#define M_FLOAT8                                                                \
+    (MT(ONYX_FLOAT8E4M3FN) | MT(ONYX_FLOAT8E4M3FNUZ) | MT(ONYX_FLOAT8E5M2) |      \
+     MT(ONYX_FLOAT8E5M2FNUZ))
 #define M_BOOL MT(ONYX_BOOL)
 #define M_STR MT(ONYX_STRING)
 #define M_CASTABLE (M_NUM | M_BOOL | M_STR)
@@ -25,7 +29,7 @@ static uint32_t mask_of(ox_dtype t) { return t > 0 && t < 32 ? 1u << t : 0; }
 static const char *type_list(uint32_t mask, char *buf, size_t n) {
     size_t off = 0;
     buf[0] = '\0';
-    for (int t = 1; t <= ONYX_BFLOAT16 && off < n; t++) {
+    for (int t = 1; t < OX_DTYPE_COUNT && t < 32 && off < n; t++) {
         if (!(mask & (1u << t))) continue;
         int w = snprintf(buf + off, n - off, "%s%s", off ? ", " : "", ox_dtype_name((ox_dtype)t));
         if (w < 0) break;
@@ -80,9 +84,60 @@ static int infer_unary_float(ox_infer_ctx *c) { return infer_unary(c, M_FLOAT); 
 static int infer_unary_num(ox_infer_ctx *c) { return infer_unary(c, M_NUM); }
 static int infer_unary_signed(ox_infer_ctx *c) { return infer_unary(c, M_FLOAT | M_SINT); }
 static int infer_not(ox_infer_ctx *c) { return infer_unary(c, M_BOOL); }
+static int infer_bitwise_not(ox_infer_ctx *c) { return infer_unary(c, M_SINT | M_UINT); }
 
+static int infer_gelu(ox_infer_ctx *c) {
+    const char *ap = ir_attr_string(c->node, "approximate", "none");
+    if (strcmp(ap, "none") != 0 && strcmp(ap, "tanh") != 0)
+        return ox_infer_fail(c, ONYX_INVALID_MODEL,
+                             "Gelu: approximate must be \"none\" or \"tanh\", got \"%s\"", ap);
+    return infer_unary(c, M_FLOAT);
+}
+
+/* Bit width of a BitCast operand; 0 for the types BitCast does not take
+ * (string, and float6, which is not among its types). */
+static int bitcast_bits(ox_dtype t) {
+    if (t == ONYX_STRING || t == ONYX_FLOAT6E2M3 || t == ONYX_FLOAT6E3M2 ||
+        !ox_dtype_valid((int)t))
+        return 0;
+    return ox_dtype_bits(t);
+}
+
+static int infer_bitcast(ox_infer_ctx *c) {
+    const ir_attr *a = ir_node_attr(c->node, "to");
+    if (!a || a->type != IR_ATTR_INT)
+        return ox_infer_fail(c, ONYX_INVALID_MODEL, "BitCast: integer attribute 'to' is required");
+    if (!ox_dtype_valid((int)a->i))
+        return ox_infer_fail(c, ONYX_NOT_IMPLEMENTED,
+                             "BitCast: 'to' = %" PRId64 " is not a data type onyx supports", a->i);
+    ox_dtype to = (ox_dtype)a->i;
+    int tb = bitcast_bits(to);
+    if (tb == 0)
+        return ox_infer_fail(c, ONYX_INVALID_MODEL, "BitCast: cannot reinterpret as %s",
+                             ox_dtype_name(to));
+    const ir_type *x = ox_infer_in(c, 0);
+    if (x && x->kind != OX_KIND_TENSOR)
+        return ox_infer_fail(c, ONYX_INVALID_MODEL, "BitCast: input must be a tensor");
+    ox_dtype from = ox_infer_in_dtype(c, 0);
+    if (from != ONYX_UNDEFINED) {
+        int fb = bitcast_bits(from);
+        if (fb == 0)
+            return ox_infer_fail(c, ONYX_INVALID_MODEL, "BitCast: cannot reinterpret %s",
+                                 ox_dtype_name(from));
+        if (fb != tb)
+            return ox_infer_fail(c, ONYX_INVALID_MODEL,
+                                 "BitCast: %s is %d bits but %s is %d bits; the widths must match",
+                                 ox_dtype_name(from), fb, ox_dtype_name(to), tb);
+    }
+    return shape_like(c, 0, 0, to);
+}
+
+/* IsNaN/IsInf-20 add the four float8 formats. */
 static int infer_float_to_bool(ox_infer_ctx *c) {
-    if (check_type(c, 0, M_FLOAT) != 0) return -1;
+    uint32_t m = M_FLOAT;
+    if (ox_op_since_version(c->node->domain, c->node->op_type, c->node->opset) >= 20)
+        m |= M_FLOAT8;
+    if (check_type(c, 0, m) != 0) return -1;
     return shape_like(c, 0, 0, ONYX_BOOL);
 }
 
@@ -143,7 +198,15 @@ static int infer_binary(ox_infer_ctx *c, uint32_t mask, int same, ox_dtype out_d
 
 static int infer_arith(ox_infer_ctx *c) { return infer_binary(c, M_NUM, 1, ONYX_UNDEFINED); }
 static int infer_compare(ox_infer_ctx *c) { return infer_binary(c, M_NUM, 1, ONYX_BOOL); }
-static int infer_equal(ox_infer_ctx *c) { return infer_binary(c, M_NUM | M_BOOL, 1, ONYX_BOOL); }
+/* Equal-19 adds strings. */
+static int infer_equal(ox_infer_ctx *c) {
+    uint32_t m = M_NUM | M_BOOL;
+    if (ox_op_since_version(c->node->domain, "Equal", c->node->opset) >= 19) m |= M_STR;
+    return infer_binary(c, m, 1, ONYX_BOOL);
+}
+static int infer_bitwise(ox_infer_ctx *c) {
+    return infer_binary(c, M_SINT | M_UINT, 1, ONYX_UNDEFINED);
+}
 static int infer_logical(ox_infer_ctx *c) { return infer_binary(c, M_BOOL, 1, ONYX_BOOL); }
 
 static int infer_pow(ox_infer_ctx *c) {
@@ -169,7 +232,10 @@ static int infer_bitshift(ox_infer_ctx *c) {
         return ox_infer_fail(c, ONYX_INVALID_MODEL,
                              "BitShift: direction must be \"LEFT\" or \"RIGHT\"%s%s%s",
                              dir ? ", got \"" : "", dir ? dir : "", dir ? "\"" : "");
-    return infer_binary(c, M_UINT, 1, ONYX_UNDEFINED);
+    /* BitShift-28 adds the signed types (arithmetic right shift) */
+    uint32_t m = M_UINT;
+    if (ox_op_since_version(c->node->domain, "BitShift", c->node->opset) >= 28) m |= M_SINT;
+    return infer_binary(c, m, 1, ONYX_UNDEFINED);
 }
 
 static int infer_prelu(ox_infer_ctx *c) {
@@ -212,53 +278,7 @@ static int infer_where(ox_infer_ctx *c) {
     return ox_infer_broadcast(c, 0, 3, dt, o);
 }
 
-/* ---- Cast ---- */
-
-/* Cast-1 named the target type with a string. */
-static ox_dtype legacy_type_name(const char *s) {
-    static const struct {
-        const char *name;
-        ox_dtype t;
-    } names[] = {
-        {"FLOAT", ONYX_FLOAT32},   {"UINT8", ONYX_UINT8},   {"INT8", ONYX_INT8},
-        {"UINT16", ONYX_UINT16},   {"INT16", ONYX_INT16},   {"INT32", ONYX_INT32},
-        {"INT64", ONYX_INT64},     {"STRING", ONYX_STRING}, {"BOOL", ONYX_BOOL},
-        {"FLOAT16", ONYX_FLOAT16}, {"DOUBLE", ONYX_FLOAT64}, {"UINT32", ONYX_UINT32},
-        {"UINT64", ONYX_UINT64},   {"BFLOAT16", ONYX_BFLOAT16},
-    };
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (strcmp(s, names[i].name) == 0) return names[i].t;
-    return ONYX_UNDEFINED;
-}
-
-static int infer_cast(ox_infer_ctx *c) {
-    const ir_attr *a = ir_node_attr(c->node, "to");
-    char buf[256];
-    if (!a) return ox_infer_fail(c, ONYX_INVALID_MODEL, "Cast: attribute 'to' is required");
-    ox_dtype to;
-    if (a->type == IR_ATTR_STRING) {
-        to = legacy_type_name(a->s ? a->s : "");
-        if (to == ONYX_UNDEFINED)
-            return ox_infer_fail(c, ONYX_INVALID_MODEL, "Cast: unknown target type \"%s\"",
-                                 a->s ? a->s : "");
-    } else {
-        if (!ox_dtype_valid((int)a->i))
-            return ox_infer_fail(c, ONYX_INVALID_MODEL, "Cast: 'to' = %" PRId64
-                                 " is not a valid data type", a->i);
-        to = (ox_dtype)a->i;
-    }
-    if (!(mask_of(to) & M_CASTABLE))
-        return ox_infer_fail(c, ONYX_NOT_IMPLEMENTED, "Cast: target type %s is not supported; "
-                             "supported: %s", ox_dtype_name(to),
-                             type_list(M_CASTABLE, buf, sizeof buf));
-    if (check_type(c, 0, M_CASTABLE) != 0) return -1;
-    return shape_like(c, 0, 0, to);
-}
-
-static int infer_castlike(ox_infer_ctx *c) {
-    if (check_type(c, 0, M_CASTABLE) != 0 || check_type(c, 1, M_CASTABLE) != 0) return -1;
-    return shape_like(c, 0, 0, ox_infer_in_dtype(c, 1));
-}
+/* Cast and CastLike live in cast.c. */
 
 /* ---- Softmax family ---- */
 
@@ -278,6 +298,12 @@ static int infer_softmax(ox_infer_ctx *c) {
 
 #define U(name, lo, fn) {"", name, lo, 17, 1, 1, 1, 1, fn}
 #define B(name, lo, fn) {"", name, lo, 17, 2, 2, 1, 1, fn}
+/* Operators with versions past 17. Most of these only add element types
+ * (bfloat16 in the opset-22 activations, float8 in IsNaN/IsInf-20); the
+ * changes that matter are BitShift-28 (signed types), Equal-19 (strings),
+ * Mod-28 (signed zeros spelled out) and Celu-28 (all float types). */
+#define UV(name, lo, hi, fn) {"", name, lo, hi, 1, 1, 1, 1, fn}
+#define BV(name, lo, hi, fn) {"", name, lo, hi, 2, 2, 1, 1, fn}
 
 static const ox_op_schema OPS[] = {
     U("Relu", 1, infer_unary_signed),
@@ -289,45 +315,45 @@ static const ox_op_schema OPS[] = {
     U("Reciprocal", 1, infer_unary_float),
     U("Floor", 1, infer_unary_float),
     U("Ceil", 1, infer_unary_float),
-    U("Round", 11, infer_unary_float),
-    U("Sin", 7, infer_unary_float),
-    U("Cos", 7, infer_unary_float),
-    U("Tan", 7, infer_unary_float),
-    U("Asin", 7, infer_unary_float),
-    U("Acos", 7, infer_unary_float),
-    U("Atan", 7, infer_unary_float),
-    U("Sinh", 9, infer_unary_float),
-    U("Cosh", 9, infer_unary_float),
-    U("Asinh", 9, infer_unary_float),
-    U("Acosh", 9, infer_unary_float),
-    U("Atanh", 9, infer_unary_float),
+    UV("Round", 11, 22, infer_unary_float),
+    UV("Sin", 7, 22, infer_unary_float),
+    UV("Cos", 7, 22, infer_unary_float),
+    UV("Tan", 7, 22, infer_unary_float),
+    UV("Asin", 7, 22, infer_unary_float),
+    UV("Acos", 7, 22, infer_unary_float),
+    UV("Atan", 7, 22, infer_unary_float),
+    UV("Sinh", 9, 22, infer_unary_float),
+    UV("Cosh", 9, 22, infer_unary_float),
+    UV("Asinh", 9, 22, infer_unary_float),
+    UV("Acosh", 9, 22, infer_unary_float),
+    UV("Atanh", 9, 22, infer_unary_float),
     U("Erf", 9, infer_unary_float),
-    U("Softplus", 1, infer_unary_float),
-    U("Softsign", 1, infer_unary_float),
-    U("HardSigmoid", 1, infer_unary_float),
-    U("HardSwish", 14, infer_unary_float),
-    U("Elu", 1, infer_unary_float),
-    U("Selu", 1, infer_unary_float),
-    U("Celu", 12, infer_celu),
+    UV("Softplus", 1, 22, infer_unary_float),
+    UV("Softsign", 1, 22, infer_unary_float),
+    UV("HardSigmoid", 1, 22, infer_unary_float),
+    UV("HardSwish", 14, 22, infer_unary_float),
+    UV("Elu", 1, 22, infer_unary_float),
+    UV("Selu", 1, 22, infer_unary_float),
+    UV("Celu", 12, 28, infer_celu),
     U("LeakyRelu", 1, infer_unary_float),
-    U("ThresholdedRelu", 10, infer_unary_float),
+    UV("ThresholdedRelu", 10, 22, infer_unary_float),
     U("Shrink", 9, infer_unary_num),
     U("Abs", 1, infer_unary_num),
     U("Neg", 1, infer_unary_signed),
     U("Sign", 9, infer_unary_num),
-    U("IsNaN", 9, infer_float_to_bool),
-    U("IsInf", 10, infer_float_to_bool),
+    UV("IsNaN", 9, 20, infer_float_to_bool),
+    UV("IsInf", 10, 20, infer_float_to_bool),
     U("Not", 1, infer_not),
     {"", "Clip", 1, 17, 1, 3, 1, 1, infer_clip},
     B("Add", 1, infer_arith),
     B("Sub", 1, infer_arith),
     B("Mul", 1, infer_arith),
     B("Div", 1, infer_arith),
-    B("Mod", 10, infer_mod),
+    BV("Mod", 10, 28, infer_mod),
     B("Pow", 1, infer_pow),
     B("PRelu", 1, infer_prelu),
-    B("BitShift", 11, infer_bitshift),
-    B("Equal", 1, infer_equal),
+    BV("BitShift", 11, 28, infer_bitshift),
+    BV("Equal", 1, 19, infer_equal),
     B("Less", 1, infer_compare),
     B("LessOrEqual", 12, infer_compare),
     B("Greater", 1, infer_compare),
@@ -340,11 +366,17 @@ static const ox_op_schema OPS[] = {
     {"", "Sum", 1, 17, 1, -1, 1, 1, infer_sum},
     {"", "Mean", 1, 17, 1, -1, 1, 1, infer_mean},
     {"", "Where", 9, 17, 3, 3, 1, 1, infer_where},
-    U("Cast", 1, infer_cast),
-    B("CastLike", 15, infer_castlike),
     U("Softmax", 1, infer_softmax),
     U("LogSoftmax", 1, infer_softmax),
     U("Hardmax", 1, infer_softmax),
+    BV("BitwiseAnd", 18, 18, infer_bitwise),
+    BV("BitwiseOr", 18, 18, infer_bitwise),
+    BV("BitwiseXor", 18, 18, infer_bitwise),
+    UV("BitwiseNot", 18, 18, infer_bitwise_not),
+    UV("Mish", 18, 22, infer_unary_float),
+    UV("Gelu", 20, 20, infer_gelu),
+    UV("Swish", 24, 24, infer_unary_float),
+    UV("BitCast", 26, 26, infer_bitcast),
 };
 
 const ox_op_table ox_ops_elementwise = {OPS, sizeof OPS / sizeof OPS[0]};

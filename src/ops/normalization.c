@@ -1,6 +1,7 @@
 /* Schemas of the normalization operators: BatchNormalization,
- * InstanceNormalization, LayerNormalization, LRN and
- * MeanVarianceNormalization. */
+ * InstanceNormalization, LayerNormalization, GroupNormalization,
+ * RMSNormalization, LpNormalization, LRN and MeanVarianceNormalization. */
+#include <inttypes.h>
 #include <string.h>
 
 #include "ops/normalization.h"
@@ -94,8 +95,10 @@ static int infer_batchnorm(ox_infer_ctx *c) {
 
 static int infer_instancenorm(ox_infer_ctx *c) {
     static const char *const names[3] = {"input", "scale", "B"};
+    /* version 22 adds bfloat16 */
+    int bf16 = ox_op_since_version(c->node->domain, "InstanceNormalization", c->node->opset) >= 22;
     for (int i = 0; i < 3; i++)
-        if (ox_infer_need_tensor(c, i, names[i]) || ox_infer_check_float(c, i, names[i], 0) ||
+        if (ox_infer_need_tensor(c, i, names[i]) || ox_infer_check_float(c, i, names[i], bf16) ||
             (i && ox_infer_same_dtype(c, 0, i, "input", names[i])))
             return -1;
     const ir_type *x = ox_infer_in(c, 0);
@@ -156,6 +159,93 @@ static int infer_layernorm(ox_infer_ctx *c) {
     return ox_infer_set_output(c, 2, (ox_dtype)stash, sd, x->rank);
 }
 
+/* ---- GroupNormalization ---- */
+
+static int infer_groupnorm(ox_infer_ctx *c) {
+    static const char *const names[3] = {"X", "scale", "bias"};
+    for (int i = 0; i < 3; i++)
+        if (ox_infer_need_tensor(c, i, names[i]) || ox_infer_check_float(c, i, names[i], 1) ||
+            (i && ox_infer_same_dtype(c, 0, i, "X", names[i])))
+            return -1;
+    const ir_attr *ga = ir_node_attr(c->node, "num_groups");
+    if (!ga || ga->type != IR_ATTR_INT || ga->i < 1)
+        return ox_infer_fail(c, ONYX_INVALID_MODEL, "GroupNormalization: attribute 'num_groups' "
+                                                    "is required and must be >= 1");
+    int64_t stash = ir_attr_int(c->node, "stash_type", 1);
+    if (stash != ONYX_FLOAT32 && stash != ONYX_BFLOAT16 && stash != ONYX_FLOAT64 &&
+        stash != ONYX_FLOAT16)
+        return ox_infer_fail(c, ONYX_INVALID_MODEL,
+                             "GroupNormalization: unsupported stash_type %" PRId64, stash);
+    const ir_type *x = ox_infer_in(c, 0);
+    if (x->rank >= 0 && x->rank < 2)
+        return ox_infer_fail(c, ox_infer_bad_code(c),
+                             "GroupNormalization: X must have rank >= 2, got %d", x->rank);
+    int64_t ch = x->rank >= 2 ? x->dims[1] : -1;
+    if (ch >= 0 && ch % ga->i != 0)
+        return ox_infer_fail(c, ox_infer_bad_code(c),
+                             "GroupNormalization: %" PRId64 " channels do not split into %" PRId64
+                             " groups", ch, ga->i);
+    /* version 18 took one scale/bias per group, version 21 one per channel */
+    int per_channel =
+        ox_op_since_version(c->node->domain, "GroupNormalization", c->node->opset) >= 21;
+    int64_t want = per_channel ? ch : ga->i;
+    if (check_vec(c, 1, "scale", want) || check_vec(c, 2, "bias", want)) return -1;
+    return ox_infer_set_output(c, 0, x->dtype, x->dims, x->rank);
+}
+
+/* ---- RMSNormalization ---- */
+
+static int infer_rmsnorm(ox_infer_ctx *c) {
+    if (ox_infer_need_tensor(c, 0, "X") || ox_infer_need_tensor(c, 1, "scale") ||
+        ox_infer_check_float(c, 0, "X", 1) || ox_infer_check_float(c, 1, "scale", 1))
+        return -1;
+    int64_t stash = ir_attr_int(c->node, "stash_type", 1);
+    if (stash != ONYX_FLOAT32 && stash != ONYX_BFLOAT16 && stash != ONYX_FLOAT64 &&
+        stash != ONYX_FLOAT16)
+        return ox_infer_fail(c, ONYX_INVALID_MODEL,
+                             "RMSNormalization: unsupported stash_type %" PRId64, stash);
+    const ir_type *x = ox_infer_in(c, 0), *s = ox_infer_in(c, 1);
+    /* The schema names Y's type V (the scale's), but ONNX's own shape
+     * inference, function body and reference give Y X's type: models are
+     * written against those, so Y follows X. */
+    if (x->rank < 0) return ox_infer_set_output(c, 0, x->dtype, NULL, -1);
+    int axis;
+    if (ox_norm_axis(c, ir_attr_int(c->node, "axis", -1), x->rank, &axis)) return -1;
+    /* scale broadcasts one way (numpy) to X */
+    if (s->rank > x->rank)
+        return ox_infer_fail(c, ox_infer_bad_code(c),
+                             "RMSNormalization: scale has rank %d, more than X's %d", s->rank,
+                             x->rank);
+    for (int d = 0; d < s->rank && s->rank >= 0; d++) {
+        int64_t v = s->dims[d], w = x->dims[x->rank - s->rank + d];
+        if (v >= 0 && w >= 0 && v != 1 && v != w)
+            return ox_infer_fail(c, ox_infer_bad_code(c),
+                                 "RMSNormalization: scale does not broadcast to X");
+    }
+    return ox_infer_set_output(c, 0, x->dtype, x->dims, x->rank);
+}
+
+/* ---- LpNormalization ---- */
+
+static int infer_lpnorm(ox_infer_ctx *c) {
+    /* version 22 adds bfloat16 */
+    int bf16 = ox_op_since_version(c->node->domain, "LpNormalization", c->node->opset) >= 22;
+    if (ox_infer_need_tensor(c, 0, "input") || ox_infer_check_float(c, 0, "input", bf16)) return -1;
+    int64_t p = ir_attr_int(c->node, "p", 2);
+    if (p != 1 && p != 2)
+        return ox_infer_fail(c, ONYX_INVALID_MODEL,
+                             "LpNormalization: p must be 1 or 2, got %" PRId64, p);
+    const ir_type *x = ox_infer_in(c, 0);
+    if (x->rank >= 0) {
+        int axis;
+        if (x->rank == 0)
+            return ox_infer_fail(c, ox_infer_bad_code(c),
+                                 "LpNormalization: input must have rank >= 1");
+        if (ox_norm_axis(c, ir_attr_int(c->node, "axis", -1), x->rank, &axis)) return -1;
+    }
+    return ox_infer_set_output(c, 0, x->dtype, x->dims, x->rank);
+}
+
 /* ---- LRN ---- */
 
 static int infer_lrn(ox_infer_ctx *c) {
@@ -192,7 +282,10 @@ static int infer_mvn(ox_infer_ctx *c) {
 
 static const ox_op_schema OPS[] = {
     {"", "BatchNormalization", 1, 17, 5, 5, 1, 5, infer_batchnorm},
-    {"", "InstanceNormalization", 1, 17, 3, 3, 1, 1, infer_instancenorm},
+    {"", "InstanceNormalization", 1, 22, 3, 3, 1, 1, infer_instancenorm},
+    {"", "GroupNormalization", 18, 21, 3, 3, 1, 1, infer_groupnorm},
+    {"", "RMSNormalization", 23, 23, 2, 2, 1, 1, infer_rmsnorm},
+    {"", "LpNormalization", 1, 22, 1, 1, 1, 1, infer_lpnorm},
     {"", "LayerNormalization", 17, 17, 2, 3, 1, 3, infer_layernorm},
     {"", "LRN", 1, 17, 1, 1, 1, 1, infer_lrn},
     {"", "MeanVarianceNormalization", 9, 17, 1, 1, 1, 1, infer_mvn},

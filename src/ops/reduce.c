@@ -1,5 +1,5 @@
 /* Schemas of the reductions (ReduceSum/Mean/Max/Min/Prod/L1/L2/LogSum/
- * LogSumExp/SumSquare), ArgMax/ArgMin and CumSum. */
+ * LogSumExp/SumSquare), ArgMax/ArgMin, CumSum and CumProd. */
 #include <inttypes.h>
 #include <string.h>
 
@@ -30,9 +30,31 @@ static int check_numeric(ox_infer_ctx *c, int i) {
 
 /* ---- Reduce* ---- */
 
+/* Element types beyond the numeric ones that a Reduce* version accepts:
+ * ReduceMax/ReduceMin-20 add bool; ReduceLogSum/ReduceLogSumExp-28 drop
+ * the integer types (their empty reduction is minus infinity). */
+static int check_reduce_type(ox_infer_ctx *c) {
+    const char *op = c->node->op_type;
+    const ir_type *t = ox_infer_in(c, 0);
+    int ver = ox_op_since_version(c->node->domain, op, c->node->opset);
+    if (!t || t->kind != OX_KIND_TENSOR || t->dtype == ONYX_UNDEFINED) return check_numeric(c, 0);
+    if (t->dtype == ONYX_BOOL && (strcmp(op, "ReduceMax") == 0 || strcmp(op, "ReduceMin") == 0)) {
+        if (ver >= 20) return 0;
+        return ox_infer_fail(c, ONYX_INVALID_MODEL,
+                             "%s-%d: input has type bool, which needs %s-20 (opset 20)", op,
+                             ver, op);
+    }
+    if (ver >= 28 && !ox_dtype_is_float(t->dtype) &&
+        (strcmp(op, "ReduceLogSum") == 0 || strcmp(op, "ReduceLogSumExp") == 0))
+        return ox_infer_fail(c, ONYX_INVALID_MODEL,
+                             "%s-%d: input has type %s; expected a floating-point type", op, ver,
+                             ox_dtype_name(t->dtype));
+    return check_numeric(c, 0);
+}
+
 static int infer_reduce(ox_infer_ctx *c) {
     const char *op = c->node->op_type;
-    if (check_numeric(c, 0) != 0) return -1;
+    if (check_reduce_type(c) != 0) return -1;
     const ir_type *x = ox_infer_in(c, 0);
     ir_type *o = ox_infer_out(c, 0);
     if (!x || !o) return 0;
@@ -125,24 +147,25 @@ static int infer_arg(ox_infer_ctx *c) {
     return 0;
 }
 
-/* ---- CumSum ---- */
+/* ---- CumSum / CumProd ---- */
 
 static int infer_cumsum(ox_infer_ctx *c) {
+    const char *op = c->node->op_type;
     if (check_numeric(c, 0) != 0) return -1;
     const ir_type *at = ox_infer_in(c, 1);
-    if (!at) return ox_infer_fail(c, ONYX_INVALID_MODEL, "CumSum: the axis input is required");
+    if (!at) return ox_infer_fail(c, ONYX_INVALID_MODEL, "%s: the axis input is required", op);
     if (at->dtype != ONYX_UNDEFINED && at->dtype != ONYX_INT32 && at->dtype != ONYX_INT64)
-        return ox_infer_fail(c, ONYX_INVALID_MODEL, "CumSum: axis must be int32 or int64, got %s",
+        return ox_infer_fail(c, ONYX_INVALID_MODEL, "%s: axis must be int32 or int64, got %s", op,
                              ox_dtype_name(at->dtype));
     if (at->rank > 1)
-        return ox_infer_fail(c, ONYX_INVALID_MODEL, "CumSum: axis must be a scalar, got rank %d",
+        return ox_infer_fail(c, ONYX_INVALID_MODEL, "%s: axis must be a scalar, got rank %d", op,
                              at->rank);
     const ir_type *x = ox_infer_in(c, 0);
     const ox_tensor *av = c->values && c->n_inputs > 1 ? c->values[1] : NULL;
     if (av && x && x->rank >= 0) {
         if (ox_tensor_numel(av) != 1)
             return ox_infer_fail(c, ONYX_INVALID_ARGUMENT,
-                                 "CumSum: axis must hold one value, got %" PRId64,
+                                 "%s: axis must hold one value, got %" PRId64, op,
                                  ox_tensor_numel(av));
         int axis;
         if (ox_norm_axis(c, ox_get_i64(av->data, av->dtype, 0), x->rank, &axis) != 0) return -1;
@@ -150,22 +173,26 @@ static int infer_cumsum(ox_infer_ctx *c) {
     return ox_infer_same_as_input(c, 0, 0);
 }
 
-#define R(name) {"", name, 1, 17, 1, 2, 1, 1, infer_reduce}
+/* max: the newest version; 13/18 moved axes from attribute to input (read
+ * from whichever the node has), 20 added bool to Max/Min, 28 restricted
+ * LogSum/LogSumExp to floats. */
+#define R(name, max) {"", name, 1, max, 1, 2, 1, 1, infer_reduce}
 
 static const ox_op_schema OPS[] = {
-    R("ReduceSum"),
-    R("ReduceMean"),
-    R("ReduceMax"),
-    R("ReduceMin"),
-    R("ReduceProd"),
-    R("ReduceL1"),
-    R("ReduceL2"),
-    R("ReduceLogSum"),
-    R("ReduceLogSumExp"),
-    R("ReduceSumSquare"),
-    {"", "ArgMax", 1, 17, 1, 1, 1, 1, infer_arg},
-    {"", "ArgMin", 1, 17, 1, 1, 1, 1, infer_arg},
-    {"", "CumSum", 11, 17, 2, 2, 1, 1, infer_cumsum},
+    R("ReduceSum", 13),
+    R("ReduceMean", 18),
+    R("ReduceMax", 20),
+    R("ReduceMin", 20),
+    R("ReduceProd", 18),
+    R("ReduceL1", 18),
+    R("ReduceL2", 18),
+    R("ReduceLogSum", 28),
+    R("ReduceLogSumExp", 28),
+    R("ReduceSumSquare", 18),
+    {"", "ArgMax", 1, 13, 1, 1, 1, 1, infer_arg},
+    {"", "ArgMin", 1, 13, 1, 1, 1, 1, infer_arg},
+    {"", "CumSum", 11, 14, 2, 2, 1, 1, infer_cumsum},
+    {"", "CumProd", 26, 26, 2, 2, 1, 1, infer_cumsum},
 };
 
 const ox_op_table ox_ops_reduce = {OPS, sizeof OPS / sizeof OPS[0]};

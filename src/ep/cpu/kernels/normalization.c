@@ -1,4 +1,5 @@
-/* CPU kernels of the normalization operators. Statistics accumulate in
+/* CPU kernels of the normalization operators (Batch, Instance, Layer,
+ * Group, RMS, Lp, LRN and MeanVariance). Statistics accumulate in
  * double; float32 and float64 data are read directly, float16 and
  * bfloat16 go through converted copies. */
 #include <math.h>
@@ -10,6 +11,7 @@
 #include "ep/cpu/kernels/kernel_util.h"
 #include "ep/ep.h"
 #include "ops/normalization.h"
+#include "ops/op.h"
 
 extern const ox_kernel_table ox_cpu_kernels_normalization;
 
@@ -412,6 +414,272 @@ static int layernorm_compute(ox_kernel_ctx *ctx) {
 }
 
 /* ================================================================ */
+/* GroupNormalization: statistics per image and group of C/G adjacent
+ * channels (one contiguous block), then a per-channel affine map. The
+ * scale and bias hold one value per group in version 18 and one per
+ * channel from version 21. Statistics are kept in double, at least the
+ * precision any stash_type asks for. */
+
+typedef struct gnorm_job {
+    const void *x;
+    void *y;
+    int f64;
+    int64_t G, cpg, inner; /* groups, channels per group, elements per channel */
+    const double *scale, *bias;
+    int per_channel;
+    double eps;
+    /* float16/bfloat16: rounds a float to that type. The spec casts the
+     * normalized values back to X's type before the scale and bias stage
+     * and runs that stage in X's type; this repeats those roundings. */
+    float (*round_t)(float);
+} gnorm_job;
+
+static float round_f16(float v) { return ox_half_to_float(ox_float_to_half(v)); }
+static float round_bf16(float v) { return ox_bf16_to_float(ox_float_to_bf16(v)); }
+
+static void gnorm_range(void *arg, int64_t b0, int64_t b1) {
+    const gnorm_job *j = arg;
+    const int64_t len = j->cpg * j->inner;
+    for (int64_t blk = b0; blk < b1; blk++) {
+        int64_t g = blk % j->G, off = blk * len;
+        double s = 0, ss = 0;
+        if (j->f64) {
+            const double *x = (const double *)j->x + off;
+            for (int64_t i = 0; i < len; i++) s += x[i];
+            double m = len ? s / (double)len : 0;
+            for (int64_t i = 0; i < len; i++) ss += (x[i] - m) * (x[i] - m);
+            double inv = 1.0 / sqrt((len ? ss / (double)len : 0) + j->eps);
+            for (int64_t k = 0; k < j->cpg; k++) {
+                int64_t p = j->per_channel ? g * j->cpg + k : g;
+                double a = j->scale[p] * inv, b = j->bias[p] - m * a;
+                const double *xc = x + k * j->inner;
+                double *yc = (double *)j->y + off + k * j->inner;
+                for (int64_t i = 0; i < j->inner; i++) yc[i] = xc[i] * a + b;
+            }
+        } else {
+            const float *x = (const float *)j->x + off;
+            for (int64_t i = 0; i < len; i++) s += x[i];
+            double m = len ? s / (double)len : 0;
+            for (int64_t i = 0; i < len; i++) ss += (x[i] - m) * (x[i] - m);
+            double inv = 1.0 / sqrt((len ? ss / (double)len : 0) + j->eps);
+            for (int64_t k = 0; k < j->cpg; k++) {
+                int64_t p = j->per_channel ? g * j->cpg + k : g;
+                const float *xc = x + k * j->inner;
+                float *yc = (float *)j->y + off + k * j->inner;
+                if (j->round_t) {
+                    const float sc = (float)j->scale[p], bi = (float)j->bias[p];
+                    for (int64_t i = 0; i < j->inner; i++) {
+                        float nv = j->round_t((float)((xc[i] - m) * inv));
+                        yc[i] = j->round_t(j->round_t(nv * sc) + bi);
+                    }
+                    continue;
+                }
+                double a = j->scale[p] * inv, b = j->bias[p] - m * a;
+                ox_vec_affine(yc, xc, (float)a, (float)b, j->inner);
+            }
+        }
+    }
+}
+
+static int groupnorm_compute(ox_kernel_ctx *ctx) {
+    const ox_tensor *X = ox_cpu_input(ctx, 0), *S = ox_cpu_input(ctx, 1), *B = ox_cpu_input(ctx, 2);
+    ox_tensor *Y = ox_cpu_output(ctx, 0);
+    const ir_node *nd = ctx->node;
+    if (X->rank < 2)
+        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
+                              "GroupNormalization: X must have rank >= 2, got %d", X->rank);
+    int64_t G = ir_attr_int(nd, "num_groups", 0);
+    int64_t N = X->dims[0], C = X->dims[1], inner = ox_numel(X->dims + 2, X->rank - 2);
+    if (G < 1 || C % G != 0)
+        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
+                              "GroupNormalization: %lld channels do not split into %lld groups",
+                              (long long)C, (long long)G);
+    int per_channel = ox_op_since_version(nd->domain, "GroupNormalization", nd->opset) >= 21;
+    int64_t want = per_channel ? C : G;
+    if (ox_tensor_numel(S) != want || ox_tensor_numel(B) != want)
+        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
+                              "GroupNormalization: scale and bias must have %lld values "
+                              "(one per %s)",
+                              (long long)want, per_channel ? "channel" : "group");
+    if (!ox_dtype_is_float(X->dtype)) return unsupported(ctx, X->dtype);
+    if (ox_tensor_numel(X) == 0) return 0;
+    double *scale = ox_cpu_load_f64(S), *bias = ox_cpu_load_f64(B);
+    wview v = {0};
+    int f64 = X->dtype == ONYX_FLOAT64, rc = 0;
+    if (!scale || !bias || (!f64 && view_open(&v, X, Y, ONYX_FLOAT32))) {
+        rc = ox_cpu_oom(ctx);
+    } else {
+        gnorm_job j = {f64 ? X->data : v.x, f64 ? Y->data : v.y, f64, G, C / G, inner, scale, bias,
+                       per_channel, ir_attr_float(nd, "epsilon", 1e-5f),
+                       X->dtype == ONYX_FLOAT16    ? round_f16
+                       : X->dtype == ONYX_BFLOAT16 ? round_bf16
+                                                   : NULL};
+        int64_t len = (C / G) * inner;
+        int64_t grain = len >= 8192 ? 1 : 8192 / (len ? len : 1);
+        ox_parallel_for(ctx->pool, N * G, grain, gnorm_range, &j);
+        if (!f64) view_close(&v, Y);
+    }
+    free(scale);
+    free(bias);
+    return rc;
+}
+
+/* ================================================================ */
+/* RMSNormalization: y = x / sqrt(mean(x^2 over axis..) + epsilon) * scale.
+ * X (type T) and scale (type V) may differ; Y has type T (see the
+ * schema). The scale
+ * broadcasts one way to all of X, so it is expanded over the trailing
+ * dims from the first one it varies along (at most from `axis`): a
+ * period of P elements, a multiple of the row length D. */
+
+typedef struct rms_job {
+    const ox_tensor *X;
+    ox_tensor *Y;
+    int64_t D, P;
+    const double *scale;
+    double eps;
+} rms_job;
+
+static void rms_range(void *arg, int64_t r0, int64_t r1) {
+    const rms_job *j = arg;
+    const int f32 = j->X->dtype == ONYX_FLOAT32 && j->Y->dtype == ONYX_FLOAT32;
+    for (int64_t r = r0; r < r1; r++) {
+        const int64_t off = r * j->D;
+        const double *sc = j->scale + off % j->P;
+        double ss = 0;
+        if (f32) {
+            const float *x = (const float *)j->X->data + off;
+            float *y = (float *)j->Y->data + off;
+            for (int64_t i = 0; i < j->D; i++) ss += (double)x[i] * x[i];
+            double inv = 1.0 / sqrt((j->D ? ss / (double)j->D : 0) + j->eps);
+            for (int64_t i = 0; i < j->D; i++) y[i] = (float)(x[i] * inv * sc[i]);
+        } else {
+            for (int64_t i = 0; i < j->D; i++) {
+                double v = ox_get_f64(j->X->data, j->X->dtype, (size_t)(off + i));
+                ss += v * v;
+            }
+            double inv = 1.0 / sqrt((j->D ? ss / (double)j->D : 0) + j->eps);
+            /* the spec rounds the normalized values to X's type before
+             * scaling: storing them in Y and reading them back does that */
+            for (int64_t i = 0; i < j->D; i++) {
+                size_t e = (size_t)(off + i);
+                double v = ox_get_f64(j->X->data, j->X->dtype, e) * inv;
+                ox_set_f64(j->Y->data, j->Y->dtype, e, v);
+                v = ox_get_f64(j->Y->data, j->Y->dtype, e) * sc[i];
+                ox_set_f64(j->Y->data, j->Y->dtype, e, v);
+            }
+        }
+    }
+}
+
+static int rmsnorm_compute(ox_kernel_ctx *ctx) {
+    const ox_tensor *X = ox_cpu_input(ctx, 0), *S = ox_cpu_input(ctx, 1);
+    ox_tensor *Y = ox_cpu_output(ctx, 0);
+    if (!ox_dtype_is_float(X->dtype)) return unsupported(ctx, X->dtype);
+    if (!ox_dtype_is_float(S->dtype)) return unsupported(ctx, S->dtype);
+    if (Y->dtype != X->dtype)
+        return ox_kernel_fail(ctx, ONYX_RUNTIME_ERROR, "RMSNormalization: Y must have X's type %s",
+                              ox_dtype_name(X->dtype));
+    int r = X->rank;
+    int64_t axis = ir_attr_int(ctx->node, "axis", -1);
+    if (axis < -r || axis >= r)
+        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
+                              "RMSNormalization: axis %lld is out of range for rank %d",
+                              (long long)axis, r);
+    if (axis < 0) axis += r;
+    if (S->rank > r)
+        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
+                              "RMSNormalization: scale has rank %d, more than X's %d", S->rank, r);
+    int k = (int)axis;
+    for (int d = 0; d < S->rank; d++) {
+        int xd = r - S->rank + d;
+        int64_t v = S->dims[d];
+        if (v != 1 && v != X->dims[xd])
+            return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
+                                  "RMSNormalization: scale does not broadcast to X");
+        if (v != 1 && xd < k) k = xd;
+    }
+    int64_t D = ox_numel(X->dims + axis, r - (int)axis), rows = ox_numel(X->dims, (int)axis);
+    int64_t P = ox_numel(X->dims + k, r - k);
+    if (ox_tensor_numel(Y) != ox_tensor_numel(X))
+        return ox_kernel_fail(ctx, ONYX_RUNTIME_ERROR, "RMSNormalization: output shape mismatch");
+    if (D == 0 || rows == 0) return 0;
+    double *scale = expand_param(S, X->dims + k, r - k, P);
+    if (!scale) return ox_cpu_oom(ctx);
+    rms_job j = {X, Y, D, P, scale, ir_attr_float(ctx->node, "epsilon", 1e-5f)};
+    int64_t grain = D >= 8192 ? 1 : 8192 / D;
+    ox_parallel_for(ctx->pool, rows, grain, rms_range, &j);
+    free(scale);
+    return 0;
+}
+
+/* ================================================================ */
+/* LpNormalization: x / ||x||_p along one axis (p = 1 or 2); a line whose
+ * norm is 0 (all zeros) gives zeros. */
+
+typedef struct lp_job {
+    const void *x;
+    void *y;
+    int f64, p;
+    int64_t n, inner;
+} lp_job;
+
+#define DEF_LP(T, SUF)                                                                          \
+    static void lp_line_##SUF(const lp_job *j, int64_t line) {                                  \
+        int64_t base = (line / j->inner) * j->n * j->inner + line % j->inner;                   \
+        const T *x = (const T *)j->x + base;                                                    \
+        T *y = (T *)j->y + base;                                                                \
+        double s = 0;                                                                           \
+        for (int64_t k = 0; k < j->n; k++) {                                                    \
+            double v = x[k * j->inner];                                                         \
+            s += j->p == 1 ? fabs(v) : v * v;                                                   \
+        }                                                                                       \
+        double norm = j->p == 1 ? s : sqrt(s);                                                  \
+        for (int64_t k = 0; k < j->n; k++)                                                      \
+            y[k * j->inner] = norm == 0 ? (T)0 : (T)(x[k * j->inner] / norm);                   \
+    }
+DEF_LP(float, f32)
+DEF_LP(double, f64)
+
+static void lp_range(void *arg, int64_t l0, int64_t l1) {
+    const lp_job *j = arg;
+    for (int64_t l = l0; l < l1; l++) {
+        if (j->f64)
+            lp_line_f64(j, l);
+        else
+            lp_line_f32(j, l);
+    }
+}
+
+static int lpnorm_compute(ox_kernel_ctx *ctx) {
+    const ox_tensor *X = ox_cpu_input(ctx, 0);
+    ox_tensor *Y = ox_cpu_output(ctx, 0);
+    if (!ox_dtype_is_float(X->dtype)) return unsupported(ctx, X->dtype);
+    int64_t p = ir_attr_int(ctx->node, "p", 2);
+    if (p != 1 && p != 2)
+        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
+                              "LpNormalization: p must be 1 or 2, got %lld", (long long)p);
+    int r = X->rank;
+    int64_t axis = ir_attr_int(ctx->node, "axis", -1);
+    if (r == 0 || axis < -r || axis >= r)
+        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
+                              "LpNormalization: axis %lld is out of range for rank %d",
+                              (long long)axis, r);
+    if (axis < 0) axis += r;
+    int64_t n = X->dims[axis], inner = ox_numel(X->dims + axis + 1, r - (int)axis - 1);
+    int64_t lines = ox_numel(X->dims, (int)axis) * inner;
+    if (lines == 0 || n == 0) return 0;
+    wview v = {0};
+    int f64 = X->dtype == ONYX_FLOAT64;
+    if (!f64 && view_open(&v, X, Y, ONYX_FLOAT32)) return ox_cpu_oom(ctx);
+    lp_job j = {f64 ? X->data : v.x, f64 ? Y->data : v.y, f64, (int)p, n, inner};
+    int64_t grain = n >= 8192 ? 1 : 8192 / n;
+    ox_parallel_for(ctx->pool, lines, grain, lp_range, &j);
+    if (!f64) view_close(&v, Y);
+    return 0;
+}
+
+/* ================================================================ */
 /* LRN: each element divided by a power of the sum of squares over a
  * window of neighbouring channels.
  * MeanVarianceNormalization: (x - mean) / (std + 1e-9) over `axes`.
@@ -563,7 +831,10 @@ static int mvn_compute(ox_kernel_ctx *ctx) {
 
 static const ox_kernel_def KERNELS[] = {
     {"", "BatchNormalization", 1, 17, batchnorm_compute, ox_cpu_supports_float, NULL, NULL},
-    {"", "InstanceNormalization", 1, 17, instancenorm_compute, ox_cpu_supports_float, NULL, NULL},
+    {"", "InstanceNormalization", 1, 22, instancenorm_compute, ox_cpu_supports_float, NULL, NULL},
+    {"", "GroupNormalization", 18, 21, groupnorm_compute, ox_cpu_supports_float, NULL, NULL},
+    {"", "RMSNormalization", 23, 23, rmsnorm_compute, ox_cpu_supports_float, NULL, NULL},
+    {"", "LpNormalization", 1, 22, lpnorm_compute, ox_cpu_supports_float, NULL, NULL},
     {"", "LayerNormalization", 17, 17, layernorm_compute, ox_cpu_supports_float, NULL, NULL},
     {"", "LRN", 1, 17, lrn_compute, ox_cpu_supports_float, NULL, NULL},
     {"", "MeanVarianceNormalization", 9, 17, mvn_compute, ox_cpu_supports_float, NULL, NULL},

@@ -1,4 +1,4 @@
-/* CPU kernels of the reductions, ArgMax/ArgMin and CumSum.
+/* CPU kernels of the reductions, ArgMax/ArgMin, CumSum and CumProd.
  *
  * A reduction walks the input in memory order and folds every element
  * into an accumulator of the output element it maps to. The mapping is a
@@ -284,7 +284,10 @@ static int run_reduce(ox_kernel_ctx *c, red_kind kind) {
     const ox_tensor *X = c->n_inputs > 0 ? c->inputs[0] : NULL;
     ox_tensor *Y = c->n_outputs > 0 ? c->outputs[0] : NULL;
     if (!X || !Y) return ox_kernel_fail(c, ONYX_INVALID_ARGUMENT, "%s: missing input", op);
-    if (X->dtype != Y->dtype || !FOLDS[F_SUM][X->dtype < NDT ? X->dtype : 0])
+    /* bool (ReduceMax/ReduceMin-20) folds as uint8: max is "any", min "all" */
+    int is_bool = X->dtype == ONYX_BOOL && (kind == RK_MAX || kind == RK_MIN);
+    ox_dtype ft = is_bool ? ONYX_UINT8 : X->dtype;
+    if (X->dtype != Y->dtype || ft <= 0 || ft >= NDT || !FOLDS[F_SUM][ft])
         return ox_kernel_fail(c, ONYX_NOT_IMPLEMENTED, "%s: element type %s is not supported", op,
                               ox_dtype_name(X->dtype));
     int red[OX_MAX_RANK];
@@ -315,7 +318,7 @@ static int run_reduce(ox_kernel_ctx *c, red_kind kind) {
     if (ox_bcast_plan(&plan, 1, pd, pr, X->dims, X->rank) != 0)
         return ox_kernel_fail(c, ONYX_RUNTIME_ERROR, "%s: cannot plan reduction", op);
 
-    acc_kind ak = acc_of(X->dtype);
+    acc_kind ak = acc_of(ft);
     fold_kind fk;
     switch (kind) {
     case RK_MAX: fk = F_MAX; break;
@@ -330,9 +333,11 @@ static int run_reduce(ox_kernel_ctx *c, red_kind kind) {
     void *acc = malloc((size_t)n_out * 8);
     double *acc2 = NULL;
     if (!acc) return ox_kernel_fail(c, ONYX_OUT_OF_MEMORY, "%s: out of memory", op);
-    acc_fill(acc, n_out, ak, fk, X->dtype);
+    acc_fill(acc, n_out, ak, fk, ft);
+    if (is_bool && fk == F_MIN)
+        for (int64_t i = 0; i < n_out; i++) ((uint64_t *)acc)[i] = 1; /* "all" of nothing */
     red_ctx ctx = {X->data, acc, NULL};
-    fold_all(c, &plan, FOLDS[fk][X->dtype], &ctx);
+    fold_all(c, &plan, FOLDS[fk][ft], &ctx);
 
     if (kind == RK_LOGSUMEXP) {
         /* second pass: sum exp(x - max) so large inputs do not overflow */
@@ -486,7 +491,7 @@ static int run_arg(ox_kernel_ctx *c, const ox_range_fn *tab) {
 static int k_argmax(ox_kernel_ctx *c) { return run_arg(c, ARGMAX); }
 static int k_argmin(ox_kernel_ctx *c) { return run_arg(c, ARGMIN); }
 
-/* ---- CumSum ---- */
+/* ---- CumSum / CumProd ---- */
 
 typedef struct cum_ctx {
     const void *x;
@@ -495,9 +500,10 @@ typedef struct cum_ctx {
     int exclusive, reverse;
 } cum_ctx;
 
-/* Parallel over outer slices; each keeps one running sum per inner
- * position in the output row it just wrote. */
-#define CUM_FN(name, T, LD, ST, A, ADD)                                                   \
+/* Parallel over outer slices; each keeps one running total per inner
+ * position in the output row it just wrote. ID is the identity of OP
+ * (what an exclusive scan writes first). */
+#define CUM_FN(name, T, LD, ST, A, OP, ID)                                                \
     static void name(void *arg, int64_t b, int64_t e) {                                   \
         const cum_ctx *p = arg;                                                           \
         const int64_t n = p->n, inner = p->inner;                                         \
@@ -508,11 +514,11 @@ typedef struct cum_ctx {
                 int64_t j = p->reverse ? n - 1 - jj : jj;                                 \
                 int64_t prev = p->reverse ? j + 1 : j - 1;                                \
                 for (int64_t k = 0; k < inner; k++) {                                     \
-                    A s = jj == 0 ? (A)0 : (A)LD(y[prev * inner + k]);                    \
+                    A s = jj == 0 ? (A)(ID) : (A)LD(y[prev * inner + k]);                 \
                     if (p->exclusive) {                                                   \
-                        if (jj > 0) s = ADD(A, s, (A)LD(x[prev * inner + k]));            \
+                        if (jj > 0) s = OP(A, s, (A)LD(x[prev * inner + k]));             \
                     } else {                                                              \
-                        s = ADD(A, s, (A)LD(x[j * inner + k]));                           \
+                        s = OP(A, s, (A)LD(x[j * inner + k]));                            \
                     }                                                                     \
                     y[j * inner + k] = ST(s);                                             \
                 }                                                                         \
@@ -524,42 +530,53 @@ typedef struct cum_ctx {
 #define ST_B(v) ox_float_to_bf16(v)
 #define PLUS(A, a, b) ((a) + (b))
 #define WPLUS(A, a, b) ((A)((uint64_t)(a) + (uint64_t)(b)))
-CUM_FN(cum_f32, float, LD_ID, ST_ID, float, PLUS)
-CUM_FN(cum_f64, double, LD_ID, ST_ID, double, PLUS)
-CUM_FN(cum_f16, uint16_t, LD_H, ST_H, float, PLUS)
-CUM_FN(cum_bf16, uint16_t, LD_B, ST_B, float, PLUS)
-CUM_FN(cum_i8, int8_t, LD_ID, ST_ID, int8_t, WPLUS)
-CUM_FN(cum_i16, int16_t, LD_ID, ST_ID, int16_t, WPLUS)
-CUM_FN(cum_i32, int32_t, LD_ID, ST_ID, int32_t, WPLUS)
-CUM_FN(cum_i64, int64_t, LD_ID, ST_ID, int64_t, WPLUS)
-CUM_FN(cum_u8, uint8_t, LD_ID, ST_ID, uint8_t, WPLUS)
-CUM_FN(cum_u16, uint16_t, LD_ID, ST_ID, uint16_t, WPLUS)
-CUM_FN(cum_u32, uint32_t, LD_ID, ST_ID, uint32_t, WPLUS)
-CUM_FN(cum_u64, uint64_t, LD_ID, ST_ID, uint64_t, WPLUS)
-static const ox_range_fn CUMSUM[NDT] = {
-    [ONYX_FLOAT32] = cum_f32, [ONYX_FLOAT64] = cum_f64, [ONYX_FLOAT16] = cum_f16,
-    [ONYX_BFLOAT16] = cum_bf16, [ONYX_INT8] = cum_i8,   [ONYX_INT16] = cum_i16,
-    [ONYX_INT32] = cum_i32,   [ONYX_INT64] = cum_i64,   [ONYX_UINT8] = cum_u8,
-    [ONYX_UINT16] = cum_u16,  [ONYX_UINT32] = cum_u32,  [ONYX_UINT64] = cum_u64,
-};
+#define TIMES(A, a, b) ((a) * (b))
+/* integer products wrap through uint64 (signed overflow is undefined) */
+#define WTIMES(A, a, b) ((A)((uint64_t)(a) * (uint64_t)(b)))
+/* X(sfx, dtype, T, load, store, running type, float op, integer op) */
+#define CUM_TYPES(X, F, I, ID)                                          \
+    X(f32, float, LD_ID, ST_ID, float, F, ID)                            \
+    X(f64, double, LD_ID, ST_ID, double, F, ID)                          \
+    X(f16, uint16_t, LD_H, ST_H, float, F, ID)                           \
+    X(bf16, uint16_t, LD_B, ST_B, float, F, ID)                          \
+    X(i8, int8_t, LD_ID, ST_ID, int8_t, I, ID)                           \
+    X(i16, int16_t, LD_ID, ST_ID, int16_t, I, ID)                        \
+    X(i32, int32_t, LD_ID, ST_ID, int32_t, I, ID)                        \
+    X(i64, int64_t, LD_ID, ST_ID, int64_t, I, ID)                        \
+    X(u8, uint8_t, LD_ID, ST_ID, uint8_t, I, ID)                         \
+    X(u16, uint16_t, LD_ID, ST_ID, uint16_t, I, ID)                      \
+    X(u32, uint32_t, LD_ID, ST_ID, uint32_t, I, ID)                      \
+    X(u64, uint64_t, LD_ID, ST_ID, uint64_t, I, ID)
+#define DEF_CUMSUM(sfx, T, LD, ST, A, OP, ID) CUM_FN(cum_##sfx, T, LD, ST, A, OP, ID)
+#define DEF_CUMPROD(sfx, T, LD, ST, A, OP, ID) CUM_FN(cumprod_##sfx, T, LD, ST, A, OP, ID)
+CUM_TYPES(DEF_CUMSUM, PLUS, WPLUS, 0)
+CUM_TYPES(DEF_CUMPROD, TIMES, WTIMES, 1)
+#define CUM_TAB(p)                                                                        \
+    {[ONYX_FLOAT32] = p##_f32, [ONYX_FLOAT64] = p##_f64, [ONYX_FLOAT16] = p##_f16,        \
+     [ONYX_BFLOAT16] = p##_bf16, [ONYX_INT8] = p##_i8,   [ONYX_INT16] = p##_i16,          \
+     [ONYX_INT32] = p##_i32,   [ONYX_INT64] = p##_i64,   [ONYX_UINT8] = p##_u8,           \
+     [ONYX_UINT16] = p##_u16,  [ONYX_UINT32] = p##_u32,  [ONYX_UINT64] = p##_u64}
+static const ox_range_fn CUMSUM[NDT] = CUM_TAB(cum);
+static const ox_range_fn CUMPROD[NDT] = CUM_TAB(cumprod);
 
-static int k_cumsum(ox_kernel_ctx *c) {
+static int run_cum(ox_kernel_ctx *c, const ox_range_fn *tab) {
+    const char *op = c->node->op_type;
     const ox_tensor *X = c->n_inputs > 0 ? c->inputs[0] : NULL;
     const ox_tensor *A = c->n_inputs > 1 ? c->inputs[1] : NULL;
     ox_tensor *Y = c->n_outputs > 0 ? c->outputs[0] : NULL;
-    if (!X || !A || !Y) return ox_kernel_fail(c, ONYX_INVALID_ARGUMENT, "CumSum: missing input");
-    ox_range_fn fn = X->dtype < NDT ? CUMSUM[X->dtype] : NULL;
+    if (!X || !A || !Y) return ox_kernel_fail(c, ONYX_INVALID_ARGUMENT, "%s: missing input", op);
+    ox_range_fn fn = X->dtype > 0 && X->dtype < NDT ? tab[X->dtype] : NULL;
     if (!fn || Y->dtype != X->dtype)
-        return ox_kernel_fail(c, ONYX_NOT_IMPLEMENTED, "CumSum: element type %s is not supported",
+        return ox_kernel_fail(c, ONYX_NOT_IMPLEMENTED, "%s: element type %s is not supported", op,
                               ox_dtype_name(X->dtype));
     if (!ox_dtype_is_integer(A->dtype) || ox_tensor_numel(A) != 1)
         return ox_kernel_fail(c, ONYX_INVALID_ARGUMENT,
-                              "CumSum: axis must be one int32 or int64 value");
+                              "%s: axis must be one int32 or int64 value", op);
     int64_t axis = ox_get_i64(A->data, A->dtype, 0);
     int r = X->rank;
     if (axis < -r || axis >= r)
         return ox_kernel_fail(c, ONYX_INVALID_ARGUMENT,
-                              "CumSum: axis %" PRId64 " is out of range for rank %d", axis, r);
+                              "%s: axis %" PRId64 " is out of range for rank %d", op, axis, r);
     if (axis < 0) axis += r;
     int64_t outer = 1, inner = 1;
     for (int i = 0; i < axis; i++) outer *= X->dims[i];
@@ -574,6 +591,9 @@ static int k_cumsum(ox_kernel_ctx *c) {
     return 0;
 }
 
+static int k_cumsum(ox_kernel_ctx *c) { return run_cum(c, CUMSUM); }
+static int k_cumprod(ox_kernel_ctx *c) { return run_cum(c, CUMPROD); }
+
 /* ---- type support ---- */
 
 static int s_numeric(const ir_node *node, const ir_type *const *in, int n) {
@@ -584,22 +604,29 @@ static int s_numeric(const ir_node *node, const ir_type *const *in, int n) {
     return t == ONYX_UNDEFINED || ox_dtype_is_float(t) || ox_dtype_is_integer(t);
 }
 
-#define K(name, lo, fn) {"", name, lo, 17, fn, s_numeric, NULL, NULL}
+/* ReduceMax/ReduceMin also take bool (version 20). */
+static int s_numeric_bool(const ir_node *node, const ir_type *const *in, int n) {
+    if (n >= 1 && in[0] && in[0]->kind == OX_KIND_TENSOR && in[0]->dtype == ONYX_BOOL) return 1;
+    return s_numeric(node, in, n);
+}
+
+#define K(name, lo, hi, fn) {"", name, lo, hi, fn, s_numeric, NULL, NULL}
 
 static const ox_kernel_def KERNELS[] = {
-    K("ReduceSum", 1, k_sum),
-    K("ReduceMean", 1, k_mean),
-    K("ReduceMax", 1, k_max),
-    K("ReduceMin", 1, k_min),
-    K("ReduceProd", 1, k_prod),
-    K("ReduceL1", 1, k_l1),
-    K("ReduceL2", 1, k_l2),
-    K("ReduceLogSum", 1, k_logsum),
-    K("ReduceLogSumExp", 1, k_logsumexp),
-    K("ReduceSumSquare", 1, k_sumsq),
-    K("ArgMax", 1, k_argmax),
-    K("ArgMin", 1, k_argmin),
-    K("CumSum", 11, k_cumsum),
+    K("ReduceSum", 1, 13, k_sum),
+    K("ReduceMean", 1, 18, k_mean),
+    {"", "ReduceMax", 1, 20, k_max, s_numeric_bool, NULL, NULL},
+    {"", "ReduceMin", 1, 20, k_min, s_numeric_bool, NULL, NULL},
+    K("ReduceProd", 1, 18, k_prod),
+    K("ReduceL1", 1, 18, k_l1),
+    K("ReduceL2", 1, 18, k_l2),
+    K("ReduceLogSum", 1, 28, k_logsum),
+    K("ReduceLogSumExp", 1, 28, k_logsumexp),
+    K("ReduceSumSquare", 1, 18, k_sumsq),
+    K("ArgMax", 1, 13, k_argmax),
+    K("ArgMin", 1, 13, k_argmin),
+    K("CumSum", 11, 14, k_cumsum),
+    K("CumProd", 26, 26, k_cumprod),
 };
 
 const ox_kernel_table ox_cpu_kernels_reduce = {KERNELS, sizeof KERNELS / sizeof KERNELS[0]};

@@ -1,0 +1,171 @@
+/* CPU kernels of Softmax, LogSoftmax and Hardmax. Their kernel table
+ * entries are in elementwise.c. */
+
+#include <inttypes.h>
+#include <stdint.h>
+
+#include "ep/cpu/kernels/elementwise.h"
+
+/* ====================================================================
+ * Softmax, LogSoftmax, Hardmax
+ * ==================================================================== */
+
+enum { SM_SOFTMAX, SM_LOGSOFTMAX, SM_HARDMAX };
+
+typedef struct sm_ctx {
+    const void *x;
+    void *y;
+    ox_dtype t;
+    int64_t n, inner;
+    int mode;
+} sm_ctx;
+
+/* One contiguous float32 row (the softmax axis is the last one). */
+static void sm_row_f32(const float *x, float *y, int64_t n, int mode) {
+    float mx = x[0];
+    int64_t arg = 0;
+    if (mode == SM_HARDMAX) {
+        for (int64_t j = 1; j < n; j++)
+            if (x[j] > mx) {
+                mx = x[j];
+                arg = j;
+            }
+        for (int64_t j = 0; j < n; j++) y[j] = j == arg ? 1.0f : 0.0f;
+        return;
+    }
+    for (int64_t j = 1; j < n; j++) mx = x[j] > mx ? x[j] : mx;
+    for (int64_t j = 0; j < n; j++) y[j] = fast_expf(x[j] - mx);
+    /* four partial sums in double: accurate, and no single add chain */
+    double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    int64_t j = 0;
+    for (; j + 4 <= n; j += 4) {
+        s0 += y[j];
+        s1 += y[j + 1];
+        s2 += y[j + 2];
+        s3 += y[j + 3];
+    }
+    for (; j < n; j++) s0 += y[j];
+    double sum = (s0 + s1) + (s2 + s3);
+    if (mode == SM_SOFTMAX) {
+        const float inv = (float)(1.0 / sum);
+        for (int64_t k = 0; k < n; k++) y[k] *= inv;
+    } else {
+        const float off = mx + (float)log(sum);
+        for (int64_t k = 0; k < n; k++) y[k] = x[k] - off;
+    }
+}
+
+static void sm_lines_f32(const sm_ctx *p, int64_t b, int64_t e) {
+    const float *X = p->x;
+    float *Y = p->y;
+    const int64_t n = p->n, inner = p->inner;
+    if (inner == 1) {
+        for (int64_t line = b; line < e; line++) sm_row_f32(X + line * n, Y + line * n, n, p->mode);
+        return;
+    }
+    for (int64_t line = b; line < e; line++) {
+        int64_t base = (line / inner) * n * inner + line % inner;
+        const float *x = X + base;
+        float *y = Y + base;
+        float mx = x[0];
+        int64_t arg = 0;
+        for (int64_t j = 1; j < n; j++)
+            if (x[j * inner] > mx) {
+                mx = x[j * inner];
+                arg = j;
+            }
+        if (p->mode == SM_HARDMAX) {
+            for (int64_t j = 0; j < n; j++) y[j * inner] = j == arg ? 1.0f : 0.0f;
+            continue;
+        }
+        double sum = 0;
+        for (int64_t j = 0; j < n; j++) {
+            float v = fast_expf(x[j * inner] - mx);
+            y[j * inner] = v;
+            sum += v;
+        }
+        if (p->mode == SM_SOFTMAX) {
+            float inv = (float)(1.0 / sum);
+            for (int64_t j = 0; j < n; j++) y[j * inner] *= inv;
+        } else {
+            float off = mx + (float)log(sum);
+            for (int64_t j = 0; j < n; j++) y[j * inner] = x[j * inner] - off;
+        }
+    }
+}
+
+static void sm_lines(void *arg, int64_t b, int64_t e) {
+    const sm_ctx *p = arg;
+    if (p->t == ONYX_FLOAT32) {
+        sm_lines_f32(p, b, e);
+        return;
+    }
+    const int64_t n = p->n, inner = p->inner;
+    for (int64_t line = b; line < e; line++) {
+        size_t base = (size_t)((line / inner) * n * inner + line % inner);
+        double mx = ox_get_f64(p->x, p->t, base);
+        int64_t arg = 0;
+        for (int64_t j = 1; j < n; j++) {
+            double v = ox_get_f64(p->x, p->t, base + (size_t)(j * inner));
+            if (v > mx) {
+                mx = v;
+                arg = j;
+            }
+        }
+        double sum = 0;
+        if (p->mode != SM_HARDMAX)
+            for (int64_t j = 0; j < n; j++)
+                sum += exp(ox_get_f64(p->x, p->t, base + (size_t)(j * inner)) - mx);
+        double lse = mx + log(sum);
+        for (int64_t j = 0; j < n; j++) {
+            size_t k = base + (size_t)(j * inner);
+            double v = ox_get_f64(p->x, p->t, k), r;
+            if (p->mode == SM_HARDMAX)
+                r = j == arg;
+            else if (p->mode == SM_SOFTMAX)
+                r = exp(v - mx) / sum;
+            else
+                r = v - lse;
+            ox_set_f64(p->y, p->t, k, r);
+        }
+    }
+}
+
+static int run_softmax(ox_kernel_ctx *c, int mode) {
+    const ox_tensor *X = c->n_inputs > 0 ? c->inputs[0] : NULL;
+    ox_tensor *Y = c->n_outputs > 0 ? c->outputs[0] : NULL;
+    const char *op = c->node->op_type;
+    if (!X || !Y) return ox_kernel_fail(c, ONYX_INVALID_ARGUMENT, "%s: missing input", op);
+    if (!ox_dtype_is_float(X->dtype) || Y->dtype != X->dtype)
+        return ox_kernel_fail(c, ONYX_NOT_IMPLEMENTED, "%s: element type %s is not supported", op,
+                              ox_dtype_name(X->dtype));
+    int legacy = c->node->opset < 13;
+    int64_t axis = ir_attr_int(c->node, "axis", legacy ? 1 : -1);
+    int r = X->rank;
+    int64_t one = 1;
+    const int64_t *dims = r ? X->dims : &one;
+    int rr = r ? r : 1;
+    if (axis < -rr || axis >= rr)
+        return ox_kernel_fail(c, ONYX_INVALID_ARGUMENT, "%s: axis %" PRId64
+                              " is out of range for rank %d", op, axis, r);
+    if (axis < 0) axis += rr;
+    int64_t outer = 1, n = 1, inner = 1;
+    for (int i = 0; i < axis; i++) outer *= dims[i];
+    if (legacy) {
+        /* before opset 13 the input is seen as 2-D [outer, rest] */
+        for (int i = (int)axis; i < rr; i++) n *= dims[i];
+    } else {
+        n = dims[axis];
+        for (int i = (int)axis + 1; i < rr; i++) inner *= dims[i];
+    }
+    int64_t lines = outer * inner;
+    if (lines == 0 || n == 0) return 0;
+    sm_ctx ctx = {X->data, Y->data, X->dtype, n, inner, mode};
+    int64_t grain = GRAIN_MATH / n;
+    ox_parallel_for(c->pool, lines, grain < 1 ? 1 : grain, sm_lines, &ctx);
+    return 0;
+}
+
+int ox_ew_softmax(ox_kernel_ctx *c) { return run_softmax(c, SM_SOFTMAX); }
+int ox_ew_logsoftmax(ox_kernel_ctx *c) { return run_softmax(c, SM_LOGSOFTMAX); }
+int ox_ew_hardmax(ox_kernel_ctx *c) { return run_softmax(c, SM_HARDMAX); }

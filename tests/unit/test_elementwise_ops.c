@@ -1,0 +1,371 @@
+/* Corners of the elementwise, reduce and normalization operators that the
+ * ONNX node suite leaves out, through the public API: BitShift-28 on
+ * signed types at the extremes, Mod-28's signed zeros, bool ReduceMax/Min,
+ * CumProd, GroupNormalization's two scale layouts, RMSNormalization's
+ * broadcasting and mixed types, LpNormalization with p = 1 on negative
+ * values (where the ONNX reference forgets the absolute value), BitCast
+ * on sub-byte and float8 types, IsNaN/IsInf on float8, and the errors of
+ * malformed nodes. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "check.h"
+#include "model_builder.h"
+
+#define F32 ONYX_FLOAT32
+#define F16 ONYX_FLOAT16
+#define I64 ONYX_INT64
+#define I8 ONYX_INT8
+#define U8 ONYX_UINT8
+#define BOOL ONYX_BOOL
+
+#define I64S(...) ((const int64_t[]){__VA_ARGS__})
+#define I8S(...) ((const int8_t[]){__VA_ARGS__})
+#define F32S(...) ((const float[]){__VA_ARGS__})
+#define U8S(...) ((const uint8_t[]){__VA_ARGS__})
+
+static onyx_env *env;
+
+typedef struct arg {
+    onyx_dtype dt;
+    int rank;
+    int64_t dims[4];
+    const void *data;
+} arg;
+
+#define IN(dt, data, rank, ...) ((arg){(dt), (rank), {__VA_ARGS__}, (data)})
+#define ARGS(...) ((const arg[]){__VA_ARGS__}), (int)(sizeof((const arg[]){__VA_ARGS__}) / sizeof(arg))
+
+/* A model of one node `op` at `opset` reading i0, i1, ... and writing o0. */
+static mb_model *one_op(int64_t opset, const char *op, const char *inputs) {
+    mb_model *m = mb_new(opset);
+    mb_node(m, op, inputs, "o0");
+    return m;
+}
+
+/* Runs m once (then frees it); inputs declare their shapes so that load
+ * time inference sees them. */
+static onyx_status *run(mb_model *m, const arg *in, int n_in, onyx_dtype out_dt, onyx_tensor **out) {
+    static const char *const in_names[] = {"i0", "i1", "i2"};
+    static const char *const out_name = "o0";
+    for (int i = 0; i < n_in; i++) mb_input(m, in_names[i], in[i].dt, in[i].dims, in[i].rank);
+    mb_output(m, out_name, out_dt, NULL, -1);
+    *out = NULL;
+    size_t len;
+    uint8_t *buf = mb_serialize(m, &len);
+    mb_free(m);
+    onyx_session *s = NULL;
+    onyx_status *st = onyx_session_create_from_buffer(env, buf, len, NULL, &s);
+    free(buf);
+    if (st) return st;
+    onyx_tensor *t[3] = {0};
+    for (int i = 0; i < n_in && !st; i++) {
+        st = onyx_tensor_create(in[i].dt, in[i].dims, in[i].rank, &t[i]);
+        if (!st && onyx_tensor_nbytes(t[i])) memcpy(onyx_tensor_data(t[i]), in[i].data, onyx_tensor_nbytes(t[i]));
+    }
+    if (!st) st = onyx_session_run(s, in_names, (const onyx_tensor *const *)t, (size_t)n_in, &out_name, out, 1);
+    for (int i = 0; i < n_in; i++) onyx_tensor_free(t[i]);
+    onyx_session_free(s);
+    return st;
+}
+
+/* Output bytes equal `want` (n elements of the output's type). */
+static int bytes_are(onyx_tensor *t, onyx_dtype dt, const void *want, int64_t n) {
+    if (!t || onyx_tensor_dtype(t) != dt || onyx_tensor_numel(t) != n) {
+        fprintf(stderr, "  wrong output type or size\n");
+        return 0;
+    }
+    if (memcmp(onyx_tensor_data(t), want, onyx_tensor_nbytes(t)) != 0) {
+        fprintf(stderr, "  output bytes differ\n");
+        return 0;
+    }
+    return 1;
+}
+
+static int near_f32(onyx_tensor *t, const float *want, int64_t n, double tol) {
+    if (!t || onyx_tensor_dtype(t) != F32 || onyx_tensor_numel(t) != n) return 0;
+    const float *d = onyx_tensor_data(t);
+    for (int64_t i = 0; i < n; i++)
+        if (!(fabs((double)d[i] - want[i]) <= tol)) {
+            fprintf(stderr, "  element %lld is %.9g, expected %.9g\n", (long long)i, d[i], want[i]);
+            return 0;
+        }
+    return 1;
+}
+
+#define DONE(o)              \
+    do {                     \
+        onyx_tensor_free(o); \
+        o = NULL;            \
+    } while (0)
+
+static mb_model *bitshift(const char *dir) {
+    mb_model *m = one_op(28, "BitShift", "i0,i1");
+    mb_attr_string(m, "direction", dir);
+    return m;
+}
+
+static void test_bitshift(void) {
+    onyx_tensor *o;
+    /* arithmetic right shift; counts < 0 or >= 64 leave only the sign fill */
+    CHECK_OK(run(bitshift("RIGHT"),
+                 ARGS(IN(I64, I64S(INT64_MIN, -1, 5, INT64_MAX, -8, -8), 1, 6),
+                      IN(I64, I64S(63, 64, -1, 62, 3, 100), 1, 6)), I64, &o));
+    CHECK(bytes_are(o, I64, I64S(-1, -1, 0, 1, -1, -1), 6));
+    DONE(o);
+    /* left: bits past the sign are dropped */
+    CHECK_OK(run(bitshift("LEFT"),
+                 ARGS(IN(I64, I64S(INT64_MIN, -1, 5, INT64_MAX, 1, 3), 1, 6),
+                      IN(I64, I64S(1, 63, -1, 1, 63, 64), 1, 6)), I64, &o));
+    CHECK(bytes_are(o, I64, I64S(0, INT64_MIN, 0, -2, INT64_MIN, 0), 6));
+    DONE(o);
+    CHECK_OK(run(bitshift("RIGHT"), ARGS(IN(I8, I8S(-128, -128, 64, -3), 1, 4), IN(I8, I8S(7, 8, 6, -1), 1, 4)),
+                 I8, &o));
+    CHECK(bytes_are(o, I8, I8S(-1, -1, 1, -1), 4));
+    DONE(o);
+    /* signed types arrived with version 28 */
+    mb_model *m = one_op(18, "BitShift", "i0,i1");
+    mb_attr_string(m, "direction", "LEFT");
+    CHECK_FAILS(run(m, ARGS(IN(I8, I8S(1), 1, 1), IN(I8, I8S(1), 1, 1)), I8, &o), ONYX_INVALID_MODEL,
+                "input 0 has type int8");
+    DONE(o);
+}
+
+static void test_mod(void) {
+    onyx_tensor *o;
+    /* a zero result takes the divisor's sign; x mod inf is x or inf */
+    CHECK_OK(run(one_op(28, "Mod", "i0,i1"),
+                 ARGS(IN(F32, F32S(-0.0f, 0.0f, 4, -4, 1, -1, INFINITY, 2), 1, 8),
+                      IN(F32, F32S(3, -3, -2, 2, -INFINITY, INFINITY, 2, 0), 1, 8)), F32, &o));
+    if (o && onyx_tensor_numel(o) == 8) {
+        const float *d = onyx_tensor_data(o);
+        CHECK(d[0] == 0 && !signbit(d[0]));
+        CHECK(d[1] == 0 && signbit(d[1]));
+        CHECK(d[2] == 0 && signbit(d[2]));
+        CHECK(d[3] == 0 && !signbit(d[3]));
+        CHECK(d[4] == -INFINITY && d[5] == INFINITY);
+        CHECK(isnan(d[6]) && isnan(d[7]));
+    } else {
+        CHECK(!"Mod output");
+    }
+    DONE(o);
+    mb_model *m = one_op(28, "Mod", "i0,i1");
+    mb_attr_int(m, "fmod", 1);
+    CHECK_OK(run(m, ARGS(IN(F32, F32S(-7, 7, 3.5f), 1, 3), IN(F32, F32S(3, -3, INFINITY), 1, 3)), F32, &o));
+    CHECK(near_f32(o, F32S(-1, 1, 3.5f), 3, 0));
+    DONE(o);
+    /* INT64_MIN mod -1 is 0, not a trap */
+    CHECK_OK(run(one_op(28, "Mod", "i0,i1"), ARGS(IN(I64, I64S(INT64_MIN, -7), 1, 2), IN(I64, I64S(-1, 3), 1, 2)),
+                 I64, &o));
+    CHECK(bytes_are(o, I64, I64S(0, 2), 2));
+    DONE(o);
+}
+
+static void test_reduce(void) {
+    onyx_tensor *o;
+    mb_model *m = one_op(20, "ReduceMin", "i0,i1");
+    mb_attr_int(m, "keepdims", 0);
+    CHECK_OK(run(m, ARGS(IN(BOOL, U8S(1, 0, 1, 1), 2, 2, 2), IN(I64, I64S(1), 1, 1)), BOOL, &o));
+    CHECK(bytes_are(o, BOOL, U8S(0, 1), 2));
+    DONE(o);
+    /* "all" of nothing is true, "any" of nothing false */
+    m = one_op(20, "ReduceMin", "i0,i1");
+    mb_attr_int(m, "keepdims", 0);
+    CHECK_OK(run(m, ARGS(IN(BOOL, NULL, 2, 2, 0), IN(I64, I64S(1), 1, 1)), BOOL, &o));
+    CHECK(bytes_are(o, BOOL, U8S(1, 1), 2));
+    DONE(o);
+    m = one_op(20, "ReduceMax", "i0,i1");
+    mb_attr_int(m, "keepdims", 0);
+    CHECK_OK(run(m, ARGS(IN(BOOL, NULL, 2, 2, 0), IN(I64, I64S(1), 1, 1)), BOOL, &o));
+    CHECK(bytes_are(o, BOOL, U8S(0, 0), 2));
+    DONE(o);
+    CHECK_FAILS(run(one_op(18, "ReduceMax", "i0"), ARGS(IN(BOOL, U8S(1), 1, 1)), BOOL, &o), ONYX_INVALID_MODEL,
+                "which needs ReduceMax-20");
+    DONE(o);
+    CHECK_FAILS(run(one_op(28, "ReduceLogSum", "i0"), ARGS(IN(I64, I64S(1), 1, 1)), I64, &o), ONYX_INVALID_MODEL,
+                "expected a floating-point type");
+    DONE(o);
+    /* noop_with_empty_axes with an empty axes input passes X through */
+    m = one_op(18, "ReduceSum", "i0,i1");
+    mb_attr_int(m, "noop_with_empty_axes", 1);
+    CHECK_OK(run(m, ARGS(IN(F32, F32S(1, 2, 3), 1, 3), IN(I64, NULL, 1, 0)), F32, &o));
+    CHECK(near_f32(o, F32S(1, 2, 3), 3, 0));
+    DONE(o);
+}
+
+static void test_cumprod(void) {
+    onyx_tensor *o;
+    mb_model *m = one_op(26, "CumProd", "i0,i1");
+    mb_attr_int(m, "exclusive", 1);
+    mb_attr_int(m, "reverse", 1);
+    CHECK_OK(run(m, ARGS(IN(F32, F32S(1, 2, 3, 4, 5, 6), 2, 2, 3), IN(I64, I64S(-1), 0, 0)), F32, &o));
+    CHECK(near_f32(o, F32S(6, 3, 1, 30, 6, 1), 6, 0));
+    DONE(o);
+    /* integer products wrap */
+    CHECK_OK(run(one_op(26, "CumProd", "i0,i1"), ARGS(IN(I64, I64S(INT64_MAX, 3), 1, 2), IN(I64, I64S(0), 0, 0)),
+                 I64, &o));
+    CHECK(bytes_are(o, I64, I64S(INT64_MAX, (int64_t)((uint64_t)INT64_MAX * 3u)), 2));
+    DONE(o);
+    CHECK_FAILS(run(one_op(26, "CumProd", "i0,i1"), ARGS(IN(F32, F32S(1, 2), 1, 2), IN(I64, I64S(1), 0, 0)), F32,
+                    &o),
+                ONYX_INVALID_ARGUMENT, "out of range");
+    DONE(o);
+}
+
+static mb_model *groupnorm(int64_t opset, int64_t groups) {
+    mb_model *m = one_op(opset, "GroupNormalization", "i0,i1,i2");
+    mb_attr_int(m, "num_groups", groups);
+    mb_attr_float(m, "epsilon", 0.0f);
+    return m;
+}
+
+static void test_groupnorm(void) {
+    onyx_tensor *o;
+    /* X [1, 4, 2]: groups {c0, c1} and {c2, c3}, each normalizes to -a, a */
+    static const float x[8] = {0, 0, 2, 2, 1, 1, 3, 3};
+    /* version 18: one scale/bias per group */
+    CHECK_OK(run(groupnorm(18, 2), ARGS(IN(F32, x, 3, 1, 4, 2), IN(F32, F32S(1, 2), 1, 2), IN(F32, F32S(0, 10), 1, 2)),
+                 F32, &o));
+    CHECK(near_f32(o, F32S(-1, -1, 1, 1, 8, 8, 12, 12), 8, 1e-6));
+    DONE(o);
+    /* version 21: one per channel */
+    CHECK_OK(run(groupnorm(21, 2),
+                 ARGS(IN(F32, x, 3, 1, 4, 2), IN(F32, F32S(1, 2, 3, 4), 1, 4), IN(F32, F32S(0, 0, 0, 1), 1, 4)), F32,
+                 &o));
+    CHECK(near_f32(o, F32S(-1, -1, 2, 2, -3, -3, 5, 5), 8, 1e-6));
+    DONE(o);
+    CHECK_FAILS(run(groupnorm(21, 3),
+                    ARGS(IN(F32, x, 3, 1, 4, 2), IN(F32, F32S(1, 1, 1, 1), 1, 4), IN(F32, F32S(0, 0, 0, 0), 1, 4)),
+                    F32, &o),
+                ONYX_INVALID_MODEL, "4 channels do not split into 3 groups");
+    DONE(o);
+    CHECK_FAILS(run(groupnorm(21, 2), ARGS(IN(F32, x, 3, 1, 4, 2), IN(F32, F32S(1, 1), 1, 2), IN(F32, F32S(0, 0), 1, 2)),
+                    F32, &o),
+                ONYX_INVALID_MODEL, "one per channel");
+    DONE(o);
+}
+
+static void test_rmsnorm(void) {
+    onyx_tensor *o;
+    /* rows [3, 4] and [0, 0]: rms 5/sqrt(2) and 0; the scale varies along
+     * the leading (not normalized) axis */
+    mb_model *m = one_op(23, "RMSNormalization", "i0,i1");
+    mb_attr_float(m, "epsilon", 0.0f);
+    CHECK_OK(run(m, ARGS(IN(F32, F32S(3, 4, 1, 1), 2, 2, 2), IN(F32, F32S(1, 2), 2, 2, 1)), F32, &o));
+    const float r = sqrtf(2.0f) / 5.0f;
+    CHECK(near_f32(o, F32S(3 * r, 4 * r, 2, 2), 4, 1e-6));
+    DONE(o);
+    /* float16 X with a float32 scale gives float16, as ONNX's inference says */
+    static const uint16_t h[2] = {0x4200, 0x4400}; /* 3, 4 */
+    CHECK_OK(run(one_op(23, "RMSNormalization", "i0,i1"), ARGS(IN(F16, h, 1, 2), IN(F32, F32S(1, 1), 1, 2)), F16, &o));
+    CHECK(o && onyx_tensor_dtype(o) == F16);
+    DONE(o);
+    CHECK_FAILS(run(one_op(23, "RMSNormalization", "i0,i1"), ARGS(IN(F32, F32S(1, 2), 1, 2), IN(F32, F32S(1, 2, 3), 1, 3)),
+                    F32, &o),
+                ONYX_INVALID_MODEL, "scale does not broadcast to X");
+    DONE(o);
+}
+
+static void test_lpnorm(void) {
+    onyx_tensor *o;
+    mb_model *m = one_op(22, "LpNormalization", "i0");
+    mb_attr_int(m, "p", 1);
+    mb_attr_int(m, "axis", 0);
+    CHECK_OK(run(m, ARGS(IN(F32, F32S(1, -2, 0, 3, 4, 0), 2, 2, 3)), F32, &o));
+    CHECK(near_f32(o, F32S(0.25f, -1.0f / 3, 0, 0.75f, 2.0f / 3, 0), 6, 1e-7));
+    DONE(o);
+    CHECK_OK(run(one_op(22, "LpNormalization", "i0"), ARGS(IN(F32, F32S(3, -4, 0, 0), 2, 2, 2)), F32, &o));
+    CHECK(near_f32(o, F32S(0.6f, -0.8f, 0, 0), 4, 1e-7));
+    DONE(o);
+    m = one_op(22, "LpNormalization", "i0");
+    mb_attr_int(m, "p", 3);
+    CHECK_FAILS(run(m, ARGS(IN(F32, F32S(1), 1, 1)), F32, &o), ONYX_INVALID_MODEL, "p must be 1 or 2, got 3");
+    DONE(o);
+}
+
+static mb_model *bitcast(int64_t to) {
+    mb_model *m = one_op(26, "BitCast", "i0");
+    mb_attr_int(m, "to", to);
+    return m;
+}
+
+static void test_bitcast(void) {
+    onyx_tensor *o;
+    /* int4 is held sign-extended, one per byte: its 4 bits read as uint4 */
+    CHECK_OK(run(bitcast(ONYX_UINT4), ARGS(IN(ONYX_INT4, I8S(-8, -1, 0, 7), 1, 4)), ONYX_UINT4, &o));
+    CHECK(bytes_are(o, ONYX_UINT4, U8S(8, 15, 0, 7), 4));
+    DONE(o);
+    CHECK_OK(run(bitcast(ONYX_INT4), ARGS(IN(ONYX_UINT4, U8S(8, 15, 0, 7), 1, 4)), ONYX_INT4, &o));
+    CHECK(bytes_are(o, ONYX_INT4, I8S(-8, -1, 0, 7), 4));
+    DONE(o);
+    CHECK_OK(run(bitcast(ONYX_FLOAT8E5M2), ARGS(IN(U8, U8S(0x7c, 0x3c), 1, 2)), ONYX_FLOAT8E5M2, &o));
+    CHECK(bytes_are(o, ONYX_FLOAT8E5M2, U8S(0x7c, 0x3c), 2));
+    DONE(o);
+    CHECK_OK(run(bitcast(I64), ARGS(IN(ONYX_FLOAT64, ((const double[]){1.0}), 1, 1)), I64, &o));
+    CHECK(bytes_are(o, I64, I64S(0x3ff0000000000000), 1));
+    DONE(o);
+    CHECK_FAILS(run(bitcast(I64), ARGS(IN(F32, F32S(1), 1, 1)), I64, &o), ONYX_INVALID_MODEL,
+                "float32 is 32 bits but int64 is 64 bits");
+    DONE(o);
+    CHECK_FAILS(run(bitcast(ONYX_STRING), ARGS(IN(F32, F32S(1), 1, 1)), ONYX_STRING, &o), ONYX_INVALID_MODEL,
+                "cannot reinterpret as string");
+    DONE(o);
+}
+
+static void test_float8_classes(void) {
+    onyx_tensor *o;
+    /* E5M2: +inf 0x7c, -inf 0xfc, NaN 0x7d / 0xff, 1.0 0x3c */
+    static const uint8_t x[5] = {0x7c, 0xfc, 0x7d, 0xff, 0x3c};
+    CHECK_OK(run(one_op(20, "IsNaN", "i0"), ARGS(IN(ONYX_FLOAT8E5M2, x, 1, 5)), BOOL, &o));
+    CHECK(bytes_are(o, BOOL, U8S(0, 0, 1, 1, 0), 5));
+    DONE(o);
+    mb_model *m = one_op(20, "IsInf", "i0");
+    mb_attr_int(m, "detect_positive", 0);
+    CHECK_OK(run(m, ARGS(IN(ONYX_FLOAT8E5M2, x, 1, 5)), BOOL, &o));
+    CHECK(bytes_are(o, BOOL, U8S(0, 1, 0, 0, 0), 5));
+    DONE(o);
+    /* E4M3FN has no infinity; 0x7f and 0xff are NaN */
+    static const uint8_t y[3] = {0x7f, 0xff, 0x7e};
+    CHECK_OK(run(one_op(20, "IsNaN", "i0"), ARGS(IN(ONYX_FLOAT8E4M3FN, y, 1, 3)), BOOL, &o));
+    CHECK(bytes_are(o, BOOL, U8S(1, 1, 0), 3));
+    DONE(o);
+    CHECK_FAILS(run(one_op(13, "IsNaN", "i0"), ARGS(IN(ONYX_FLOAT8E4M3FN, y, 1, 3)), BOOL, &o), ONYX_INVALID_MODEL,
+                "input 0 has type float8e4m3fn");
+    DONE(o);
+}
+
+static void test_activations(void) {
+    onyx_tensor *o;
+    mb_model *m = one_op(20, "Gelu", "i0");
+    mb_attr_string(m, "approximate", "fast");
+    CHECK_FAILS(run(m, ARGS(IN(F32, F32S(1), 1, 1)), F32, &o), ONYX_INVALID_MODEL,
+                "approximate must be \"none\" or \"tanh\"");
+    DONE(o);
+    /* Mish and Swish stay finite far out */
+    CHECK_OK(run(one_op(22, "Mish", "i0"), ARGS(IN(F32, F32S(-1000, 1000, 0), 1, 3)), F32, &o));
+    CHECK(near_f32(o, F32S(0, 1000, 0), 3, 1e-6));
+    DONE(o);
+    m = one_op(24, "Swish", "i0");
+    mb_attr_float(m, "alpha", 0.5f);
+    CHECK_OK(run(m, ARGS(IN(F32, F32S(-1000, 1000, 2), 1, 3)), F32, &o));
+    CHECK(near_f32(o, F32S(0, 1000, 2.0f / (1.0f + expf(-1.0f))), 3, 1e-5));
+    DONE(o);
+}
+
+int main(void) {
+    CHECK_OK(onyx_env_create(&env));
+    if (!env) CHECK_DONE();
+    test_bitshift();
+    test_mod();
+    test_reduce();
+    test_cumprod();
+    test_groupnorm();
+    test_rmsnorm();
+    test_lpnorm();
+    test_bitcast();
+    test_float8_classes();
+    test_activations();
+    onyx_env_free(env);
+    CHECK_DONE();
+}
