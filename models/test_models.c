@@ -2,9 +2,12 @@
  * make_references.py) through onyx and compares every output with ONNX
  * Runtime's, at the tolerance the manifest names for it.
  *
- * usage: test_models MANIFEST [CASE...]
+ * usage: test_models MANIFEST [--model-variant NAME] [CASE...]
  *
- * Without CASE names every case runs. Prints per output the largest
+ * Without CASE names every case runs. --model-variant runs each case on
+ * another file of the same model, X.NAME.onnx beside X.onnx (ONNX
+ * Runtime's saved optimized graphs: ort_basic, ort_extended), against the
+ * original model's references. Prints per output the largest
  * absolute and relative difference, then "N passed, N failed" over cases;
  * exits non-zero when any case fails.
  *
@@ -449,13 +452,41 @@ out:
     return rc;
 }
 
+/* X.onnx -> X.variant.onnx, in place of the case's model path. */
+static int use_variant(test_case *c, const char *variant) {
+    size_t n = strlen(c->model), v = strlen(variant);
+    size_t stem = n > 5 && strcmp(c->model + n - 5, ".onnx") == 0 ? n - 5 : n;
+    char *p = malloc(stem + v + 7);
+    if (!p) return -1;
+    memcpy(p, c->model, stem);
+    snprintf(p + stem, v + 7, ".%s.onnx", variant);
+    free(c->model);
+    c->model = p;
+    return 0;
+}
+
 int main(int argc, char **argv) {
+    const char *variant = NULL;
+    /* --model-variant NAME may stand anywhere after the manifest */
+    for (int a = 2; a < argc; a++)
+        if (strcmp(argv[a], "--model-variant") == 0 && a + 1 < argc) {
+            variant = argv[a + 1];
+            for (int k = a; k + 2 < argc; k++) argv[k] = argv[k + 2];
+            argc -= 2;
+            break;
+        }
     if (argc < 2) {
-        fprintf(stderr, "usage: test_models MANIFEST [CASE...]\n");
+        fprintf(stderr, "usage: test_models MANIFEST [--model-variant NAME] [CASE...]\n");
         return 2;
     }
     manifest m;
     if (load_manifest(argv[1], &m) != 0) return 2;
+    for (size_t i = 0; variant && i < m.n; i++)
+        if (use_variant(&m.cases[i], variant) != 0) {
+            fprintf(stderr, "test_models: out of memory\n");
+            free_manifest(&m);
+            return 2;
+        }
     for (int a = 2; a < argc; a++) {
         size_t i = 0;
         while (i < m.n && strcmp(m.cases[i].name, argv[a]) != 0) i++;
