@@ -77,8 +77,17 @@ add_dependencies(zoo zoo_detectors)
 # models.cli.VARIANT: `onyx run` with the CLI's random inputs on every
 # registered variant (for the default sizes, for now their only test: see
 # ORDER_FREE_KIND in detectors.py).
+# ONNX Runtime's saved optimized graphs of the small variants too (the
+# default sizes would add minutes of ORT sessions and 600 MiB of files)
+set(detector_small_files "")
+foreach(v ${detector_registered})
+  if(v MATCHES "_small")
+    list(APPEND detector_small_files ${ONYX_ZOO_DIR}/${v}.onnx)
+  endif()
+endforeach()
 onyx_zoo_add_cases(CASES ${detector_cases} FILES ${detector_files}
-  CLI_MODELS ${detector_registered})
+  CLI_MODELS ${detector_registered}
+  ORT_SAVED_MODELS ${detector_small_files} ORT_SAVED_CASES ${detector_cases})
 
 if(BUILD_TESTING)
   # The zoo's fixture now also makes these exports: give it their time.

@@ -18,6 +18,9 @@ KIND says how an output is compared:
   logit   logits, features, box coordinates: |d| <= 1e-3 |ort| + floor,
           floor = 1e-4 * max |ort| over the tensor (see test_models.c)
   int     integers (labels, indices): exact
+  row_set logits/boxes of detector queries whose order comes from nearly
+          tied TopK scores: rows along axis -2 matched one to one, each
+          within the logit tolerance
   int_set integers whose order is decided by ties: equal as multisets
           along the last axis (no zoo output needs it at present: every
           ordered output here is ordered by clearly separated scores)
@@ -292,7 +295,7 @@ CASES = [
          outputs=DETR_OUTPUTS),
 ]
 
-KINDS = ("prob", "logit", "int", "int_set")
+KINDS = ("prob", "logit", "int", "int_set", "row_set")
 CONTENTS = ("scene", "text", "fill")
 DTYPES = {"float32": np.float32, "float64": np.float64, "int64": np.int64, "int32": np.int32,
           "bool": np.bool_, "uint8": np.uint8}
@@ -416,6 +419,25 @@ def make_inputs(case, seed, accepted):
 PROB_ATOL, LOGIT_RTOL, LOGIT_FLOOR = 1e-4, 1e-3, 1e-4
 
 
+def rows_out_of_tolerance(got, want):
+    """row_set: rows along axis -2 matched one to one (same position first),
+    each within the logit tolerance; None when all match."""
+    b_all = want.astype(np.float64)
+    finite = b_all[np.isfinite(b_all)]
+    floor = LOGIT_FLOOR * (np.abs(finite).max() if finite.size else 0.0)
+    a3 = got.astype(np.float64).reshape(-1, got.shape[-2], got.shape[-1])
+    b3 = b_all.reshape(-1, want.shape[-2], want.shape[-1])
+    for g, (ra, rb) in enumerate(zip(a3, b3)):
+        used = np.zeros(len(rb), dtype=bool)
+        for r, row in enumerate(ra):
+            fits = np.all(np.abs(rb - row) <= LOGIT_RTOL * np.abs(rb) + floor, axis=1) & ~used
+            q = r if fits[r] else (int(np.argmax(fits)) if fits.any() else -1)
+            if q < 0:
+                return f"group {g}: row {r} matches no reference row"
+            used[q] = True
+    return None
+
+
 def out_of_tolerance(kind, got, want):
     """None when `got` passes against `want` at `kind`, else why not."""
     if got.shape != want.shape:
@@ -426,6 +448,8 @@ def out_of_tolerance(kind, got, want):
             x, y = np.sort(x, axis=-1), np.sort(y, axis=-1)
         bad = np.flatnonzero(x.ravel() != y.ravel())
         return None if not bad.size else f"value {bad[0]}: {x.ravel()[bad[0]]} vs {y.ravel()[bad[0]]}"
+    if kind == "row_set":
+        return rows_out_of_tolerance(got, want)
     a, b = got.astype(np.float64).ravel(), want.astype(np.float64).ravel()
     finite = b[np.isfinite(b)]
     scale = np.abs(finite).max() if finite.size else 0.0

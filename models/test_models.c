@@ -25,6 +25,9 @@
  *   int     exact.
  *   int_set exact as multisets along the last axis, for integer outputs
  *           whose order is decided by ties.
+ *   row_set logit tolerance, with the rows along axis -2 (per leading
+ *           index) matched one to one in any order: a detector's queries
+ *           come out of a TopK whose nearly tied scores may swap places.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -39,7 +42,7 @@
 #define LOGIT_RTOL 1e-3
 #define LOGIT_FLOOR 1e-4
 
-typedef enum kind { K_PROB, K_LOGIT, K_INT, K_INT_SET } kind;
+typedef enum kind { K_PROB, K_LOGIT, K_INT, K_INT_SET, K_ROW_SET } kind;
 
 typedef struct io {
     char *name;
@@ -89,7 +92,11 @@ static int parse_kind(const char *s, kind *out) {
     static const struct {
         const char *name;
         kind k;
-    } kinds[] = {{"prob", K_PROB}, {"logit", K_LOGIT}, {"int", K_INT}, {"int_set", K_INT_SET}};
+    } kinds[] = {{"prob", K_PROB},
+                 {"logit", K_LOGIT},
+                 {"int", K_INT},
+                 {"int_set", K_INT_SET},
+                 {"row_set", K_ROW_SET}};
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
         if (strcmp(s, kinds[i].name) == 0) {
             *out = kinds[i].k;
@@ -103,6 +110,7 @@ static const char *kind_name(kind k) {
     case K_PROB: return "prob";
     case K_LOGIT: return "logit";
     case K_INT: return "int";
+    case K_ROW_SET: return "row_set";
     default: return "int_set";
     }
 }
@@ -306,6 +314,76 @@ static int compare_float(const io *o, onyx_tensor *got, onyx_tensor *want) {
     return -1;
 }
 
+/* Whether row r of a and row q of b (len values each) agree at the logit
+ * tolerance with the given floor; the largest difference goes to *d. */
+static int rows_match(const void *a, onyx_dtype at, int64_t r, const void *b, onyx_dtype bt,
+                      int64_t q, int64_t len, double floor_abs, double *d) {
+    *d = 0;
+    for (int64_t k = 0; k < len; k++) {
+        double x = float_at(a, at, r * len + k), y = float_at(b, bt, q * len + k);
+        if (isnan(x) || isnan(y) || isinf(x) || isinf(y)) {
+            if (!((isnan(x) && isnan(y)) || x == y)) return 0;
+            continue;
+        }
+        double diff = fabs(x - y);
+        if (diff > LOGIT_RTOL * fabs(y) + floor_abs) return 0;
+        if (diff > *d) *d = diff;
+    }
+    return 1;
+}
+
+/* row_set: every onyx row along axis -2 is matched to a distinct ORT row
+ * of the same leading index (its own position first, then the first free
+ * one that agrees). */
+static int compare_row_set(const io *o, onyx_tensor *got, onyx_tensor *want) {
+    (void)o;
+    const void *g = onyx_tensor_data(got), *w = onyx_tensor_data(want);
+    onyx_dtype gt = onyx_tensor_dtype(got), wt = onyx_tensor_dtype(want);
+    size_t rank = onyx_tensor_rank(want);
+    int64_t n = onyx_tensor_numel(want);
+    if (rank < 2) {
+        printf("FAIL, row_set needs rank >= 2\n");
+        return -1;
+    }
+    int64_t len = onyx_tensor_dims(want)[rank - 1], rows = onyx_tensor_dims(want)[rank - 2];
+    int64_t groups = rows && len ? n / (rows * len) : 0;
+    double scale = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double v = fabs(float_at(w, wt, i));
+        if (isfinite(v) && v > scale) scale = v;
+    }
+    double floor_abs = LOGIT_FLOOR * scale, max_abs = 0;
+    unsigned char *used = calloc((size_t)rows + 1, 1);
+    int64_t moved = 0;
+    for (int64_t gi = 0; gi < groups; gi++) {
+        memset(used, 0, (size_t)rows + 1);
+        for (int64_t r = 0; r < rows; r++) {
+            int64_t base = gi * rows, match = -1;
+            double d = 0;
+            if (!used[r] && rows_match(g, gt, base + r, w, wt, base + r, len, floor_abs, &d))
+                match = r;
+            for (int64_t q = 0; match < 0 && q < rows; q++)
+                if (!used[q] && rows_match(g, gt, base + r, w, wt, base + q, len, floor_abs, &d))
+                    match = q;
+            if (match < 0) {
+                printf("max diff abs %.3g (tolerance %g rel + %.3g abs): FAIL, onyx row %" PRId64
+                       " of group %" PRId64 " matches no ORT row\n",
+                       max_abs, LOGIT_RTOL, floor_abs, r, gi);
+                free(used);
+                return -1;
+            }
+            used[match] = 1;
+            moved += match != r;
+            if (d > max_abs) max_abs = d;
+        }
+    }
+    free(used);
+    printf("max diff abs %.3g (tolerance %g rel + %.3g abs, rows as sets; %" PRId64
+           " matched out of place): ok\n",
+           max_abs, LOGIT_RTOL, floor_abs, moved);
+    return 0;
+}
+
 static int compare_int(const io *o, onyx_tensor *got, onyx_tensor *want) {
     const void *g = onyx_tensor_data(got), *w = onyx_tensor_data(want);
     onyx_dtype gt = onyx_tensor_dtype(got), wt = onyx_tensor_dtype(want);
@@ -378,6 +456,8 @@ static int compare_output(const io *o, onyx_tensor *got) {
         printf("\n");
     } else if ((o->kind == K_PROB || o->kind == K_LOGIT) && is_float(wt)) {
         rc = compare_float(o, got, want);
+    } else if (o->kind == K_ROW_SET && is_float(wt)) {
+        rc = compare_row_set(o, got, want);
     } else if ((o->kind == K_INT || o->kind == K_INT_SET) && is_integer(wt)) {
         rc = compare_int(o, got, want);
     } else {
