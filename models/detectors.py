@@ -72,8 +72,8 @@ IMAGE = {"small": 256, "default": 640}
 # cost figures behind the choice); the others are made on request.
 REGISTERED = (
     "dfine_small", "dfine_small_dynamo", "rtdetr_small", "rtdetr_small_dynamo",
-    "rtdetr_v2_small", "rtdetr_v2_small_dynamo", "dfine_default", "rtdetr_default",
-    "dfine_default_dynamo",
+    "rtdetr_v2_small", "rtdetr_v2_small_dynamo", "dfine_default", "dfine_default_dynamo",
+    "rtdetr_default", "rtdetr_default_dynamo", "rtdetr_v2_default", "rtdetr_v2_default_dynamo",
 )
 # The order of the queries is the order of the encoder's TopK over all
 # tokens (8400 at 640 px), and among 300 chosen scores a few are nearly
@@ -86,6 +86,14 @@ REGISTERED = (
 # test has that comparison (the tolerance kind ORDER_FREE_KIND in
 # make_references.KINDS and test_models.c), the default variants have no
 # reference cases, only their `onyx run` test.
+#
+# D-FINE at the default size has no reference case at all: with random
+# weights its fine-grained box refinement amplifies float32 rounding, so
+# ONNX Runtime and PyTorch disagree by up to 0.33 on logits even as sets of
+# rows (batch 2), ONNX Runtime differs from itself between optimization
+# levels by 6.6e-3, and none of 16 input seeds stays within tolerance under
+# a one-ulp nudge of its input. Its two exports get the `onyx run` test.
+ILL_CONDITIONED = ("dfine_default", "dfine_default_dynamo")
 ORDER_FREE_KIND = "row_set"
 OPSET = 17  # the TorchScript exporter's variants; GridSample needs 16
 SEED = {"dfine": 2501, "rtdetr": 2502, "rtdetr_v2": 2503}
@@ -408,7 +416,7 @@ def cases(variant):
     must not mix images)."""
     arch, size, dynamo = parse_variant(variant)
     kind = "logit" if size == "small" else order_free_kind()
-    if kind is None:
+    if kind is None or variant in ILL_CONDITIONED:
         return []
     n = IMAGE[size]
     seed = FIRST_INPUT_SEED[arch] + (0 if size == "small" else 50) + (20 if dynamo else 0)
