@@ -363,3 +363,13 @@ int ir_graph_max_io(const ir_graph *g) {
         if (g->nodes[i].n_outputs > m) m = g->nodes[i].n_outputs;
     return m;
 }
+
+void ir_value_set_constant(ir_graph *g, int v, ox_tensor *t) {
+    ir_value *val = &g->values[v];
+    val->init = t;
+    val->type.kind = OX_KIND_TENSOR;
+    val->type.dtype = t->dtype;
+    val->type.rank = t->rank;
+    memcpy(val->type.dims, t->dims, sizeof t->dims);
+    val->has_type = 1;
+}

@@ -164,6 +164,9 @@ int ir_infer_shapes(ir_graph *g, ox_error *err);
 /* "node 'conv1' (Conv)" for error messages. */
 const char *ir_node_label(const ir_node *n, char *buf, size_t size);
 
+/* Makes value v a constant holding t (the graph takes t) with t's type. */
+void ir_value_set_constant(ir_graph *g, int v, ox_tensor *t);
+
 /* The most inputs (and the most of inputs or outputs) any node of g has,
  * for sizing per-node argument arrays once per graph. */
 int ir_graph_max_inputs(const ir_graph *g);

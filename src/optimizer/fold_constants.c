@@ -31,16 +31,6 @@ static int foldable(const ir_graph *g, const ir_node *n) {
     return 1;
 }
 
-static void set_constant(ir_graph *g, int v, ox_tensor *t) {
-    ir_value *val = &g->values[v];
-    val->init = t;
-    val->type.kind = OX_KIND_TENSOR;
-    val->type.dtype = t->dtype;
-    val->type.rank = t->rank;
-    memcpy(val->type.dims, t->dims, sizeof t->dims);
-    val->has_type = 1;
-}
-
 /* A Constant node with a tensor `value` hands that tensor over as is:
  * for models that keep their weights in Constant nodes, running the
  * kernel would copy every weight once more. */
@@ -82,7 +72,7 @@ int ox_pass_fold_constants(ox_pass_ctx *ctx, ir_graph *g) {
         ir_node *n = &g->nodes[i];
         if (!foldable(g, n)) continue;
         if (take_constant_value(n, outs)) {
-            set_constant(g, n->outputs[0], outs[0]);
+            ir_value_set_constant(g, n->outputs[0], outs[0]);
             dead[i] = 1;
             changes++;
             continue;
@@ -108,7 +98,7 @@ int ox_pass_fold_constants(ox_pass_ctx *ctx, ir_graph *g) {
             if (n->outputs[k] < 0)
                 ox_tensor_free(outs[k]);
             else
-                set_constant(g, n->outputs[k], outs[k]);
+                ir_value_set_constant(g, n->outputs[k], outs[k]);
         }
         dead[i] = 1;
         changes++;

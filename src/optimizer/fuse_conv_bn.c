@@ -73,13 +73,7 @@ static int add_constant(ir_graph *g, const ir_node *conv, const char *what, ox_t
         ox_tensor_free(t);
         return -1;
     }
-    ir_value *val = &g->values[v];
-    val->init = t;
-    val->type.kind = OX_KIND_TENSOR;
-    val->type.dtype = t->dtype;
-    val->type.rank = t->rank;
-    memcpy(val->type.dims, t->dims, sizeof t->dims);
-    val->has_type = 1;
+    ir_value_set_constant(g, v, t);
     return v;
 }
 

@@ -33,6 +33,7 @@
 
 #include "core/dtype.h"
 #include "ep/ep.h"
+#include "ep/cpu/kernels/saturate.h"
 #include "ops/op.h"
 
 extern const ox_kernel_table ox_cpu_kernels_cast;
@@ -49,27 +50,6 @@ typedef struct cast_job {
     int bf16_rne; /* float -> bfloat16 rounds to nearest even (else truncates) */
 } cast_job;
 
-/* ---- saturating float -> integer conversion ----
- * Truncates toward zero into int64 (saturating there, NaN -> 0); narrower
- * types then wrap, which is what common hardware paths do. */
-static inline int64_t sat_i64(double v) {
-    if (v != v) return 0;
-    if (v >= 9223372036854775807.0) return INT64_MAX;
-    if (v <= -9223372036854775808.0) return INT64_MIN;
-    return (int64_t)v;
-}
-static inline uint64_t sat_u64(double v) {
-    if (v != v) return 0;
-    if (v >= 18446744073709551615.0) return UINT64_MAX;
-    if (v < 0) return (uint64_t)sat_i64(v);
-    return (uint64_t)v;
-}
-static inline int8_t sat_i8(double v) { return (int8_t)sat_i64(v); }
-static inline int16_t sat_i16(double v) { return (int16_t)sat_i64(v); }
-static inline int32_t sat_i32(double v) { return (int32_t)sat_i64(v); }
-static inline uint8_t sat_u8(double v) { return (uint8_t)sat_i64(v); }
-static inline uint16_t sat_u16(double v) { return (uint16_t)sat_i64(v); }
-static inline uint32_t sat_u32(double v) { return (uint32_t)sat_i64(v); }
 
 /* A double outside float's range has no defined conversion to float. */
 static inline float to_f32(double v) {

@@ -17,6 +17,7 @@
 
 #include "core/dtype.h"
 #include "ep/ep.h"
+#include "ep/cpu/kernels/saturate.h"
 
 #define NDT (ONYX_BFLOAT16 + 1)
 
@@ -68,28 +69,6 @@ static inline uint32_t mask_of(ox_dtype t) { return t > 0 && t < 32 ? 1u << t : 
 #define M_BOOL (1u << ONYX_BOOL)
 #define M_NUM (M_FLOAT | M_SINT | M_UINT)
 
-/* ---- saturating float -> integer conversion ----
- * C leaves out-of-range float-to-integer conversion undefined. Values are
- * truncated toward zero into int64 (saturating there, NaN -> 0) and then
- * wrapped to narrower types, which is what common hardware paths do. */
-static inline int64_t sat_i64(double v) {
-    if (v != v) return 0;
-    if (v >= 9223372036854775807.0) return INT64_MAX;
-    if (v <= -9223372036854775808.0) return INT64_MIN;
-    return (int64_t)v;
-}
-static inline uint64_t sat_u64(double v) {
-    if (v != v) return 0;
-    if (v >= 18446744073709551615.0) return UINT64_MAX;
-    if (v < 0) return (uint64_t)sat_i64(v);
-    return (uint64_t)v;
-}
-static inline int8_t sat_i8(double v) { return (int8_t)sat_i64(v); }
-static inline int16_t sat_i16(double v) { return (int16_t)sat_i64(v); }
-static inline int32_t sat_i32(double v) { return (int32_t)sat_i64(v); }
-static inline uint8_t sat_u8(double v) { return (uint8_t)sat_i64(v); }
-static inline uint16_t sat_u16(double v) { return (uint16_t)sat_i64(v); }
-static inline uint32_t sat_u32(double v) { return (uint32_t)sat_i64(v); }
 
 /* Stores a double into any numeric element without undefined behaviour. */
 static inline void store_f64(void *data, ox_dtype t, size_t i, double v) {
