@@ -75,9 +75,15 @@ foreach(v ${detector_registered})
     list(APPEND detector_small_files ${ONYX_ZOO_DIR}/${v}.onnx)
   endif()
 endforeach()
+set(detector_small_cases "")
+foreach(c ${detector_cases})
+  if(c MATCHES "_small")
+    list(APPEND detector_small_cases ${c})
+  endif()
+endforeach()
 onyx_zoo_add_cases(CASES ${detector_cases} FILES ${detector_files}
   CLI_MODELS ${detector_registered}
-  ORT_SAVED_MODELS ${detector_small_files} ORT_SAVED_CASES ${detector_cases})
+  ORT_SAVED_MODELS ${detector_small_files} ORT_SAVED_CASES ${detector_small_cases})
 
 if(BUILD_TESTING)
   # The zoo's fixture now also makes these exports: give it their time.
