@@ -1,0 +1,52 @@
+/* Overflow-checked integer arithmetic for every number a model file can
+ * set: dimensions, attributes (pads, strides, block sizes, window sizes,
+ * n-gram indices), element counts and byte sizes. A model is untrusted
+ * input, so shape and attribute arithmetic goes through these helpers
+ * instead of plain operators; each returns 1 with *out set, or 0 on
+ * overflow (then *out is unspecified) and the caller reports an error
+ * that names the node and the quantity. */
+#ifndef ONYX_CORE_CHECKED_H
+#define ONYX_CORE_CHECKED_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+static inline int ox_add_i64(int64_t a, int64_t b, int64_t *out) {
+    return !__builtin_add_overflow(a, b, out);
+}
+
+static inline int ox_sub_i64(int64_t a, int64_t b, int64_t *out) {
+    return !__builtin_sub_overflow(a, b, out);
+}
+
+static inline int ox_mul_i64(int64_t a, int64_t b, int64_t *out) {
+    return !__builtin_mul_overflow(a, b, out);
+}
+
+static inline int ox_mul_size(size_t a, size_t b, size_t *out) {
+    return !__builtin_mul_overflow(a, b, out);
+}
+
+static inline int ox_add_size(size_t a, size_t b, size_t *out) {
+    return !__builtin_add_overflow(a, b, out);
+}
+
+/* Product of `rank` non-negative dimensions; 0 when one is negative or the
+ * product overflows int64. */
+static inline int ox_numel_checked(const int64_t *dims, int rank, int64_t *out) {
+    int64_t n = 1;
+    for (int i = 0; i < rank; i++) {
+        if (dims[i] < 0 || __builtin_mul_overflow(n, dims[i], &n)) return 0;
+    }
+    *out = n;
+    return 1;
+}
+
+/* numel elements of elem_size bytes as a size_t byte count; 0 when numel
+ * is negative or the product overflows. */
+static inline int ox_nbytes_checked(int64_t numel, size_t elem_size, size_t *out) {
+    if (numel < 0 || (uint64_t)numel > SIZE_MAX) return 0;
+    return !__builtin_mul_overflow((size_t)numel, elem_size, out);
+}
+
+#endif
