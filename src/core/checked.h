@@ -42,6 +42,22 @@ static inline int ox_numel_checked(const int64_t *dims, int rank, int64_t *out) 
     return 1;
 }
 
+/* Sum of n int64 values; 0 when it overflows. */
+static inline int ox_sum_i64(const int64_t *v, int n, int64_t *out) {
+    int64_t s = 0;
+    for (int i = 0; i < n; i++)
+        if (__builtin_add_overflow(s, v[i], &s)) return 0;
+    *out = s;
+    return 1;
+}
+
+/* a * b + c, the shape of most window and block arithmetic; 0 on overflow
+ * of either step. */
+static inline int ox_muladd_i64(int64_t a, int64_t b, int64_t c, int64_t *out) {
+    int64_t p;
+    return !__builtin_mul_overflow(a, b, &p) && !__builtin_add_overflow(p, c, out);
+}
+
 /* numel elements of elem_size bytes as a size_t byte count; 0 when numel
  * is negative or the product overflows. */
 static inline int ox_nbytes_checked(int64_t numel, size_t elem_size, size_t *out) {

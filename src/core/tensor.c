@@ -1,3 +1,4 @@
+#include "core/checked.h"
 #include "core/tensor.h"
 
 #include <stdio.h>
@@ -6,9 +7,8 @@
 #include <unistd.h>
 
 int64_t ox_numel(const int64_t *dims, int rank) {
-    int64_t n = 1;
-    for (int i = 0; i < rank; i++) n *= dims[i];
-    return n;
+    int64_t n;
+    return ox_numel_checked(dims, rank, &n) ? n : -1;
 }
 
 /* A tensor larger than the machine's memory cannot be backed: refusing it

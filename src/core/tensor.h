@@ -39,6 +39,9 @@ typedef struct onyx_tensor {
     ox_dtype elem_dtype; /* element type of a sequence/optional, for empty ones */
 } ox_tensor;
 
+/* Product of rank dims; -1 when a dim is negative or the product
+ * overflows int64 (never for an existing tensor, whose byte size was
+ * checked when it was made). */
 int64_t ox_numel(const int64_t *dims, int rank);
 static inline int64_t ox_tensor_numel(const ox_tensor *t) { return ox_numel(t->dims, t->rank); }
 

@@ -37,6 +37,17 @@ static int parse_auto_pad(ox_infer_ctx *c, int *mode) {
     return 0;
 }
 
+/* ceil(a / b) for a >= 0, b > 0 without the a + b - 1 that overflows. */
+static int64_t ceil_div(int64_t a, int64_t b) { return a / b + (a % b != 0); }
+
+/* Dilated kernel extent (k - 1) * d + 1 on spatial axis i. */
+static int window_extent(ox_infer_ctx *c, int64_t k, int64_t d, int i, int64_t *ek) {
+    return ox_infer_mul(c, ONYX_INVALID_MODEL, k - 1, d, ek,
+                        "the dilated kernel extent on spatial axis %d", i) ||
+           ox_infer_add(c, ONYX_INVALID_MODEL, *ek, 1, ek,
+                        "the dilated kernel extent on spatial axis %d", i);
+}
+
 int ox_infer_window(ox_infer_ctx *c, const int64_t *in, int r, const int64_t *kernel, int use_ceil,
                     int64_t *out) {
     const int64_t *strides, *dils, *pads;
@@ -66,19 +77,29 @@ int ox_infer_window(ox_infer_ctx *c, const int64_t *in, int r, const int64_t *ke
             out[i] = -1;
             continue;
         }
-        int64_t ek = (k - 1) * d + 1;
+        int64_t ek, span, o;
+        if (window_extent(c, k, d, i, &ek)) return -1;
         if (mode == 1 || mode == 2) {
-            out[i] = (in[i] + s - 1) / s;
+            out[i] = ceil_div(in[i], s);
             continue;
         }
-        int64_t span = in[i] + pb + pe - ek;
-        if (span < 0)
+        const onyx_code bad = ox_infer_bad_code(c);
+        if (ox_infer_add(c, bad, in[i], pb, &span, "input size plus pads on spatial axis %d", i) ||
+            ox_infer_add(c, bad, span, pe, &span, "input size plus pads on spatial axis %d", i))
+            return -1;
+        if (span < ek)
             return ox_infer_fail(
-                c, ox_infer_bad_code(c),
+                c, bad,
                 "%s: kernel extent %lld is larger than the padded input %lld on spatial axis %d",
-                c->node->op_type, (long long)ek, (long long)(in[i] + pb + pe), i);
-        int64_t o = (ceil_mode ? (span + s - 1) / s : span / s) + 1;
-        if (ceil_mode && o > 1 && (o - 1) * s >= in[i] + pb) o--;
+                c->node->op_type, (long long)ek, (long long)span, i);
+        span -= ek;
+        if (ox_infer_add(c, bad, ceil_mode ? ceil_div(span, s) : span / s, 1, &o,
+                         "output size on spatial axis %d", i))
+            return -1;
+        /* ceil mode drops a last window that would start in the end padding;
+         * (o - 1) * s <= span + s - 1 could still pass INT64_MAX */
+        int64_t start, lim = in[i] + pb; /* in[i] + pb <= span + ek: no overflow */
+        if (ceil_mode && o > 1 && (!ox_mul_i64(o - 1, s, &start) || start >= lim)) o--;
         out[i] = o;
     }
     return 0;
@@ -261,6 +282,26 @@ static int infer_qlinear_conv(ox_infer_ctx *c) {
 
 /* ---- ConvTranspose ---- */
 
+/* s * (in - 1) + output_padding + (k - 1) * d + 1 - pads on spatial axis i,
+ * every step checked: strides or dilations of INT64_MAX are refused. */
+static int conv_transpose_size(ox_infer_ctx *c, int64_t in, int64_t s, int64_t op, int64_t k,
+                               int64_t d, int64_t pb, int64_t pe, int i, int64_t *out) {
+    const onyx_code bad = ox_infer_bad_code(c);
+    int64_t o, ek;
+    if (ox_infer_mul(c, bad, s, in - 1, &o, "stride %lld times (input size - 1) on spatial axis %d",
+                     (long long)s, i) ||
+        ox_infer_add(c, bad, o, op, &o, "the output size (plus output_padding) on spatial axis %d", i) ||
+        window_extent(c, k, d, i, &ek) ||
+        ox_infer_add(c, bad, o, ek, &o, "the output size (plus kernel extent) on spatial axis %d", i) ||
+        ox_infer_sub(c, bad, o, pb, &o, "the output size (minus pads) on spatial axis %d", i) ||
+        ox_infer_sub(c, bad, o, pe, &o, "the output size (minus pads) on spatial axis %d", i))
+        return -1;
+    if (o < 0)
+        return ox_infer_fail(c, bad, "ConvTranspose: output size on spatial axis %d is negative", i);
+    *out = o;
+    return 0;
+}
+
 static int infer_conv_transpose(ox_infer_ctx *c) {
     if (ox_infer_need_tensor(c, 0, "X") || ox_infer_need_tensor(c, 1, "W")) return -1;
     if (ox_infer_check_dtype(c, 0, "X", FLOATS, 4) || ox_infer_same_dtype(c, 0, 1, "X", "W"))
@@ -281,7 +322,10 @@ static int infer_conv_transpose(ox_infer_ctx *c) {
         return ox_infer_fail(c, ox_infer_bad_code(c),
                              "ConvTranspose: %lld input channels are not divisible by group %lld",
                              (long long)wc, (long long)group);
-    int64_t m = w->rank >= 0 && w->dims[1] >= 0 ? w->dims[1] * group : -1;
+    int64_t m = -1;
+    if (w->rank >= 0 && w->dims[1] >= 0 &&
+        ox_infer_mul(c, ONYX_INVALID_MODEL, w->dims[1], group, &m, "output channels (W dim 1 times group)"))
+        return -1;
     if (check_bias(c, 2, m, "bias B")) return -1;
     if (r < 0) return ox_infer_set_output(c, 0, dt, NULL, -1);
     int64_t k[OX_MAX_RANK], out[OX_MAX_RANK + 2];
@@ -305,6 +349,9 @@ static int infer_conv_transpose(ox_infer_ctx *c) {
         int64_t in = x->rank >= 0 ? x->dims[i + 2] : -1;
         if (oshape) {
             out[i + 2] = oshape[nos - (size_t)r + (size_t)i];
+            if (out[i + 2] < 0)
+                return ox_infer_fail(c, ONYX_INVALID_MODEL, "ConvTranspose: output_shape[%d] = %lld is negative",
+                                     i, (long long)out[i + 2]);
             continue;
         }
         if (in < 0 || k[i] < 0) {
@@ -312,16 +359,17 @@ static int infer_conv_transpose(ox_infer_ctx *c) {
             continue;
         }
         if (mode == 1 || mode == 2) {
-            out[i + 2] = in * s;
+            if (ox_infer_mul(c, ox_infer_bad_code(c), in, s, &out[i + 2],
+                             "input size times stride on spatial axis %d", i))
+                return -1;
             continue;
         }
         int64_t pb = pads && mode == 0 ? pads[i] : 0, pe = pads && mode == 0 ? pads[i + r] : 0;
         int64_t op = opad ? opad[i] : 0;
-        int64_t o = s * (in - 1) + op + (k[i] - 1) * d + 1 - pb - pe;
-        if (o < 0)
-            return ox_infer_fail(c, ox_infer_bad_code(c),
-                                 "ConvTranspose: output size on spatial axis %d is negative", i);
-        out[i + 2] = o;
+        if (pb < 0 || pe < 0 || op < 0)
+            return ox_infer_fail(c, ONYX_INVALID_MODEL,
+                                 "ConvTranspose: pads and output_padding must not be negative");
+        if (conv_transpose_size(c, in, s, op, k[i], d, pb, pe, i, &out[i + 2])) return -1;
     }
     out[0] = x->rank >= 0 ? x->dims[0] : -1;
     out[1] = m;
@@ -382,14 +430,20 @@ static int infer_col2im(ox_infer_ctx *c) {
         if (s < 1 || d < 1 || pb < 0 || pe < 0)
             return ox_infer_fail(c, ONYX_INVALID_MODEL,
                                  "Col2Im: strides and dilations must be positive, pads not negative");
+        const onyx_code bad = ox_infer_bad_code(c);
         if (ki && kb) {
-            int64_t span = img[i] + pb + pe - ((blk[i] - 1) * d + 1);
-            if (span < 0)
-                return ox_infer_fail(c, ox_infer_bad_code(c),
+            int64_t span, ek;
+            if (window_extent(c, blk[i], d, i, &ek) ||
+                ox_infer_add(c, bad, img[i], pb, &span, "image size plus pads on axis %d", i) ||
+                ox_infer_add(c, bad, span, pe, &span, "image size plus pads on axis %d", i))
+                return -1;
+            if (span < ek)
+                return ox_infer_fail(c, bad,
                                      "Col2Im: the dilated block does not fit the padded image on axis %d", i);
-            blocks *= span / s + 1;
+            if (ox_infer_mul(c, bad, blocks, (span - ek) / s + 1, &blocks, "the block count (at axis %d)", i))
+                return -1;
         }
-        if (kb) ksz *= blk[i];
+        if (kb && ox_infer_mul(c, bad, ksz, blk[i], &ksz, "prod(block_shape) (at axis %d)", i)) return -1;
     }
     if (kb && x->rank == 3 && x->dims[1] >= 0) {
         if (x->dims[1] % ksz != 0)

@@ -30,7 +30,8 @@ static int64_t input_len(const ox_infer_ctx *c, int i) {
     if (v) return ox_tensor_numel(v);
     const ir_type *t = ox_infer_in(c, i);
     if (!t) return 0;
-    return ox_infer_numel(t->dims, t->rank);
+    int64_t n = ox_infer_numel(t->dims, t->rank);
+    return n == OX_NUMEL_OVERFLOW ? -1 : n; /* no such tensor can be given */
 }
 
 /* ================================================================ */

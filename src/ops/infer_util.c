@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/checked.h"
 #include "ops/op.h"
 
 int ox_infer_fail(ox_infer_ctx *c, onyx_code code, const char *fmt, ...) {
@@ -227,23 +228,66 @@ int ox_infer_same_dtype(ox_infer_ctx *c, int i, int j, const char *a, const char
 
 int64_t ox_infer_numel(const int64_t *dims, int rank) {
     if (rank < 0) return -1;
-    int64_t n = 1;
-    for (int i = 0; i < rank; i++) {
+    for (int i = 0; i < rank; i++)
         if (dims[i] < 0) return -1;
-        n *= dims[i];
-    }
-    return n;
+    int64_t n;
+    return ox_numel_checked(dims, rank, &n) ? n : OX_NUMEL_OVERFLOW;
 }
 
 int64_t ox_infer_numel_or_zero(const int64_t *dims, int rank) {
-    int64_t n = 1;
     int unknown = 0;
     for (int i = 0; i < rank; i++) {
-        if (dims[i] < 0)
-            unknown = 1;
-        else
-            n *= dims[i];
+        if (dims[i] == 0) return 0;
+        if (dims[i] < 0) unknown = 1;
     }
-    if (n == 0) return 0;
-    return unknown ? -1 : n;
+    if (unknown) return -1;
+    int64_t n;
+    return ox_numel_checked(dims, rank, &n) ? n : OX_NUMEL_OVERFLOW;
+}
+
+int ox_infer_numel_known(ox_infer_ctx *c, const int64_t *dims, int rank, const char *what,
+                         int64_t *out) {
+    *out = ox_infer_numel(dims, rank);
+    if (*out != OX_NUMEL_OVERFLOW) return 0;
+    char b[256];
+    return ox_infer_fail(c, ox_infer_bad_code(c), "%s: the element count of %s %s overflows int64",
+                         c->node->op_type, what, ox_shape_str(dims, rank, b, sizeof b));
+}
+
+static int overflow_fail(ox_infer_ctx *c, onyx_code code, int64_t a, char op, int64_t b,
+                         const char *what, va_list ap) {
+    char w[256];
+    vsnprintf(w, sizeof w, what, ap);
+    return ox_infer_fail(c, code, "%s: %s overflows int64 (%lld %c %lld)", c->node->op_type, w,
+                         (long long)a, op, (long long)b);
+}
+
+int ox_infer_add(ox_infer_ctx *c, onyx_code code, int64_t a, int64_t b, int64_t *out,
+                 const char *what, ...) {
+    if (ox_add_i64(a, b, out)) return 0;
+    va_list ap;
+    va_start(ap, what);
+    int r = overflow_fail(c, code, a, '+', b, what, ap);
+    va_end(ap);
+    return r;
+}
+
+int ox_infer_sub(ox_infer_ctx *c, onyx_code code, int64_t a, int64_t b, int64_t *out,
+                 const char *what, ...) {
+    if (ox_sub_i64(a, b, out)) return 0;
+    va_list ap;
+    va_start(ap, what);
+    int r = overflow_fail(c, code, a, '-', b, what, ap);
+    va_end(ap);
+    return r;
+}
+
+int ox_infer_mul(ox_infer_ctx *c, onyx_code code, int64_t a, int64_t b, int64_t *out,
+                 const char *what, ...) {
+    if (ox_mul_i64(a, b, out)) return 0;
+    va_list ap;
+    va_start(ap, what);
+    int r = overflow_fail(c, code, a, '*', b, what, ap);
+    va_end(ap);
+    return r;
 }

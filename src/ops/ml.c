@@ -17,7 +17,8 @@ static int infer_array_feature_extractor(ox_infer_ctx *c) {
     const ir_type *x = ox_infer_in(c, 0), *y = ox_infer_in(c, 1);
     if (x->rank == 0)
         return ox_infer_fail(c, ox_infer_bad_code(c), "ArrayFeatureExtractor: X must not be a scalar");
-    int64_t n = y->rank >= 0 ? ox_infer_numel(y->dims, y->rank) : -1;
+    int64_t n = -1;
+    if (y->rank >= 0 && ox_infer_numel_known(c, y->dims, y->rank, "Y", &n)) return -1;
     if (x->rank < 0) return ox_infer_set_output(c, 0, x->dtype, NULL, -1);
     int64_t dims[OX_MAX_RANK];
     int rank = x->rank;

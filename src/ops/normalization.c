@@ -257,6 +257,14 @@ static int infer_lrn(ox_infer_ctx *c) {
     if (x->rank >= 0 && x->rank < 2)
         return ox_infer_fail(c, ox_infer_bad_code(c), "LRN: input must have rank >= 2, got %d",
                              x->rank);
+    /* the kernel sums `size` squared terms for each element of a channel
+     * plane; like ONNX Runtime, a size whose count overflows is refused */
+    int64_t plane = x->rank >= 2 ? ox_infer_numel(x->dims + 2, x->rank - 2) : -1, terms;
+    if (plane > 0 &&
+        ox_infer_mul(c, ONYX_INVALID_MODEL, size->i, plane, &terms,
+                     "size %lld times the %lld elements of a channel plane", (long long)size->i,
+                     (long long)plane))
+        return -1;
     return ox_infer_set_output(c, 0, x->dtype, x->dims, x->rank);
 }
 

@@ -5,6 +5,7 @@
 #ifndef ONYX_OPS_OP_H
 #define ONYX_OPS_OP_H
 
+#include "core/checked.h"
 #include "core/error.h"
 #include "core/tensor.h"
 #include "ir/ir.h"
@@ -99,10 +100,30 @@ int ox_infer_check_float(ox_infer_ctx *c, int i, const char *what, int allow_bf1
 /* Fails when inputs i and j (named a and b) differ in element type. */
 int ox_infer_same_dtype(ox_infer_ctx *c, int i, int j, const char *a, const char *b);
 
-/* Elements of a shape; -1 when the rank or any dim is unknown. */
+/* Elements of a shape; -1 when the rank or any dim is unknown,
+ * OX_NUMEL_OVERFLOW when the known dims multiply past int64 (no tensor
+ * of that shape can exist; callers report it, see ox_infer_numel_known). */
+#define OX_NUMEL_OVERFLOW (-2)
 int64_t ox_infer_numel(const int64_t *dims, int rank);
 /* The same, except that a zero dim makes it 0 even beside unknown ones. */
 int64_t ox_infer_numel_or_zero(const int64_t *dims, int rank);
+/* ox_infer_numel into *out (-1 when unknown) that fails, naming `what`
+ * and the shape, when the product overflows int64. */
+int ox_infer_numel_known(ox_infer_ctx *c, const int64_t *dims, int rank, const char *what,
+                         int64_t *out);
+
+/* Checked shape and attribute arithmetic: a model may set any number to
+ * INT64_MAX, INT64_MIN or 2^32. Each stores the result in *out and
+ * returns 0, or fails with `code` and "<op>: <what> overflows int64
+ * (<a> <op> <b>)"; `what` is a printf format naming the quantity.
+ * `code`: ONYX_INVALID_MODEL for attributes, ox_infer_bad_code(c) for
+ * shapes that come from inputs. */
+int ox_infer_add(ox_infer_ctx *c, onyx_code code, int64_t a, int64_t b, int64_t *out,
+                 const char *what, ...) __attribute__((format(printf, 6, 7)));
+int ox_infer_sub(ox_infer_ctx *c, onyx_code code, int64_t a, int64_t b, int64_t *out,
+                 const char *what, ...) __attribute__((format(printf, 6, 7)));
+int ox_infer_mul(ox_infer_ctx *c, onyx_code code, int64_t a, int64_t b, int64_t *out,
+                 const char *what, ...) __attribute__((format(printf, 6, 7)));
 
 /* Schema tables, one per operator family (src/ops/<family>.c). */
 typedef struct ox_op_table {

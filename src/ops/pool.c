@@ -144,7 +144,14 @@ static int infer_maxunpool(ox_infer_ctx *c) {
         int64_t st = s ? s[i] : 1;
         if (st < 1 || k[i] < 1)
             return ox_infer_fail(c, ONYX_INVALID_MODEL, "MaxUnpool: kernel sizes and strides must be positive");
-        int64_t o = in < 0 ? -1 : (in - 1) * st + k[i] - (p ? p[i] + p[i + r] : 0);
+        int64_t o = -1;
+        const onyx_code bad = ox_infer_bad_code(c);
+        if (in >= 0 &&
+            (ox_infer_mul(c, bad, in - 1, st, &o, "(input size - 1) times stride on spatial axis %d", i) ||
+             ox_infer_add(c, bad, o, k[i], &o, "the output size (plus kernel) on spatial axis %d", i) ||
+             (p && (ox_infer_sub(c, bad, o, p[i], &o, "the output size (minus pads) on spatial axis %d", i) ||
+                    ox_infer_sub(c, bad, o, p[i + r], &o, "the output size (minus pads) on spatial axis %d", i)))))
+            return -1;
         if (in >= 0 && o < 0)
             return ox_infer_fail(c, ox_infer_bad_code(c),
                                  "MaxUnpool: output size is negative on spatial axis %d", i);

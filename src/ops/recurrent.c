@@ -74,7 +74,13 @@ static int check_shape(ox_infer_ctx *c, int i, const char *what, const int64_t *
     return 0;
 }
 
-static int64_t mul_known(int64_t a, int64_t b) { return a >= 0 && b >= 0 ? a * b : -1; }
+/* a * b when both are known (else -1); fails naming hidden_size when the
+ * product overflows. */
+static int mul_known(ox_infer_ctx *c, onyx_code code, int64_t a, int64_t b, int64_t *out) {
+    *out = -1;
+    if (a < 0 || b < 0) return 0;
+    return ox_infer_mul(c, code, a, b, out, "%lld times hidden_size", (long long)a);
+}
 
 static int infer_rnn(ox_infer_ctx *c) {
     const ir_node *n = c->node;
@@ -164,12 +170,16 @@ static int infer_rnn(ox_infer_ctx *c) {
     }
     const char *state_text = layout ? "[batch_size, num_directions, hidden_size]"
                                     : "[num_directions, batch_size, hidden_size]";
-    int64_t gh = mul_known(gates, hidden);
+    int64_t gh, gh2, h3;
+    const onyx_code hcode = hs ? ONYX_INVALID_MODEL : ox_infer_bad_code(c);
+    if (mul_known(c, hcode, gates, hidden, &gh) || mul_known(c, hcode, 2 * gates, hidden, &gh2) ||
+        mul_known(c, hcode, 3, hidden, &h3))
+        return -1;
     int64_t want_w[3] = {dirs, gh, isz};
     if (check_shape(c, 1, "W", want_w, 3, "[num_directions, gates*hidden_size, input_size]")) return -1;
     int64_t want_r[3] = {dirs, gh, hidden};
     if (check_shape(c, 2, "R", want_r, 3, "[num_directions, gates*hidden_size, hidden_size]")) return -1;
-    int64_t want_b[2] = {dirs, mul_known(2, gh)};
+    int64_t want_b[2] = {dirs, gh2};
     if (check_shape(c, 3, "B", want_b, 2, "[num_directions, 2*gates*hidden_size]")) return -1;
     int64_t want_s[1] = {batch};
     if (check_shape(c, 4, "sequence_lens", want_s, 1, "[batch_size]")) return -1;
@@ -177,7 +187,7 @@ static int infer_rnn(ox_infer_ctx *c) {
     if (check_shape(c, 5, "initial_h", want_h, 3, state_text)) return -1;
     if (is_lstm) {
         if (check_shape(c, 6, "initial_c", want_h, 3, state_text)) return -1;
-        int64_t want_p[2] = {dirs, mul_known(3, hidden)};
+        int64_t want_p[2] = {dirs, h3};
         if (check_shape(c, 7, "P", want_p, 2, "[num_directions, 3*hidden_size]")) return -1;
     } else if (c->n_inputs > 6 && (ox_infer_in(c, 6) || ox_infer_in(c, 7))) {
         return ox_infer_fail(c, ONYX_INVALID_MODEL, "%s: takes at most 6 inputs", op);

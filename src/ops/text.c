@@ -112,7 +112,10 @@ static int infer_tfidf(ox_infer_ctx *c) {
         if (idx[k] < 0)
             return ox_infer_fail(c, ONYX_INVALID_MODEL, "TfIdfVectorizer: ngram_indexes[%zu] is negative (%lld)",
                                  k, (long long)idx[k]);
-        if (idx[k] + 1 > width) width = idx[k] + 1;
+        int64_t end;
+        if (ox_infer_add(c, ONYX_INVALID_MODEL, idx[k], 1, &end, "ngram_indexes[%zu] + 1 (the output width)", k))
+            return -1;
+        if (end > width) width = end;
     }
     if (x->kind != OX_KIND_TENSOR)
         return ox_infer_fail(c, ox_infer_bad_code(c), "TfIdfVectorizer: X must be a tensor");

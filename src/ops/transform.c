@@ -164,15 +164,17 @@ static int infer_reshape(ox_infer_ctx *c) {
     }
     if (allowzero && has_zero && infer_at >= 0)
         return ox_infer_fail(c, ox_infer_bad_code(c), "Reshape: with allowzero=1 the shape cannot hold both 0 and -1");
-    int64_t total = xr >= 0 ? ox_infer_numel(x->dims, xr) : -1;
+    int64_t total = -1;
+    if (xr >= 0 && ox_infer_numel_known(c, x->dims, xr, "the input", &total)) return -1;
     int64_t known = 1;
     int unknown = 0;
     for (int i = 0; i < n; i++) {
         if (i == infer_at) continue;
         if (out[i] < 0)
             unknown = 1;
-        else
-            known *= out[i];
+        else if (ox_infer_mul(c, ox_infer_bad_code(c), known, out[i], &known,
+                              "the product of the target shape's dims (at shape[%d])", i))
+            return -1;
     }
     char b1[256], b2[256];
     if (total >= 0 && !unknown) {
@@ -221,6 +223,11 @@ static int infer_flatten(ox_infer_ctx *c) {
     if (axis < 0) axis += r;
     out[0] = prod_range(x->dims, 0, (int)axis);
     out[1] = prod_range(x->dims, (int)axis, r);
+    if (out[0] == OX_NUMEL_OVERFLOW || out[1] == OX_NUMEL_OVERFLOW) {
+        char b[256];
+        return ox_infer_fail(c, ox_infer_bad_code(c), "Flatten: the element count of %s overflows int64",
+                             shape_str(x->dims, r, b, sizeof b));
+    }
     return ox_infer_set_output(c, 0, dt, out, 2);
 }
 
@@ -316,8 +323,9 @@ static int infer_concat(ox_infer_ctx *c) {
         }
         if (t->dims[axis] < 0)
             sum_unknown = 1;
-        else
-            sum += t->dims[axis];
+        else if (ox_infer_add(c, ox_infer_bad_code(c), sum, t->dims[axis], &sum,
+                              "the concatenated axis size (at input %d)", i))
+            return -1;
     }
     out[axis] = sum_unknown ? -1 : sum;
     return ox_infer_set_output(c, 0, dt, out, r);
@@ -615,7 +623,9 @@ static int infer_split(ox_infer_ctx *c) {
     int64_t num_outputs = ir_attr_int(c->node, "num_outputs", 0);
     if (n >= 0 && d >= 0) {
         int64_t sum = 0;
-        for (int i = 0; i < n; i++) sum += split[i];
+        for (int i = 0; i < n; i++)
+            if (ox_infer_add(c, ox_infer_bad_code(c), sum, split[i], &sum, "the sum of split sizes (at split[%d])", i))
+                return -1;
         if (sum != d)
             return ox_infer_fail(c, ox_infer_bad_code(c), "Split: split sizes add up to %lld but axis %lld has size %lld",
                                  (long long)sum, (long long)axis, (long long)d);
@@ -623,7 +633,8 @@ static int infer_split(ox_infer_ctx *c) {
     if (n == -1 && d >= 0 && num_outputs <= 0 && d % nout != 0)
         return ox_infer_fail(c, ox_infer_bad_code(c), "Split: axis %lld of size %lld cannot be split evenly into %d outputs",
                              (long long)axis, (long long)d, nout);
-    int64_t chunk = d >= 0 ? (d + nout - 1) / nout : -1;
+    /* ceil(d / nout) without the d + nout - 1 that overflows near INT64_MAX */
+    int64_t chunk = d >= 0 ? d / nout + (d % nout != 0) : -1;
     for (int i = 0; i < nout; i++) {
         int64_t out[OX_MAX_RANK];
         memcpy(out, x->dims, (size_t)r * sizeof *out);
@@ -735,22 +746,30 @@ static int infer_depth_space(ox_infer_ctx *c) {
     }
     if (r < 0) return ox_transform_set_rank_only(c, 0, dt, 4);
     if (r != 4) return ox_infer_fail(c, ox_infer_bad_code(c), "%s: the input must have rank 4, got %d", c->node->op_type, r);
-    int64_t out[4] = {x->dims[0], -1, -1, -1};
+    int64_t out[4] = {x->dims[0], -1, -1, -1}, bb;
+    /* blocksize 2^32 squares to 0 in wrapping arithmetic, then divides */
+    if (ox_infer_mul(c, ONYX_INVALID_MODEL, b, b, &bb, "blocksize %lld squared", (long long)b))
+        return -1;
+    const onyx_code bad = ox_infer_bad_code(c);
     if (to_space) {
         if (x->dims[1] >= 0) {
-            if (x->dims[1] % (b * b) != 0)
-                return ox_infer_fail(c, ox_infer_bad_code(c), "DepthToSpace: channels %lld are not divisible by blocksize^2 = %lld",
-                                     (long long)x->dims[1], (long long)(b * b));
-            out[1] = x->dims[1] / (b * b);
+            if (x->dims[1] % bb != 0)
+                return ox_infer_fail(c, bad, "DepthToSpace: channels %lld are not divisible by blocksize^2 = %lld",
+                                     (long long)x->dims[1], (long long)bb);
+            out[1] = x->dims[1] / bb;
         }
-        out[2] = x->dims[2] >= 0 ? x->dims[2] * b : -1;
-        out[3] = x->dims[3] >= 0 ? x->dims[3] * b : -1;
+        for (int a = 2; a < 4; a++)
+            if (x->dims[a] >= 0 &&
+                ox_infer_mul(c, bad, x->dims[a], b, &out[a], "dim %d times blocksize", a))
+                return -1;
     } else {
-        out[1] = x->dims[1] >= 0 ? x->dims[1] * b * b : -1;
+        if (x->dims[1] >= 0 &&
+            ox_infer_mul(c, bad, x->dims[1], bb, &out[1], "channels times blocksize^2"))
+            return -1;
         for (int a = 2; a < 4; a++) {
             if (x->dims[a] < 0) continue;
             if (x->dims[a] % b != 0)
-                return ox_infer_fail(c, ox_infer_bad_code(c), "SpaceToDepth: dim %d of size %lld is not divisible by blocksize %lld",
+                return ox_infer_fail(c, bad, "SpaceToDepth: dim %d of size %lld is not divisible by blocksize %lld",
                                      a, (long long)x->dims[a], (long long)b);
             out[a] = x->dims[a] / b;
         }
@@ -809,6 +828,11 @@ static int infer_range(ox_infer_ctx *c) {
             __int128 ad = d > 0 ? d : -(__int128)d, adf = diff > 0 ? diff : -diff;
             q = (adf + ad - 1) / ad;
         }
+        /* INT64_MIN to INT64_MAX by 1 holds 2^64 - 1 values */
+        if (q > INT64_MAX)
+            return ox_infer_fail(c, ox_infer_bad_code(c),
+                                 "Range: the element count from %lld to %lld by %lld overflows int64",
+                                 (long long)s, (long long)l, (long long)d);
         len[0] = (int64_t)q;
     }
     return ox_infer_set_output(c, 0, dt, len, 1);

@@ -6,6 +6,7 @@
 
 #include <stdint.h>
 
+#include "core/checked.h"
 #include "ep/ep.h"
 
 /* Input i, or NULL when omitted or past the node's inputs. */

@@ -825,16 +825,17 @@ static int einsum_compute(ox_kernel_ctx *ctx) {
             const char *q = arrow + 2;
             if (ein_parse(ctx, &q, end, &ot)) rc = -1;
             for (int k = 0; !rc && k < ot.n; k++) {
+                /* an ellipsis may stand for no dims at all ("...ij" on a
+                 * 2-D operand), so only labels just appended are marked */
                 if (ot.labels[k] < 0) {
-                    for (int e = 0; e < ell_rank; e++) order[n_out++] = 52 + e;
+                    for (int e = 0; e < ell_rank; e++) in_out[order[n_out++] = 52 + e] = 1;
                 } else {
                     if (!count[ot.labels[k]] || in_out[ot.labels[k]]) {
                         rc = ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "Einsum: bad output term");
                         break;
                     }
-                    order[n_out++] = ot.labels[k];
+                    in_out[order[n_out++] = ot.labels[k]] = 1;
                 }
-                in_out[order[n_out - 1]] = 1;
             }
         } else {
             for (int e = 0; e < ell_rank; e++) order[n_out++] = 52 + e;

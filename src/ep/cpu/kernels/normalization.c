@@ -737,7 +737,8 @@ static int lrn_compute(ox_kernel_ctx *ctx) {
                  ir_attr_float(ctx->node, "beta", 0.75f),
                  ir_attr_float(ctx->node, "bias", 1.0f)};
     int64_t planes = X->dims[0] * X->dims[1];
-    int64_t work = j.inner * size;
+    int64_t work;
+    if (!ox_mul_i64(j.inner, size, &work)) work = INT64_MAX; /* only a grain heuristic */
     int64_t grain = work >= 8192 ? 1 : 8192 / (work > 0 ? work : 1);
     ox_parallel_for(ctx->pool, planes, grain, f32 ? lrn_range_f32 : lrn_range_f64, &j);
     if (!f32) view_close(&v, Y);

@@ -591,10 +591,10 @@ static int k_depth_to_space(ox_kernel_ctx *ctx) {
     const ox_tensor *x = ctx->inputs[0];
     ox_tensor *y = ctx->outputs[0];
     if (!y) return 0;
-    int64_t b = ir_attr_int(ctx->node, "blocksize", 0);
-    if (x->rank != 4 || b <= 0 || x->dims[1] % (b * b) != 0)
+    int64_t b = ir_attr_int(ctx->node, "blocksize", 0), bb;
+    if (x->rank != 4 || b <= 0 || !ox_mul_i64(b, b, &bb) || x->dims[1] % bb != 0)
         return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "DepthToSpace: bad input shape or blocksize");
-    int64_t n = x->dims[0], c = x->dims[1] / (b * b), h = x->dims[2], w = x->dims[3];
+    int64_t n = x->dims[0], c = x->dims[1] / bb, h = x->dims[2], w = x->dims[3];
     const char *mode = ctx->node->opset >= 11 ? ir_attr_string(ctx->node, "mode", "DCR") : "DCR";
     if (strcmp(mode, "CRD") == 0) {
         const int64_t v[6] = {n, c, b, b, h, w};
