@@ -1,4 +1,5 @@
 #include "ep/cpu/kernels/gemm.h"
+#include "core/checked.h"
 
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -695,13 +696,17 @@ int ox_parse_auto_pad(const char *s) {
     return -1;
 }
 
+/* Every step is checked: the attributes come from the model and may be
+ * INT64_MAX (inference refuses those first; this stays safe on its own). */
 int ox_window_axis(int64_t in, int64_t k, int64_t stride, int64_t dil, int auto_pad,
                    int ceil_mode, int64_t *pad_begin, int64_t *pad_end, int64_t *out) {
     if (k < 1 || stride < 1 || dil < 1 || in < 0) return -1;
-    int64_t ek = (k - 1) * dil + 1;
+    int64_t ek, o, total, span, start;
+    if (!ox_muladd_i64(k - 1, dil, 1, &ek)) return -1;
     if (auto_pad == OX_PAD_SAME_UPPER || auto_pad == OX_PAD_SAME_LOWER) {
-        int64_t o = (in + stride - 1) / stride;
-        int64_t total = (o - 1) * stride + ek - in;
+        o = in / stride + (in % stride != 0);
+        /* (o - 1) * stride + ek - in, which stays below stride + ek */
+        if (!ox_muladd_i64(o - 1, stride, ek, &total) || !ox_sub_i64(total, in, &total)) return -1;
         if (total < 0) total = 0;
         if (auto_pad == OX_PAD_SAME_UPPER) {
             *pad_begin = total / 2;
@@ -715,11 +720,13 @@ int ox_window_axis(int64_t in, int64_t k, int64_t stride, int64_t dil, int auto_
     }
     if (auto_pad == OX_PAD_VALID) *pad_begin = *pad_end = 0;
     if (*pad_begin < 0 || *pad_end < 0) return -1;
-    int64_t span = in + *pad_begin + *pad_end - ek;
-    if (span < 0) return -1;
-    int64_t o = (ceil_mode ? (span + stride - 1) / stride : span / stride) + 1;
+    if (!ox_add_i64(in, *pad_begin, &span) || !ox_add_i64(span, *pad_end, &span) || span < ek)
+        return -1;
+    span -= ek;
+    if (!ox_add_i64(ceil_mode ? span / stride + (span % stride != 0) : span / stride, 1, &o))
+        return -1;
     /* a last window that would start inside the end padding is dropped */
-    if (ceil_mode && o > 1 && (o - 1) * stride >= in + *pad_begin) o--;
+    if (ceil_mode && o > 1 && (!ox_mul_i64(o - 1, stride, &start) || start >= in + *pad_begin)) o--;
     *out = o;
     return 0;
 }
