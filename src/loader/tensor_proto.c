@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "loader/external_data.h"
+#include "loader/nesting.h"
+#include "loader/wire.h"
 #include "onnx.pb-c.h"
 
 static const char *tensor_name(const Onnx__TensorProto *tp) {
@@ -251,39 +253,42 @@ int ox_tensor_from_proto_raw(const Onnx__TensorProto *tp, const void *raw, size_
 
 enum { ELEM_TENSOR = 1, ELEM_SEQUENCE = 3, ELEM_OPTIONAL = 5 };
 
-typedef struct wire {
-    const uint8_t *p, *end;
-} wire;
+typedef ox_wire_reader wire;
 
-static int read_varint(wire *w, uint64_t *v) {
-    *v = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-        if (w->p >= w->end) return -1;
-        uint8_t b = *w->p++;
-        *v |= (uint64_t)(b & 0x7f) << shift;
-        if (!(b & 0x80)) return 0;
-    }
-    return -1;
+static int skip_field(wire *w) {
+    ox_wire_field f;
+    return ox_wire_next(w, &f);
 }
 
-static int skip_field(wire *w, int wt) {
-    uint64_t v;
-    switch (wt) {
-    case 0: return read_varint(w, &v);
-    case 1: if (w->end - w->p < 8) return -1; w->p += 8; return 0;
-    case 2:
-        if (read_varint(w, &v) != 0 || v > (uint64_t)(w->end - w->p)) return -1;
-        w->p += v;
-        return 0;
-    case 5: if (w->end - w->p < 4) return -1; w->p += 4; return 0;
-    default: return -1;
-    }
+static const char CONTAINER_SCHEMA = 0;
+
+/* Fields 5 (sequence values) and 7 (optional values) hold containers;
+ * tensors (field 3) are measured when they are unpacked. */
+static const void *container_child(const void *schema, uint64_t number) {
+    (void)schema;
+    return number == 5 || number == 7 ? &CONTAINER_SCHEMA : NULL;
+}
+
+static int too_deep(ox_error *err) {
+    return ox_fail(err, ONYX_INVALID_ARGUMENT,
+                   "sequence/optional nests messages deeper than %d levels", OX_MAX_MESSAGE_DEPTH);
+}
+
+int ox_pb_container_check(const void *data, size_t size, ox_error *err) {
+    int depth = 0;
+    if (ox_wire_nesting_depth(&CONTAINER_SCHEMA, container_child, data, size, OX_MAX_MESSAGE_DEPTH,
+                              &depth) != 0)
+        return 0; /* malformed: the reader reports it */
+    return depth > OX_MAX_MESSAGE_DEPTH ? too_deep(err) : 0;
 }
 
 static int value_from_wire(const uint8_t *data, size_t size, ox_kind kind, ox_tensor **out,
                            ox_error *err, int depth);
 
 static int tensor_from_bytes(const uint8_t *data, size_t size, ox_tensor **out, ox_error *err) {
+    if (ox_pb_check_nesting(&onnx__tensor_proto__descriptor, data, size, "TensorProto",
+                            ONYX_INVALID_ARGUMENT, err) != 0)
+        return -1;
     Onnx__TensorProto *tp = onnx__tensor_proto__unpack(NULL, size, data);
     if (!tp) return ox_fail(err, ONYX_INVALID_ARGUMENT, "not a valid serialized TensorProto");
     int rc = ox_tensor_from_proto(tp, NULL, out, err);
@@ -293,23 +298,26 @@ static int tensor_from_bytes(const uint8_t *data, size_t size, ox_tensor **out, 
 
 static int container_from_wire(const uint8_t *data, size_t size, ox_kind kind, ox_tensor **out,
                                ox_error *err, int depth) {
-    if (depth > 16) return ox_fail(err, ONYX_INVALID_ARGUMENT, "sequence/optional nesting too deep");
-    wire w = {data, data + size};
+    /* ox_value_from_pb_bytes measured the nesting; this guards the
+     * recursion should a caller skip that */
+    if (depth > OX_MAX_MESSAGE_DEPTH) return too_deep(err);
+    wire w = {data, data, data + size};
     ox_tensor *c = kind == OX_KIND_SEQUENCE ? ox_sequence_new(ONYX_UNDEFINED, err)
                                             : ox_optional_new(ONYX_UNDEFINED, NULL, err);
     if (!c) return -1;
     uint64_t elem_type = 0;
     while (w.p < w.end) {
         uint64_t key;
-        if (read_varint(&w, &key) != 0) goto malformed;
+        const uint8_t *field_start = w.p;
+        if (ox_wire_varint(&w, &key) != 0) goto malformed;
         int field = (int)(key >> 3), wt = (int)(key & 7);
         if (field == 2 && wt == 0) {
-            if (read_varint(&w, &elem_type) != 0) goto malformed;
+            if (ox_wire_varint(&w, &elem_type) != 0) goto malformed;
             continue;
         }
         if ((field == 3 || field == 5 || field == 7) && wt == 2) {
             uint64_t len;
-            if (read_varint(&w, &len) != 0 || len > (uint64_t)(w.end - w.p)) goto malformed;
+            if (ox_wire_varint(&w, &len) != 0 || len > (uint64_t)(w.end - w.p)) goto malformed;
             ox_tensor *item = NULL;
             int rc = field == 3 ? tensor_from_bytes(w.p, (size_t)len, &item, err)
                                 : value_from_wire(w.p, (size_t)len,
@@ -326,7 +334,8 @@ static int container_from_wire(const uint8_t *data, size_t size, ox_kind kind, o
             }
             continue;
         }
-        if (skip_field(&w, wt) != 0) goto malformed;
+        w.p = field_start;
+        if (skip_field(&w) != 0) goto malformed;
     }
     if (kind == OX_KIND_OPTIONAL && c->n_items > 1) goto malformed;
     if (c->n_items > 0 && c->items[0]->kind == OX_KIND_TENSOR) c->elem_dtype = c->items[0]->dtype;
@@ -349,5 +358,6 @@ static int value_from_wire(const uint8_t *data, size_t size, ox_kind kind, ox_te
 int ox_value_from_pb_bytes(const void *data, size_t size, ox_kind kind, ox_tensor **out,
                            ox_error *err) {
     *out = NULL;
+    if (kind != OX_KIND_TENSOR && ox_pb_container_check(data, size, err) != 0) return -1;
     return value_from_wire(data, size, kind, out, err, 0);
 }
