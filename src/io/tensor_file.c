@@ -12,6 +12,7 @@
 #include "core/tensor.h"
 #include "io/npy.h"
 #include "loader/tensor_proto.h"
+#include "loader/wire.h"
 #include "onyx.h"
 
 /* Protobuf bytes do not name their message type, and SequenceProto and
@@ -26,30 +27,17 @@ typedef struct pb_shape {
     uint64_t elem_type; /* 0 undefined, 1 tensor, 3 sequence, ... */
 } pb_shape;
 
-static int pb_varint(const unsigned char **p, const unsigned char *end, uint64_t *v) {
-    *v = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-        if (*p >= end) return -1;
-        unsigned char b = *(*p)++;
-        *v |= (uint64_t)(b & 0x7f) << shift;
-        if (!(b & 0x80)) return 0;
-    }
-    return -1;
-}
-
 static pb_shape sniff_pb(const unsigned char *p, size_t size) {
     pb_shape s = {1, 0, 0};
-    const unsigned char *end = p + size;
-    while (p < end) {
-        uint64_t key, v;
-        if (pb_varint(&p, end, &key) != 0) goto no;
-        uint64_t field = key >> 3, wt = key & 7;
-        if (field == 2 && wt == 0) {
-            if (pb_varint(&p, end, &s.elem_type) != 0) goto no;
-        } else if ((field == 1 || field == 3 || field == 5 || field == 7) && wt == 2) {
-            if (pb_varint(&p, end, &v) != 0 || v > (uint64_t)(end - p)) goto no;
-            p += v;
-            if (field != 1) s.values++;
+    ox_wire_reader r = {p, p, p + size};
+    while (r.p < r.end) {
+        ox_wire_field f;
+        if (ox_wire_next(&r, &f) != 0) goto no;
+        if (f.number == 2 && f.wt == 0) {
+            ox_wire_reader v = {p, f.payload, f.payload + f.len};
+            if (ox_wire_varint(&v, &s.elem_type) != 0) goto no;
+        } else if ((f.number == 1 || f.number == 3 || f.number == 5 || f.number == 7) && f.wt == 2) {
+            if (f.number != 1) s.values++;
         } else {
             goto no;
         }
@@ -87,6 +75,8 @@ static int read_bytes(const void *data, size_t size, int kind, ox_tensor **out, 
      * bytes would pose as dims */
     pb_shape s = sniff_pb(data, size);
     if (s.container_like) {
+        /* too deep is final: the tensor reading below would only hide it */
+        if (ox_pb_container_check(data, size, err) != 0) return -1;
         if (ox_value_from_pb_bytes(data, size, container_kind(&s), out, err) == 0) return 0;
         *out = NULL;
         ox_error_clear(err);

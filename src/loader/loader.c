@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "core/strmap.h"
+#include "loader/nesting.h"
 #include "loader/tensor_proto.h"
 #include "loader/wire.h"
 #include "onnx.pb-c.h"
@@ -317,6 +318,10 @@ static int load_graph(load_ctx *lc, const Onnx__GraphProto *gp, ir_graph *parent
         if (vi->type && !val->init) {
             char what[300];
             snprintf(what, sizeof what, "output '%s'", vi->name);
+            /* an output listed twice (or also an input) is typed again:
+             * the last type wins, and the earlier one's dim_param names
+             * must be freed first */
+            ir_type_clear(&val->type);
             if (convert_type(vi->type, what, &val->type, err) != 0) return -1;
             val->has_type = 1;
         }
@@ -342,6 +347,12 @@ static int load_bytes(const uint8_t *data, size_t size, int mapped, const char *
     ox_error ignored = {0};
     Onnx__ModelProto *mp = NULL;
     if (ox_strip_weights(data, size, &stripped, &ignored) == 0) {
+        /* protobuf-c recurses per nested message: measure first */
+        if (ox_pb_check_nesting(&onnx__model_proto__descriptor, stripped.bytes, stripped.size,
+                                "model", ONYX_INVALID_MODEL, err) != 0) {
+            ox_stripped_model_free(&stripped);
+            return -1;
+        }
         mp = onnx__model_proto__unpack(NULL, stripped.size, stripped.bytes);
         /* the stripped copy is unpacked; only the slices are needed now */
         free(stripped.bytes);

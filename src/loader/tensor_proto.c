@@ -4,76 +4,43 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
+#include "loader/external_data.h"
+#include "loader/nesting.h"
+#include "loader/wire.h"
 #include "onnx.pb-c.h"
 
 static const char *tensor_name(const Onnx__TensorProto *tp) {
     return tp->name && tp->name[0] ? tp->name : "<unnamed>";
 }
 
-static int read_external(const Onnx__TensorProto *tp, const char *base_dir, void *dst,
-                         size_t nbytes, ox_error *err) {
-    const char *location = NULL;
-    long long offset = 0, length = -1;
+/* TensorProto.external_data -> ox_external_ref; offset and length must be
+ * non-negative decimal integers. */
+static int parse_external(const Onnx__TensorProto *tp, ox_external_ref *ref, ox_error *err) {
+    *ref = (ox_external_ref){tensor_name(tp), NULL, 0, -1};
     for (size_t i = 0; i < tp->n_external_data; i++) {
         const Onnx__StringStringEntryProto *kv = tp->external_data[i];
         if (!kv->key || !kv->value) continue;
-        char *end = NULL;
         if (strcmp(kv->key, "location") == 0) {
-            location = kv->value;
+            ref->location = kv->value;
         } else if (strcmp(kv->key, "offset") == 0 || strcmp(kv->key, "length") == 0) {
+            char *end = NULL;
             errno = 0;
             long long v = strtoll(kv->value, &end, 10);
-            if (errno || !end || *end || v < 0)
+            if (errno || !end || end == kv->value || *end || v < 0)
                 return ox_fail(err, ONYX_INVALID_MODEL,
                                "tensor '%s': external data %s '%s' is not a non-negative integer",
                                tensor_name(tp), kv->key, kv->value);
             if (kv->key[0] == 'o')
-                offset = v;
+                ref->offset = v;
             else
-                length = v;
+                ref->length = v;
         }
     }
-    if (!location)
+    if (!ref->location)
         return ox_fail(err, ONYX_INVALID_MODEL, "tensor '%s': external data without a location",
                        tensor_name(tp));
-    if (!base_dir)
-        return ox_fail(err, ONYX_INVALID_ARGUMENT,
-                       "tensor '%s' keeps its data in external file '%s', but the model was "
-                       "loaded from memory with no external data folder: set one with "
-                       "onyx_session_options_set_external_data_dir",
-                       tensor_name(tp), location);
-    /* A location must stay inside the model's folder. */
-    if (location[0] == '/' || strstr(location, "..") != NULL)
-        return ox_fail(err, ONYX_INVALID_MODEL,
-                       "tensor '%s': external data location '%s' leaves the model folder",
-                       tensor_name(tp), location);
-    if (length >= 0 && (size_t)length != nbytes)
-        return ox_fail(err, ONYX_INVALID_MODEL,
-                       "tensor '%s': external data length %lld does not match its shape "
-                       "(%zu bytes)",
-                       tensor_name(tp), length, nbytes);
-    size_t plen = strlen(base_dir) + strlen(location) + 2;
-    char *path = malloc(plen);
-    if (!path) return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
-    snprintf(path, plen, "%s/%s", base_dir, location);
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        int rc = ox_fail(err, ONYX_IO_ERROR, "tensor '%s': cannot open external data file '%s': %s",
-                         tensor_name(tp), path, strerror(errno));
-        free(path);
-        return rc;
-    }
-    int rc = 0;
-    if (!dst || fseeko(f, (off_t)offset, SEEK_SET) != 0 || fread(dst, 1, nbytes, f) != nbytes)
-        rc = ox_fail(err, ONYX_IO_ERROR,
-                     "tensor '%s': external data file '%s' is too short for %zu bytes at "
-                     "offset %lld",
-                     tensor_name(tp), path, nbytes, offset);
-    fclose(f);
-    free(path);
-    return rc;
+    return 0;
 }
 
 /* Number of values in the typed field that carries dtype. */
@@ -89,25 +56,6 @@ static size_t typed_count(const Onnx__TensorProto *tp, int dt) {
     case ONYX_STRING: return tp->n_string_data;
     default: return tp->n_int32_data;
     }
-}
-
-/* Size of the external file from the tensor's offset on, or SIZE_MAX
- * when it cannot be known here (read_external then reports why). */
-static size_t external_file_bytes(const Onnx__TensorProto *tp, const char *base_dir) {
-    const char *location = NULL;
-    long long offset = 0;
-    for (size_t i = 0; i < tp->n_external_data; i++) {
-        const Onnx__StringStringEntryProto *kv = tp->external_data[i];
-        if (!kv->key || !kv->value) continue;
-        if (strcmp(kv->key, "location") == 0) location = kv->value;
-        if (strcmp(kv->key, "offset") == 0) offset = atoll(kv->value);
-    }
-    if (!location || !base_dir || location[0] == '/' || strstr(location, "..")) return SIZE_MAX;
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s", base_dir, location);
-    struct stat st;
-    if (stat(path, &st) != 0 || offset < 0 || st.st_size < offset) return SIZE_MAX;
-    return (size_t)(st.st_size - offset);
 }
 
 /* Values of int32_data a tensor of n elements needs: 4-bit types pack two
@@ -199,12 +147,14 @@ static int copy_typed_field(const Onnx__TensorProto *tp, ox_tensor *t, size_t n,
     return 0;
 }
 
-/* External data of a sub-byte tensor: packed in the file, unpacked into t. */
-static int read_external_packed(const Onnx__TensorProto *tp, const char *base_dir, ox_tensor *t,
-                                size_t file_bytes, ox_error *err) {
+/* Reads an opened external file into t: sub-byte types are packed in the
+ * file and unpacked into t, one element per byte. */
+static int read_external(const ox_external_ref *ref, const ox_external_file *f, ox_tensor *t,
+                         size_t file_bytes, ox_error *err) {
+    if (!ox_dtype_is_subbyte(t->dtype)) return ox_external_read(ref, f, t->data, file_bytes, err);
     uint8_t *packed = malloc(file_bytes ? file_bytes : 1);
     if (!packed) return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
-    int rc = read_external(tp, base_dir, packed, file_bytes, err);
+    int rc = ox_external_read(ref, f, packed, file_bytes, err);
     if (rc == 0) ox_unpack_subbyte(t->dtype, packed, (size_t)ox_tensor_numel(t), t->data);
     free(packed);
     return rc;
@@ -254,23 +204,28 @@ int ox_tensor_from_proto_raw(const Onnx__TensorProto *tp, const void *raw, size_
     if (!external && !has_raw && int32_values_for((ox_dtype)dt, numel) > typed_count(tp, dt))
         return ox_fail(err, ONYX_INVALID_MODEL, "tensor '%s': holds %zu values but its shape needs %zu",
                        tensor_name(tp), typed_count(tp, dt), int32_values_for((ox_dtype)dt, numel));
-    if (external && file_bytes > external_file_bytes(tp, base_dir))
-        return read_external(tp, base_dir, NULL, file_bytes, err);
+    /* The external file is opened and its size checked before the tensor
+     * is allocated, so a small file cannot request a huge buffer. */
+    ox_external_ref ref;
+    ox_external_file xf = {-1, 0};
+    if (external) {
+        if (dt == ONYX_STRING)
+            return ox_fail(err, ONYX_INVALID_MODEL, "tensor '%s': string tensors cannot be external",
+                           tensor_name(tp));
+        if (parse_external(tp, &ref, err) != 0 || ox_external_open(&ref, base_dir, file_bytes, &xf, err) != 0)
+            return -1;
+    }
     ox_tensor *t = ox_tensor_new((ox_dtype)dt, tp->dims, (int)tp->n_dims, err);
     if (!t) {
+        ox_external_close(&xf);
         ox_error_prefix(err, "tensor '%s'", tensor_name(tp));
         return -1;
     }
     size_t n = (size_t)ox_tensor_numel(t);
     int rc = 0;
-    if (tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
-        if (dt == ONYX_STRING)
-            rc = ox_fail(err, ONYX_INVALID_MODEL, "tensor '%s': string tensors cannot be external",
-                         tensor_name(tp));
-        else if (subbyte)
-            rc = read_external_packed(tp, base_dir, t, file_bytes, err);
-        else
-            rc = read_external(tp, base_dir, t->data, t->nbytes, err);
+    if (external) {
+        rc = read_external(&ref, &xf, t, file_bytes, err);
+        ox_external_close(&xf);
     } else if (has_raw) {
         if (dt == ONYX_STRING)
             rc = ox_fail(err, ONYX_INVALID_MODEL, "tensor '%s': string tensors cannot use raw_data",
@@ -298,39 +253,42 @@ int ox_tensor_from_proto_raw(const Onnx__TensorProto *tp, const void *raw, size_
 
 enum { ELEM_TENSOR = 1, ELEM_SEQUENCE = 3, ELEM_OPTIONAL = 5 };
 
-typedef struct wire {
-    const uint8_t *p, *end;
-} wire;
+typedef ox_wire_reader wire;
 
-static int read_varint(wire *w, uint64_t *v) {
-    *v = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-        if (w->p >= w->end) return -1;
-        uint8_t b = *w->p++;
-        *v |= (uint64_t)(b & 0x7f) << shift;
-        if (!(b & 0x80)) return 0;
-    }
-    return -1;
+static int skip_field(wire *w) {
+    ox_wire_field f;
+    return ox_wire_next(w, &f);
 }
 
-static int skip_field(wire *w, int wt) {
-    uint64_t v;
-    switch (wt) {
-    case 0: return read_varint(w, &v);
-    case 1: if (w->end - w->p < 8) return -1; w->p += 8; return 0;
-    case 2:
-        if (read_varint(w, &v) != 0 || v > (uint64_t)(w->end - w->p)) return -1;
-        w->p += v;
-        return 0;
-    case 5: if (w->end - w->p < 4) return -1; w->p += 4; return 0;
-    default: return -1;
-    }
+static const char CONTAINER_SCHEMA = 0;
+
+/* Fields 5 (sequence values) and 7 (optional values) hold containers;
+ * tensors (field 3) are measured when they are unpacked. */
+static const void *container_child(const void *schema, uint64_t number) {
+    (void)schema;
+    return number == 5 || number == 7 ? &CONTAINER_SCHEMA : NULL;
+}
+
+static int too_deep(ox_error *err) {
+    return ox_fail(err, ONYX_INVALID_ARGUMENT,
+                   "sequence/optional nests messages deeper than %d levels", OX_MAX_MESSAGE_DEPTH);
+}
+
+int ox_pb_container_check(const void *data, size_t size, ox_error *err) {
+    int depth = 0;
+    if (ox_wire_nesting_depth(&CONTAINER_SCHEMA, container_child, data, size, OX_MAX_MESSAGE_DEPTH,
+                              &depth) != 0)
+        return 0; /* malformed: the reader reports it */
+    return depth > OX_MAX_MESSAGE_DEPTH ? too_deep(err) : 0;
 }
 
 static int value_from_wire(const uint8_t *data, size_t size, ox_kind kind, ox_tensor **out,
                            ox_error *err, int depth);
 
 static int tensor_from_bytes(const uint8_t *data, size_t size, ox_tensor **out, ox_error *err) {
+    if (ox_pb_check_nesting(&onnx__tensor_proto__descriptor, data, size, "TensorProto",
+                            ONYX_INVALID_ARGUMENT, err) != 0)
+        return -1;
     Onnx__TensorProto *tp = onnx__tensor_proto__unpack(NULL, size, data);
     if (!tp) return ox_fail(err, ONYX_INVALID_ARGUMENT, "not a valid serialized TensorProto");
     int rc = ox_tensor_from_proto(tp, NULL, out, err);
@@ -340,23 +298,26 @@ static int tensor_from_bytes(const uint8_t *data, size_t size, ox_tensor **out, 
 
 static int container_from_wire(const uint8_t *data, size_t size, ox_kind kind, ox_tensor **out,
                                ox_error *err, int depth) {
-    if (depth > 16) return ox_fail(err, ONYX_INVALID_ARGUMENT, "sequence/optional nesting too deep");
-    wire w = {data, data + size};
+    /* ox_value_from_pb_bytes measured the nesting; this guards the
+     * recursion should a caller skip that */
+    if (depth > OX_MAX_MESSAGE_DEPTH) return too_deep(err);
+    wire w = {data, data, data + size};
     ox_tensor *c = kind == OX_KIND_SEQUENCE ? ox_sequence_new(ONYX_UNDEFINED, err)
                                             : ox_optional_new(ONYX_UNDEFINED, NULL, err);
     if (!c) return -1;
     uint64_t elem_type = 0;
     while (w.p < w.end) {
         uint64_t key;
-        if (read_varint(&w, &key) != 0) goto malformed;
+        const uint8_t *field_start = w.p;
+        if (ox_wire_varint(&w, &key) != 0) goto malformed;
         int field = (int)(key >> 3), wt = (int)(key & 7);
         if (field == 2 && wt == 0) {
-            if (read_varint(&w, &elem_type) != 0) goto malformed;
+            if (ox_wire_varint(&w, &elem_type) != 0) goto malformed;
             continue;
         }
         if ((field == 3 || field == 5 || field == 7) && wt == 2) {
             uint64_t len;
-            if (read_varint(&w, &len) != 0 || len > (uint64_t)(w.end - w.p)) goto malformed;
+            if (ox_wire_varint(&w, &len) != 0 || len > (uint64_t)(w.end - w.p)) goto malformed;
             ox_tensor *item = NULL;
             int rc = field == 3 ? tensor_from_bytes(w.p, (size_t)len, &item, err)
                                 : value_from_wire(w.p, (size_t)len,
@@ -373,7 +334,8 @@ static int container_from_wire(const uint8_t *data, size_t size, ox_kind kind, o
             }
             continue;
         }
-        if (skip_field(&w, wt) != 0) goto malformed;
+        w.p = field_start;
+        if (skip_field(&w) != 0) goto malformed;
     }
     if (kind == OX_KIND_OPTIONAL && c->n_items > 1) goto malformed;
     if (c->n_items > 0 && c->items[0]->kind == OX_KIND_TENSOR) c->elem_dtype = c->items[0]->dtype;
@@ -396,5 +358,6 @@ static int value_from_wire(const uint8_t *data, size_t size, ox_kind kind, ox_te
 int ox_value_from_pb_bytes(const void *data, size_t size, ox_kind kind, ox_tensor **out,
                            ox_error *err) {
     *out = NULL;
+    if (kind != OX_KIND_TENSOR && ox_pb_container_check(data, size, err) != 0) return -1;
     return value_from_wire(data, size, kind, out, err, 0);
 }

@@ -27,4 +27,9 @@ int ox_tensor_from_proto_raw(const struct Onnx__TensorProto *tp, const void *raw
 int ox_value_from_pb_bytes(const void *data, size_t size, ox_kind kind, ox_tensor **out,
                            ox_error *err);
 
+/* Fails when serialized SequenceProto/OptionalProto bytes nest containers
+ * deeper than OX_MAX_MESSAGE_DEPTH (measured without recursion);
+ * malformed bytes pass, for the reader to report. */
+int ox_pb_container_check(const void *data, size_t size, ox_error *err);
+
 #endif

@@ -13,9 +13,7 @@ enum {
     TENSOR_RAW_DATA = 9
 };
 
-typedef struct reader {
-    const uint8_t *base, *p, *end;
-} reader;
+typedef ox_wire_reader reader;
 
 /* Where recorded slices go; shared by the nested writers. */
 typedef struct sink {
@@ -32,7 +30,7 @@ typedef struct writer {
     sink *s;
 } writer;
 
-static int read_varint(reader *r, uint64_t *v) {
+int ox_wire_varint(ox_wire_reader *r, uint64_t *v) {
     *v = 0;
     for (int shift = 0; shift < 64; shift += 7) {
         if (r->p >= r->end) return -1;
@@ -73,18 +71,16 @@ static int put_varint(writer *w, uint64_t v) {
     return put_bytes(w, tmp, n);
 }
 
-/* Reads one field's key and the extent of its payload. */
-static int next_field(reader *r, uint64_t *field, int *wt, const uint8_t **start,
-                      const uint8_t **payload, size_t *plen) {
-    *start = r->p;
+int ox_wire_next(ox_wire_reader *r, ox_wire_field *f) {
+    f->start = r->p;
     uint64_t key, v;
-    if (read_varint(r, &key) != 0) return -1;
-    *field = key >> 3;
-    *wt = (int)(key & 7);
-    *payload = r->p;
-    switch (*wt) {
+    if (ox_wire_varint(r, &key) != 0) return -1;
+    f->number = key >> 3;
+    f->wt = (int)(key & 7);
+    f->payload = r->p;
+    switch (f->wt) {
     case WT_VARINT:
-        if (read_varint(r, &v) != 0) return -1;
+        if (ox_wire_varint(r, &v) != 0) return -1;
         break;
     case WT_I64:
         if (r->end - r->p < 8) return -1;
@@ -95,13 +91,26 @@ static int next_field(reader *r, uint64_t *field, int *wt, const uint8_t **start
         r->p += 4;
         break;
     case WT_LEN:
-        if (read_varint(r, &v) != 0 || v > (uint64_t)(r->end - r->p)) return -1;
-        *payload = r->p;
+        if (ox_wire_varint(r, &v) != 0 || v > (uint64_t)(r->end - r->p)) return -1;
+        f->payload = r->p;
         r->p += v;
         break;
     default: return -1;
     }
-    *plen = (size_t)(r->p - *payload);
+    f->len = (size_t)(r->p - f->payload);
+    return 0;
+}
+
+/* Reads one field's key and the extent of its payload. */
+static int next_field(reader *r, uint64_t *field, int *wt, const uint8_t **start,
+                      const uint8_t **payload, size_t *plen) {
+    ox_wire_field f;
+    if (ox_wire_next(r, &f) != 0) return -1;
+    *field = f.number;
+    *wt = f.wt;
+    *start = f.start;
+    *payload = f.payload;
+    *plen = f.len;
     return 0;
 }
 
@@ -271,4 +280,42 @@ const ox_raw_slice *ox_stripped_attr(const ox_stripped_model *m, size_t node, si
     if (lo < m->n_attrs && m->attrs[lo].node == node && m->attrs[lo].attr == attr)
         return &m->attrs[lo].raw;
     return NULL;
+}
+
+/* Depth-first walk with an explicit stack: frame k is the message at
+ * nesting level k (the top-level message is level 0). A length-delimited
+ * field that `child` maps to a message schema is entered; everything else
+ * is stepped over. The stack never holds more than limit + 1 frames, so
+ * hostile input costs bounded memory and no recursion. */
+typedef struct depth_frame {
+    const void *schema;
+    ox_wire_reader r;
+} depth_frame;
+
+int ox_wire_nesting_depth(const void *schema, ox_wire_child_fn child, const uint8_t *data,
+                          size_t size, int limit, int *depth) {
+    depth_frame stack[OX_MAX_MESSAGE_DEPTH + 2];
+    if (limit < 0 || limit > OX_MAX_MESSAGE_DEPTH) limit = OX_MAX_MESSAGE_DEPTH;
+    int top = 0, deepest = 0;
+    stack[0] = (depth_frame){schema, {data, data, data + size}};
+    while (top >= 0) {
+        depth_frame *fr = &stack[top];
+        if (fr->r.p >= fr->r.end) {
+            top--;
+            continue;
+        }
+        ox_wire_field f;
+        if (ox_wire_next(&fr->r, &f) != 0) return -1;
+        const void *sub = f.wt == WT_LEN ? child(fr->schema, f.number) : NULL;
+        if (!sub) continue;
+        if (top + 1 > limit) {
+            *depth = top + 1;
+            return 0;
+        }
+        top++;
+        if (top > deepest) deepest = top;
+        stack[top] = (depth_frame){sub, {data, f.payload, f.payload + f.len}};
+    }
+    *depth = deepest;
+    return 0;
 }

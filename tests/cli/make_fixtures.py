@@ -66,6 +66,24 @@ onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)]),
           os.path.join(OUT, "cast_double_to_e5m2.onnx"))
 save_pb("doubles4.pb", helper.make_tensor("input", TensorProto.DOUBLE, [4],
                                           [61440.0, 61439.0, -1e300, 0.3]))
+# names with terminal control sequences (ESC, BEL, C1 CSI): the CLI must
+# print them escaped. Not run through the checker, which is not the point.
+ESC_IN, ESC_OUT, ESC_DIM = "x\x1b[2J", "y\x1b[31m\x9b", "b\x1b]0;title\x07"
+node = helper.make_node("Relu", [ESC_IN], [ESC_OUT], name="n\x1b[1m")
+graph = helper.make_graph([node], "control_names",
+                          [helper.make_tensor_value_info(ESC_IN, TensorProto.FLOAT, [ESC_DIM, 2])],
+                          [helper.make_tensor_value_info(ESC_OUT, TensorProto.FLOAT, [ESC_DIM, 2])])
+onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13),
+                                                  helper.make_opsetid("evil\x1b[5m", 1)]),
+          os.path.join(OUT, "control_names.onnx"))
+node = helper.make_node("Re\x1b[2Jlu", ["x"], ["y"], domain="dom\x07")
+graph = helper.make_graph([node], "control_op",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13),
+                                                  helper.make_opsetid("dom\x07", 1)]),
+          os.path.join(OUT, "control_op.onnx"))
+
 if __name__ == "__main__":
     from onnx.reference import ReferenceEvaluator
 

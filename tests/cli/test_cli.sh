@@ -236,6 +236,33 @@ if [ -d "$DATA" ]; then
     if expect_ok e5m2 run --input "$DATA/doubles4.pb" "$DATA/cast_double_to_e5m2.onnx"; then
         expect_out e5m2 "values=\\[inf, 57344, -inf, 0.3125\\]"
     fi
+    # names, dim_params, op types and domains from the model reach the
+    # terminal escaped: no raw ESC, BEL or C1 CSI in any output
+    raw_controls() {
+        for f in "$TMP/$1.out" "$TMP/$1.err"; do
+            LC_ALL=C grep -q "$(printf '\033')" "$f" && return 0
+            LC_ALL=C grep -q "$(printf '\007')" "$f" && return 0
+            LC_ALL=C grep -q "$(printf '\302\233')" "$f" && return 0
+        done
+        return 1
+    }
+    expect_literal() {
+        grep -qF -- "$2" "$TMP/$1.out" "$TMP/$1.err" || fail "$1: output lacks '$2'"
+    }
+    if expect_ok ctl_info info "$DATA/control_names.onnx"; then
+        raw_controls ctl_info && fail "ctl_info: raw control characters reach the terminal"
+        expect_literal ctl_info 'x\x1b[2J  float32 [b\x1b]0;title\x07, 2]'
+        expect_literal ctl_info 'y\x1b[31m\xc2\x9b  float32'
+        expect_literal ctl_info 'evil\x1b[5m 1'
+    fi
+    if expect_ok ctl_run run "$DATA/control_names.onnx"; then
+        raw_controls ctl_run && fail "ctl_run: raw control characters reach the terminal"
+        expect_literal ctl_run 'y\x1b[31m\xc2\x9b: float32 [1, 2]'
+        expect_literal ctl_run "onyx: note: input 'x\x1b[2J': dimension 0 ('b\x1b]0;title\x07') set to 1"
+    fi
+    expect_error ctl_op info "$DATA/control_op.onnx"
+    raw_controls ctl_op && fail "ctl_op: raw control characters reach the terminal"
+    expect_literal ctl_op "unknown operator Re\x1b[2Jlu in domain 'dom\x07'"
 else
     fail "no fixture folder $DATA"
 fi

@@ -38,6 +38,13 @@ typedef struct cli_buf {
 } cli_buf;
 void cli_buf_printf(cli_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void cli_buf_free(cli_buf *b);
+/* Text from a model (names, op types, domains, dim_params, messages
+ * quoting them) is untrusted: control characters (C0, DEL and the UTF-8
+ * encoded C1 range) are written as \xNN so that they cannot drive the
+ * terminal. Every such string the tool prints goes through these. */
+void cli_buf_escaped(cli_buf *b, const char *s);
+/* A malloc'd escaped copy of s (exits on out of memory, as cli_buf does). */
+char *cli_escape(const char *s);
 
 /* "[batch, 3, ?]" from a value info; "[?]" style for unknown rank. */
 void cli_format_info_shape(cli_buf *b, const onyx_value_info *info);

@@ -46,7 +46,10 @@ static void print_values(onyx_session *s, int inputs) {
             infos[i].name = NULL;
             continue;
         }
-        size_t w = strlen(infos[i].name);
+        /* shown escaped: a name from the model is untrusted text */
+        char *shown = cli_escape(infos[i].name);
+        size_t w = strlen(shown);
+        free(shown);
         if (w > width) width = w;
     }
     for (size_t i = 0; i < n; i++) {
@@ -58,7 +61,9 @@ static void print_values(onyx_session *s, int inputs) {
         cli_format_info_type(&b, &infos[i]);
         cli_buf_printf(&b, " ");
         cli_format_info_shape(&b, &infos[i]);
-        printf("  %-*s  %s\n", (int)width, infos[i].name, b.s);
+        char *name = cli_escape(infos[i].name);
+        printf("  %-*s  %s\n", (int)width, name, b.s);
+        free(name);
         cli_buf_free(&b);
     }
     free(infos);
@@ -76,8 +81,11 @@ static int histogram(onyx_session *s) {
         cli_buf key = {0};
         /* ops outside the default domain are shown qualified, since the
          * same name may exist in several domains */
-        if (dom && dom[0] && strcmp(dom, "ai.onnx") != 0) cli_buf_printf(&key, "%s.", dom);
-        cli_buf_printf(&key, "%s", op);
+        if (dom && dom[0] && strcmp(dom, "ai.onnx") != 0) {
+            cli_buf_escaped(&key, dom);
+            cli_buf_printf(&key, ".");
+        }
+        cli_buf_escaped(&key, op);
         size_t j = 0;
         while (j < n_ops && strcmp(ops[j].op, key.s) != 0) j++;
         if (j < n_ops) {
@@ -155,7 +163,9 @@ int cmd_info(int argc, char **argv) {
             rc = cli_status(st);
             goto out;
         }
-        printf("  %s %" PRId64 "\n", domain && domain[0] ? domain : "ai.onnx", version);
+        char *shown = cli_escape(domain && domain[0] ? domain : "ai.onnx");
+        printf("  %s %" PRId64 "\n", shown, version);
+        free(shown);
     }
 
     rc = histogram(s);

@@ -555,24 +555,26 @@ static int save_one(const onyx_tensor *t, const char *dir, const char *name, nam
 }
 
 /* qual is "" or "optional " for a sequence reached through an optional */
-static int report_output(const char *name, const char *qual, const onyx_tensor *t,
+static int report_output(const char *raw_name, const char *qual, const onyx_tensor *t,
                          const char *dir, name_set *used) {
+    /* raw_name names the saved files (sanitized there); name is printed */
+    char *name = cli_escape(raw_name);
     cli_buf line = {0};
     int rc = CLI_OK;
     onyx_value_kind kind = onyx_tensor_kind(t);
     if (kind == ONYX_KIND_TENSOR) {
         tensor_summary(&line, t);
-        if (dir) rc = save_one(t, dir, name, used);
+        if (dir) rc = save_one(t, dir, raw_name, used);
         if (rc == CLI_OK) printf("%s: %s\n", name, line.s);
     } else if (kind == ONYX_KIND_OPTIONAL) {
         size_t n = onyx_tensor_item_count(t);
         const onyx_tensor *item = n ? onyx_tensor_item(t, 0) : NULL;
         if (item && onyx_tensor_kind(item) == ONYX_KIND_TENSOR) {
             tensor_summary(&line, item);
-            if (dir) rc = save_one(item, dir, name, used);
+            if (dir) rc = save_one(item, dir, raw_name, used);
             if (rc == CLI_OK) printf("%s: optional %s\n", name, line.s);
         } else if (item) {
-            rc = report_output(name, "optional ", item, dir, used);
+            rc = report_output(raw_name, "optional ", item, dir, used);
         } else {
             printf("%s: optional (none)\n", name);
         }
@@ -581,7 +583,7 @@ static int report_output(const char *name, const char *qual, const onyx_tensor *
         printf("%s: %ssequence of %zu\n", name, qual, n);
         for (size_t i = 0; i < n && rc == CLI_OK; i++) {
             cli_buf item_name = {0};
-            cli_buf_printf(&item_name, "%s_%zu", name, i);
+            cli_buf_printf(&item_name, "%s_%zu", raw_name, i);
             const onyx_tensor *item = onyx_tensor_item(t, i);
             if (onyx_tensor_kind(item) == ONYX_KIND_TENSOR) {
                 line.len = 0;
@@ -595,6 +597,7 @@ static int report_output(const char *name, const char *qual, const onyx_tensor *
         }
     }
     cli_buf_free(&line);
+    free(name);
     return rc;
 }
 

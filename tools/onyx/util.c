@@ -8,6 +8,10 @@
 
 #include "cli.h"
 
+/* C1 controls (U+0080..U+009F, CSI among them) are two bytes in UTF-8,
+ * 0xC2 then 0x80..0x9F; some terminals act on them as on ESC [. */
+static int c1_control(const unsigned char *p) { return p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f; }
+
 static void print_flat(FILE *f, const char *prefix, const char *fmt, va_list ap) {
     char msg[4096];
     vsnprintf(msg, sizeof msg, fmt, ap);
@@ -15,7 +19,21 @@ static void print_flat(FILE *f, const char *prefix, const char *fmt, va_list ap)
         if (*p == '\n' || *p == '\r') *p = ' ';
     size_t n = strlen(msg);
     while (n > 0 && msg[n - 1] == ' ') msg[--n] = '\0';
-    fprintf(f, "%s%s\n", prefix, msg);
+    /* messages quote names from the model; written without allocating,
+     * since this also reports running out of memory */
+    fputs(prefix, f);
+    const unsigned char *p = (const unsigned char *)msg;
+    for (; *p; p++) {
+        if (*p < 0x20 || *p == 0x7f) {
+            fprintf(f, "\\x%02x", *p);
+        } else if (c1_control(p)) {
+            fprintf(f, "\\x%02x\\x%02x", p[0], p[1]);
+            p++;
+        } else {
+            fputc(*p, f);
+        }
+    }
+    fputc('\n', f);
 }
 
 /* Notes wait here until the command succeeds, so that a failing command
@@ -40,7 +58,9 @@ void cli_note(const char *fmt, ...) {
     va_end(ap);
     for (char *p = msg; *p; p++)
         if (*p == '\n' || *p == '\r') *p = ' ';
-    cli_buf_printf(&pending_notes, "onyx: note: %s\n", msg);
+    cli_buf_printf(&pending_notes, "onyx: note: ");
+    cli_buf_escaped(&pending_notes, msg);
+    cli_buf_printf(&pending_notes, "\n");
 }
 
 void cli_flush_notes(void) {
@@ -121,6 +141,31 @@ void cli_buf_printf(cli_buf *b, const char *fmt, ...) {
     }
 }
 
+void cli_buf_escaped(cli_buf *b, const char *s) {
+    if (!s) return;
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p) {
+        if (*p < 0x20 || *p == 0x7f) {
+            cli_buf_printf(b, "\\x%02x", *p++);
+        } else if (c1_control(p)) {
+            cli_buf_printf(b, "\\x%02x\\x%02x", p[0], p[1]);
+            p += 2;
+        } else {
+            size_t n = 0;
+            while (p[n] && p[n] >= 0x20 && p[n] != 0x7f && !c1_control(p + n)) n++;
+            cli_buf_printf(b, "%.*s", (int)n, (const char *)p);
+            p += n;
+        }
+    }
+    if (!b->s) cli_buf_printf(b, "%s", "");
+}
+
+char *cli_escape(const char *s) {
+    cli_buf b = {0};
+    cli_buf_escaped(&b, s ? s : "");
+    return b.s;
+}
+
 void cli_buf_free(cli_buf *b) {
     free(b->s);
     b->s = NULL;
@@ -135,9 +180,10 @@ void cli_format_info_shape(cli_buf *b, const onyx_value_info *info) {
     cli_buf_printf(b, "[");
     for (int i = 0; i < info->rank; i++) {
         const char *sep = i ? ", " : "";
-        if (info->dim_params && info->dim_params[i] && info->dim_params[i][0])
-            cli_buf_printf(b, "%s%s", sep, info->dim_params[i]);
-        else if (!info->dims || info->dims[i] < 0)
+        if (info->dim_params && info->dim_params[i] && info->dim_params[i][0]) {
+            cli_buf_printf(b, "%s", sep);
+            cli_buf_escaped(b, info->dim_params[i]);
+        } else if (!info->dims || info->dims[i] < 0)
             cli_buf_printf(b, "%s?", sep);
         else
             cli_buf_printf(b, "%s%" PRId64, sep, info->dims[i]);
