@@ -150,7 +150,12 @@ static int alloc_slot(run_ctx *rc, int s, ox_dtype dtype, const int64_t *dims, i
     if (dtype == ONYX_STRING) {
         if (si->device != OX_DEVICE_HOST)
             return ox_fail(err, ONYX_NOT_IMPLEMENTED, "string tensors cannot live on a device");
+        /* refused before allocating: the header, the pointers and one
+         * byte per empty string; charged exactly once made */
+        size_t need = sizeof(ox_tensor) + nbytes + nbytes / sizeof(char *);
+        if (ox_session_reserve(ses, need, err) != 0) return -1;
         rs->t = ox_tensor_new(dtype, dims, rank, err);
+        ox_mem_unreserve(&ses->mem, need);
         if (!rs->t) return -1;
         rs->mode = SLOT_VALUE;
         return ox_session_charge_value(ses, rs->t, err);
