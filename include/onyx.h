@@ -9,7 +9,8 @@
  * - Thread safety: an onyx_env and an onyx_session may be shared between
  *   threads. onyx_session_run may be called concurrently on one session;
  *   each call has its own working memory. Session options and tensors are
- *   not synchronised: do not modify one from two threads at once.
+ *   not synchronised: do not modify one from two threads at once. Run
+ *   options may be cancelled from any thread (see onyx_run_options).
  */
 #ifndef ONYX_H
 #define ONYX_H
@@ -32,6 +33,8 @@ typedef enum onyx_code {
     ONYX_OUT_OF_MEMORY = 5,
     ONYX_RUNTIME_ERROR = 6, /* failure while running, e.g. index out of range */
     ONYX_NOT_FOUND = 7,
+    ONYX_CANCELLED = 8, /* the run was cancelled through its run options */
+    ONYX_TIMEOUT = 9,   /* the run exceeded its run options' time limit */
 } onyx_code;
 
 /* Element types; the values are ONNX TensorProto.DataType.
@@ -107,6 +110,7 @@ typedef struct onyx_env onyx_env;
 typedef struct onyx_session_options onyx_session_options;
 typedef struct onyx_session onyx_session;
 typedef struct onyx_tensor onyx_tensor;
+typedef struct onyx_run_options onyx_run_options;
 
 const char *onyx_version(void);
 
@@ -144,6 +148,22 @@ onyx_status *onyx_session_options_set_log_level(onyx_session_options *opts,
  * folder unless this is set. */
 onyx_status *onyx_session_options_set_external_data_dir(onyx_session_options *opts,
                                                         const char *dir);
+/* Caps the run-time memory the session holds across all its runs at once
+ * (one count shared by concurrent runs); 0, the default, is unlimited.
+ * Counted: the arenas runs take their intermediates from (including idle
+ * ones kept for the next run, which are freed first when the limit is in
+ * the way), every tensor a run allocates outside them (outputs whose size
+ * depends on the data, outputs being built for the caller), values that
+ * kernels build (sequences, optionals) and what Loop and Scan accumulate
+ * (loop-carried values, per-iteration scan outputs). A run that would go
+ * over the limit fails with ONYX_OUT_OF_MEMORY naming the node and the
+ * numbers, before allocating; bytes return to the count when freed, and
+ * outputs leave it when handed to the caller.
+ * Not counted: the model's weights (initializers, loaded once at session
+ * creation; see onyx_session_parameter_bytes), the caller's inputs and
+ * output buffers, a kernel's internal scratch buffers (e.g. packed GEMM
+ * panels), staging buffers of device copies, and small bookkeeping. */
+onyx_status *onyx_session_options_set_memory_limit(onyx_session_options *opts, size_t bytes);
 
 /* ---- sessions ---- */
 onyx_status *onyx_session_create(onyx_env *env, const char *model_path,
@@ -200,6 +220,48 @@ onyx_status *onyx_session_run(onyx_session *session, const char *const *input_na
                               const onyx_tensor *const *inputs, size_t input_count,
                               const char *const *output_names, onyx_tensor **outputs,
                               size_t output_count);
+
+/* ---- run options ----
+ * Control over a run in progress: a time limit and a cancel flag. Any
+ * number of runs, on any sessions, may use one onyx_run_options; a run
+ * reads its time limit when it starts and watches the cancel flag until
+ * it ends. A run checks between nodes, and Loop, Scan and SequenceMap
+ * between iterations, so a stop takes effect within one node's (or one
+ * iteration's) time. A stopped run returns ONYX_CANCELLED or ONYX_TIMEOUT
+ * with a message naming where it stopped ("run cancelled at node 'loop'
+ * (Loop), iteration 123456"), has freed all the memory it used, leaves
+ * every outputs[i] that was NULL on entry NULL (a caller-provided output
+ * tensor may hold partial results), and the session stays usable. */
+onyx_status *onyx_run_options_create(onyx_run_options **out);
+/* Not while a run uses the options. */
+void onyx_run_options_free(onyx_run_options *opts);
+/* Wall-clock limit of each run, from the start of the run call, on a
+ * monotonic clock of a few milliseconds' resolution; 0 (the default)
+ * means none. */
+onyx_status *onyx_run_options_set_time_limit_ms(onyx_run_options *opts, uint64_t ms);
+/* Asks every run using these options to stop. Any thread may call it at
+ * any time (it only sets an atomic flag). The flag stays set, so runs
+ * started later with these options stop at their first check, until
+ * onyx_run_options_reset_cancel clears it; runs with other options (or
+ * none) are not affected. */
+onyx_status *onyx_run_options_cancel(onyx_run_options *opts);
+onyx_status *onyx_run_options_reset_cancel(onyx_run_options *opts);
+/* 1 while the cancel flag is set; 0 otherwise or when opts is NULL. */
+int onyx_run_options_is_cancelled(const onyx_run_options *opts);
+
+/* onyx_session_run under run options; run_options NULL is
+ * onyx_session_run (no time limit, cannot be cancelled). */
+onyx_status *onyx_session_run_with_options(onyx_session *session,
+                                           const onyx_run_options *run_options,
+                                           const char *const *input_names,
+                                           const onyx_tensor *const *inputs, size_t input_count,
+                                           const char *const *output_names, onyx_tensor **outputs,
+                                           size_t output_count);
+
+/* Bytes counted against the session's memory limit now (see
+ * onyx_session_options_set_memory_limit), counted also when there is no
+ * limit; idle arenas kept for the next run are included. */
+size_t onyx_session_memory_in_use(const onyx_session *session);
 
 /* ---- tensors ---- */
 /* A tensor that owns zero-filled storage. */

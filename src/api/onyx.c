@@ -120,6 +120,12 @@ onyx_status *onyx_session_options_set_log_level(onyx_session_options *opts, onyx
     return NULL;
 }
 
+onyx_status *onyx_session_options_set_memory_limit(onyx_session_options *opts, size_t bytes) {
+    CHECK_ARG(opts, "opts is NULL");
+    opts->memory_limit = bytes;
+    return NULL;
+}
+
 onyx_status *onyx_session_options_set_external_data_dir(onyx_session_options *opts,
                                                         const char *dir) {
     CHECK_ARG(opts, "opts is NULL");
@@ -252,20 +258,69 @@ static onyx_status *check_subbyte_input(const char *name, const onyx_tensor *t) 
     return NULL;
 }
 
-onyx_status *onyx_session_run(onyx_session *session, const char *const *input_names,
-                              const onyx_tensor *const *inputs, size_t input_count,
-                              const char *const *output_names, onyx_tensor **outputs,
-                              size_t output_count) {
+onyx_status *onyx_session_run_with_options(onyx_session *session,
+                                           const onyx_run_options *run_options,
+                                           const char *const *input_names,
+                                           const onyx_tensor *const *inputs, size_t input_count,
+                                           const char *const *output_names, onyx_tensor **outputs,
+                                           size_t output_count) {
     CHECK_ARG(session, "session is NULL");
     for (size_t i = 0; inputs && i < input_count; i++) {
         onyx_status *st = check_subbyte_input(input_names ? input_names[i] : NULL, inputs[i]);
         if (st) return st;
     }
     ox_error err = {0};
-    if (ox_session_run(session, input_names, inputs, input_count, output_names, outputs,
-                       output_count, &err) != 0)
+    if (ox_session_run(session, run_options, input_names, inputs, input_count, output_names,
+                       outputs, output_count, &err) != 0)
         return ox_status_from_error(&err);
     return NULL;
+}
+
+onyx_status *onyx_session_run(onyx_session *session, const char *const *input_names,
+                              const onyx_tensor *const *inputs, size_t input_count,
+                              const char *const *output_names, onyx_tensor **outputs,
+                              size_t output_count) {
+    return onyx_session_run_with_options(session, NULL, input_names, inputs, input_count,
+                                         output_names, outputs, output_count);
+}
+
+size_t onyx_session_memory_in_use(const onyx_session *session) {
+    return session ? atomic_load_explicit(&session->mem.in_use, memory_order_relaxed) : 0;
+}
+
+/* ---- run options ---- */
+
+onyx_status *onyx_run_options_create(onyx_run_options **out) {
+    CHECK_ARG(out, "out is NULL");
+    *out = malloc(sizeof **out);
+    if (!*out) return ox_status_new(ONYX_OUT_OF_MEMORY, "out of memory");
+    atomic_init(&(*out)->cancelled, 0);
+    atomic_init(&(*out)->time_limit_ms, 0);
+    return NULL;
+}
+
+void onyx_run_options_free(onyx_run_options *opts) { free(opts); }
+
+onyx_status *onyx_run_options_set_time_limit_ms(onyx_run_options *opts, uint64_t ms) {
+    CHECK_ARG(opts, "opts is NULL");
+    atomic_store_explicit(&opts->time_limit_ms, ms, memory_order_relaxed);
+    return NULL;
+}
+
+onyx_status *onyx_run_options_cancel(onyx_run_options *opts) {
+    CHECK_ARG(opts, "opts is NULL");
+    atomic_store_explicit(&opts->cancelled, 1, memory_order_relaxed);
+    return NULL;
+}
+
+onyx_status *onyx_run_options_reset_cancel(onyx_run_options *opts) {
+    CHECK_ARG(opts, "opts is NULL");
+    atomic_store_explicit(&opts->cancelled, 0, memory_order_relaxed);
+    return NULL;
+}
+
+int onyx_run_options_is_cancelled(const onyx_run_options *opts) {
+    return opts ? atomic_load_explicit(&opts->cancelled, memory_order_relaxed) : 0;
 }
 
 /* ---- tensors ---- */

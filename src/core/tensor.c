@@ -6,6 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/checked.h"
+
 int64_t ox_numel(const int64_t *dims, int rank) {
     int64_t n;
     return ox_numel_checked(dims, rank, &n) ? n : -1;
@@ -23,6 +25,68 @@ int ox_check_alloc_size(size_t bytes, ox_error *err) {
                        "a tensor of %zu bytes is larger than this machine's memory (%zu bytes)", bytes,
                        (size_t)pages * (size_t)page);
     return 0;
+}
+
+int ox_mem_reserve(ox_mem_account *a, size_t bytes, ox_error *err) {
+    if (!a || bytes == 0) return 0;
+    size_t cur = atomic_load_explicit(&a->in_use, memory_order_relaxed), next;
+    do {
+        /* a limit is checked and taken in one step, so two runs cannot both
+         * pass the check with the last free bytes */
+        if (!ox_add_size(cur, bytes, &next) || (a->limit && next > a->limit)) {
+            if (a->limit)
+                return ox_fail(err, ONYX_OUT_OF_MEMORY,
+                               "needs %zu bytes, the session's memory limit is %zu bytes and %zu "
+                               "bytes are in use",
+                               bytes, a->limit, cur);
+            return ox_fail(err, ONYX_OUT_OF_MEMORY, "needs %zu bytes with %zu bytes in use", bytes,
+                           cur);
+        }
+    } while (!atomic_compare_exchange_weak_explicit(&a->in_use, &cur, next, memory_order_relaxed,
+                                                    memory_order_relaxed));
+    return 0;
+}
+
+void ox_mem_unreserve(ox_mem_account *a, size_t bytes) {
+    if (a && bytes) atomic_fetch_sub_explicit(&a->in_use, bytes, memory_order_relaxed);
+}
+
+/* The bytes one value node holds by itself, items excluded. */
+static size_t own_bytes(const ox_tensor *t) {
+    size_t n = sizeof *t + (size_t)t->n_items * sizeof *t->items;
+    if (t->ownership != OX_OWNED) return n;
+    n += t->nbytes;
+    if (t->kind == OX_KIND_TENSOR && t->dtype == ONYX_STRING && t->data) {
+        char *const *s = t->data;
+        size_t count = t->nbytes / sizeof(char *);
+        for (size_t i = 0; i < count; i++)
+            if (s[i]) n += strlen(s[i]) + 1;
+    }
+    return n;
+}
+
+size_t ox_value_charge_bytes(const ox_tensor *t) {
+    if (!t) return 0;
+    size_t n = t->account ? 0 : own_bytes(t);
+    for (int i = 0; i < t->n_items; i++) n += ox_value_charge_bytes(t->items[i]);
+    return n;
+}
+
+void ox_value_attach_charge(ox_tensor *t, ox_mem_account *a) {
+    if (!t || !a) return;
+    if (!t->account) {
+        t->account = a;
+        t->charged = own_bytes(t);
+    }
+    for (int i = 0; i < t->n_items; i++) ox_value_attach_charge(t->items[i], a);
+}
+
+void ox_value_uncharge(ox_tensor *t) {
+    if (!t) return;
+    ox_mem_unreserve(t->account, t->charged);
+    t->account = NULL;
+    t->charged = 0;
+    for (int i = 0; i < t->n_items; i++) ox_value_uncharge(t->items[i]);
 }
 
 int ox_bytes_for(ox_dtype t, const int64_t *dims, int rank, size_t *out, ox_error *err) {
@@ -180,6 +244,9 @@ ox_tensor *ox_tensor_clone(const ox_tensor *t, ox_error *err) {
 
 void ox_tensor_release_data(ox_tensor *t) {
     if (!t) return;
+    ox_mem_unreserve(t->account, t->charged);
+    t->account = NULL;
+    t->charged = 0;
     for (int i = 0; i < t->n_items; i++) ox_tensor_free(t->items[i]);
     free(t->items);
     t->items = NULL;

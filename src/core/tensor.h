@@ -3,6 +3,7 @@
 #ifndef ONYX_CORE_TENSOR_H
 #define ONYX_CORE_TENSOR_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -23,6 +24,21 @@ typedef enum ox_ownership {
     OX_OWNED = 1,    /* allocated by ox_tensor_alloc, freed with the tensor */
 } ox_ownership;
 
+/* Run-time memory counted against a session's limit: every run of the
+ * session reserves here before it allocates (arenas, run-time tensors,
+ * values kernels build) and gives the bytes back when they are freed, so
+ * concurrent runs share one budget. */
+typedef struct ox_mem_account {
+    size_t limit; /* 0: unlimited (bytes are still counted) */
+    atomic_size_t in_use;
+} ox_mem_account;
+
+/* Reserves bytes, or fails with ONYX_OUT_OF_MEMORY saying how many bytes
+ * were needed, the limit and the bytes in use. A NULL account always
+ * succeeds. */
+int ox_mem_reserve(ox_mem_account *a, size_t bytes, ox_error *err);
+void ox_mem_unreserve(ox_mem_account *a, size_t bytes);
+
 typedef struct onyx_tensor {
     ox_kind kind;
     ox_dtype dtype;
@@ -37,6 +53,10 @@ typedef struct onyx_tensor {
     int n_items;
     struct onyx_tensor **items;
     ox_dtype elem_dtype; /* element type of a sequence/optional, for empty ones */
+    /* The account this value's own bytes are charged to (NULL: none);
+     * freeing the value gives `charged` bytes back to it. */
+    ox_mem_account *account;
+    size_t charged;
 } ox_tensor;
 
 /* Product of rank dims; -1 when a dim is negative or the product
@@ -62,6 +82,17 @@ ox_tensor *ox_tensor_clone(const ox_tensor *t, ox_error *err); /* deep copy */
 void ox_tensor_free(ox_tensor *t);
 /* Frees string payloads and owned data; leaves the header. */
 void ox_tensor_release_data(ox_tensor *t);
+
+/* Bytes a value would be charged for: for every tensor, sequence or
+ * optional in it not yet charged, its header, its item list and the data
+ * it owns (strings with their characters). */
+size_t ox_value_charge_bytes(const ox_tensor *t);
+/* Marks every uncharged part of the value as charged to `a`, exactly the
+ * ox_value_charge_bytes(t) the caller has reserved. */
+void ox_value_attach_charge(ox_tensor *t, ox_mem_account *a);
+/* Gives back every charge in the value and detaches it from its account
+ * (before a value leaves the session, e.g. to the caller). */
+void ox_value_uncharge(ox_tensor *t);
 
 int ox_shape_equal(const int64_t *a, int ra, const int64_t *b, int rb);
 /* "[1,3,224,224]" into buf. */

@@ -49,6 +49,16 @@ int ox_kernel_set_output(ox_kernel_ctx *ctx, int i, ox_tensor *value);
 int ox_kernel_fail(ox_kernel_ctx *ctx, onyx_code code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* Nonzero when the run must stop (cancelled through its run options, or
+ * past its time limit), with ctx->err saying why and where; the kernel
+ * then frees what it holds and returns -1. Loop and Scan call it between
+ * iterations; any kernel that can run long on small inputs should call it
+ * now and then. Cheap: an atomic load and a coarse clock read. */
+int ox_kernel_should_stop(ox_kernel_ctx *ctx);
+/* Iterating kernels (Loop, Scan, SequenceMap) say which iteration runs,
+ * so a stop inside the body names it; -1 when not iterating. */
+void ox_kernel_set_iteration(ox_kernel_ctx *ctx, int64_t iteration);
+
 typedef int (*ox_kernel_fn)(ox_kernel_ctx *ctx);
 
 typedef struct ox_kernel_def {

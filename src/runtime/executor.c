@@ -1,7 +1,10 @@
 /* Runs a planned session: binds inputs without copying, walks the steps,
  * infers each node's output shapes from the actual inputs, allocates
  * outputs from the arena (or the provider's allocator), runs kernels and
- * copies, and frees each value after its last use. */
+ * copies, and frees each value after its last use. Between nodes it
+ * checks whether the run was cancelled or ran out of time; every byte it
+ * allocates at run time is reserved against the session's memory limit
+ * first (ox_session_reserve). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +33,8 @@ typedef struct run_ctx {
     ox_graph_exec *ge;
     const struct run_ctx *parent; /* enclosing run, for subgraph bodies */
     const ox_step *parent_step;   /* the If/Loop/Scan step running this body */
+    int64_t parent_iteration;     /* the parent's iteration running it, or -1 */
+    const ox_run_control *ctl;    /* shared by a run and its subgraph runs */
     run_slot *slots;
     ox_tensor **caller_out; /* per slot: caller-provided output tensor */
     const ox_mem_plan *mem;
@@ -42,14 +47,66 @@ typedef struct run_ctx {
 typedef struct node_exec {
     run_ctx *rc;
     const ox_step *step;
+    int64_t iteration; /* set by Loop/Scan kernels for messages; -1 outside */
 } node_exec;
+
+/* Appends to buf at *off, never past size. */
+static void append(char *buf, size_t size, size_t *off, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void append(char *buf, size_t size, size_t *off, const char *fmt, ...) {
+    if (*off >= size) return;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf + *off, size - *off, fmt, ap);
+    va_end(ap);
+    if (n > 0) *off += (size_t)n;
+}
+
+/* "node 'add' (Add)" with its iteration when a Loop/Scan kernel reports
+ * one, then the node whose body runs it, outwards to the main graph. */
+static void describe_place(const run_ctx *rc, const ir_node *n, int64_t iteration, char *buf,
+                           size_t size) {
+    char label[300];
+    size_t off = 0;
+    buf[0] = '\0';
+    append(buf, size, &off, "%s", ir_node_label(n, label, sizeof label));
+    if (iteration >= 0) append(buf, size, &off, ", iteration %lld", (long long)iteration);
+    for (const run_ctx *r = rc; r->parent; r = r->parent) {
+        const ir_node *pn = &r->parent->ge->graph->nodes[r->parent_step->node];
+        append(buf, size, &off, " in the body of %s", ir_node_label(pn, label, sizeof label));
+        if (r->parent_iteration >= 0)
+            append(buf, size, &off, ", iteration %lld", (long long)r->parent_iteration);
+    }
+}
+
+/* Fails the run when it was cancelled or is out of time, naming node n. */
+static int check_stop(const run_ctx *rc, const ir_node *n, int64_t iteration) {
+    onyx_code why = ox_run_control_poll(rc->ctl);
+    if (why == ONYX_OK) return 0;
+    char where[768];
+    describe_place(rc, n, iteration, where, sizeof where);
+    return ox_run_control_fail(rc->ctl, why, where, rc->err);
+}
+
+int ox_kernel_should_stop(ox_kernel_ctx *ctx) {
+    node_exec *ne = ctx->exec;
+    if (!ne) return 0; /* constant folding runs outside any run */
+    return check_stop(ne->rc, ctx->node, ne->iteration) != 0;
+}
+
+void ox_kernel_set_iteration(ox_kernel_ctx *ctx, int64_t iteration) {
+    node_exec *ne = ctx->exec;
+    if (ne) ne->iteration = iteration;
+}
 
 static void release_slot(run_ctx *rc, int s) {
     run_slot *rs = &rc->slots[s];
-    if (rs->mode == SLOT_DEVICE)
+    if (rs->mode == SLOT_DEVICE) {
         rc->s->eps[rs->ep]->ops->free(rc->s->eps[rs->ep], rs->hdr.data);
-    else if (rs->mode == SLOT_VALUE)
+        ox_value_uncharge(&rs->hdr);
+    } else if (rs->mode == SLOT_VALUE) {
         ox_tensor_free(rs->t);
+    }
     rs->mode = SLOT_EMPTY;
     rs->t = NULL;
 }
@@ -93,10 +150,15 @@ static int alloc_slot(run_ctx *rc, int s, ox_dtype dtype, const int64_t *dims, i
     if (dtype == ONYX_STRING) {
         if (si->device != OX_DEVICE_HOST)
             return ox_fail(err, ONYX_NOT_IMPLEMENTED, "string tensors cannot live on a device");
+        /* refused before allocating: the header, the pointers and one
+         * byte per empty string; charged exactly once made */
+        size_t need = sizeof(ox_tensor) + nbytes + nbytes / sizeof(char *);
+        if (ox_session_reserve(ses, need, err) != 0) return -1;
         rs->t = ox_tensor_new(dtype, dims, rank, err);
+        ox_mem_unreserve(&ses->mem, need);
         if (!rs->t) return -1;
         rs->mode = SLOT_VALUE;
-        return 0;
+        return ox_session_charge_value(ses, rs->t, err);
     }
     if (si->planned && rc->mem && rc->arena && rc->mem->offset[s] != SIZE_MAX &&
         rc->mem->size[s] >= nbytes) {
@@ -106,10 +168,15 @@ static int alloc_slot(run_ctx *rc, int s, ox_dtype dtype, const int64_t *dims, i
         return 0;
     }
     ox_ep *ep = ses->eps[si->ep];
+    if (ox_session_reserve(ses, nbytes, err) != 0) return -1;
     rs->hdr.data = ep->ops->alloc(ep, nbytes);
-    if (!rs->hdr.data)
+    if (!rs->hdr.data) {
+        ox_mem_unreserve(&ses->mem, nbytes);
         return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory allocating %zu bytes for '%s'", nbytes,
                        g->values[si->value].name);
+    }
+    rs->hdr.account = &ses->mem;
+    rs->hdr.charged = nbytes;
     rs->t = &rs->hdr;
     rs->mode = SLOT_DEVICE;
     rs->ep = si->ep;
@@ -156,6 +223,12 @@ int ox_kernel_set_output(ox_kernel_ctx *ctx, int i, ox_tensor *value) {
     if (s < 0) {
         ox_tensor_free(value);
         return 0;
+    }
+    /* values kernels build (sequences, Loop results) count like any
+     * other run-time memory from here on */
+    if (ox_session_charge_value(ne->rc->s, value, ctx->err) != 0) {
+        ox_tensor_free(value);
+        return -1;
     }
     run_slot *rs = &ne->rc->slots[s];
     if (rs->mode != SLOT_EMPTY) release_slot(ne->rc, s);
@@ -269,7 +342,7 @@ static int exec_node_with(run_ctx *rc, const ox_step *st, node_scratch *ns) {
             return -1;
         outs[k] = rc->slots[sl].t;
     }
-    node_exec ne = {rc, st};
+    node_exec ne = {rc, st, -1};
     ox_kernel_ctx kc = {.node = n, .n_inputs = n->n_inputs, .inputs = ins,
                         .n_outputs = n->n_outputs, .outputs = outs, .pool = s->pool,
                         .state = ge->states[st->node], .ep = s->eps[n->ep], .err = err,
@@ -377,51 +450,6 @@ static int check_symbols(const onyx_session *s, const ox_tensor *const *bound, o
     return 0;
 }
 
-/* ---- arenas ---- */
-
-static void *take_arena(ox_graph_exec *s, size_t size, size_t *got) {
-    pthread_mutex_lock(&s->arena_lock);
-    ox_arena **pp = &s->free_arenas;
-    while (*pp && (*pp)->size < size) pp = &(*pp)->next;
-    ox_arena *a = *pp;
-    if (a) *pp = a->next;
-    pthread_mutex_unlock(&s->arena_lock);
-    if (a) {
-        void *d = a->data;
-        *got = a->size;
-        free(a);
-        return d;
-    }
-    void *d = NULL;
-    if (posix_memalign(&d, 64, size ? size : 64) != 0) return NULL;
-    *got = size;
-    return d;
-}
-
-static void give_arena(ox_graph_exec *s, void *data, size_t size) {
-    if (!data) return;
-    ox_arena *a = malloc(sizeof *a);
-    if (!a) {
-        free(data);
-        return;
-    }
-    a->data = data;
-    a->size = size;
-    pthread_mutex_lock(&s->arena_lock);
-    /* keep at most a few idle arenas: one per concurrent run is typical */
-    int n = 0;
-    for (ox_arena *it = s->free_arenas; it; it = it->next) n++;
-    if (n >= 4) {
-        pthread_mutex_unlock(&s->arena_lock);
-        free(data);
-        free(a);
-        return;
-    }
-    a->next = s->free_arenas;
-    s->free_arenas = a;
-    pthread_mutex_unlock(&s->arena_lock);
-}
-
 /* ---- outputs ---- */
 
 static int copy_into_caller(ox_tensor *dst, const ox_tensor *src, const char *name, ox_error *err) {
@@ -458,15 +486,25 @@ static ox_tensor *take_output(run_ctx *rc, int s) {
         t = rs->t;
     } else if (rs->mode == SLOT_DEVICE && rs->t == &rs->hdr &&
                rc->ge->plan.slots[s].device == OX_DEVICE_HOST) {
+        /* the moved data keeps its charge; the new header is counted too,
+         * as a Loop may keep one per iteration */
+        if (ox_session_reserve(rc->s, sizeof *t, rc->err) != 0) return NULL;
         t = malloc(sizeof *t);
         if (!t) {
+            ox_mem_unreserve(&rc->s->mem, sizeof *t);
             ox_fail(rc->err, ONYX_OUT_OF_MEMORY, "out of memory");
             return NULL;
         }
         *t = rs->hdr;
+        t->charged += sizeof *t;
         t->ownership = OX_OWNED; /* host provider memory is plain aligned heap */
     } else {
-        return ox_tensor_clone(rs->t, rc->err);
+        t = ox_tensor_clone(rs->t, rc->err);
+        if (t && ox_session_charge_value(rc->s, t, rc->err) != 0) {
+            ox_tensor_free(t);
+            t = NULL;
+        }
+        return t;
     }
     rs->t = t;
     rs->mode = SLOT_BORROWED; /* now the caller's; later requests clone it */
@@ -504,13 +542,15 @@ static int bind_outer(run_ctx *rc) {
  * initializer); caller_bufs[o] an optional caller buffer for graph output o;
  * want[o] says whether results[o] must be produced (owned by the caller). */
 static int exec_graph(onyx_session *s, ox_graph_exec *ge, const run_ctx *parent,
-                      const ox_step *parent_step, const ox_tensor *const *bound,
+                      const ox_step *parent_step, int64_t parent_iteration,
+                      const ox_run_control *ctl, const ox_tensor *const *bound,
                       ox_tensor *const *caller_bufs, const int *want, ox_tensor **results,
                       ox_error *err) {
     const ir_graph *g = ge->graph;
     ox_plan *p = &ge->plan;
     int rc_val = -1;
-    run_ctx rc = {.s = s, .ge = ge, .parent = parent, .parent_step = parent_step, .err = err};
+    run_ctx rc = {.s = s, .ge = ge, .parent = parent, .parent_step = parent_step,
+                  .parent_iteration = parent_iteration, .ctl = ctl, .err = err};
     int64_t *sig = malloc(((size_t)g->n_inputs * (OX_MAX_RANK + 2) + 1) * sizeof *sig);
     rc.slots = calloc((size_t)p->n_slots + 1, sizeof *rc.slots);
     rc.caller_out = calloc((size_t)p->n_slots + 1, sizeof *rc.caller_out);
@@ -548,9 +588,9 @@ static int exec_graph(onyx_session *s, ox_graph_exec *ge, const run_ctx *parent,
      * shapes inferred at run time; subgraph plans are keyed on inputs. */
     rc.mem = ox_plan_find_mem(p, sig, sig_len);
     if (rc.mem) {
-        rc.arena = take_arena(ge, rc.mem->arena_bytes, &arena_size);
+        rc.arena = ox_arena_take(s, ge, rc.mem->arena_bytes, &arena_size, err);
         if (!rc.arena) {
-            ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory for a %zu-byte arena", rc.mem->arena_bytes);
+            ox_error_prefix(err, "the memory arena of graph '%s'", g->name);
             goto done;
         }
     } else {
@@ -567,8 +607,9 @@ static int exec_graph(onyx_session *s, ox_graph_exec *ge, const run_ctx *parent,
         if (st->kind == OX_STEP_COPY) {
             r = exec_copy(&rc, st);
         } else {
-            r = exec_node(&rc, st);
-            if (r != 0) {
+            r = check_stop(&rc, &g->nodes[st->node], -1);
+            if (r == 0) r = exec_node(&rc, st);
+            if (r != 0 && !ox_is_stop_code(err->code)) {
                 char label[300];
                 ox_error_prefix(err, "%s", ir_node_label(&g->nodes[st->node], label, sizeof label));
             }
@@ -593,6 +634,7 @@ static int exec_graph(onyx_session *s, ox_graph_exec *ge, const run_ctx *parent,
         if (!want[o] || (caller_bufs && caller_bufs[o])) continue;
         results[o] = take_output(&rc, p->output_slots[o]);
         if (!results[o]) {
+            ox_error_prefix(err, "output '%s'", g->values[g->outputs[o]].name);
             for (int k = 0; k < o; k++) {
                 ox_tensor_free(results[k]);
                 results[k] = NULL;
@@ -621,7 +663,7 @@ done:
             release_slot(&rc, sl);
         }
     }
-    if (rc.arena) give_arena(ge, rc.arena, arena_size);
+    if (rc.arena) ox_arena_give(s, ge, rc.arena, arena_size);
     ox_plan_release_mem(p, rc.mem);
     free(rc.observed);
     free(rc.slots);
@@ -646,16 +688,19 @@ static int run_subgraph(ox_kernel_ctx *ctx, const ir_graph *g, ox_tensor *const 
     int *want = malloc(((size_t)n_outputs + 1) * sizeof *want);
     if (!want) return ox_fail(ctx->err, ONYX_OUT_OF_MEMORY, "out of memory");
     for (int i = 0; i < n_outputs; i++) want[i] = 1;
-    int r = exec_graph(s, ge, ne->rc, ne->step, (const ox_tensor *const *)inputs, NULL, want, outputs,
-                       ctx->err);
+    int r = exec_graph(s, ge, ne->rc, ne->step, ne->iteration, ne->rc->ctl,
+                       (const ox_tensor *const *)inputs, NULL, want, outputs, ctx->err);
     free(want);
-    if (r != 0) ox_error_prefix(ctx->err, "in subgraph '%s'", g->name);
+    if (r != 0 && !ox_is_stop_code(ctx->err->code))
+        ox_error_prefix(ctx->err, "in subgraph '%s'", g->name);
     return r;
 }
 
-int ox_session_run(onyx_session *s, const char *const *in_names, const ox_tensor *const *ins,
-                   size_t n_in, const char *const *out_names, ox_tensor **outs, size_t n_out,
-                   ox_error *err) {
+int ox_session_run(onyx_session *s, const onyx_run_options *run_options,
+                   const char *const *in_names, const ox_tensor *const *ins, size_t n_in,
+                   const char *const *out_names, ox_tensor **outs, size_t n_out, ox_error *err) {
+    ox_run_control ctl;
+    ox_run_control_start(&ctl, run_options); /* the time limit counts from here */
     const ir_graph *g = s->graph;
     int rc_val = -1;
     const ox_tensor **bound = calloc((size_t)g->n_inputs + 1, sizeof *bound);
@@ -724,7 +769,11 @@ int ox_session_run(onyx_session *s, const char *const *in_names, const ox_tensor
             bufs[gi] = outs[i];
         }
     }
-    if (exec_graph(s, &s->main, NULL, NULL, bound, bufs, want, results, err) != 0) goto done;
+    if (exec_graph(s, &s->main, NULL, NULL, -1, &ctl, bound, bufs, want, results, err) != 0)
+        goto done;
+    /* what the caller receives is the caller's memory, no longer the
+     * session's (and may outlive the session) */
+    for (int o = 0; o < g->n_outputs; o++) ox_value_uncharge(results[o]);
     /* Hand each requested output over; one asked for twice is cloned. */
     for (size_t i = 0; i < n_out; i++) {
         int gi = out_idx[i];

@@ -225,6 +225,8 @@ static int create(onyx_env *env, const char *path, const void *data, size_t size
     onyx_session *s = calloc(1, sizeof *s);
     if (!s) return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
     s->env = env;
+    s->mem.limit = opts ? opts->memory_limit : 0;
+    atomic_init(&s->mem.in_use, 0);
     s->log_level = opts && opts->log_level_set ? opts->log_level : env->log_level;
     if (opts && opts->external_data_dir) base_dir = opts->external_data_dir;
     if ((path ? ox_load_model_file(path, base_dir, &s->model, err)

@@ -10,6 +10,7 @@
 #include "ir/ir.h"
 #include "onyx.h"
 #include "planner/plan.h"
+#include "runtime/run_control.h"
 
 /* Providers a session may name; the CPU provider comes on top of them as
  * the final fallback when it is not named, hence the +1 in sessions. */
@@ -38,6 +39,7 @@ struct onyx_session_options {
     onyx_log_level log_level;
     int log_level_set;
     char *external_data_dir;
+    size_t memory_limit; /* 0: unlimited */
 };
 
 /* An arena buffer kept between runs so steady-state runs do not allocate. */
@@ -75,6 +77,8 @@ struct onyx_session {
     int *in_values;
     onyx_value_info *in_info, *out_info;
     int64_t param_count, param_bytes;
+    /* run-time memory of all runs at once, against the options' limit */
+    ox_mem_account mem;
 };
 
 /* The exec of the main graph or of a subgraph body; NULL if unknown. */
@@ -92,9 +96,27 @@ int ox_session_create_file(onyx_env *env, const char *path, const char *base_dir
                            const onyx_session_options *opts, onyx_session **out, ox_error *err);
 void ox_session_free(onyx_session *s);
 
-int ox_session_run(onyx_session *s, const char *const *in_names, const ox_tensor *const *ins,
-                   size_t n_in, const char *const *out_names, ox_tensor **outs, size_t n_out,
-                   ox_error *err);
+/* run_options may be NULL (a run that cannot be stopped). */
+int ox_session_run(onyx_session *s, const onyx_run_options *run_options,
+                   const char *const *in_names, const ox_tensor *const *ins, size_t n_in,
+                   const char *const *out_names, ox_tensor **outs, size_t n_out, ox_error *err);
+
+/* ---- run-time memory (arena.c) ---- */
+
+/* Reserves bytes against the session's memory limit; when the limit is in
+ * the way, first frees the idle arenas the session keeps for reuse. */
+int ox_session_reserve(onyx_session *s, size_t bytes, ox_error *err);
+/* Charges the uncharged parts of a value built during a run. */
+int ox_session_charge_value(onyx_session *s, ox_tensor *value, ox_error *err);
+/* Frees the idle arenas of every graph (their bytes leave the count). */
+void ox_session_trim(onyx_session *s);
+/* An arena of at least `size` bytes for one run of ge: an idle one, or a
+ * new one reserved against the limit. NULL with err set on failure. */
+void *ox_arena_take(onyx_session *s, ox_graph_exec *ge, size_t size, size_t *got, ox_error *err);
+/* Returns an arena for reuse (or frees it when enough are idle). */
+void ox_arena_give(onyx_session *s, ox_graph_exec *ge, void *data, size_t size);
+/* Frees the idle arenas of one graph exec, giving back their bytes. */
+void ox_arena_free_idle(onyx_session *s, ox_graph_exec *ge);
 
 /* Runs one node on the host with the CPU provider, outside any plan:
  * used by constant folding. outputs[i] receive owned values. */

@@ -116,6 +116,9 @@ expect_error run_bad_threads run --threads -3 "$MODEL"
 expect_error run_bad_level run --opt-level extreme "$MODEL"
 expect_error run_missing_value run "$MODEL" --seed
 expect_error run_unknown_input run --input no_such_input_name="$TMP/junk.bin" "$MODEL"
+expect_error run_bad_time_limit run --time-limit-ms soon "$MODEL"
+expect_error run_negative_time_limit run --time-limit-ms -5 "$MODEL"
+expect_error run_bad_memory_limit run --memory-limit 1GB "$MODEL"
 
 # ---- missing and corrupt files ----
 expect_error info_missing info "$TMP/does-not-exist.onnx"
@@ -159,6 +162,15 @@ if expect_ok run_b run --seed 7 --threads 1 --output-dir "$TMP/b" "$MODEL"; then
 fi
 expect_ok run_opt_none run --opt-level none "$MODEL"
 expect_ok run_providers run --providers cpu "$MODEL"
+# limits the example model stays within, and a memory limit it cannot
+if expect_ok run_generous_limits run --seed 7 --time-limit-ms 600000 --memory-limit 1000000000 \
+    "$MODEL"; then
+    cmp -s "$TMP/run_a.out" "$TMP/run_generous_limits.out" ||
+        fail "run_generous_limits: summaries differ from a run without limits"
+fi
+expect_error run_memory_limit run --memory-limit 1 "$MODEL"
+grep -q "the session's memory limit is 1 bytes" "$TMP/run_memory_limit.err" ||
+    fail "run_memory_limit: limit not named: $(cat "$TMP/run_memory_limit.err")"
 # output folder that is a file
 expect_error run_outdir_file run --output-dir "$TMP/junk.bin" "$MODEL"
 # junk as an input file (bound by name-less form when there is one input)
@@ -263,6 +275,11 @@ if [ -d "$DATA" ]; then
     expect_error ctl_op info "$DATA/control_op.onnx"
     raw_controls ctl_op && fail "ctl_op: raw control characters reach the terminal"
     expect_literal ctl_op "unknown operator Re\x1b[2Jlu in domain 'dom\x07'"
+    # a Loop of INT64_MAX trips stops at its time limit (fixture from
+    # tests/cli/make_run_control_fixtures.py)
+    expect_error time_limit run --time-limit-ms 100 "$DATA/loop_forever.onnx"
+    grep -q "run exceeded its time limit of 100 ms at node .*'loop' (Loop), iteration " \
+        "$TMP/time_limit.err" || fail "time_limit: unexpected message: $(cat "$TMP/time_limit.err")"
 else
     fail "no fixture folder $DATA"
 fi

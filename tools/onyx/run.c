@@ -32,6 +32,9 @@ void usage_run(void) {
            "  --opt-level LEVEL    graph optimization: none, basic or all\n"
            "  --log-level LEVEL    diagnostics on stderr: error (default), warning,\n"
            "                       info (placement, memory plan) or verbose\n"
+           "  --time-limit-ms N    stop the run after N milliseconds (default 0: none)\n"
+           "  --memory-limit BYTES cap the run-time memory of the session, weights\n"
+           "                       excluded (default 0: unlimited)\n"
            "  -h, --help           show this help\n");
 }
 
@@ -49,6 +52,8 @@ typedef struct run_args {
     int threads, has_threads;
     int opt_level; /* -1: library default */
     int log_level; /* -1: errors only */
+    uint64_t time_limit_ms; /* 0: none */
+    uint64_t memory_limit;  /* 0: unlimited */
 } run_args;
 
 static uint64_t splitmix64(uint64_t *state) {
@@ -119,6 +124,15 @@ static int parse_args(int argc, char **argv, run_args *a) {
                 if (strcmp(v, LEVELS[k]) == 0) a->log_level = k;
             if (a->log_level < 0)
                 return cli_error("run: --log-level expects error, warning, info or verbose, got '%s'", v);
+        } else if ((m = cli_option_value(argc, argv, &i, "--time-limit-ms", &v)) != 0) {
+            if (m < 0) return CLI_FAIL;
+            if (cli_parse_u64(v, &a->time_limit_ms) != 0)
+                return cli_error("run: --time-limit-ms expects a non-negative integer, got '%s'", v);
+        } else if ((m = cli_option_value(argc, argv, &i, "--memory-limit", &v)) != 0) {
+            if (m < 0) return CLI_FAIL;
+            if (cli_parse_u64(v, &a->memory_limit) != 0 ||
+                (uint64_t)(size_t)a->memory_limit != a->memory_limit)
+                return cli_error("run: --memory-limit expects a number of bytes, got '%s'", v);
         } else {
             return cli_error("run: unknown option '%s' (see 'onyx run --help')", arg);
         }
@@ -620,6 +634,7 @@ int cmd_run(int argc, char **argv) {
     onyx_env *env = NULL;
     onyx_session *s = NULL;
     onyx_session_options *opts = NULL;
+    onyx_run_options *run_opts = NULL;
     onyx_value_info *in_infos = NULL, *out_infos = NULL;
     onyx_tensor **inputs = NULL, **outputs = NULL;
     const char **in_names = NULL, **out_names = NULL;
@@ -632,6 +647,10 @@ int cmd_run(int argc, char **argv) {
         st = onyx_session_options_set_optimization_level(opts, (onyx_opt_level)a.opt_level);
     if (!st && a.log_level >= 0)
         st = onyx_session_options_set_log_level(opts, (onyx_log_level)a.log_level);
+    if (!st && a.memory_limit)
+        st = onyx_session_options_set_memory_limit(opts, (size_t)a.memory_limit);
+    if (!st) st = onyx_run_options_create(&run_opts);
+    if (!st && a.time_limit_ms) st = onyx_run_options_set_time_limit_ms(run_opts, a.time_limit_ms);
     if (st) {
         rc = cli_status(st);
         goto out;
@@ -710,8 +729,8 @@ int cmd_run(int argc, char **argv) {
         if ((rc = random_input(&in_infos[i], &state, &inputs[i])) != CLI_OK) goto out;
     }
 
-    st = onyx_session_run(s, in_names, (const onyx_tensor *const *)inputs, n_in, out_names,
-                          outputs, n_out);
+    st = onyx_session_run_with_options(s, run_opts, in_names, (const onyx_tensor *const *)inputs,
+                                       n_in, out_names, outputs, n_out);
     if (st) {
         rc = cli_status(st);
         goto out;
@@ -735,6 +754,7 @@ out:
     if (s) onyx_session_free(s);
     if (env) onyx_env_free(env);
     if (opts) onyx_session_options_free(opts);
+    onyx_run_options_free(run_opts);
     free(a.inputs);
     if (rc == CLI_OK) cli_flush_notes();
     return rc;

@@ -3,7 +3,9 @@
  * loop-carried values from one iteration to the next, slice scan inputs
  * and stack the per-iteration scan outputs. A value is either borrowed
  * (the node's own inputs) or owned by the kernel until it becomes an
- * output, which the `own` flags track. */
+ * output, which the `own` flags track. Loop and Scan check between
+ * iterations whether the run must stop (a Loop's trip count may be
+ * INT64_MAX); the bodies' own nodes are checked by the executor. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -243,6 +245,8 @@ static int k_loop(ox_kernel_ctx *ctx) {
     if (!iter || !flag) goto done;
     for (int i = 0; i < n; i++) carried[i] = ctx->inputs[2 + i];
     for (int64_t it = 0; it < trips && cond; it++) {
+        ox_kernel_set_iteration(ctx, it);
+        if (ox_kernel_should_stop(ctx)) goto done;
         *(int64_t *)iter->data = it;
         *(uint8_t *)flag->data = (uint8_t)(cond != 0);
         args[0] = iter;
@@ -277,6 +281,7 @@ static int k_loop(ox_kernel_ctx *ctx) {
         }
         if (r != 0) goto done;
     }
+    ox_kernel_set_iteration(ctx, -1);
     for (int j = 0; j < k; j++)
         if (stack_output(ctx, g, 1 + n + j, n + j, scans[j].v, scans[j].n, 0, 0) != 0) goto done;
     rc = emit_states(ctx, carried, own, n);
@@ -324,6 +329,8 @@ static int scan_run(ox_kernel_ctx *ctx, scan_job *j) {
         goto done;
     }
     for (int64_t t = 0; t < j->len; t++) {
+        ox_kernel_set_iteration(ctx, t);
+        if (ox_kernel_should_stop(ctx)) goto done;
         for (int s = 0; s < m; s++) {
             int64_t idx = j->dirs[s] ? j->len - 1 - t : t;
             slices[s] = ox_cpu_slab(ctx, j->scan_in[s], j->axes[s], idx, 1, 0);
@@ -351,6 +358,7 @@ static int scan_run(ox_kernel_ctx *ctx, scan_job *j) {
     }
     rc = 0;
 done:
+    ox_kernel_set_iteration(ctx, -1);
     if (slices) free_all(slices, m);
     if (res) free_all(res, n + k);
     free(args);

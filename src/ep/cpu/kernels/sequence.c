@@ -353,6 +353,8 @@ static int k_sequence_map(ox_kernel_ctx *ctx) {
         if (!outs[o]) goto done;
     }
     for (int k = 0; k < n; k++) {
+        ox_kernel_set_iteration(ctx, k);
+        if (ox_kernel_should_stop(ctx)) goto done;
         for (int i = 0; i < ni; i++)
             args[i] = ctx->inputs[i]->kind == OX_KIND_SEQUENCE ? ctx->inputs[i]->items[k] : ctx->inputs[i];
         if (ctx->run_subgraph(ctx, g, args, ni, res, no) != 0) goto done;
@@ -372,6 +374,7 @@ static int k_sequence_map(ox_kernel_ctx *ctx) {
             }
         }
     }
+    ox_kernel_set_iteration(ctx, -1);
     rc = 0;
     for (int o = 0; o < no; o++) {
         ox_tensor *s = outs[o];
