@@ -309,12 +309,40 @@ int ir_graph_remove_nodes(ir_graph *g, const unsigned char *dead) {
     return 0;
 }
 
-static int add_implicit(ir_node *n, int v) {
-    for (int i = 0; i < n->n_implicit; i++)
-        if (n->implicit[i] == v) return 0;
-    int *ni = realloc(n->implicit, ((size_t)n->n_implicit + 1) * sizeof *ni);
-    if (!ni) return -1;
-    n->implicit = ni;
+/* Which values are already implicit inputs of the node being resolved:
+ * seen[v] == node + 1. Grows with the values subgraphs add to g. */
+typedef struct implicit_set {
+    int *seen;
+    int cap;
+} implicit_set;
+
+/* Marks v as an implicit input of node; returns 1 when it already was,
+ * -1 when out of memory. */
+static int mark_implicit(implicit_set *set, int node, int v) {
+    if (v >= set->cap) {
+        int cap = set->cap ? set->cap : 64;
+        while (cap <= v) cap *= 2;
+        int *ns = realloc(set->seen, (size_t)cap * sizeof *ns);
+        if (!ns) return -1;
+        memset(ns + set->cap, 0, (size_t)(cap - set->cap) * sizeof *ns);
+        set->seen = ns;
+        set->cap = cap;
+    }
+    if (set->seen[v] == node + 1) return 1;
+    set->seen[v] = node + 1;
+    return 0;
+}
+
+static int add_implicit(ir_node *n, int node, int v, implicit_set *set) {
+    int known = mark_implicit(set, node, v);
+    if (known != 0) return known < 0 ? -1 : 0;
+    /* capacity doubles at powers of two, so appending stays linear */
+    int count = n->n_implicit;
+    if ((count & (count - 1)) == 0) {
+        int *ni = realloc(n->implicit, (size_t)(count ? 2 * count : 1) * sizeof *ni);
+        if (!ni) return -1;
+        n->implicit = ni;
+    }
     n->implicit[n->n_implicit++] = v;
     return 0;
 }
@@ -322,7 +350,7 @@ static int add_implicit(ir_node *n, int v) {
 /* Subgraph bodies are resolved first so that a value read two levels down
  * becomes an outer value of the middle graph, then an implicit input of
  * the node in this graph. */
-static int collect_outer(ir_graph *g, int ref, ir_graph *sub, ox_error *err) {
+static int collect_outer(ir_graph *g, int ref, ir_graph *sub, implicit_set *set, ox_error *err) {
     if (ir_resolve_implicit_inputs(sub, err) != 0) return -1;
     for (int v = 0; v < sub->n_values; v++) {
         if (!sub->values[v].outer) continue;
@@ -332,22 +360,29 @@ static int collect_outer(ir_graph *g, int ref, ir_graph *sub, ox_error *err) {
             if (id < 0) return -1;
             g->values[id].outer = 1;
         }
-        if (add_implicit(&g->nodes[ref], id) != 0)
+        if (add_implicit(&g->nodes[ref], ref, id, set) != 0)
             return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
     }
     return 0;
 }
 
 int ir_resolve_implicit_inputs(ir_graph *g, ox_error *err) {
-    for (int i = 0; i < g->n_nodes; i++) {
-        for (int a = 0; a < g->nodes[i].n_attrs; a++) {
+    implicit_set set = {NULL, 0};
+    int rc = 0;
+    for (int i = 0; i < g->n_nodes && rc == 0; i++) {
+        /* a second resolution of the same graph keeps the list it has */
+        for (int k = 0; k < g->nodes[i].n_implicit && rc == 0; k++)
+            if (mark_implicit(&set, i, g->nodes[i].implicit[k]) < 0)
+                rc = ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
+        for (int a = 0; a < g->nodes[i].n_attrs && rc == 0; a++) {
             ir_attr *at = &g->nodes[i].attrs[a];
-            if (at->g && collect_outer(g, i, at->g, err) != 0) return -1;
-            for (size_t j = 0; at->graphs && j < at->n; j++)
-                if (collect_outer(g, i, at->graphs[j], err) != 0) return -1;
+            if (at->g) rc = collect_outer(g, i, at->g, &set, err);
+            for (size_t j = 0; at->graphs && j < at->n && rc == 0; j++)
+                rc = collect_outer(g, i, at->graphs[j], &set, err);
         }
     }
-    return 0;
+    free(set.seen);
+    return rc;
 }
 
 int ir_graph_max_inputs(const ir_graph *g) {

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "ir/ir.h"
+#include "ir/op_memo.h"
 #include "ops/op.h"
 
 /* The model's declared facts are kept where inference knows less. */
@@ -49,7 +50,9 @@ int ir_infer_shapes(ir_graph *g, ox_error *err) {
     const ox_tensor **in_vals = calloc(widest, sizeof *in_vals);
     ir_type *unknown_in = calloc(widest, sizeof *unknown_in);
     ir_type *outs = calloc(widest, sizeof *outs);
-    if (!order || !known || !in_types || !in_vals || !unknown_in || !outs) {
+    ir_op_memo memo;
+    int memo_ok = ir_op_memo_init(&memo) == 0;
+    if (!order || !known || !in_types || !in_vals || !unknown_in || !outs || !memo_ok) {
         ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
         goto done;
     }
@@ -58,7 +61,7 @@ int ir_infer_shapes(ir_graph *g, ox_error *err) {
         if (g->values[v].init && !g->values[v].is_input) known[v] = g->values[v].init;
     for (int oi = 0; oi < g->n_nodes; oi++) {
         ir_node *n = &g->nodes[order[oi]];
-        const ox_op_schema *s = ox_op_find(n->domain, n->op_type, n->opset);
+        const ox_op_schema *s = ir_op_memo_get(&memo, n).op;
         if (!s || !s->infer) continue;
         for (int k = 0; k < n->n_inputs; k++) {
             int v = n->inputs[k];
@@ -94,6 +97,7 @@ int ir_infer_shapes(ir_graph *g, ox_error *err) {
     }
     rc = 0;
 done:
+    ir_op_memo_free(&memo);
     free(order);
     free(known);
     free(in_types);

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "ir/ir.h"
+#include "ir/op_memo.h"
 #include "ops/attr_table.h"
 #include "ops/op.h"
 
@@ -50,9 +51,9 @@ static const char *attr_type_name(int t) {
     return t >= 0 && t < (int)(sizeof NAMES / sizeof NAMES[0]) ? NAMES[t] : "unknown";
 }
 
-static int check_attributes(const ir_node *n, const char *label, ox_error *err) {
+static int check_attributes(const ir_node *n, const ox_attr_schema *s, const char *label,
+                            ox_error *err) {
     if (n->domain[0] && strcmp(n->domain, "ai.onnx.ml") != 0) return 0;
-    const ox_attr_schema *s = ox_attr_schema_find(n->domain, n->op_type, n->opset);
     if (!s) return 0;
     for (int i = 0; i < n->n_attrs; i++) {
         const ir_attr *a = &n->attrs[i];
@@ -69,13 +70,12 @@ static int check_attributes(const ir_node *n, const char *label, ox_error *err) 
     return 0;
 }
 
-static int check_operator(const ir_model *m, const ir_graph *g, const ir_node *n,
+static int check_operator(const ir_graph *g, const ir_node *n, const ox_op_schema *s,
                           const char *label, ox_error *err) {
     if (n->opset < 0)
         return ox_fail(err, ONYX_INVALID_MODEL,
                        "%s in graph '%s': domain '%s' is not in the model's opset imports", label,
                        g->name, n->domain[0] ? n->domain : "ai.onnx");
-    const ox_op_schema *s = ox_op_find(n->domain, n->op_type, n->opset);
     if (!s) {
         const ox_op_schema *any = ox_op_find_any(n->domain, n->op_type);
         if (any)
@@ -92,7 +92,6 @@ static int check_operator(const ir_model *m, const ir_graph *g, const ir_node *n
                        "%s: unknown operator %s in domain '%s' (opset %d)", label, n->op_type,
                        n->domain[0] ? n->domain : "ai.onnx", n->opset);
     }
-    (void)m;
     int nin = ir_node_input_count(n);
     if (nin < s->min_inputs || (s->max_inputs >= 0 && n->n_inputs > s->max_inputs))
         return ox_fail(err, ONYX_INVALID_MODEL, "%s: has %d inputs, %s takes %d..%d", label,
@@ -107,13 +106,14 @@ static int check_operator(const ir_model *m, const ir_graph *g, const ir_node *n
     return 0;
 }
 
-static int validate_graph(ir_model *m, ir_graph *g, ox_error *err) {
+static int validate_graph(ir_op_memo *memo, ir_graph *g, ox_error *err) {
     char label[300];
     for (int i = 0; i < g->n_nodes; i++) {
         ir_node *n = &g->nodes[i];
         ir_node_label(n, label, sizeof label);
-        if (check_operator(m, g, n, label, err) != 0) return -1;
-        if (check_attributes(n, label, err) != 0) return -1;
+        ir_op_lookup found = ir_op_memo_get(memo, n);
+        if (check_operator(g, n, found.op, label, err) != 0) return -1;
+        if (check_attributes(n, found.attrs, label, err) != 0) return -1;
         for (int k = 0; k < n->n_inputs; k++) {
             int v = n->inputs[k];
             if (v >= 0 && !is_defined(g, v))
@@ -124,9 +124,9 @@ static int validate_graph(ir_model *m, ir_graph *g, ox_error *err) {
         }
         for (int a = 0; a < n->n_attrs; a++) {
             ir_attr *at = &n->attrs[a];
-            if (at->g && validate_graph(m, at->g, err) != 0) return -1;
+            if (at->g && validate_graph(memo, at->g, err) != 0) return -1;
             for (size_t j = 0; at->graphs && j < at->n; j++)
-                if (validate_graph(m, at->graphs[j], err) != 0) return -1;
+                if (validate_graph(memo, at->graphs[j], err) != 0) return -1;
         }
     }
     for (int i = 0; i < g->n_outputs; i++) {
@@ -146,5 +146,12 @@ static int validate_graph(ir_model *m, ir_graph *g, ox_error *err) {
 
 int ir_validate(ir_model *m, ox_error *err) {
     if (!m->graph) return ox_fail(err, ONYX_INVALID_MODEL, "model has no graph");
-    return validate_graph(m, m->graph, err);
+    ir_op_memo memo;
+    if (ir_op_memo_init(&memo) != 0) {
+        ir_op_memo_free(&memo);
+        return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
+    }
+    int rc = validate_graph(&memo, m->graph, err);
+    ir_op_memo_free(&memo);
+    return rc;
 }

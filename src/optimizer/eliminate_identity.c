@@ -22,26 +22,55 @@ static int is_passthrough(const ir_graph *g, const ir_node *n) {
     return 1;
 }
 
+/* The value v stands for once removed Identities forward their inputs:
+ * forward[v] is the input of the removed node that produced v, or -1.
+ * Paths are shortened as they are followed, so chains of Identities cost
+ * linear time overall. */
+static int resolve(int *forward, int v) {
+    int root = v;
+    while (forward[root] >= 0) root = forward[root];
+    while (forward[v] >= 0) {
+        int next = forward[v];
+        forward[v] = root;
+        v = next;
+    }
+    return root;
+}
+
+static void resolve_inputs(ir_node *n, int *forward) {
+    for (int k = 0; k < n->n_inputs; k++)
+        if (n->inputs[k] >= 0) n->inputs[k] = resolve(forward, n->inputs[k]);
+}
+
 int ox_pass_eliminate_identity(ox_pass_ctx *ctx, ir_graph *g) {
     if (ox_graph_has_subgraphs(g)) return 0;
     unsigned char *dead = calloc((size_t)g->n_nodes + 1, 1);
-    if (!dead) return ox_fail(ctx->err, ONYX_OUT_OF_MEMORY, "out of memory");
+    int *forward = malloc(((size_t)g->n_values + 1) * sizeof *forward);
+    if (!dead || !forward) {
+        free(dead);
+        free(forward);
+        return ox_fail(ctx->err, ONYX_OUT_OF_MEMORY, "out of memory");
+    }
+    for (int v = 0; v < g->n_values; v++) forward[v] = -1;
     int changes = 0;
     for (int i = 0; i < g->n_nodes; i++) {
         ir_node *n = &g->nodes[i];
+        /* reads what earlier removals forward, as if rewritten at once */
+        resolve_inputs(n, forward);
         if (!is_passthrough(g, n)) continue;
         int in = n->inputs[0], out = n->outputs[0];
         /* A graph output keeps its name, so its producer stays. */
-        if (g->values[out].is_output) continue;
-        for (int j = 0; j < g->n_nodes; j++)
-            for (int k = 0; k < g->nodes[j].n_inputs; k++)
-                if (g->nodes[j].inputs[k] == out) g->nodes[j].inputs[k] = in;
+        if (g->values[out].is_output || in == out) continue;
+        forward[out] = in;
         dead[i] = 1;
         changes++;
     }
+    /* nodes before a removed Identity read its output too */
+    for (int i = 0; changes && i < g->n_nodes; i++) resolve_inputs(&g->nodes[i], forward);
     int rc = changes && ir_graph_remove_nodes(g, dead) != 0
                  ? ox_fail(ctx->err, ONYX_OUT_OF_MEMORY, "out of memory")
                  : changes;
     free(dead);
+    free(forward);
     return rc;
 }

@@ -25,37 +25,54 @@ static const ox_tensor *const_f32(const ir_graph *g, const ir_node *n, int k, in
     return v->init;
 }
 
-static int count_readers(const ir_graph *g, int value) {
-    int c = 0;
+/* Who reads each value, counted once before the pass: per value, the
+ * number of node inputs reading it and the last node doing so. Folding
+ * only swaps a Conv's constant weights for new constants, so the counts
+ * of the Conv outputs the pass asks about stay right throughout. */
+typedef struct readers {
+    int n_values;
+    int *count;
+    int *node;
+} readers;
+
+static int readers_init(readers *r, const ir_graph *g) {
+    r->n_values = g->n_values;
+    r->count = calloc((size_t)g->n_values + 1, sizeof *r->count);
+    r->node = malloc(((size_t)g->n_values + 1) * sizeof *r->node);
+    if (!r->count || !r->node) return -1;
     for (int i = 0; i < g->n_nodes; i++)
-        for (int k = 0; k < g->nodes[i].n_inputs; k++) c += g->nodes[i].inputs[k] == value;
-    return c;
+        for (int k = 0; k < g->nodes[i].n_inputs; k++) {
+            int v = g->nodes[i].inputs[k];
+            if (v < 0) continue;
+            r->count[v]++;
+            r->node[v] = i;
+        }
+    return 0;
 }
 
 /* The BatchNormalization that alone reads Conv node ci's output and can
  * fold into it, or -1. */
-static int foldable_bn(const ir_graph *g, int ci) {
+static int foldable_bn(const ir_graph *g, const readers *r, int ci) {
     const ir_node *conv = &g->nodes[ci];
     if (conv->domain[0] || strcmp(conv->op_type, "Conv") != 0 || conv->n_outputs != 1) return -1;
     int out = conv->outputs[0];
-    if (out < 0 || g->values[out].is_output || count_readers(g, out) != 1) return -1;
+    if (out < 0 || out >= r->n_values || g->values[out].is_output || r->count[out] != 1) return -1;
     const ox_tensor *w = const_f32(g, conv, 1, -1);
     if (!w || w->rank < 3) return -1;
     int64_t m = w->dims[0];
     if (conv->n_inputs > 2 && conv->inputs[2] >= 0 && !const_f32(g, conv, 2, m)) return -1;
-    for (int j = 0; j < g->n_nodes; j++) {
-        const ir_node *bn = &g->nodes[j];
-        if (bn->n_inputs < 1 || bn->inputs[0] != out) continue;
-        if (bn->domain[0] || strcmp(bn->op_type, "BatchNormalization") != 0) return -1;
-        /* training mode has more outputs (running statistics) */
-        for (int k = 1; k < bn->n_outputs; k++)
-            if (bn->outputs[k] >= 0) return -1;
-        if (ir_attr_int(bn, "training_mode", 0) != 0 || bn->n_inputs != 5) return -1;
-        for (int k = 1; k < 5; k++)
-            if (!const_f32(g, bn, k, m)) return -1;
-        return j;
-    }
-    return -1;
+    /* the one reader, through its first input */
+    int j = r->node[out];
+    const ir_node *bn = &g->nodes[j];
+    if (bn->n_inputs < 1 || bn->inputs[0] != out) return -1;
+    if (bn->domain[0] || strcmp(bn->op_type, "BatchNormalization") != 0) return -1;
+    /* training mode has more outputs (running statistics) */
+    for (int k = 1; k < bn->n_outputs; k++)
+        if (bn->outputs[k] >= 0) return -1;
+    if (ir_attr_int(bn, "training_mode", 0) != 0 || bn->n_inputs != 5) return -1;
+    for (int k = 1; k < 5; k++)
+        if (!const_f32(g, bn, k, m)) return -1;
+    return j;
 }
 
 /* A new constant value named after the node, owning t. */
@@ -131,11 +148,17 @@ int ox_pass_fuse_conv_bn(ox_pass_ctx *ctx, ir_graph *g) {
     /* subgraph bodies read outer values by name; leave such graphs alone */
     if (ox_graph_has_subgraphs(g)) return 0;
     unsigned char *dead = calloc((size_t)g->n_nodes + 1, 1);
-    if (!dead) return ox_fail(ctx->err, ONYX_OUT_OF_MEMORY, "out of memory");
+    readers r = {0};
+    if (!dead || readers_init(&r, g) != 0) {
+        free(dead);
+        free(r.count);
+        free(r.node);
+        return ox_fail(ctx->err, ONYX_OUT_OF_MEMORY, "out of memory");
+    }
     int changes = 0, rc = 0;
     for (int i = 0; i < g->n_nodes && rc == 0; i++) {
         if (dead[i]) continue;
-        int j = foldable_bn(g, i);
+        int j = foldable_bn(g, &r, i);
         if (j < 0 || dead[j]) continue;
         if (fold_one(g, i, j, ctx->err) != 0) {
             rc = -1;
@@ -147,5 +170,7 @@ int ox_pass_fuse_conv_bn(ox_pass_ctx *ctx, ir_graph *g) {
     if (rc == 0 && changes && ir_graph_remove_nodes(g, dead) != 0)
         rc = ox_fail(ctx->err, ONYX_OUT_OF_MEMORY, "out of memory");
     free(dead);
+    free(r.count);
+    free(r.node);
     return rc == 0 ? changes : -1;
 }

@@ -1,10 +1,11 @@
 #include "planner/plan.h"
 
+#include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define OX_ARENA_ALIGN 64
+#include "planner/pack.h"
 
 static int add_slot(ox_plan *p, int *cap, int value, int device, int ep) {
     if (p->n_slots == *cap) {
@@ -52,11 +53,22 @@ static int slot_on_device(ox_plan *p, int *slot_cap, int *step_cap, int value, i
 int ox_plan_build(const ir_graph *g, ox_ep *const *eps, int n_eps, ox_plan *p, ox_error *err) {
     memset(p, 0, sizeof *p);
     pthread_mutex_init(&p->lock, NULL);
-    int slot_cap = 0, step_cap = 0, host_ep = n_eps - 1;
+    /* slot and step indices are ints: copies can add one slot per value
+     * and provider, and one step per slot */
+    if (g->n_values > INT_MAX / (2 * (n_eps + 1)) || g->n_nodes > INT_MAX / 4)
+        return ox_fail(err, ONYX_INVALID_MODEL,
+                       "graph '%s': %d nodes and %d values are more than onyx can plan",
+                       g->name, g->n_nodes, g->n_values);
+    /* One slot per value and one step per node, plus room for copies.
+     * Allocated even for an empty graph: a plan that owns its arrays is
+     * one its owner frees (see ox_plan_free). */
+    int slot_cap = g->n_values + 16, step_cap = g->n_nodes + 16, host_ep = n_eps - 1;
+    p->slots = malloc((size_t)slot_cap * sizeof *p->slots);
+    p->steps = malloc((size_t)step_cap * sizeof *p->steps);
     int *order = malloc(((size_t)g->n_nodes + 1) * sizeof *order);
     int *copy_of = malloc(((size_t)g->n_values * (size_t)n_eps + 1) * sizeof *copy_of);
     int *last_use = NULL, *def_step = NULL;
-    if (!order || !copy_of) goto oom;
+    if (!p->slots || !p->steps || !order || !copy_of) goto oom;
     for (size_t i = 0; i < (size_t)g->n_values * (size_t)n_eps; i++) copy_of[i] = -1;
     if (ir_graph_toposort(g, order, err) != 0) goto fail;
 
@@ -247,48 +259,6 @@ void ox_plan_release_mem(ox_plan *p, const ox_mem_plan *mem) {
     if (free_it) free_mem_plan(m);
 }
 
-/* Greedy packing by decreasing size: each slot takes the lowest offset
- * that overlaps no already placed slot alive at the same time. */
-static size_t pack(const ox_plan *p, const size_t *sizes, size_t *offset) {
-    int n = p->n_slots, m = 0;
-    int *idx = malloc(((size_t)n + 1) * sizeof *idx);
-    if (!idx) return SIZE_MAX;
-    for (int s = 0; s < n; s++) {
-        offset[s] = SIZE_MAX;
-        if (p->slots[s].planned && sizes[s] > 0) idx[m++] = s;
-    }
-    for (int i = 1; i < m; i++)
-        for (int j = i; j > 0 && sizes[idx[j]] > sizes[idx[j - 1]]; j--) {
-            int t = idx[j];
-            idx[j] = idx[j - 1];
-            idx[j - 1] = t;
-        }
-    size_t total = 0;
-    for (int i = 0; i < m; i++) {
-        int s = idx[i];
-        size_t need = (sizes[s] + OX_ARENA_ALIGN - 1) / OX_ARENA_ALIGN * OX_ARENA_ALIGN;
-        int b0 = p->lifetimes[2 * s], e0 = p->lifetimes[2 * s + 1];
-        size_t cand = 0;
-        for (int moved = 1; moved;) {
-            moved = 0;
-            for (int j = 0; j < i; j++) {
-                int o = idx[j];
-                int b1 = p->lifetimes[2 * o], e1 = p->lifetimes[2 * o + 1];
-                if (e0 < b1 || e1 < b0) continue;
-                size_t oe = offset[o] + (sizes[o] + OX_ARENA_ALIGN - 1) / OX_ARENA_ALIGN * OX_ARENA_ALIGN;
-                if (cand < oe && offset[o] < cand + need) {
-                    cand = oe;
-                    moved = 1;
-                }
-            }
-        }
-        offset[s] = cand;
-        if (cand + need > total) total = cand + need;
-    }
-    free(idx);
-    return total;
-}
-
 const ox_mem_plan *ox_plan_add_mem(ox_plan *p, const int64_t *sig, size_t sig_len,
                                    const size_t *sizes) {
     ox_mem_plan *m = calloc(1, sizeof *m);
@@ -306,7 +276,7 @@ const ox_mem_plan *ox_plan_add_mem(ox_plan *p, const int64_t *sig, size_t sig_le
         m->size[s] = p->slots[s].planned ? sizes[s] : 0;
         m->naive_bytes += m->size[s];
     }
-    m->arena_bytes = pack(p, m->size, m->offset);
+    m->arena_bytes = ox_pack_arena(p->n_slots, m->size, p->lifetimes, p->n_steps, m->offset);
     if (m->arena_bytes == SIZE_MAX) {
         free_mem_plan(m);
         return NULL;

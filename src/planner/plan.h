@@ -72,7 +72,10 @@ typedef struct ox_plan {
 int ox_partition(ir_graph *g, ox_ep *const *eps, int n_eps, ox_error *err);
 
 /* Builds steps, slots (including copies at device boundaries) and
- * lifetimes from a partitioned graph. */
+ * lifetimes from a partitioned graph. Once it returns, success or not,
+ * the plan must go to ox_plan_free; plan->slots is then non-NULL unless
+ * the very first allocation failed (an empty graph too has its arrays),
+ * so an owner that zeroes plans can tell a built one. */
 int ox_plan_build(const ir_graph *g, ox_ep *const *eps, int n_eps, ox_plan *plan, ox_error *err);
 void ox_plan_free(ox_plan *plan);
 

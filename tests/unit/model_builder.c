@@ -6,7 +6,8 @@
 
 #include "onnx.pb-c.h"
 
-/* tests build nodes with hundreds of inputs (test_graph_limits) */
+/* tests build nodes with hundreds of inputs (test_graph_limits); the
+ * node list itself grows (test_graph_scale builds a million nodes) */
 #define MAX_ITEMS 1024
 
 struct mb_model {
@@ -14,7 +15,8 @@ struct mb_model {
     Onnx__GraphProto graph;
     Onnx__OperatorSetIdProto opset;
     Onnx__OperatorSetIdProto *opsets[1];
-    Onnx__NodeProto *nodes[MAX_ITEMS];
+    Onnx__NodeProto **nodes;
+    size_t cap_nodes;
     Onnx__TensorProto *inits[MAX_ITEMS];
     Onnx__ValueInfoProto *inputs[MAX_ITEMS];
     Onnx__ValueInfoProto *outputs[MAX_ITEMS];
@@ -51,7 +53,6 @@ mb_model *mb_new(int64_t opset) {
     m->model.opset_import = m->opsets;
     m->model.graph = &m->graph;
     m->graph.name = "test";
-    m->graph.node = m->nodes;
     m->graph.initializer = m->inits;
     m->graph.input = m->inputs;
     m->graph.output = m->outputs;
@@ -62,6 +63,7 @@ void mb_free(mb_model *m) {
     if (!m) return;
     for (size_t i = 0; i < m->n_owned; i++) free(m->owned[i]);
     free(m->owned);
+    free(m->nodes);
     free(m);
 }
 
@@ -169,7 +171,9 @@ void mb_init_external(mb_model *m, const char *name, const int64_t *dims, int ra
 }
 
 static char **split(mb_model *m, const char *csv, size_t *n) {
-    char **out = alloc(m, MAX_ITEMS * sizeof *out);
+    size_t items = 1;
+    for (const char *c = csv; *c; c++) items += *c == ',';
+    char **out = alloc(m, items * sizeof *out);
     *n = 0;
     if (!csv[0]) return out;
     char *copy = dup(m, csv);
@@ -192,12 +196,17 @@ void mb_node(mb_model *m, const char *op, const char *inputs, const char *output
     n->op_type = dup(m, op);
     n->input = split(m, inputs, &n->n_input);
     n->output = split(m, outputs, &n->n_output);
-    n->attribute = alloc(m, MAX_ITEMS * sizeof *n->attribute);
+    if (m->graph.n_node == m->cap_nodes) {
+        m->cap_nodes = m->cap_nodes ? m->cap_nodes * 2 : 64;
+        m->nodes = realloc(m->nodes, m->cap_nodes * sizeof *m->nodes);
+        m->graph.node = m->nodes;
+    }
     m->nodes[m->graph.n_node++] = n;
 }
 
 static Onnx__AttributeProto *attr(mb_model *m, const char *name, int type) {
     Onnx__NodeProto *n = m->nodes[m->graph.n_node - 1];
+    if (!n->attribute) n->attribute = alloc(m, MAX_ITEMS * sizeof *n->attribute);
     Onnx__AttributeProto *a = alloc(m, sizeof *a);
     onnx__attribute_proto__init(a);
     a->name = dup(m, name);
