@@ -7,15 +7,19 @@
 #                                          kept in the build folder)
 #   scripts/fuzz.sh regress [TARGET...]    replay fuzz/regressions/<target>/
 #   scripts/fuzz.sh ci SECONDS             build, regress, then every target
-#                                          for SECONDS (CI's fuzz stage)
+#                                          for SECONDS with a fixed seed
+#                                          (CI's fuzz stage)
 #   scripts/fuzz.sh build | seeds TARGET   just those steps
 #
 # Targets: fuzz_load_run fuzz_npy fuzz_tensor_proto fuzz_infer.
 # Crash, leak, timeout and out-of-memory inputs land in
 # BUILD/fuzz-data/artifacts/<target>/; keep each as a small regression input in
-# fuzz/regressions/<target>/. A regression input named known-* reproduces
-# a known bug that is not fixed yet: regress reports it but does not fail
-# unless ONYX_FUZZ_STRICT=1 (rename it when it passes).
+# fuzz/regressions/<target>/. A regression input named open-* reproduces
+# a bug that is not fixed yet: regress reports it but does not fail unless
+# ONYX_FUZZ_STRICT=1 (drop the prefix once it passes), and ci does not fail
+# on a new input that fails at the same place (same sanitizer report
+# location, or for leaks the same allocating function). Timeouts and
+# out-of-memory inputs are reported by ci but do not fail it.
 #
 # Environment: ONYX_FUZZ_BUILD (default build-fuzz), ONYX_TESTDATA (the
 # ONNX 1.12 suite, default Debian's), ONYX_SUITE_DIR (the materialized
@@ -122,9 +126,9 @@ fuzz() {
   time (cd "$work" && ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}" \
     UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}" \
     "$BUILD/fuzz/$t" "${args[@]}" "${inputs[@]}" > "$work/log.txt" 2>&1) || rc=$?
-  grep -E '^(stat::|#[0-9]+ +DONE|Done [0-9]+ runs)' "$work/log.txt" | tail -8 || true
-  echo
-  [ "$jobs" -gt 1 ] && tail -n 3 "$work"/fuzz-*.log 2>/dev/null | grep -E 'DONE|ERROR|==' || true
+  # final statistics: plain mode's DONE line, fork mode's last status line
+  grep -E '^(#[0-9]+ +DONE|#[0-9]+: cov:|stat::(number_of_executed_units|average_exec_per_sec|new_units_added|peak_rss_mb))' \
+    "$work/log.txt" | tail -5 || true
   if [ "$rc" -ne 0 ] || [ "$(artifact_count "$t")" -ne "$before" ]; then
     echo "fuzz.sh: $t FOUND A PROBLEM (exit $rc); log: $work/log.txt; inputs: $art" >&2
     grep -hE '^(==[0-9]+==ERROR|SUMMARY|.*runtime error|fuzz property)' "$work"/*.log* 2>/dev/null | head -5 >&2 || true
@@ -132,49 +136,99 @@ fuzz() {
   fi
 }
 
-# regress [TARGET...]: each regression input once, in its own process
+# signature TARGET FILE: where the input fails, to tell one bug from
+# another: the sanitizer's SUMMARY location, the first onyx frame of a
+# leak, "resource" for timeouts and out-of-memory, "" when it passes.
+signature() {
+  local out
+  out=$(replay "$1" "$2" 2>&1) && return 0
+  if grep -qE 'ERROR: libFuzzer: (out-of-memory|timeout)|SUMMARY: libFuzzer: (out-of-memory|timeout)' <<<"$out"; then
+    echo resource; return 0
+  fi
+  if grep -q 'LeakSanitizer: detected memory leaks' <<<"$out"; then
+    grep -oE " in [A-Za-z_0-9]+ $ROOT/src/[^ ]+" <<<"$out" | grep -v " in ox_strdup " |
+      sed -E "s| in ([A-Za-z_0-9]+) $ROOT/([^:]+):.*|leak \1 \2|" | head -1
+    return 0
+  fi
+  grep -m1 '^SUMMARY:' <<<"$out" | sed -E "s|$ROOT/||g; s|:[0-9]+ in .*||; s|(\.[ch]:[0-9]+):[0-9]+|\1|" || echo crash
+}
+
+replay() {
+  ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}" \
+  UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}" \
+    timeout 120 "$BUILD/fuzz/$1" -timeout="$TIMEOUT_S" -rss_limit_mb="$RSS_MB" \
+    -malloc_limit_mb="$RSS_MB" "$2"
+}
+
+# regress [TARGET...]: each regression input once, in its own process;
+# the signatures of the open bugs go to DATA/open-<target>.txt for ci
 regress() {
-  local targets=("$@") t f fails=0 known=0 n=0 rc
+  local targets=("$@") t f sig fails=0 open=0 n=0
   [ ${#targets[@]} -gt 0 ] || targets=("${TARGETS[@]}")
   for t in "${targets[@]}"; do
     known_target "$t" || die "unknown target '$t'"
+    : > "$DATA/open-$t.txt"
     [ -d "$ROOT/fuzz/regressions/$t" ] || continue
     for f in "$ROOT/fuzz/regressions/$t"/*; do
       [ -f "$f" ] || continue
-      n=$((n + 1)); rc=0
-      ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}" \
-      UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}" \
-        "$BUILD/fuzz/$t" -timeout="$TIMEOUT_S" -rss_limit_mb="$RSS_MB" \
-        -malloc_limit_mb="$RSS_MB" "$f" > "$DATA/regress.log" 2>&1 || rc=$?
+      n=$((n + 1))
+      sig=$(signature "$t" "$f")
       local name="${f#"$ROOT"/}"
-      if [ "$rc" -eq 0 ]; then
+      if [ -z "$sig" ]; then
         case "$(basename "$f")" in
-          known-*) echo "fuzz.sh: $name now passes: drop its known- prefix" ;;
+          open-*) echo "fuzz.sh: $name now passes: drop its open- prefix" ;;
         esac
-      elif [[ "$(basename "$f")" == known-* ]] && [ "${ONYX_FUZZ_STRICT:-0}" != 1 ]; then
-        known=$((known + 1))
-        echo "fuzz.sh: $name fails (known bug, not fixed yet)"
+      elif [[ "$(basename "$f")" == open-* ]] && [ "${ONYX_FUZZ_STRICT:-0}" != 1 ]; then
+        open=$((open + 1))
+        echo "$sig" >> "$DATA/open-$t.txt"
+        echo "fuzz.sh: $name fails (open bug): $sig"
       else
         fails=$((fails + 1))
-        echo "fuzz.sh: $name FAILS (exit $rc):" >&2
-        grep -E 'ERROR|SUMMARY|runtime error|fuzz property|#[0-9]+ 0x' "$DATA/regress.log" \
+        echo "fuzz.sh: $name FAILS: $sig" >&2
+        replay "$t" "$f" 2>&1 | grep -E 'ERROR|SUMMARY|runtime error|fuzz property|#[0-9]+ 0x' \
           | head -12 >&2 || true
       fi
     done
   done
-  echo "fuzz.sh: $n regression inputs, $fails failed, $known known failures"
+  echo "fuzz.sh: $n regression inputs, $fails failed, $open open bugs"
   [ "$fails" -eq 0 ]
 }
 
-# ci SECONDS: what scripts/test.sh runs; targets in parallel, one per core
+# triage TARGET: the inputs this run left in DATA/artifacts/TARGET that are
+# new since the list in $2; fails when one is a crash or leak that no open
+# regression input explains
+triage() {
+  local t="$1" before="$2" f sig rc=0
+  for f in "$DATA/artifacts/$t"/*; do
+    [ -f "$f" ] || continue
+    grep -qxF "$f" "$before" && continue
+    sig=$(signature "$t" "$f")
+    if [ -z "$sig" ]; then
+      echo "fuzz.sh: $t: $(basename "$f") no longer fails (flaky?)"
+    elif [ "$sig" = resource ]; then
+      echo "fuzz.sh: $t: $(basename "$f"): timeout or out of memory (not fatal)"
+    elif grep -qxF "$sig" "$DATA/open-$t.txt" 2>/dev/null; then
+      echo "fuzz.sh: $t: $(basename "$f"): open bug: $sig"
+    else
+      echo "fuzz.sh: $t: $(basename "$f"): NEW: $sig" >&2
+      rc=1
+    fi
+  done
+  return "$rc"
+}
+
+# ci SECONDS: what scripts/test.sh runs: regression inputs, then each
+# target for SECONDS (fixed seed, one target per core) going on past
+# crashes, each new finding judged against the open bugs
 ci() {
   local secs="$1" t rc=0 pids=() names=() i
   build
   regress || rc=1
-  export ONYX_FUZZ_SEED="${ONYX_FUZZ_SEED:-1}"
+  export ONYX_FUZZ_SEED="${ONYX_FUZZ_SEED:-1}" ONYX_FUZZ_KEEP_GOING=1
   for t in "${TARGETS[@]}"; do seeds "$t"; done
   for t in "${TARGETS[@]}"; do
-    fuzz "$t" "$secs" 1 > "$DATA/ci-$t.txt" 2>&1 &
+    find "$DATA/artifacts/$t" -type f > "$DATA/before-$t.txt" 2>/dev/null || : > "$DATA/before-$t.txt"
+    { fuzz "$t" "$secs" 1 || true; triage "$t" "$DATA/before-$t.txt"; } > "$DATA/ci-$t.txt" 2>&1 &
     pids+=($!); names+=("$t")
     if [ ${#pids[@]} -ge "$JOBS_MAX" ]; then
       wait "${pids[0]}" || rc=1
