@@ -115,10 +115,9 @@ fuzz() {
   elif [ "$jobs" -gt 1 ]; then
     args+=(-jobs="$jobs" -workers="$jobs")
   fi
-  # the grown corpus (written) first, then the seeds (read only); also the
-  # regression inputs, so fuzzing starts from what once broke
+  # the grown corpus (written) first, then the seeds (read only); the
+  # regression inputs are regress's: here they would only fail again
   local inputs=("$corpus" "$DATA/seeds/$t")
-  [ -d "$ROOT/fuzz/regressions/$t" ] && inputs+=("$ROOT/fuzz/regressions/$t")
   local before rc=0
   before=$(artifact_count "$t")
   echo "== fuzzing $t for ${secs}s with $jobs job(s)"
@@ -130,7 +129,11 @@ fuzz() {
   grep -E '^(#[0-9]+ +DONE|#[0-9]+: cov:|stat::(number_of_executed_units|average_exec_per_sec|new_units_added|peak_rss_mb))' \
     "$work/log.txt" | tail -5 || true
   if [ "$rc" -ne 0 ] || [ "$(artifact_count "$t")" -ne "$before" ]; then
-    echo "fuzz.sh: $t FOUND A PROBLEM (exit $rc); log: $work/log.txt; inputs: $art" >&2
+    if [ "${ONYX_FUZZ_KEEP_GOING:-0}" = 1 ]; then
+      echo "fuzz.sh: $t: new failing inputs in $art (log: $work/log.txt)" >&2
+    else
+      echo "fuzz.sh: $t FOUND A PROBLEM (exit $rc); log: $work/log.txt; inputs: $art" >&2
+    fi
     grep -hE '^(==[0-9]+==ERROR|SUMMARY|.*runtime error|fuzz property)' "$work"/*.log* 2>/dev/null | head -5 >&2 || true
     return 1
   fi
@@ -222,8 +225,11 @@ triage() {
 # crashes, each new finding judged against the open bugs
 ci() {
   local secs="$1" t rc=0 pids=() names=() i
+  local t0=$SECONDS
   build
+  echo "fuzz.sh: build: $((SECONDS - t0)) s"; t0=$SECONDS
   regress || rc=1
+  echo "fuzz.sh: regress: $((SECONDS - t0)) s"; t0=$SECONDS
   export ONYX_FUZZ_SEED="${ONYX_FUZZ_SEED:-1}" ONYX_FUZZ_KEEP_GOING=1
   for t in "${TARGETS[@]}"; do seeds "$t"; done
   for t in "${TARGETS[@]}"; do
@@ -240,6 +246,7 @@ ci() {
     wait "${pids[$i]}" || rc=1
     cat "$DATA/ci-${names[$i]}.txt"
   done
+  echo "fuzz.sh: fuzzing and triage: $((SECONDS - t0)) s"
   return "$rc"
 }
 

@@ -5,9 +5,13 @@
 #include <string.h>
 #include <unistd.h>
 
+/* Shape inference also calls this on dims taken from the model file, which
+ * may be anything: a product past int64 is -1 (like an unknown count), so
+ * a loop bounded by it runs zero times, rather than undefined behaviour. */
 int64_t ox_numel(const int64_t *dims, int rank) {
     int64_t n = 1;
-    for (int i = 0; i < rank; i++) n *= dims[i];
+    for (int i = 0; i < rank; i++)
+        if (__builtin_mul_overflow(n, dims[i], &n)) return -1;
     return n;
 }
 

@@ -39,6 +39,8 @@ typedef struct onyx_tensor {
     ox_dtype elem_dtype; /* element type of a sequence/optional, for empty ones */
 } ox_tensor;
 
+/* Product of the dims; -1 when it overflows int64 (see ox_numel_checked
+ * in core/checked.h to also refuse negative dims). */
 int64_t ox_numel(const int64_t *dims, int rank);
 static inline int64_t ox_tensor_numel(const ox_tensor *t) { return ox_numel(t->dims, t->rank); }
 
