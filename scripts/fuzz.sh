@@ -95,6 +95,28 @@ PY
   touch "$dir/.done"
 }
 
+# run_bounded SECONDS CMD...: CMD in its own process group, all of which
+# is killed after SECONDS. A worker of libFuzzer's fork mode has been seen
+# to hang in its own timeout handler (a huge allocation being freed when
+# the alarm came), and the parent waits for it forever.
+run_bounded() {
+  local limit="$1" pid waited=0 rc=0
+  shift
+  setsid "$@" &
+  pid=$!
+  while kill -0 "$pid" 2>/dev/null; do
+    if [ "$waited" -ge "$limit" ]; then
+      echo "fuzz.sh: still running after ${limit}s: killed" >&2
+      kill -KILL -- -"$pid" 2>/dev/null || true
+      break
+    fi
+    sleep 1
+    waited=$((waited + 1))
+  done
+  wait "$pid" || rc=$?
+  return "$rc"
+}
+
 artifact_count() { find "$DATA/artifacts/$1" -type f 2>/dev/null | wc -l; }
 
 # fuzz TARGET SECONDS JOBS: runs libFuzzer; non-zero when it found something
@@ -124,7 +146,8 @@ fuzz() {
   TIMEFORMAT="fuzz.sh: $t: %U s user + %S s system CPU, %R s wall"
   time (cd "$work" && ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}" \
     UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}" \
-    "$BUILD/fuzz/$t" "${args[@]}" "${inputs[@]}" > "$work/log.txt" 2>&1) || rc=$?
+    run_bounded $((secs + 4 * TIMEOUT_S + 30)) "$BUILD/fuzz/$t" "${args[@]}" "${inputs[@]}" \
+    > "$work/log.txt" 2>&1) || rc=$?
   # final statistics: plain mode's DONE line, fork mode's last status line
   grep -E '^(#[0-9]+ +DONE|#[0-9]+: cov:|stat::(number_of_executed_units|average_exec_per_sec|new_units_added|peak_rss_mb))' \
     "$work/log.txt" | tail -5 || true
