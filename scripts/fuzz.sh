@@ -168,7 +168,7 @@ fuzz() {
 signature() {
   local out
   out=$(replay "$1" "$2" 2>&1) && return 0
-  if grep -qE 'ERROR: libFuzzer: (out-of-memory|timeout)|SUMMARY: libFuzzer: (out-of-memory|timeout)' <<<"$out"; then
+  if grep -qE 'libFuzzer: (out-of-memory|timeout)|SUMMARY: AddressSanitizer: (out-of-memory|allocation-size-too-big)' <<<"$out"; then
     echo resource; return 0
   fi
   if grep -q 'LeakSanitizer: detected memory leaks' <<<"$out"; then
