@@ -222,7 +222,7 @@ regress() {
 
 # triage TARGET: the inputs this run left in DATA/artifacts/TARGET that are
 # new since the list in $2; fails when one is a crash or leak that no open
-# regression input explains
+# regression input explains (of any target: the model targets share code)
 triage() {
   local t="$1" before="$2" f sig rc=0
   for f in "$DATA/artifacts/$t"/*; do
@@ -233,7 +233,7 @@ triage() {
       echo "fuzz.sh: $t: $(basename "$f") no longer fails (flaky?)"
     elif [ "$sig" = resource ]; then
       echo "fuzz.sh: $t: $(basename "$f"): timeout or out of memory (not fatal)"
-    elif grep -qxF "$sig" "$DATA/open-$t.txt" 2>/dev/null; then
+    elif cat "$DATA"/open-*.txt 2>/dev/null | grep -qxF "$sig"; then
       echo "fuzz.sh: $t: $(basename "$f"): open bug: $sig"
     else
       echo "fuzz.sh: $t: $(basename "$f"): NEW: $sig" >&2
