@@ -17,6 +17,8 @@ PACKAGES=(
   libpng-dev                              # OCR example's input, ImageDecoder's PNG
   libjpeg62-turbo-dev                     # ImageDecoder's JPEG
   imagemagick fonts-dejavu-core           # renders the OCR example's test images
+  clang libclang-rt-14-dev                # libFuzzer and clang's sanitizer runtimes (fuzz/);
+                                          # the runtimes are only recommended by clang
 )
 
 missing=()

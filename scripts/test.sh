@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Installs dependencies, then builds and runs every test twice: an
 # optimized build, and a debug build under AddressSanitizer and
-# UndefinedBehaviorSanitizer. Exits non-zero on any failure.
+# UndefinedBehaviorSanitizer (LeakSanitizer included); then the fuzz
+# targets over their regression inputs and briefly from their seeds, and
+# the concurrency test under ThreadSanitizer. Exits non-zero on any
+# failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -20,3 +23,18 @@ cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DONYX_SANITIZE=ON \
 cmake --build build-asan -j"$jobs"
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j"$jobs")
+
+echo "== fuzzing (libFuzzer, clang, ASan + UBSan)"
+# regression inputs once, then each target for 20 s with a fixed seed
+stage_start=$SECONDS
+bash scripts/fuzz.sh ci 20
+echo "fuzz stage: $((SECONDS - stage_start)) s"
+
+echo "== ThreadSanitizer: one session, many threads, changing input shapes"
+stage_start=$SECONDS
+cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DONYX_TSAN=ON \
+  -DONYX_ZOO_DIR="$PWD/build/models" >/dev/null
+cmake --build build-tsan -j"$jobs" --target test_concurrency
+TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+  build-tsan/tests/test_concurrency --require-zoo "$PWD/build/models"
+echo "tsan stage: $((SECONDS - stage_start)) s"

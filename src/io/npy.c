@@ -7,6 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/checked.h"
+
 /* Offsets of the fixed preamble: magic, major, minor, then the header
  * length as uint16 (version 1) or uint32 (versions 2 and 3). */
 #define NPY_PREAMBLE_V1 10
@@ -215,6 +217,12 @@ static int parse_descr(const char *d, ox_dtype *dtype, int *swap, size_t *chars,
             if (n > (1u << 24)) goto bad;
         }
         if (*s) goto bad;
+        /* numpy makes every unicode dtype at least '<U1'; '<U0' elements
+         * would take no bytes of the file, so a tiny file could ask for any
+         * number of strings */
+        if (n == 0)
+            return ox_fail(err, ONYX_INVALID_ARGUMENT,
+                           "invalid .npy header: unicode dtype '%s' holds no characters", d);
         int file_big = order == '>' || (order != '<' && host_is_big_endian());
         *swap = file_big != host_is_big_endian();
         *chars = n;
@@ -375,9 +383,11 @@ static uint32_t utf8_get(const unsigned char *s, size_t n, size_t *used) {
 
 static int read_unicode(const unsigned char *src, size_t avail, const npy_header *h, size_t chars,
                         int swap, ox_tensor **out, ox_error *err) {
-    int64_t n = ox_numel(h->dims, h->rank);
-    if (n < 0) return ox_fail(err, ONYX_INVALID_ARGUMENT, "invalid .npy shape");
-    if (chars && (uint64_t)n > SIZE_MAX / 4 / chars)
+    int64_t n = 0;
+    if (!ox_numel_checked(h->dims, h->rank, &n))
+        return ox_fail(err, ONYX_INVALID_ARGUMENT,
+                       "invalid .npy shape: its element count overflows int64");
+    if ((uint64_t)n > SIZE_MAX / 4 / chars)
         return ox_fail(err, ONYX_INVALID_ARGUMENT, ".npy string array too large");
     size_t need = (size_t)n * chars * 4;
     if (avail != need)
