@@ -197,7 +197,12 @@ int ox_tensor_from_proto_raw(const Onnx__TensorProto *tp, const void *raw, size_
     size_t numel = want_bytes / ox_dtype_size((ox_dtype)dt);
     int subbyte = ox_dtype_is_subbyte((ox_dtype)dt);
     size_t file_bytes = subbyte ? ox_packed_bytes((ox_dtype)dt, numel) : want_bytes;
-    if (!external && has_raw && dt != ONYX_STRING && raw_len != file_bytes)
+    /* ONNX forbids raw_data for strings; refuse before the declared shape
+     * is allocated, since no payload size bounds it. */
+    if (!external && has_raw && dt == ONYX_STRING)
+        return ox_fail(err, ONYX_INVALID_MODEL, "tensor '%s': string tensors cannot use raw_data",
+                       tensor_name(tp));
+    if (!external && has_raw && raw_len != file_bytes)
         return ox_fail(err, ONYX_INVALID_MODEL,
                        "tensor '%s': raw_data has %zu bytes but shape and type need %zu%s",
                        tensor_name(tp), raw_len, file_bytes, subbyte ? " (packed)" : "");
@@ -227,10 +232,7 @@ int ox_tensor_from_proto_raw(const Onnx__TensorProto *tp, const void *raw, size_
         rc = read_external(&ref, &xf, t, file_bytes, err);
         ox_external_close(&xf);
     } else if (has_raw) {
-        if (dt == ONYX_STRING)
-            rc = ox_fail(err, ONYX_INVALID_MODEL, "tensor '%s': string tensors cannot use raw_data",
-                         tensor_name(tp));
-        else if (subbyte)
+        if (subbyte)
             ox_unpack_subbyte((ox_dtype)dt, raw_data, n, t->data);
         else if (t->nbytes)
             memcpy(t->data, raw_data, t->nbytes);

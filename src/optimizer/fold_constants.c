@@ -7,7 +7,9 @@
 #include "runtime/session.h"
 
 /* Folded results above this size are left to run time: folding would
- * trade a cheap op for a large resident tensor. */
+ * trade a cheap op for a large resident tensor, and at load no session
+ * memory limit applies (a few bytes of model could ask for gigabytes).
+ * The host run refuses such outputs before allocating them. */
 #define MAX_FOLDED_BYTES ((size_t)64 << 20)
 
 static int is_nondeterministic(const ir_node *n) {
@@ -81,7 +83,8 @@ int ox_pass_fold_constants(ox_pass_ctx *ctx, ir_graph *g) {
         ox_error local = {0};
         /* A node that fails here is left in place so the error surfaces,
          * with its context, when the model runs. */
-        if (ox_run_node_on_host(ctx->cpu, n, ins, n->n_inputs, outs, n->n_outputs, ctx->pool, &local) != 0)
+        if (ox_run_node_on_host(ctx->cpu, n, ins, n->n_inputs, outs, n->n_outputs, MAX_FOLDED_BYTES,
+                                ctx->pool, &local) != 0)
             continue;
         size_t bytes = 0;
         int ok = 1;

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/checked.h"
 #include "core/log.h"
 #include "ops/op.h"
 #include "runtime/session.h"
@@ -809,8 +810,29 @@ done:
     return rc_val;
 }
 
+/* Whether the inferred outputs of a host run fit in max_bytes (0: any);
+ * fails with err set when they do not or their size overflows. */
+static int host_outputs_fit(const ir_node *node, const ir_type *outs, int n_outputs, int data_dependent,
+                            size_t max_bytes, ox_error *err) {
+    size_t total = 0;
+    if (!max_bytes || data_dependent) return 0;
+    for (int i = 0; i < n_outputs; i++) {
+        if (outs[i].kind != OX_KIND_TENSOR || node->outputs[i] < 0) continue;
+        int64_t numel;
+        size_t bytes;
+        if (!ox_numel_checked(outs[i].dims, outs[i].rank, &numel) ||
+            !ox_nbytes_checked(numel, ox_dtype_size(outs[i].dtype), &bytes) ||
+            !ox_add_size(total, bytes, &total) || total > max_bytes)
+            return ox_fail(err, ONYX_OUT_OF_MEMORY,
+                           "%s '%s': outputs exceed %zu bytes, the cap for running it at load",
+                           node->op_type, node->name ? node->name : "", max_bytes);
+    }
+    return 0;
+}
+
 int ox_run_node_on_host(ox_ep *cpu, const ir_node *node, ox_tensor *const *inputs, int n_inputs,
-                        ox_tensor **outputs, int n_outputs, ox_threadpool *pool, ox_error *err) {
+                        ox_tensor **outputs, int n_outputs, size_t max_out_bytes,
+                        ox_threadpool *pool, ox_error *err) {
     const ox_kernel_def *k = cpu->ops->find_kernel(cpu, node);
     const ox_op_schema *schema = ox_op_find(node->domain, node->op_type, node->opset);
     if (!k || !schema || !schema->infer)
@@ -831,12 +853,13 @@ int ox_run_node_on_host(ox_ep *cpu, const ir_node *node, ox_tensor *const *input
     ox_infer_ctx ic = {.node = node, .n_inputs = n_inputs, .inputs = types,
                        .values = (const ox_tensor *const *)inputs, .n_outputs = n_outputs,
                        .outputs = outs, .runtime = 1, .err = err};
-    if (schema->infer(&ic) != 0) {
+    for (int i = 0; i < n_outputs; i++) outputs[i] = NULL;
+    if (schema->infer(&ic) != 0 ||
+        host_outputs_fit(node, outs, n_outputs, ic.data_dependent, max_out_bytes, err) != 0) {
         free(block);
         return -1;
     }
     for (int i = 0; i < n_outputs; i++) {
-        outputs[i] = NULL;
         if (ic.data_dependent || outs[i].kind != OX_KIND_TENSOR || node->outputs[i] < 0) continue;
         outputs[i] = ox_tensor_new(outs[i].dtype, outs[i].dims, outs[i].rank, err);
         if (!outputs[i]) goto fail;

@@ -119,9 +119,13 @@ void ox_arena_give(onyx_session *s, ox_graph_exec *ge, void *data, size_t size);
 void ox_arena_free_idle(onyx_session *s, ox_graph_exec *ge);
 
 /* Runs one node on the host with the CPU provider, outside any plan:
- * used by constant folding. outputs[i] receive owned values. */
+ * used by constant folding. outputs[i] receive owned values. Fails with
+ * ONYX_OUT_OF_MEMORY before allocating when the outputs, as inferred
+ * from the inputs' values, would take more than max_out_bytes (0: no
+ * cap); outputs the kernel sizes itself (data-dependent) are not capped. */
 int ox_run_node_on_host(ox_ep *cpu, const ir_node *node, ox_tensor *const *inputs, int n_inputs,
-                        ox_tensor **outputs, int n_outputs, ox_threadpool *pool, ox_error *err);
+                        ox_tensor **outputs, int n_outputs, size_t max_out_bytes,
+                        ox_threadpool *pool, ox_error *err);
 
 /* Planner statistics for tests and reports. */
 typedef struct ox_plan_stats {

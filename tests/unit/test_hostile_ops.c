@@ -2,11 +2,15 @@
  * INT64_MAX, INT64_MIN or 2^32. Each case is refused with a clear error
  * (never a crash or a silently wrong shape), and the kernels touched on
  * the way still give the right values for ordinary numbers. */
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "check.h"
+#include "loader/tensor_proto.h"
 #include "model_builder.h"
+#include "onnx.pb-c.h"
 
 #define BIG INT64_MAX
 #define TWO32 ((int64_t)1 << 32)
@@ -390,6 +394,142 @@ static void test_shape_sums(onyx_env *env) {
     onyx_session_free(s);
 }
 
+/* Runs s on n uint8/int8 inputs of one element or a few, returning output y. */
+static onyx_tensor *run_bytes(onyx_session *s, int n, const char *const *names, const onyx_dtype *types,
+                              const int64_t *const *dims, const int *ranks, void *const *data,
+                              const size_t *bytes, onyx_status **st) {
+    onyx_tensor *x[8] = {0}, *y = NULL;
+    const char *out = "y";
+    *st = NULL;
+    for (int i = 0; i < n && !*st; i++) *st = onyx_tensor_wrap(types[i], dims[i], ranks[i], data[i], bytes[i], &x[i]);
+    if (!*st) *st = onyx_session_run(s, names, (const onyx_tensor *const *)x, (size_t)n, &out, &y, 1);
+    for (int i = 0; i < n; i++) onyx_tensor_free(x[i]);
+    return y;
+}
+
+/* QLinearMatMul with y_scale 0 or NaN: the requantized value is NaN or
+ * infinite; NaN is stored as 0 (as ONNX Runtime does), never cast. */
+static uint8_t qlinear_matmul_u8(onyx_env *env, float y_scale, uint8_t a0) {
+    int64_t ad[] = {1, 2}, bd[] = {2, 1};
+    const float one = 1.0f;
+    mb_model *m = mb_new(13);
+    mb_input(m, "a", ONYX_UINT8, ad, 2);
+    mb_input(m, "b", ONYX_UINT8, bd, 2);
+    mb_input(m, "zp", ONYX_UINT8, NULL, 0);
+    mb_input(m, "yz", ONYX_UINT8, NULL, 0);
+    mb_init_float(m, "s1", NULL, 0, &one);
+    mb_init_float(m, "ys", NULL, 0, &y_scale);
+    mb_output(m, "y", ONYX_UINT8, NULL, -1);
+    mb_node(m, "QLinearMatMul", "a,s1,zp,b,s1,zp,ys,yz", "y");
+    onyx_session *s;
+    CHECK_OK(create(env, m, &s));
+    uint8_t a[2] = {a0, a0}, b[2] = {1, 1}, zp = 0, yz = 7, r = 99;
+    const char *names[] = {"a", "b", "zp", "yz"};
+    const onyx_dtype types[] = {ONYX_UINT8, ONYX_UINT8, ONYX_UINT8, ONYX_UINT8};
+    const int64_t *dims[] = {ad, bd, NULL, NULL};
+    const int ranks[] = {2, 2, 0, 0};
+    void *data[] = {a, b, &zp, &yz};
+    const size_t bytes[] = {2, 2, 1, 1};
+    onyx_status *st;
+    onyx_tensor *y = run_bytes(s, 4, names, types, dims, ranks, data, bytes, &st);
+    CHECK_OK(st);
+    if (y) r = *(const uint8_t *)onyx_tensor_data(y);
+    onyx_tensor_free(y);
+    onyx_session_free(s);
+    return r;
+}
+
+/* QLinearConv to int8 with a NaN y_scale: 0, never an undefined cast. */
+static int8_t qlinear_conv_i8(onyx_env *env, float y_scale) {
+    int64_t d[] = {1, 1, 1, 1};
+    const float one = 1.0f;
+    mb_model *m = mb_new(13);
+    mb_input(m, "x", ONYX_INT8, d, 4);
+    mb_input(m, "w", ONYX_INT8, d, 4);
+    mb_input(m, "zp", ONYX_INT8, NULL, 0);
+    mb_init_float(m, "s1", NULL, 0, &one);
+    mb_init_float(m, "ys", NULL, 0, &y_scale);
+    mb_output(m, "y", ONYX_INT8, NULL, -1);
+    mb_node(m, "QLinearConv", "x,s1,zp,w,s1,zp,ys,zp", "y");
+    onyx_session *s;
+    CHECK_OK(create(env, m, &s));
+    int8_t x = 3, w = 2, zp = 0, r = 99;
+    const char *names[] = {"x", "w", "zp"};
+    const onyx_dtype types[] = {ONYX_INT8, ONYX_INT8, ONYX_INT8};
+    const int64_t *dims[] = {d, d, NULL};
+    const int ranks[] = {4, 4, 0};
+    void *data[] = {&x, &w, &zp};
+    const size_t bytes[] = {1, 1, 1};
+    onyx_status *st;
+    onyx_tensor *y = run_bytes(s, 3, names, types, dims, ranks, data, bytes, &st);
+    CHECK_OK(st);
+    if (y) r = *(const int8_t *)onyx_tensor_data(y);
+    onyx_tensor_free(y);
+    onyx_session_free(s);
+    return r;
+}
+
+static void test_qlinear_nan(onyx_env *env) {
+    CHECK(qlinear_matmul_u8(env, 0.0f, 0) == 0);     /* 0 * inf is NaN */
+    CHECK(qlinear_matmul_u8(env, 0.0f, 1) == 255);   /* 2 * inf saturates */
+    CHECK(qlinear_matmul_u8(env, NAN, 1) == 0);
+    CHECK(qlinear_matmul_u8(env, 0.5f, 1) == 11);    /* ordinary: 2 / 0.5 + 7 */
+    CHECK(qlinear_conv_i8(env, NAN) == 0);
+    CHECK(qlinear_conv_i8(env, 0.0f) == 127);        /* 6 * inf saturates */
+    CHECK(qlinear_conv_i8(env, 2.0f) == 3);          /* ordinary: 6 / 2 */
+}
+
+/* A string tensor with raw_data (which ONNX forbids) declaring a huge
+ * shape is refused before anything of that shape is allocated. */
+static void test_string_raw_data(void) {
+    Onnx__TensorProto tp = ONNX__TENSOR_PROTO__INIT;
+    int64_t dims[] = {(int64_t)1 << 28, 16};
+    uint8_t raw[16] = {0};
+    tp.name = "s";
+    tp.has_data_type = 1;
+    tp.data_type = ONYX_STRING;
+    tp.n_dims = 2;
+    tp.dims = dims;
+    tp.has_raw_data = 1;
+    tp.raw_data.len = sizeof raw;
+    tp.raw_data.data = raw;
+    ox_tensor *t = NULL;
+    ox_error err = {0};
+    CHECK(ox_tensor_from_proto(&tp, NULL, &t, &err) != 0);
+    CHECK(t == NULL);
+    CHECK(err.code == ONYX_INVALID_MODEL);
+    CHECK(strstr(err.msg, "tensor 's': string tensors cannot use raw_data") != NULL);
+}
+
+/* Neg then ConstantOfShape asking for 2^32 floats (16 GiB): constant
+ * folding leaves it to run time instead of allocating it at load, and at
+ * run time the session memory limit refuses it. */
+static void test_fold_huge(onyx_env *env) {
+    int64_t sd[] = {2};
+    const int64_t neg_shape[] = {-((int64_t)1 << 16), -((int64_t)1 << 16)};
+    mb_model *m = mb_new(17);
+    mb_init_int64(m, "ns", sd, 1, neg_shape);
+    mb_output(m, "y", ONYX_FLOAT32, NULL, -1);
+    mb_node(m, "Neg", "ns", "shape");
+    mb_node(m, "ConstantOfShape", "shape", "y");
+    size_t len;
+    uint8_t *buf = mb_serialize(m, &len);
+    mb_free(m);
+    onyx_session_options *opts = NULL;
+    CHECK_OK(onyx_session_options_create(&opts));
+    CHECK_OK(onyx_session_options_set_memory_limit(opts, (size_t)1 << 26));
+    onyx_session *s = NULL;
+    CHECK_OK(onyx_session_create_from_buffer(env, buf, len, opts, &s));
+    free(buf);
+    onyx_session_options_free(opts);
+    if (!s) return;
+    onyx_tensor *y = NULL;
+    const char *out = "y";
+    CHECK_FAILS(onyx_session_run(s, NULL, NULL, 0, &out, &y, 1), ONYX_OUT_OF_MEMORY, "memory limit");
+    CHECK(y == NULL);
+    onyx_session_free(s);
+}
+
 int main(void) {
     onyx_env *env = NULL;
     CHECK_OK(onyx_env_create(&env));
@@ -401,6 +541,9 @@ int main(void) {
     test_rnn(env);
     test_tfidf(env);
     test_shape_sums(env);
+    test_qlinear_nan(env);
+    test_string_raw_data();
+    test_fold_huge(env);
     onyx_env_free(env);
     CHECK_DONE();
 }

@@ -16,6 +16,7 @@
 #include "ep/cpu/kernels/conv_extra.h"
 #include "ep/cpu/kernels/gemm.h"
 #include "ep/cpu/kernels/kernel_util.h"
+#include "ep/cpu/kernels/saturate.h"
 #include "ep/ep.h"
 
 extern const ox_kernel_table ox_cpu_kernels_conv;
@@ -689,10 +690,13 @@ static int qlinear_conv_compute(ox_kernel_ctx *ctx) {
             for (int64_t p = 0; p < g.out_sz; p++) {
                 double v = nearbyint((acc[base + p] + bias) * (double)scale) + yz;
                 v = v < lo ? lo : v > hi ? hi : v;
+                /* a zero or NaN scale makes v NaN, which the clamp
+                 * keeps: the saturating store maps it to 0 (as
+                 * ONNX Runtime does) instead of an undefined cast */
                 if (Y->dtype == ONYX_UINT8)
-                    ((uint8_t *)Y->data)[base + p] = (uint8_t)v;
+                    ((uint8_t *)Y->data)[base + p] = sat_u8(v);
                 else
-                    ((int8_t *)Y->data)[base + p] = (int8_t)v;
+                    ((int8_t *)Y->data)[base + p] = sat_i8(v);
             }
         }
     free(acc);

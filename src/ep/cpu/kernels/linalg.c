@@ -9,23 +9,17 @@
 
 #include "ep/cpu/kernels/gemm.h"
 #include "ep/cpu/kernels/kernel_util.h"
+#include "ep/cpu/kernels/saturate.h"
 #include "ep/ep.h"
 
 extern const ox_kernel_table ox_cpu_kernels_linalg;
 
 
-/* Saturating double -> integer conversions (truncating, like a cast). */
-static int64_t sat_i64(double v) {
-    if (v != v) return 0;
-    if (v >= 9223372036854775807.0) return INT64_MAX;
-    if (v <= -9223372036854775808.0) return INT64_MIN;
-    return (int64_t)v;
-}
-
-static uint64_t sat_u64(double v) {
+/* Unsigned Gemm results clamp negatives (from a negative alpha or beta)
+ * to 0 rather than wrapping like saturate.h's sat_u64. */
+static uint64_t sat_u64_nonneg(double v) {
     if (!(v > 0)) return 0;
-    if (v >= 18446744073709551615.0) return UINT64_MAX;
-    return (uint64_t)v;
+    return sat_u64(v);
 }
 
 /* ================================================================ */
@@ -88,8 +82,8 @@ GEMM_FILL_C(double, fill_c_f64)
     }
 GEMM_INT(int32_t, uint32_t, sat_i64, gemm_i32)
 GEMM_INT(int64_t, uint64_t, sat_i64, gemm_i64)
-GEMM_INT(uint32_t, uint32_t, sat_u64, gemm_u32)
-GEMM_INT(uint64_t, uint64_t, sat_u64, gemm_u64)
+GEMM_INT(uint32_t, uint32_t, sat_u64_nonneg, gemm_u32)
+GEMM_INT(uint64_t, uint64_t, sat_u64_nonneg, gemm_u64)
 
 static int gemm_compute(ox_kernel_ctx *ctx) {
     const ox_tensor *A = ox_cpu_input(ctx, 0), *B = ox_cpu_input(ctx, 1), *C = ox_cpu_input(ctx, 2);
@@ -536,10 +530,13 @@ static int qlinear_matmul_compute(ox_kernel_ctx *ctx) {
                 int64_t e = (bi * p.M + i) * p.N + x;
                 double v = nearbyint((double)acc[e] * (double)mult) + yzp;
                 v = v < lo ? lo : v > hi ? hi : v;
+                /* a zero or NaN scale makes v NaN, which the clamp
+                 * keeps: the saturating store maps it to 0 (as
+                 * ONNX Runtime does) instead of an undefined cast */
                 if (Y->dtype == ONYX_UINT8)
-                    ((uint8_t *)Y->data)[e] = (uint8_t)v;
+                    ((uint8_t *)Y->data)[e] = sat_u8(v);
                 else
-                    ((int8_t *)Y->data)[e] = (int8_t)v;
+                    ((int8_t *)Y->data)[e] = sat_i8(v);
             }
     }
     free(acc);
