@@ -5,6 +5,7 @@
  * outputs and the node's inputs; shapes only where every source agrees. */
 #include <string.h>
 
+#include "core/checked.h"
 #include "ops/op.h"
 
 extern const ox_op_table ox_ops_control;
@@ -154,8 +155,8 @@ static int infer_scan(ox_infer_ctx *c) {
     const ir_attr *ma = ir_node_attr(c->node, "num_scan_inputs");
     if (!ma) return ox_infer_fail(c, ONYX_INVALID_MODEL, "Scan: the 'num_scan_inputs' attribute is required");
     int64_t m = ma->i;
-    int64_t n = c->n_inputs - first - m;
-    if (m < 1 || n < 0)
+    int64_t n = 0;
+    if (m < 1 || !ox_sub_i64(c->n_inputs - first, m, &n) || n < 0)
         return ox_infer_fail(c, ONYX_INVALID_MODEL, "Scan: num_scan_inputs = %lld does not fit %d inputs",
                              (long long)m, c->n_inputs - first);
     int64_t k = c->n_outputs - n;

@@ -3,6 +3,7 @@
 #include <ctype.h>
 #include <string.h>
 
+#include "core/checked.h"
 #include "ops/op.h"
 
 extern const ox_op_table ox_ops_linalg;
@@ -149,10 +150,11 @@ static int check_zero_point(ox_infer_ctx *c, int zi, int ti, const char *what, i
         /* a per-row/column zero point broadcast like the matrix (M x 1 or 1 x N) */
         int64_t n = 1;
         int known = 1;
-        for (int i = 0; i < z->rank; i++) {
+        for (int i = 0; i < z->rank; i++)
             if (z->dims[i] < 0) known = 0;
-            else n *= z->dims[i];
-        }
+        if (known && !ox_numel_checked(z->dims, z->rank, &n))
+            return ox_infer_fail(c, ox_infer_bad_code(c), "%s: the element count of %s overflows int64",
+                                 c->node->op_type, what);
         if (known && len >= 0 && n != len)
             return ox_infer_fail(c, ox_infer_bad_code(c),
                                  "%s: %s has %lld values, expected 1 or %lld", c->node->op_type,

@@ -9,6 +9,7 @@
  * 25 int2/uint2; 28 float6. */
 #include <inttypes.h>
 
+#include "core/checked.h"
 #include "core/dtype.h"
 #include "ops/op.h"
 
@@ -82,7 +83,8 @@ static int check_quant_params(ox_infer_ctx *c, const char *scale_name, const cha
         if (ox_norm_axis(c, ir_attr_int(c->node, "axis", 1), x->rank, &axis)) return -1;
         for (int d = 0; d < x->rank; d++) {
             if (x->dims[d] < 0 || s->dims[d] < 0) continue;
-            int64_t want = d == axis ? (x->dims[d] + block - 1) / block : x->dims[d];
+            /* ceiling division that cannot overflow for any block_size */
+            int64_t want = d == axis ? x->dims[d] / block + (x->dims[d] % block != 0) : x->dims[d];
             if (s->dims[d] != want)
                 return ox_infer_fail(c, ox_infer_bad_code(c),
                                      "%s: %s has %lld values along dimension %d; x has %lld there "

@@ -530,6 +530,33 @@ static void test_fold_huge(onyx_env *env) {
     onyx_session_free(s);
 }
 
+/* Quantization attributes and zero points at the int64 edges. */
+static void test_quant_edges(onyx_env *env) {
+    onyx_session *s;
+    /* block_size INT64_MAX: x + block - 1 used to overflow; one block per row */
+    int64_t xd[] = {4, 4}, sd[] = {4, 2};
+    mb_model *m = mb_new(21);
+    mb_input(m, "x", ONYX_FLOAT32, xd, 2);
+    mb_input(m, "sc", ONYX_FLOAT32, sd, 2);
+    mb_output(m, "y", ONYX_UINT8, NULL, -1);
+    mb_node(m, "QuantizeLinear", "x,sc", "y");
+    mb_attr_int(m, "axis", 1);
+    mb_attr_int(m, "block_size", BIG);
+    CHECK_FAILS(create(env, m, &s), ONYX_INVALID_MODEL,
+                "block_size is 9223372036854775807, so it needs 1");
+    onyx_session_free(s);
+    /* MatMulInteger zero point declared [2^32, 2^32] */
+    int64_t ad[] = {2, 3}, bd[] = {3, 2}, zd[] = {TWO32, TWO32};
+    m = mb_new(17);
+    mb_input(m, "a", ONYX_UINT8, ad, 2);
+    mb_input(m, "b", ONYX_UINT8, bd, 2);
+    mb_input(m, "az", ONYX_UINT8, zd, 2);
+    mb_output(m, "y", ONYX_INT32, NULL, -1);
+    mb_node(m, "MatMulInteger", "a,b,az", "y");
+    CHECK_FAILS(create(env, m, &s), ONYX_INVALID_MODEL, "MatMulInteger: the element count of");
+    onyx_session_free(s);
+}
+
 int main(void) {
     onyx_env *env = NULL;
     CHECK_OK(onyx_env_create(&env));
@@ -544,6 +571,7 @@ int main(void) {
     test_qlinear_nan(env);
     test_string_raw_data();
     test_fold_huge(env);
+    test_quant_edges(env);
     onyx_env_free(env);
     CHECK_DONE();
 }
