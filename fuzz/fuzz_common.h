@@ -47,12 +47,19 @@ static inline onyx_env *fuzz_env(void) {
 
 /* Single-threaded sessions: libFuzzer runs one input at a time, and
  * intra-op threads would only blur the stacks. */
+/* Below scripts/fuzz.sh's -malloc_limit_mb of 2048. */
+#define FUZZ_MEMORY_LIMIT ((size_t)1 << 30)
+
 static inline onyx_session_options *fuzz_options(onyx_opt_level level) {
     onyx_session_options *o = NULL;
     if (onyx_session_options_create(&o) != NULL) fuzz_fail("session options");
     onyx_status_free(onyx_session_options_set_threads(o, 1));
     onyx_status_free(onyx_session_options_set_optimization_level(o, level));
     onyx_status_free(onyx_session_options_set_log_level(o, ONYX_LOG_ERROR));
+    /* A model may legitimately ask for more memory than the fuzzer's
+     * -malloc_limit_mb; a deployment that loads strangers' models sets a
+     * limit, and onyx must then refuse cleanly, which is what is tested. */
+    onyx_status_free(onyx_session_options_set_memory_limit(o, FUZZ_MEMORY_LIMIT));
     return o;
 }
 

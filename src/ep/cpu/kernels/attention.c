@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/checked.h"
 #include "ep/cpu/kernels/attention_ops.h"
 #include "ep/cpu/kernels/gemm.h"
 #include "ep/cpu/kernels/kernel_util.h"
@@ -47,6 +48,17 @@ static inline float att_round(ox_dtype t, float v) {
     if (t == ONYX_FLOAT16) return ox_half_to_float(ox_float_to_half(v));
     if (t == ONYX_BFLOAT16) return ox_bf16_to_float(ox_float_to_bf16(v));
     return v;
+}
+
+/* A window wider than every query-key distance allows every key, as the
+ * unbounded -1 does; clamping it to total + sq + 1 (the widest distance,
+ * with an external cache's negative offset) keeps the frontier arithmetic
+ * pos +- window within int64 for attribute values up to INT64_MAX. */
+static void att_clamp_windows(att_plan *p) {
+    int64_t wide;
+    if (ox_add_i64(p->total, p->sq, &wide) || ox_add_i64(wide, 1, &wide)) wide = INT64_MAX / 4;
+    if (p->left > wide) p->left = wide;
+    if (p->right > wide) p->right = wide;
 }
 
 /* Keys before the query block: the past cache, or for an external cache
@@ -316,6 +328,7 @@ static int att_plan_make(ox_kernel_ctx *ctx, att_plan *p) {
     p->causal = ir_attr_int(n, "is_causal", 0) != 0;
     p->left = ver >= 25 ? ir_attr_int(n, "left_window_size", -1) : -1;
     p->right = ver >= 25 ? ir_attr_int(n, "right_window_size", -1) : -1;
+    att_clamp_windows(p);
     p->softcap = ir_attr_float(n, "softcap", 0.0f);
     p->scale = ir_node_attr(n, "scale") ? (double)ir_attr_float(n, "scale", 0.0f)
                                         : 1.0 / sqrt((double)(p->dk > 0 ? p->dk : 1));

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/checked.h"
 #include "ep/cpu/kernels/conv_extra.h"
 #include "ep/cpu/kernels/gemm.h"
 #include "ep/cpu/kernels/kernel_util.h"
@@ -40,6 +41,35 @@ typedef struct conv_geom {
 } conv_geom;
 
 /* x and w are the data and weight tensors, y the preallocated output. */
+/* ConvTranspose output length on spatial axis i: the full length
+ * stride * (in - 1) + output_padding + (k - 1) * dil + 1 less the pads,
+ * which SAME auto_pad or output_shape (*want) split from the full length.
+ * Every term is a model attribute, so each step is checked; returns 0
+ * when one overflows int64. */
+static int transpose_axis(const conv_geom *g, int i, int64_t opad, const int64_t *want, int ap,
+                          int64_t *pb, int64_t *pe, int64_t *o) {
+    int64_t ek, full, total;
+    if (!ox_muladd_i64(g->k[i] - 1, g->dil[i], 1, &ek) ||
+        !ox_muladd_i64(g->stride[i], g->in[i] - 1, opad, &full) || !ox_add_i64(full, ek, &full))
+        return 0;
+    if (want || ap == OX_PAD_SAME_UPPER || ap == OX_PAD_SAME_LOWER) {
+        int64_t w;
+        if (want) w = *want;
+        else if (!ox_mul_i64(g->in[i], g->stride[i], &w)) return 0;
+        if (!ox_sub_i64(full, w, &total)) return 0;
+        if (ap == OX_PAD_SAME_UPPER) {
+            *pb = floor_div(total, 2);
+            *pe = total - *pb;
+        } else {
+            *pe = floor_div(total, 2);
+            *pb = total - *pe;
+        }
+    } else if (ap == OX_PAD_VALID) {
+        *pb = *pe = 0;
+    }
+    return ox_sub_i64(full, *pb, o) && ox_sub_i64(*o, *pe, o);
+}
+
 static int geom_make(ox_kernel_ctx *ctx, const ox_tensor *x, const ox_tensor *w, const ox_tensor *y,
                      int transpose, conv_geom *g) {
     const char *op = ctx->node->op_type;
@@ -108,22 +138,13 @@ static int geom_make(ox_kernel_ctx *ctx, const ox_tensor *x, const ox_tensor *w,
                 return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
                                       "%s: kernel does not fit the padded input on spatial axis %d", op, i);
         } else {
-            int64_t ek = (g->k[i] - 1) * g->dil[i] + 1, op_i = opad ? opad[i] : 0;
-            int64_t full = g->stride[i] * (g->in[i] - 1) + op_i + ek;
-            if (oshape || ap == OX_PAD_SAME_UPPER || ap == OX_PAD_SAME_LOWER) {
-                int64_t want = oshape ? oshape[nos - (size_t)r + (size_t)i] : g->in[i] * g->stride[i];
-                int64_t total = full - want;
-                if (ap == OX_PAD_SAME_UPPER) {
-                    pb = floor_div(total, 2);
-                    pe = total - pb;
-                } else {
-                    pe = floor_div(total, 2);
-                    pb = total - pe;
-                }
-            } else if (ap == OX_PAD_VALID) {
-                pb = pe = 0;
-            }
-            o = full - pb - pe;
+            const int64_t *want = oshape ? &oshape[nos - (size_t)r + (size_t)i] : NULL;
+            if (!transpose_axis(g, i, opad ? opad[i] : 0, want, ap, &pb, &pe, &o))
+                return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
+                                      "%s: output size on spatial axis %d overflows int64 (kernel %lld, "
+                                      "stride %lld, dilation %lld, input %lld)",
+                                      op, i, (long long)g->k[i], (long long)g->stride[i],
+                                      (long long)g->dil[i], (long long)g->in[i]);
         }
         if (o != y->dims[i + 2])
             return ox_kernel_fail(ctx, ONYX_RUNTIME_ERROR,
@@ -457,7 +478,7 @@ typedef struct dw_job {
     int64_t lo[DW_MAX_KW], hi[DW_MAX_KW]; /* output columns reached by tap column kw */
 } dw_job;
 
-static int64_t ceil_div_pos(int64_t a, int64_t b) { return a <= 0 ? -((-a) / b) : (a + b - 1) / b; }
+static int64_t ceil_div_pos(int64_t a, int64_t b) { return a <= 0 ? -((-a) / b) : a / b + (a % b != 0); }
 
 static void dw_range(void *arg, int64_t t0, int64_t t1) {
     const dw_job *j = arg;
@@ -510,18 +531,24 @@ static int try_depthwise(ox_kernel_ctx *ctx, const conv_geom *g, const float *x,
     j.dw = g->dil[L];
     j.pw = g->pb[L];
     if (j.KW > DW_MAX_KW) return 0;
+    /* pads and dilations are attributes: where the tap offsets or the work
+     * per plane overflow int64, the general path (checked) takes over */
+    int64_t planes = g->N * g->M, per;
+    if (!ox_mul_i64(j.OH, j.OW, &per) || !ox_mul_i64(per, j.KH, &per) || !ox_mul_i64(per, j.KW, &per))
+        return 0;
     for (int64_t kw = 0; kw < j.KW; kw++) {
-        int64_t off = kw * j.dw - j.pw;
-        int64_t lo = ceil_div_pos(-off, j.sw), hi;
+        int64_t off, neg, lim, hi;
+        if (!ox_mul_i64(kw, j.dw, &off) || !ox_sub_i64(off, j.pw, &off) || !ox_sub_i64(0, off, &neg) ||
+            !ox_sub_i64(j.IW - 1, off, &lim))
+            return 0;
+        int64_t lo = ceil_div_pos(neg, j.sw);
         if (lo < 0) lo = 0;
         /* last ow with ow * sw + off <= IW - 1 */
-        int64_t lim = j.IW - 1 - off;
         hi = lim < 0 ? 0 : lim / j.sw + 1;
         if (hi > j.OW) hi = j.OW;
         j.lo[kw] = lo;
         j.hi[kw] = hi < lo ? lo : hi;
     }
-    int64_t planes = g->N * g->M, per = j.OH * j.OW * j.KH * j.KW;
     ox_parallel_for(ctx->pool, planes, per >= 16384 ? 1 : 16384 / (per ? per : 1), dw_range, &j);
     return 1;
 }

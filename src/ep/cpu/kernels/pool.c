@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/checked.h"
 #include "ep/cpu/kernels/gemm.h"
 #include "ep/cpu/kernels/kernel_util.h"
 #include "ep/ep.h"
@@ -215,28 +216,59 @@ typedef struct rows_job {
     /* per axis i, arrays of length out[i]: window start, first and end tap inside the input,
      * taps inside the padded extent */
     const int64_t *st[OX_MAX_RANK], *k0[OX_MAX_RANK], *k1[OX_MAX_RANK], *pc[OX_MAX_RANK];
-    /* last axis, per kernel column: outputs [lo, hi) it reaches */
+    /* last axis, per kernel column kf + c of the live ones [kf, kl): outputs [lo[c], hi[c]) it reaches */
     const int64_t *lo, *hi;
+    int64_t kf, kl;
 } rows_job;
 
-static int64_t *build_tables(const pool_geom *g, rows_job *j) {
+/* ceil(a / b) for b > 0 without the a + b - 1 that overflows when
+ * dilations or pads are near INT64_MAX. */
+static int64_t cdiv(int64_t a, int64_t b) { return a / b + (a % b > 0); }
+
+/* Last-axis kernel columns [*kf, *kl) whose taps land inside the input
+ * for some output: the others read only padding, so no table or loop
+ * covers them; a kernel_shape of 2^40 over huge pads reaches at most
+ * in + (out - 1) * s input positions. 0 when the bounds overflow. */
+static int live_columns(const pool_geom *g, int64_t *kf, int64_t *kl) {
+    int L = g->r - 1;
+    int64_t reach, first, end;
+    if (!ox_mul_i64(g->out[L] - 1, g->s[L], &reach) || !ox_sub_i64(g->pb[L], reach, &first) ||
+        !ox_add_i64(g->in[L], g->pb[L], &end))
+        return 0;
+    *kf = first <= 0 ? 0 : cdiv(first, g->d[L]);
+    *kl = end <= 0 ? 0 : cdiv(end, g->d[L]);
+    if (*kl > g->k[L]) *kl = g->k[L];
+    if (*kf > *kl) *kf = *kl;
+    return 1;
+}
+
+/* The per-axis window tables in one allocation; NULL with *why set
+ * ("overflow" or "memory") when they cannot be built. */
+static int64_t *build_tables(const pool_geom *g, rows_job *j, const char **why) {
     int64_t total = 0;
-    for (int i = 0; i < g->r; i++) total += 4 * g->out[i];
-    total += 2 * g->k[g->r - 1];
-    int64_t *buf = malloc(sizeof(int64_t) * (size_t)(total > 0 ? total : 1));
+    size_t bytes;
+    *why = "overflow";
+    if (!live_columns(g, &j->kf, &j->kl)) return NULL;
+    for (int i = 0; i < g->r; i++)
+        if (!ox_muladd_i64(4, g->out[i], total, &total)) return NULL;
+    if (!ox_muladd_i64(2, j->kl - j->kf, total, &total) || !ox_nbytes_checked(total, sizeof(int64_t), &bytes))
+        return NULL;
+    *why = "memory";
+    int64_t *buf = malloc(bytes ? bytes : 1);
     if (!buf) return NULL;
     int64_t *p = buf;
     for (int i = 0; i < g->r; i++) {
         int64_t *st = p, *k0 = p + g->out[i], *k1 = p + 2 * g->out[i], *pc = p + 3 * g->out[i];
         p += 4 * g->out[i];
+        /* window geometry fits int64: ox_window_axis checked in + pads and the kernel extent */
         for (int64_t o = 0; o < g->out[i]; o++) {
             int64_t s = o * g->s[i] - g->pb[i], dl = g->d[i];
-            int64_t a = s < 0 ? (-s + dl - 1) / dl : 0;
-            int64_t b = g->in[i] - s <= 0 ? 0 : (g->in[i] - s + dl - 1) / dl;
+            int64_t a = s < 0 ? cdiv(-s, dl) : 0;
+            int64_t b = g->in[i] - s <= 0 ? 0 : cdiv(g->in[i] - s, dl);
             if (b > g->k[i]) b = g->k[i];
             int64_t lo = -g->pb[i], hi = g->in[i] + g->pe[i];
-            int64_t pa = s < lo ? (lo - s + dl - 1) / dl : 0;
-            int64_t pbnd = hi - s <= 0 ? 0 : (hi - s + dl - 1) / dl;
+            int64_t pa = s < lo ? cdiv(lo - s, dl) : 0;
+            int64_t pbnd = hi - s <= 0 ? 0 : cdiv(hi - s, dl);
             if (pbnd > g->k[i]) pbnd = g->k[i];
             st[o] = s;
             k0[o] = a;
@@ -249,15 +281,15 @@ static int64_t *build_tables(const pool_geom *g, rows_job *j) {
         j->pc[i] = pc;
     }
     int L = g->r - 1;
-    int64_t *lo = p, *hi = p + g->k[L];
-    for (int64_t kw = 0; kw < g->k[L]; kw++) {
-        int64_t off = kw * g->d[L] - g->pb[L], s = g->s[L];
-        int64_t a = off >= 0 ? 0 : (-off + s - 1) / s;
+    int64_t n = j->kl - j->kf, *lo = p, *hi = p + n;
+    for (int64_t c = 0; c < n; c++) {
+        int64_t off = (j->kf + c) * g->d[L] - g->pb[L], s = g->s[L];
+        int64_t a = off >= 0 ? 0 : cdiv(-off, s);
         int64_t lim = g->in[L] - 1 - off;
         int64_t b = lim < 0 ? 0 : lim / s + 1;
         if (b > g->out[L]) b = g->out[L];
-        lo[kw] = a;
-        hi[kw] = b > a ? b : a;
+        lo[c] = a;
+        hi[c] = b > a ? b : a;
     }
     j->lo = lo;
     j->hi = hi;
@@ -292,8 +324,9 @@ static int64_t *build_tables(const pool_geom *g, rows_job *j) {
                 int64_t base = 0;                                                               \
                 for (int d = 0; d < L; d++) base += (j->st[d][o[d]] + kk[d] * g->d[d]) * g->in_str[d]; \
                 const T *xr = xp + base;                                                        \
-                for (int64_t kw = 0; kw < g->k[L]; kw++) {                                      \
-                    int64_t off = kw * g->d[L] - g->pb[L], lo = j->lo[kw], hi = j->hi[kw];      \
+                for (int64_t kw = j->kf; kw < j->kl; kw++) {                                    \
+                    int64_t off = kw * g->d[L] - g->pb[L];                                      \
+                    int64_t lo = j->lo[kw - j->kf], hi = j->hi[kw - j->kf];                     \
                     if (lo >= hi) continue;                                                     \
                     if (j->kind == POOL_MAX) {                                                  \
                         if (sL == 1) {                                                          \
@@ -363,12 +396,18 @@ DEF_ROWS(uint8_t, u8, 0, vmax_u8, vadd_u8)
 static int run_rows(ox_kernel_ctx *ctx, pool_job *pj, ox_dtype dt) {
     const pool_geom *g = pj->g;
     rows_job j = {.g = g, .kind = pj->kind, .x = pj->x, .y = pj->y, .include_pad = pj->include_pad, .p = pj->p};
-    int64_t *tabs = build_tables(g, &j);
-    if (!tabs) return ox_cpu_oom(ctx);
+    const char *why;
+    int64_t *tabs = build_tables(g, &j, &why);
+    if (!tabs && why[0] == 'm') return ox_cpu_oom(ctx);
+    if (!tabs)
+        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
+                              "%s: pooling window tables overflow int64 (kernel %lld on the last axis)",
+                              ctx->node->op_type, (long long)g->k[g->r - 1]);
     j.rows_per_plane = g->out_sz / g->out[g->r - 1];
-    int64_t rows = g->planes * j.rows_per_plane, taps = 1;
-    for (int i = 0; i < g->r; i++) taps *= g->k[i];
-    int64_t work = taps * g->out[g->r - 1];
+    /* work per row only sets the grain; it saturates instead of overflowing */
+    int64_t rows = g->planes * j.rows_per_plane, work = j.kl - j.kf;
+    for (int i = 0; i < g->r; i++)
+        if (!ox_mul_i64(work, i == g->r - 1 ? g->out[i] : g->k[i], &work)) work = INT64_MAX;
     ox_range_fn fn = dt == ONYX_FLOAT32  ? rows_range_f32
                      : dt == ONYX_FLOAT64 ? rows_range_f64
                      : dt == ONYX_INT8    ? rows_range_i8
