@@ -27,12 +27,12 @@ int main(int argc, char **argv) {
         if (!a || !b || !c) return 1;
         for (int64_t i = 0; i < M * K; i++) a[i] = (float)((i * 7) % 13) * 0.1f - 0.6f;
         for (int64_t i = 0; i < K * N; i++) b[i] = (float)((i * 5) % 11) * 0.1f - 0.5f;
-        ox_gemm_f32(NULL, 0, 0, M, N, K, 1.0f, a, K, b, N, 0.0f, c, N);
+        ox_gemm_f32(NULL, NULL, 0, 0, M, N, K, 1.0f, a, K, b, N, 0.0f, c, N);
         double best = 1e30, t_end = now_s() + budget;
         int reps = 0;
         do {
             double t0 = now_s();
-            ox_gemm_f32(NULL, 0, 0, M, N, K, 1.0f, a, K, b, N, 0.0f, c, N);
+            ox_gemm_f32(NULL, NULL, 0, 0, M, N, K, 1.0f, a, K, b, N, 0.0f, c, N);
             double dt = now_s() - t0;
             if (dt < best) best = dt;
             reps++;

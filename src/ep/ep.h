@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "core/tensor.h"
+#include "core/stop.h"
 #include "core/threadpool.h"
 #include "ir/ir.h"
 
@@ -33,6 +34,10 @@ struct ox_kernel_ctx {
     struct ox_ep *ep; /* the provider running this kernel */
     ox_error *err;
     void *exec; /* executor internals behind ox_kernel_output */
+    /* Polled by loops that can run long on small inputs (and passed to
+     * gemm): nonzero once the run is cancelled or out of time. Safe from
+     * worker threads; NULL outside a run (constant folding). */
+    const ox_stop *stop;
     /* Runs a subgraph attribute (If/Loop/Scan); set by the executor. */
     int (*run_subgraph)(ox_kernel_ctx *ctx, const ir_graph *g, ox_tensor *const *inputs,
                         int n_inputs, ox_tensor **outputs, int n_outputs);
@@ -52,8 +57,9 @@ int ox_kernel_fail(ox_kernel_ctx *ctx, onyx_code code, const char *fmt, ...)
 /* Nonzero when the run must stop (cancelled through its run options, or
  * past its time limit), with ctx->err saying why and where; the kernel
  * then frees what it holds and returns -1. Loop and Scan call it between
- * iterations; any kernel that can run long on small inputs should call it
- * now and then. Cheap: an atomic load and a coarse clock read. */
+ * iterations. Calling thread only: loops on worker threads poll ctx->stop
+ * instead and simply return early. Cheap: an atomic load and a coarse
+ * clock read. */
 int ox_kernel_should_stop(ox_kernel_ctx *ctx);
 /* Iterating kernels (Loop, Scan, SequenceMap) say which iteration runs,
  * so a stop inside the body names it; -1 when not iterating. */

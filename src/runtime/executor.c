@@ -46,9 +46,11 @@ typedef struct run_ctx {
 
 /* What ox_kernel_output needs to find the node's slots. */
 typedef struct node_exec {
+    ox_stop stop; /* first: poll_stop finds the node_exec from it */
     run_ctx *rc;
     const ox_step *step;
-    int64_t iteration; /* set by Loop/Scan kernels for messages; -1 outside */
+    int64_t iteration;     /* set by Loop/Scan kernels for messages; -1 outside */
+    atomic_int stop_code; /* why a poll inside the kernel said stop; 0 if none did */
 } node_exec;
 
 /* Appends to buf at *off, never past size. */
@@ -93,6 +95,17 @@ int ox_kernel_should_stop(ox_kernel_ctx *ctx) {
     node_exec *ne = ctx->exec;
     if (!ne) return 0; /* constant folding runs outside any run */
     return check_stop(ne->rc, ctx->node, ne->iteration) != 0;
+}
+
+/* The kernel's ox_stop: may run on worker threads, so it only records why
+ * it stopped; the executor reports it once the kernel returns. */
+static int poll_stop(const ox_stop *self) {
+    node_exec *ne = (node_exec *)self;
+    if (atomic_load_explicit(&ne->stop_code, memory_order_relaxed)) return 1;
+    onyx_code why = ox_run_control_poll(ne->rc->ctl);
+    if (why == ONYX_OK) return 0;
+    atomic_store_explicit(&ne->stop_code, (int)why, memory_order_relaxed);
+    return 1;
 }
 
 void ox_kernel_set_iteration(ox_kernel_ctx *ctx, int64_t iteration) {
@@ -343,12 +356,22 @@ static int exec_node_with(run_ctx *rc, const ox_step *st, node_scratch *ns) {
             return -1;
         outs[k] = rc->slots[sl].t;
     }
-    node_exec ne = {rc, st, -1};
+    node_exec ne = {.stop = {poll_stop}, .rc = rc, .step = st, .iteration = -1};
+    atomic_init(&ne.stop_code, 0);
     ox_kernel_ctx kc = {.node = n, .n_inputs = n->n_inputs, .inputs = ins,
                         .n_outputs = n->n_outputs, .outputs = outs, .pool = s->pool,
                         .state = ge->states[st->node], .ep = s->eps[n->ep], .err = err,
-                        .exec = &ne, .run_subgraph = run_subgraph};
-    if (ge->kernels[st->node]->compute(&kc) != 0) {
+                        .exec = &ne, .stop = &ne.stop, .run_subgraph = run_subgraph};
+    int failed = ge->kernels[st->node]->compute(&kc) != 0;
+    onyx_code stopped = (onyx_code)atomic_load(&ne.stop_code);
+    if (stopped != ONYX_OK && (!failed || !ox_is_stop_code(err->code))) {
+        /* the kernel cut its work short: whatever it wrote is discarded */
+        char where[768];
+        describe_place(rc, n, ne.iteration, where, sizeof where);
+        ox_error_clear(err);
+        return ox_run_control_fail(rc->ctl, stopped, where, err);
+    }
+    if (failed) {
         if (err->code == ONYX_OK) ox_fail(err, ONYX_RUNTIME_ERROR, "kernel failed");
         return -1;
     }

@@ -417,6 +417,127 @@ static void test_two_threads(onyx_env *env) {
     onyx_session_free(s);
 }
 
+/* ---- long kernels ---- */
+
+/* A single node that runs long on small inputs: each case is one call
+ * of one kernel, so only the kernel's own polling can stop it. */
+typedef struct long_case {
+    const char *op;
+    int rank;
+    int64_t big_a[4], big_b[4];     /* inputs of the long run (zeros) */
+    int64_t small_a[4], small_b[4]; /* inputs of the check run (ones) */
+    float small_y0;                 /* the check run's first output */
+} long_case;
+
+static const long_case long_cases[] = {
+    /* 769 x 769 outputs of 65536 taps each: 4e10 multiply-adds */
+    {"Conv", 4, {1, 1, 1024, 1024}, {1, 1, 256, 256}, {1, 1, 3, 3}, {1, 1, 2, 2}, 4.0f},
+    /* 1.4e11 multiply-adds from 128 MiB of inputs */
+    {"MatMul", 2, {4096, 4096}, {4096, 4096}, {2, 3}, {3, 2}, 3.0f},
+    /* "ij,kl->" sums every product pair: 4e11 terms from 5 MiB */
+    {"Einsum", 2, {800, 800}, {800, 800}, {2, 2}, {2, 2}, 16.0f},
+    /* 769 x 769 windows of 65536 taps */
+    {"MaxPool", 4, {1, 1, 1024, 1024}, {0}, {1, 1, 256, 256}, {0}, 1.0f},
+};
+
+static uint8_t *long_model(const long_case *c, size_t *len) {
+    int64_t any[4] = {-2, -2, -2, -2}; /* -2: no shared dim_param */
+    mb_model *m = mb_new(13);
+    mb_input(m, "a", ONYX_FLOAT32, any, c->rank);
+    if (c->big_b[0]) mb_input(m, "b", ONYX_FLOAT32, any, c->rank);
+    mb_output(m, "y", ONYX_FLOAT32, NULL, 0);
+    mb_node(m, c->op, c->big_b[0] ? "a,b" : "a", "y");
+    if (strcmp(c->op, "Einsum") == 0) mb_attr_string(m, "equation", "ij,kl->");
+    if (strcmp(c->op, "MaxPool") == 0) {
+        int64_t k[2] = {256, 256};
+        mb_attr_ints(m, "kernel_shape", k, 2);
+    }
+    uint8_t *buf = mb_serialize(m, len);
+    mb_free(m);
+    return buf;
+}
+
+/* Runs the case on inputs of these shapes filled with `value`; returns
+ * the status and, on success, y's first element in *y0. */
+static onyx_status *run_long(onyx_session *s, const onyx_run_options *ro, const long_case *c,
+                             const int64_t *da, const int64_t *db, float value, float *y0) {
+    onyx_tensor *ta = NULL, *tb = NULL, *y = NULL;
+    onyx_status *st = onyx_tensor_create(ONYX_FLOAT32, da, c->rank, &ta);
+    if (!st && c->big_b[0]) st = onyx_tensor_create(ONYX_FLOAT32, db, c->rank, &tb);
+    if (!st) {
+        onyx_tensor *ts[2] = {ta, tb};
+        for (int i = 0; i < 2 && ts[i]; i++) {
+            float *d = onyx_tensor_data(ts[i]);
+            for (int64_t e = 0; e < onyx_tensor_numel(ts[i]); e++) d[e] = value;
+        }
+        const char *in_names[] = {"a", "b"}, *out_names[] = {"y"};
+        const onyx_tensor *ins[] = {ta, tb};
+        st = onyx_session_run_with_options(s, ro, in_names, ins, tb ? 2 : 1, out_names, &y, 1);
+    }
+    if (!st && y) *y0 = ((const float *)onyx_tensor_data(y))[0];
+    if (st) CHECK(y == NULL);
+    onyx_tensor_free(ta);
+    onyx_tensor_free(tb);
+    onyx_tensor_free(y);
+    return st;
+}
+
+/* Each long kernel, at one and two threads, under a 200 ms limit and
+ * then cancelled from another thread: the run stops within a few seconds
+ * (unstopped, each takes from tens of seconds to hours), names the node,
+ * gives its memory back, and the session then computes a small input
+ * correctly. */
+static void test_long_kernels(onyx_env *env) {
+    for (size_t ci = 0; ci < sizeof long_cases / sizeof long_cases[0]; ci++) {
+        const long_case *c = &long_cases[ci];
+        for (int threads = 1; threads <= 2; threads++) {
+            size_t len;
+            uint8_t *buf = long_model(c, &len);
+            onyx_session_options *o = NULL;
+            onyx_session *s = NULL;
+            CHECK_OK(onyx_session_options_create(&o));
+            CHECK_OK(onyx_session_options_set_threads(o, threads));
+            CHECK_OK(onyx_session_create_from_buffer(env, buf, len, o, &s));
+            onyx_session_options_free(o);
+            free(buf);
+            if (!s) continue;
+            for (int cancel = 0; cancel <= 1; cancel++) {
+                onyx_run_options *ro = NULL;
+                CHECK_OK(onyx_run_options_create(&ro));
+                pthread_t th;
+                cancel_job job = {ro, 200};
+                if (cancel) CHECK(pthread_create(&th, NULL, cancel_later, &job) == 0);
+                else CHECK_OK(onyx_run_options_set_time_limit_ms(ro, 200));
+                float y0 = -1.0f;
+                double t0 = now_ms();
+                onyx_status *st = run_long(s, ro, c, c->big_a, c->big_b, 0.0f, &y0);
+                double elapsed = now_ms() - t0;
+                if (cancel) pthread_join(th, NULL);
+                onyx_code want = cancel ? ONYX_CANCELLED : ONYX_TIMEOUT;
+                char label[64];
+                snprintf(label, sizeof label, "(%s)", c->op);
+                if (onyx_status_code(st) != want || !strstr(onyx_status_message(st), label) ||
+                    elapsed >= 5000.0)
+                    fprintf(stderr, "%s, %d thread(s), %s: %.0f ms: %s\n", c->op, threads,
+                            cancel ? "cancel" : "time limit", elapsed, onyx_status_message(st));
+                CHECK(onyx_status_code(st) == want);
+                CHECK(strstr(onyx_status_message(st), label) != NULL);
+                CHECK(elapsed >= 150.0 && elapsed < 5000.0);
+                onyx_status_free(st);
+                check_memory_returned(s);
+                CHECK_OK(onyx_run_options_reset_cancel(ro));
+                CHECK_OK(onyx_run_options_set_time_limit_ms(ro, 0));
+                y0 = -1.0f;
+                st = run_long(s, ro, c, c->small_a, c->small_b, 1.0f, &y0);
+                CHECK_OK(st);
+                CHECK(y0 == c->small_y0);
+                onyx_run_options_free(ro);
+            }
+            onyx_session_free(s);
+        }
+    }
+}
+
 static void test_arguments(void) {
     CHECK_FAILS(onyx_run_options_create(NULL), ONYX_INVALID_ARGUMENT, "out is NULL");
     CHECK_FAILS(onyx_run_options_cancel(NULL), ONYX_INVALID_ARGUMENT, "opts is NULL");
@@ -438,6 +559,7 @@ int main(void) {
     test_loop_memory_limit(env);
     test_expand_limit(env);
     test_two_threads(env);
+    test_long_kernels(env);
     onyx_env_free(env);
     CHECK_DONE();
 }

@@ -100,6 +100,7 @@ typedef struct AT_NAME(att_job) {
     void *y;       /* output Y in its own type */
     void *qk;      /* qk_matmul_output or NULL */
     ox_threadpool *pool; /* for the products when there is a single work item */
+    const ox_stop *stop;
     atomic_int failed;
 } AT_NAME(att_job);
 
@@ -115,7 +116,7 @@ static int AT_NAME(att_block)(AT_NAME(att_job) *j, int64_t b, int64_t h, int64_t
      * scores are wanted as an output (N columns of row stride T) */
     int64_t N = j->qk ? T : att_live_cols(p, b, i0 + rows - 1);
     if (N > 0 && p->dk > 0) {
-        if (AT_GEMM(pool, 0, 1, rows, N, p->dk, (AT)1, q, p->dk, k, p->dk, (AT)0, s, T)) return -1;
+        if (AT_GEMM(pool, j->stop, 0, 1, rows, N, p->dk, (AT)1, q, p->dk, k, p->dk, (AT)0, s, T)) return -1;
     } else {
         for (int64_t e = 0; e < rows * T; e++) s[e] = 0;
     }
@@ -177,7 +178,7 @@ static int AT_NAME(att_block)(AT_NAME(att_job) *j, int64_t b, int64_t h, int64_t
     }
     if (p->dv == 0) return 0;
     if (N > 0) {
-        if (AT_GEMM(pool, 0, 0, rows, p->dv, N, (AT)1, s, T, v, p->dv, (AT)0, out, p->dv)) return -1;
+        if (AT_GEMM(pool, j->stop, 0, 0, rows, p->dv, N, (AT)1, s, T, v, p->dv, (AT)0, out, p->dv)) return -1;
     } else {
         for (int64_t e = 0; e < rows * p->dv; e++) out[e] = 0;
     }
@@ -203,6 +204,7 @@ static void AT_NAME(att_range)(void *arg, int64_t w0, int64_t w1) {
     } else {
         int64_t nblk = (p->sq + ATT_BLOCK - 1) / ATT_BLOCK;
         for (int64_t w = w0; w < w1; w++) {
+            if (ox_stop_requested(j->stop)) break;
             int64_t blk = w % nblk, bh = w / nblk;
             int64_t i0 = blk * ATT_BLOCK, rows = p->sq - i0 < ATT_BLOCK ? p->sq - i0 : ATT_BLOCK;
             if (AT_NAME(att_block)(j, bh / p->hq, bh % p->hq, i0, rows, s, out, j->pool)) {
@@ -235,7 +237,7 @@ static int AT_NAME(att_run)(ox_kernel_ctx *ctx, const att_plan *p, const void *q
     AT_NAME(att_load)(v, vraw, vt, nv, (AT)1);
     int64_t nblk = (p->sq + ATT_BLOCK - 1) / ATT_BLOCK, work = p->B * p->hq * nblk;
     if (work == 0) goto done;
-    AT_NAME(att_job) j = {p, q, k, v, y, qk, NULL, 0};
+    AT_NAME(att_job) j = {p, q, k, v, y, qk, NULL, ctx->stop, 0};
     atomic_init(&j.failed, 0);
     if (work == 1) {
         j.pool = ctx->pool;

@@ -372,7 +372,7 @@ int ox_flex_attention_compute(ox_kernel_ctx *ctx) {
         for (int64_t h = 0; h < hq && !rc; h++) {
             int64_t kh = h / (hq / hkv);
             double *sb = s + (b * hq + h) * L * S;
-            if (ox_gemm_f64(ctx->pool, 0, 1, L, S, E, 1.0, q + (b * hq + h) * L * E, E,
+            if (ox_gemm_f64(ctx->pool, ctx->stop, 0, 1, L, S, E, 1.0, q + (b * hq + h) * L * E, E,
                             k + (b * hkv + kh) * S * E, E, 0.0, sb, S))
                 rc = ox_cpu_oom(ctx);
         }
@@ -404,7 +404,7 @@ int ox_flex_attention_compute(ox_kernel_ctx *ctx) {
     for (int64_t b = 0; b < B && !rc; b++)
         for (int64_t h = 0; h < hq && !rc; h++) {
             int64_t kh = h / (hq / hkv);
-            if (ox_gemm_f64(ctx->pool, 0, 0, L, Ev, S, 1.0, s + (b * hq + h) * L * S, S,
+            if (ox_gemm_f64(ctx->pool, ctx->stop, 0, 0, L, Ev, S, 1.0, s + (b * hq + h) * L * S, S,
                             v + (b * hkv + kh) * S * Ev, Ev, 0.0, o, Ev)) {
                 rc = ox_cpu_oom(ctx);
                 break;

@@ -314,6 +314,7 @@ typedef struct conv_job {
     int64_t cols, chunks; /* chunk width and chunk count per (image, group) */
     int direct;           /* 1x1, stride 1, no padding: X is already the column matrix */
     ox_threadpool *pool;
+    const ox_stop *stop;
     atomic_int failed;
 } conv_job;
 
@@ -362,6 +363,7 @@ static int plan_chunks(conv_job *j, int64_t rows, int64_t positions, int64_t out
             }                                                                                   \
         }                                                                                       \
         for (int64_t t = t0; t < t1; t++) {                                                     \
+            if (ox_stop_requested(j->stop)) break;                                              \
             int64_t ng = t / j->chunks, ch = t % j->chunks;                                     \
             int64_t n = ng / g->G, grp = ng % g->G;                                             \
             int64_t p0 = ch * j->cols, p1 = p0 + j->cols < g->out_sz ? p0 + j->cols : g->out_sz; \
@@ -378,7 +380,7 @@ static int plan_chunks(conv_job *j, int64_t rows, int64_t positions, int64_t out
                 bm = buf;                                                                       \
                 ldb = p1 - p0;                                                                  \
             }                                                                                   \
-            if (GEMM(j->pool, 0, 0, g->Mg, p1 - p0, K, (T)1, wg, K, bm, ldb, (T)0, yg + p0,     \
+            if (GEMM(j->pool, j->stop, 0, 0, g->Mg, p1 - p0, K, (T)1, wg, K, bm, ldb, (T)0, yg + p0,     \
                      g->out_sz)) {                                                              \
                 atomic_store(&j->failed, 1);                                                    \
                 break;                                                                          \
@@ -394,7 +396,7 @@ static int plan_chunks(conv_job *j, int64_t rows, int64_t positions, int64_t out
     static int conv_core_##SUF(ox_kernel_ctx *ctx, const conv_geom *g, const T *x, const T *w,  \
                                const T *b, T *y) {                                              \
         if (g->N == 0 || g->M == 0 || g->out_sz == 0) return 0;                                 \
-        conv_job j = {.g = g, .x = x, .w = w, .b = b, .y = y, .pool = ctx->pool};               \
+        conv_job j = {.g = g, .x = x, .w = w, .b = b, .y = y, .pool = ctx->pool, .stop = ctx->stop};               \
         atomic_init(&j.failed, 0);                                                              \
         win_map_init(&j.map, g, 1);                                                             \
         j.direct = all_ones_kernel(g);                                                          \
@@ -428,8 +430,9 @@ static int plan_chunks(conv_job *j, int64_t rows, int64_t positions, int64_t out
                 for (int64_t p = 0; p < g->out_sz; p++) row[p] = bv;                            \
             }                                                                                   \
             for (int64_t p0 = 0; p0 < g->in_sz; p0 += j->cols) {                                \
+                if (ox_stop_requested(j->stop)) break;                                          \
                 int64_t p1 = p0 + j->cols < g->in_sz ? p0 + j->cols : g->in_sz;                 \
-                if (GEMM(j->pool, 1, 0, rows, p1 - p0, g->Cg, (T)1, wg, rows, xg + p0,          \
+                if (GEMM(j->pool, j->stop, 1, 0, rows, p1 - p0, g->Cg, (T)1, wg, rows, xg + p0,          \
                          g->in_sz, (T)0, buf, p1 - p0)) {                                       \
                     atomic_store(&j->failed, 1);                                                \
                     break;                                                                      \
@@ -443,7 +446,7 @@ static int plan_chunks(conv_job *j, int64_t rows, int64_t positions, int64_t out
     static int convt_core_##SUF(ox_kernel_ctx *ctx, const conv_geom *g, const T *x, const T *w, \
                                 const T *b, T *y) {                                             \
         if (g->N == 0 || g->M == 0 || g->out_sz == 0) return 0;                                 \
-        conv_job j = {.g = g, .x = x, .w = w, .b = b, .y = y, .pool = ctx->pool};               \
+        conv_job j = {.g = g, .x = x, .w = w, .b = b, .y = y, .pool = ctx->pool, .stop = ctx->stop};               \
         atomic_init(&j.failed, 0);                                                              \
         win_map_init(&j.map, g, 0);                                                             \
         int par = plan_chunks(&j, g->Mg * g->k_sz, g->in_sz, g->N * g->G, 0);                   \

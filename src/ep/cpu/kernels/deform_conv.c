@@ -219,7 +219,7 @@ int ox_cpu_deform_conv_compute(ox_kernel_ctx *ctx) {
                 ox_parallel_for(ctx->pool, rows, per_row >= 4096 ? 1 : 4096 / (per_row + 1) + 1,
                                 dc_columns, &job);
                 /* yg[:, p0:p1] += Wg (Mg x rows) @ col (rows x (p1 - p0)) */
-                if (ox_gemm_f64(ctx->pool, 0, 0, g.Mg, p1 - p0, rows, 1.0, w + grp * g.Mg * rows,
+                if (ox_gemm_f64(ctx->pool, ctx->stop, 0, 0, g.Mg, p1 - p0, rows, 1.0, w + grp * g.Mg * rows,
                                 rows, col, p1 - p0, 1.0, yg + p0, g.out_sz))
                     rc = ox_cpu_oom(ctx);
             }

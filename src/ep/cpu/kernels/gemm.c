@@ -133,6 +133,7 @@ static void row_set_f64(double *c, const double *a, double alpha, int64_t n) {
         T *C;                                                                                   \
         int64_t ldc;                                                                            \
         int64_t tiles_n;                                                                        \
+        const ox_stop *stop;                                                                    \
         kernel_##SUF kernel;                                                                    \
         atomic_int failed;                                                                      \
     } gemm_job_##SUF;                                                                           \
@@ -220,6 +221,7 @@ static void row_set_f64(double *c, const double *a, double alpha, int64_t n) {
             int64_t mc = j->M - m0 < MC ? j->M - m0 : MC;                                       \
             int64_t nc = j->N - n0 < NC ? j->N - n0 : NC;                                       \
             for (int64_t k0 = 0; k0 < j->K; k0 += KC) {                                         \
+                if (ox_stop_requested(j->stop)) break;                                          \
                 int64_t kc = j->K - k0 < KC ? j->K - k0 : KC;                                   \
                 pack_b_##SUF(j, k0, kc, n0, nc, bp);                                            \
                 pack_a_##SUF(j, m0, mc, k0, kc, ap);                                            \
@@ -237,12 +239,13 @@ static void row_set_f64(double *c, const double *a, double alpha, int64_t n) {
         free(ap);                                                                               \
     }                                                                                           \
                                                                                                 \
-    static int gemm_packed_##SUF(ox_threadpool *pool, int ta, int tb, int64_t M, int64_t N,     \
-                                 int64_t K, T alpha, const T *A, int64_t lda, const T *B,       \
-                                 int64_t ldb, T beta, T *C, int64_t ldc) {                      \
+    static int gemm_packed_##SUF(ox_threadpool *pool, const ox_stop *stop, int ta, int tb,      \
+                                 int64_t M, int64_t N, int64_t K, T alpha, const T *A,          \
+                                 int64_t lda, const T *B, int64_t ldb, T beta, T *C,            \
+                                 int64_t ldc) {                                                 \
         gemm_job_##SUF j = {.ta = ta, .tb = tb, .M = M, .N = N, .K = K, .alpha = alpha,         \
                             .beta = beta, .A = A, .lda = lda, .B = B, .ldb = ldb, .C = C,       \
-                            .ldc = ldc};                                                        \
+                            .ldc = ldc, .stop = stop};                                          \
         atomic_init(&j.failed, 0);                                                              \
         j.kernel = pick_kernel_##SUF();                                                         \
         j.tiles_n = (N + NC - 1) / NC;                                                          \
@@ -362,6 +365,7 @@ typedef struct gemm_job_f32 {
     int b_direct;         /* kernels read op(B) rows where they lie */
     f32_arch ar;
     int64_t mc, nc, tiles_n;
+    const ox_stop *stop;
     atomic_int failed;
 } gemm_job_f32;
 
@@ -452,6 +456,7 @@ static void gemm_tiles_f32(void *arg, int64_t t0, int64_t t1) {
         int64_t mc = j->M - m0 < j->mc ? j->M - m0 : j->mc;
         int64_t nc = j->N - n0 < j->nc ? j->N - n0 : j->nc;
         for (int64_t k0 = 0; k0 < j->K; k0 += ar->kc) {
+            if (ox_stop_requested(j->stop)) break;
             int64_t kc = j->K - k0 < ar->kc ? j->K - k0 : ar->kc;
             const float *ap = abuf, *bp = bbuf;
             if (!j->b_direct) pack_b_f32(j->tb, j->B, j->ldb, ar->nr, k0, kc, n0, nc, bbuf);
@@ -548,6 +553,7 @@ static void scale_rows(float *C, int64_t ldc, int64_t r0, int64_t r1, int64_t n,
 static void gemm_rows_direct(const gemm_job_f32 *j, int64_t r0, int64_t r1) {
     scale_rows(j->C, j->ldc, r0, r1, j->N, j->beta);
     for (int64_t i = r0; i < r1; i++) {
+        if (ox_stop_requested(j->stop)) return;
         float *c = j->C + i * j->ldc;
         if (!j->ta && (j->tb || (j->N == 1 && j->ldb == 1))) {
             const float *a = j->A + i * j->lda;
@@ -595,7 +601,7 @@ static void row_vector_range(void *arg, int64_t c0, int64_t c1) {
     }
 }
 
-int ox_gemm_f32(ox_threadpool *pool, int trans_a, int trans_b, int64_t M, int64_t N, int64_t K,
+int ox_gemm_f32(ox_threadpool *pool, const ox_stop *stop, int trans_a, int trans_b, int64_t M, int64_t N, int64_t K,
                 float alpha, const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
                 float *C, int64_t ldc) {
     if (M <= 0 || N <= 0) return 0;
@@ -611,7 +617,8 @@ int ox_gemm_f32(ox_threadpool *pool, int trans_a, int trans_b, int64_t M, int64_
                       .B = B,
                       .ldb = ldb,
                       .C = C,
-                      .ldc = ldc};
+                      .ldc = ldc,
+                      .stop = stop};
     atomic_init(&j.failed, 0);
     if (K <= 0 || alpha == 0.0f) {
         scale_rows(C, ldc, 0, M, N, beta);
@@ -645,6 +652,7 @@ typedef struct gemm64_job {
     int64_t ldb;
     double *C;
     int64_t ldc;
+    const ox_stop *stop;
 } gemm64_job;
 
 static void gemm64_rows(void *arg, int64_t r0, int64_t r1) {
@@ -655,6 +663,7 @@ static void gemm64_rows(void *arg, int64_t r0, int64_t r1) {
     }
     const int64_t kb = 128;
     for (int64_t k0 = 0; k0 < j->K; k0 += kb) {
+        if (ox_stop_requested(j->stop)) return;
         int64_t k1 = k0 + kb < j->K ? k0 + kb : j->K;
         for (int64_t i = r0; i < r1; i++) {
             double *c = j->C + i * j->ldc;
@@ -671,14 +680,14 @@ static void gemm64_rows(void *arg, int64_t r0, int64_t r1) {
     }
 }
 
-int ox_gemm_f64(ox_threadpool *pool, int trans_a, int trans_b, int64_t M, int64_t N, int64_t K,
+int ox_gemm_f64(ox_threadpool *pool, const ox_stop *stop, int trans_a, int trans_b, int64_t M, int64_t N, int64_t K,
                 double alpha, const double *A, int64_t lda, const double *B, int64_t ldb,
                 double beta, double *C, int64_t ldc) {
     if (M <= 0 || N <= 0) return 0;
     if (K > 0 && alpha != 0.0 && M > 1 && N > 1 && M * N * K > SMALL_WORK)
-        return gemm_packed_f64(pool, trans_a != 0, trans_b != 0, M, N, K, alpha, A, lda, B, ldb, beta,
+        return gemm_packed_f64(pool, stop, trans_a != 0, trans_b != 0, M, N, K, alpha, A, lda, B, ldb, beta,
                                C, ldc);
-    gemm64_job j = {trans_a != 0, trans_b != 0, M, N, K, alpha, beta, A, lda, B, ldb, C, ldc};
+    gemm64_job j = {trans_a != 0, trans_b != 0, M, N, K, alpha, beta, A, lda, B, ldb, C, ldc, stop};
     int64_t per_row = N * (K > 0 ? K : 1);
     int64_t grain = per_row >= 32768 ? 1 : 32768 / per_row;
     ox_parallel_for(pool, M, grain, gemm64_rows, &j);

@@ -7,18 +7,21 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "core/stop.h"
 #include "core/threadpool.h"
 
 /* C = alpha * op(A) * op(B) + beta * C with C of size M x N (row stride
  * ldc). op(A) is M x K: A itself (row stride lda) or, with trans_a, the
  * transpose of a K x M matrix. Likewise op(B) is K x N. When beta is 0
  * the old contents of C are never read (NaNs in it do not propagate).
- * pool may be NULL. Returns 0, or -1 when scratch memory could not be
- * allocated (C is then unspecified). */
-int ox_gemm_f32(ox_threadpool *pool, int trans_a, int trans_b, int64_t M, int64_t N, int64_t K,
+ * pool may be NULL. stop (may be NULL) is polled between blocks of work;
+ * once it asks to stop, the call returns 0 early with C unspecified (its
+ * owner discards the result). Returns 0, or -1 when scratch memory could
+ * not be allocated (C is then unspecified). */
+int ox_gemm_f32(ox_threadpool *pool, const ox_stop *stop, int trans_a, int trans_b, int64_t M, int64_t N, int64_t K,
                 float alpha, const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
                 float *C, int64_t ldc);
-int ox_gemm_f64(ox_threadpool *pool, int trans_a, int trans_b, int64_t M, int64_t N, int64_t K,
+int ox_gemm_f64(ox_threadpool *pool, const ox_stop *stop, int trans_a, int trans_b, int64_t M, int64_t N, int64_t K,
                 double alpha, const double *A, int64_t lda, const double *B, int64_t ldb,
                 double beta, double *C, int64_t ldc);
 

@@ -431,6 +431,8 @@ static int nms_compute(ox_kernel_ctx *ctx) {
             q->area = (q->x1 - q->x0) * (q->y1 - q->y0);
         }
         for (int64_t c = 0; c < C && rc == 0; c++) {
+            /* quadratic in the boxes per class: the executor reports a stop */
+            if (ox_stop_requested(ctx->stop)) break;
             int64_t n = 0;
             for (int64_t i = 0; i < S; i++) {
                 double s = ox_get_f64(scores->data, scores->dtype, (size_t)((b * C + c) * S + i));
@@ -442,6 +444,7 @@ static int nms_compute(ox_kernel_ctx *ctx) {
             qsort(cand, (size_t)n, sizeof *cand, nms_cmp);
             int64_t ns = 0;
             for (int64_t k = 0; k < n && ns < max_out; k++) {
+                if ((k & 1023) == 1023 && ox_stop_requested(ctx->stop)) break;
                 const nms_box *q = &bx[cand[k].index];
                 int keep = 1;
                 for (int64_t s = 0; s < ns && keep; s++)

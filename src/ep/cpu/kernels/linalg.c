@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/checked.h"
 #include "ep/cpu/kernels/gemm.h"
 #include "ep/cpu/kernels/kernel_util.h"
 #include "ep/cpu/kernels/saturate.h"
@@ -107,13 +108,13 @@ static int gemm_compute(ox_kernel_ctx *ctx) {
     switch (A->dtype) {
     case ONYX_FLOAT32:
         if (C && beta != 0.0f) fill_c_f32(Y->data, C->data, cv, M, N);
-        if (ox_gemm_f32(ctx->pool, ta, tb, M, N, K, alpha, A->data, lda, B->data, ldb,
+        if (ox_gemm_f32(ctx->pool, ctx->stop, ta, tb, M, N, K, alpha, A->data, lda, B->data, ldb,
                         C ? beta : 0.0f, Y->data, N))
             return ox_cpu_oom(ctx);
         return 0;
     case ONYX_FLOAT64:
         if (C && beta != 0.0f) fill_c_f64(Y->data, C->data, cv, M, N);
-        return ox_gemm_f64(ctx->pool, ta, tb, M, N, K, alpha, A->data, lda, B->data, ldb,
+        return ox_gemm_f64(ctx->pool, ctx->stop, ta, tb, M, N, K, alpha, A->data, lda, B->data, ldb,
                            C ? beta : 0.0, Y->data, N);
     case ONYX_FLOAT16:
     case ONYX_BFLOAT16: {
@@ -124,7 +125,7 @@ static int gemm_compute(ox_kernel_ctx *ctx) {
             rc = ox_cpu_oom(ctx);
         } else {
             if (C && beta != 0.0f) fill_c_f32(y, c, cv, M, N);
-            if (ox_gemm_f32(ctx->pool, ta, tb, M, N, K, alpha, a, lda, b, ldb, C ? beta : 0.0f, y, N))
+            if (ox_gemm_f32(ctx->pool, ctx->stop, ta, tb, M, N, K, alpha, a, lda, b, ldb, C ? beta : 0.0f, y, N))
                 rc = ox_cpu_oom(ctx);
             else
                 ox_cpu_from_f32(Y, y);
@@ -245,6 +246,7 @@ typedef struct mm_job {
     const void *A, *B;
     void *Y;
     ox_threadpool *pool;
+    const ox_stop *stop;
     int dtype; /* ONYX_FLOAT32 or ONYX_FLOAT64 */
     atomic_int failed;
 } mm_job;
@@ -255,9 +257,9 @@ static int mm_one(const mm_job *j, int64_t idx, ox_threadpool *pool) {
     mm_offsets(p, idx, &ao, &bo);
     int64_t yo = idx * p->M * p->N;
     if (j->dtype == ONYX_FLOAT32)
-        return ox_gemm_f32(pool, 0, 0, p->M, p->N, p->K, 1.0f, (const float *)j->A + ao, p->K,
+        return ox_gemm_f32(pool, j->stop, 0, 0, p->M, p->N, p->K, 1.0f, (const float *)j->A + ao, p->K,
                            (const float *)j->B + bo, p->N, 0.0f, (float *)j->Y + yo, p->N);
-    return ox_gemm_f64(pool, 0, 0, p->M, p->N, p->K, 1.0, (const double *)j->A + ao, p->K,
+    return ox_gemm_f64(pool, j->stop, 0, 0, p->M, p->N, p->K, 1.0, (const double *)j->A + ao, p->K,
                        (const double *)j->B + bo, p->N, 0.0, (double *)j->Y + yo, p->N);
 }
 
@@ -270,15 +272,15 @@ static void mm_batch_range(void *arg, int64_t b0, int64_t b1) {
 static int mm_float(ox_kernel_ctx *ctx, const mm_plan *p, const void *A, const void *B, void *Y,
                     int dtype) {
     if (p->nb == 0 || p->M == 0 || p->N == 0) return 0;
-    mm_job j = {p, A, B, Y, ctx->pool, dtype, 0};
+    mm_job j = {p, A, B, Y, ctx->pool, ctx->stop, dtype, 0};
     atomic_init(&j.failed, 0);
     if (p->b_count == 1 && p->a_full) {
         /* every A matrix meets the same B: one tall product */
         int64_t rows = p->nb * p->M;
         int rc = dtype == ONYX_FLOAT32
-                     ? ox_gemm_f32(ctx->pool, 0, 0, rows, p->N, p->K, 1.0f, A, p->K, B, p->N, 0.0f, Y,
+                     ? ox_gemm_f32(ctx->pool, ctx->stop, 0, 0, rows, p->N, p->K, 1.0f, A, p->K, B, p->N, 0.0f, Y,
                                    p->N)
-                     : ox_gemm_f64(ctx->pool, 0, 0, rows, p->N, p->K, 1.0, A, p->K, B, p->N, 0.0, Y,
+                     : ox_gemm_f64(ctx->pool, ctx->stop, 0, 0, rows, p->N, p->K, 1.0, A, p->K, B, p->N, 0.0, Y,
                                    p->N);
         return rc ? ox_cpu_oom(ctx) : 0;
     }
@@ -717,9 +719,9 @@ static int einsum_as_gemm(ox_kernel_ctx *ctx, const int64_t *size, int64_t (*str
     ein_copy(ap, A->data, es, la, na, size, str[0], 1);
     ein_copy(bp, B->data, es, lbb, nbb, size, str[1], 1);
     for (int64_t b = 0; b < NB && !rc; b++) {
-        int r = es == 4 ? ox_gemm_f32(ctx->pool, 0, 0, M, N, K, 1.0f, (float *)ap + b * M * K, K,
+        int r = es == 4 ? ox_gemm_f32(ctx->pool, ctx->stop, 0, 0, M, N, K, 1.0f, (float *)ap + b * M * K, K,
                                       (float *)bp + b * K * N, N, 0.0f, (float *)cp + b * M * N, N)
-                        : ox_gemm_f64(ctx->pool, 0, 0, M, N, K, 1.0, (double *)ap + b * M * K, K,
+                        : ox_gemm_f64(ctx->pool, ctx->stop, 0, 0, M, N, K, 1.0, (double *)ap + b * M * K, K,
                                       (double *)bp + b * K * N, N, 0.0, (double *)cp + b * M * N, N);
         if (r) rc = ox_cpu_oom(ctx);
     }
@@ -852,8 +854,16 @@ static int einsum_compute(ox_kernel_ctx *ctx) {
     for (int l = 0; l < 52 + ell_rank; l++)
         if (count[l] && !in_out[l]) order[n_all++] = l;
     int64_t outer = 1, inner = 1;
-    for (int k = 0; k < n_out; k++) outer *= size[order[k]];
-    for (int k = n_out; k < n_all; k++) inner *= size[order[k]];
+    int fits = 1;
+    for (int k = 0; k < n_out; k++) fits &= ox_mul_i64(outer, size[order[k]], &outer);
+    /* many operands with distinct labels multiply up quickly */
+    for (int k = n_out; k < n_all; k++) fits &= ox_mul_i64(inner, size[order[k]], &inner);
+    if (!fits) {
+        free(str);
+        free(occ);
+        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
+                              "Einsum: the summed-over label sizes multiply past int64");
+    }
     if (ox_tensor_numel(Y) != outer) {
         free(str);
         free(occ);
@@ -892,7 +902,10 @@ static int einsum_compute(ox_kernel_ctx *ctx) {
         for (int64_t o = 0; o < outer; o++) {
             double accf = 0;
             uint64_t acci = 0;
+            if (ox_stop_requested(ctx->stop)) break; /* the executor reports it */
             for (int64_t c = 0; c < inner; c++) {
+                /* one output element may sum over many terms */
+                if ((c & 0xffff) == 0xffff && ox_stop_requested(ctx->stop)) break;
                 if (is_f) {
                     double prod = 1;
                     for (int i = 0; i < nops; i++) prod *= ((const double *)data[i])[off[i]];

@@ -152,6 +152,7 @@ typedef struct pool_job {
     int col_major;
     int include_pad;
     double p; /* LpPool exponent */
+    const ox_stop *stop;
 } pool_job;
 
 /* MaxPool with the Indices output: one output element at a time, so the
@@ -163,6 +164,7 @@ typedef struct pool_job {
         int64_t o[OX_MAX_RANK], st[OX_MAX_RANK], k0[OX_MAX_RANK], k1[OX_MAX_RANK];              \
         pos_of(g, e0 % g->out_sz, o);                                                           \
         for (int64_t e = e0; e < e1; e++) {                                                     \
+            if (((e - e0) & 63) == 0 && ox_stop_requested(j->stop)) return;                     \
             int64_t plane = e / g->out_sz;                                                      \
             const T *x = (const T *)j->x + plane * g->in_sz;                                    \
             T best = 0;                                                                         \
@@ -210,6 +212,7 @@ typedef struct rows_job {
     int kind;
     const void *x;
     void *y;
+    const ox_stop *stop;
     int include_pad;
     double p;
     int64_t rows_per_plane;
@@ -303,6 +306,7 @@ static int64_t *build_tables(const pool_geom *g, rows_job *j, const char **why) 
         const int L = g->r - 1;                                                                 \
         const int64_t outL = g->out[L], sL = g->s[L];                                           \
         for (int64_t t = t0; t < t1; t++) {                                                     \
+            if (ox_stop_requested(j->stop)) return;                                             \
             int64_t plane = t / j->rows_per_plane, orow = t % j->rows_per_plane;                \
             int64_t o[OX_MAX_RANK], a[OX_MAX_RANK], b[OX_MAX_RANK], kk[OX_MAX_RANK];            \
             for (int d = L - 1; d >= 0; d--) {                                                  \
@@ -395,7 +399,8 @@ DEF_ROWS(uint8_t, u8, 0, vmax_u8, vadd_u8)
 
 static int run_rows(ox_kernel_ctx *ctx, pool_job *pj, ox_dtype dt) {
     const pool_geom *g = pj->g;
-    rows_job j = {.g = g, .kind = pj->kind, .x = pj->x, .y = pj->y, .include_pad = pj->include_pad, .p = pj->p};
+    rows_job j = {.g = g, .kind = pj->kind, .x = pj->x, .y = pj->y, .include_pad = pj->include_pad, .p = pj->p,
+                  .stop = pj->stop};
     const char *why;
     int64_t *tabs = build_tables(g, &j, &why);
     if (!tabs && why[0] == 'm') return ox_cpu_oom(ctx);
@@ -434,7 +439,7 @@ static int window_pool(ox_kernel_ctx *ctx, int kind) {
     ox_tensor *I = ctx->n_outputs > 1 ? ctx->outputs[1] : NULL;
     pool_geom g;
     if (pool_geom_make(ctx, X, Y, &g)) return -1;
-    pool_job j = {.g = &g, .kind = kind, .x = X->data, .y = Y->data};
+    pool_job j = {.g = &g, .kind = kind, .x = X->data, .y = Y->data, .stop = ctx->stop};
     if (kind == POOL_MAX) {
         j.ind = I ? I->data : NULL;
         j.col_major = ir_attr_int(ctx->node, "storage_order", 0) == 1;

@@ -140,11 +140,11 @@ static inline double act(const rnn_job *j, int d, int k, double v) {
 static size_t esize(const rnn_job *j) { return j->f64 ? sizeof(double) : sizeof(float); }
 
 /* C (M x N) = A (M x K) * B^T, B stored N x K; beta 0. */
-static int mm_nt(const rnn_job *j, ox_threadpool *pool, int64_t M, int64_t N, int64_t K,
+static int mm_nt(const rnn_job *j, ox_kernel_ctx *ctx, int64_t M, int64_t N, int64_t K,
                  const void *A, int64_t lda, const void *B, int64_t ldb, void *C, int64_t ldc) {
     if (j->f64)
-        return ox_gemm_f64(pool, 0, 1, M, N, K, 1.0, A, lda, B, ldb, 0.0, C, ldc);
-    return ox_gemm_f32(pool, 0, 1, M, N, K, 1.0f, A, lda, B, ldb, 0.0f, C, ldc);
+        return ox_gemm_f64(ctx->pool, ctx->stop, 0, 1, M, N, K, 1.0, A, lda, B, ldb, 0.0, C, ldc);
+    return ox_gemm_f32(ctx->pool, ctx->stop, 0, 1, M, N, K, 1.0f, A, lda, B, ldb, 0.0f, C, ldc);
 }
 
 static int64_t state_index(const rnn_job *j, int d, int64_t b) {
@@ -249,7 +249,7 @@ static int run_direction(ox_kernel_ctx *ctx, const rnn_job *j, rnn_scratch *s, i
     const char *rd = (const char *)j->r + (size_t)d * (size_t)(G * H) * es;
     const void *xs = s->xs ? s->xs : j->x;
 
-    if (mm_nt(j, ctx->pool, S * B, G, I, xs, I, wd, I, s->xw, G) != 0)
+    if (mm_nt(j, ctx, S * B, G, I, xs, I, wd, I, s->xw, G) != 0)
         return ox_kernel_fail(ctx, ONYX_OUT_OF_MEMORY, "%s: out of memory", j->op);
 
     /* Both biases add straight to the pre-activations, except GRU's
@@ -284,20 +284,21 @@ static int run_direction(ox_kernel_ctx *ctx, const rnn_job *j, rnn_scratch *s, i
     }
 
     for (int64_t step = 0; step < S; step++) {
+        if (ox_stop_requested(ctx->stop)) return 0; /* the executor reports it */
         int64_t t = rev ? S - 1 - step : step;
         int rc = 0;
         if (j->gates == 1) {
-            rc = mm_nt(j, ctx->pool, B, H, H, s->h, H, rd, H, s->hr, H);
+            rc = mm_nt(j, ctx, B, H, H, s->h, H, rd, H, s->hr, H);
             if (rc == 0) step_rnn(j, s, d, t);
         } else if (j->gates == 4) {
-            rc = mm_nt(j, ctx->pool, B, G, H, s->h, H, rd, H, s->hr, G);
+            rc = mm_nt(j, ctx, B, G, H, s->h, H, rd, H, s->hr, G);
             if (rc == 0) step_lstm(j, s, d, t);
         } else {
             int64_t rg = j->lbr ? G : 2 * H;
-            rc = mm_nt(j, ctx->pool, B, rg, H, s->h, H, rd, H, s->hr, rg);
+            rc = mm_nt(j, ctx, B, rg, H, s->h, H, rd, H, s->hr, rg);
             if (rc == 0) step_gru_gates(j, s, d, t);
             if (rc == 0 && !j->lbr)
-                rc = mm_nt(j, ctx->pool, B, H, H, s->rh, H, rd + (size_t)(2 * H * H) * es, H,
+                rc = mm_nt(j, ctx, B, H, H, s->rh, H, rd + (size_t)(2 * H * H) * es, H,
                            s->hh, H);
             if (rc == 0) step_gru_state(j, s, d, t);
         }
