@@ -151,12 +151,9 @@ static int infer_celu(ox_infer_ctx *c) {
 static int check_scalar_input(ox_infer_ctx *c, int i, const char *what) {
     const ir_type *t = ox_infer_in(c, i);
     if (!t || t->rank < 0) return 0;
-    int64_t n = 1;
-    for (int d = 0; d < t->rank; d++) {
-        if (t->dims[d] < 0) return 0;
-        n *= t->dims[d];
-    }
-    if (n != 1)
+    int64_t n;
+    if (ox_infer_numel_known(c, t->dims, t->rank, what, &n) != 0) return -1;
+    if (n >= 0 && n != 1)
         return ox_infer_fail(c, ONYX_INVALID_MODEL, "%s: %s must be a scalar, got %" PRId64
                              " elements", c->node->op_type, what, n);
     return 0;

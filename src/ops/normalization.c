@@ -61,17 +61,11 @@ static int infer_batchnorm(ox_infer_ctx *c) {
         for (int i = 1; i < 5; i++) {
             const ir_type *t = ox_infer_in(c, i);
             if (t->rank < 0) continue;
-            int64_t n = 1, want = 1;
-            int known = 1;
-            for (int d = 0; d < t->rank; d++) {
-                if (t->dims[d] < 0) known = 0;
-                n *= t->dims[d];
-            }
-            for (int d = 1; d < x->rank; d++) {
-                if (x->dims[d] < 0) known = 0;
-                want *= x->dims[d];
-            }
-            if (known && n != want)
+            int64_t n, want;
+            if (ox_infer_numel_known(c, t->dims, t->rank, names[i], &n) != 0 ||
+                ox_infer_numel_known(c, x->dims + 1, x->rank - 1, "X.shape[1:]", &want) != 0)
+                return -1;
+            if (n >= 0 && want >= 0 && n != want)
                 return ox_infer_fail(
                     c, ox_infer_bad_code(c),
                     "BatchNormalization: %s has %lld values, expected %lld (spatial=0)", names[i],
