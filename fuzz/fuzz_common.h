@@ -49,6 +49,11 @@ static inline onyx_env *fuzz_env(void) {
  * intra-op threads would only blur the stacks. */
 /* Below scripts/fuzz.sh's -malloc_limit_mb of 2048. */
 #define FUZZ_MEMORY_LIMIT ((size_t)1 << 30)
+/* Well below scripts/fuzz.sh's -timeout of 10 s: a model may loop for
+ * ever on purpose, and a deployment that runs strangers' models sets a
+ * time limit; an input that still reaches libFuzzer's timeout shows a
+ * place that does not honour the limit. */
+#define FUZZ_TIME_LIMIT_MS 2000
 
 static inline onyx_session_options *fuzz_options(onyx_opt_level level) {
     onyx_session_options *o = NULL;

@@ -5,8 +5,10 @@
  * numbers, both from a seed hashed from the input bytes, so a crash input
  * replays exactly. Models whose inputs would hold more than
  * MAX_INPUT_ELEMS elements in all are loaded but not run: one execution
- * must stay fast; libFuzzer's -timeout and -rss_limit_mb catch the rest
- * (big initializers, Loops with huge trip counts). */
+ * must stay fast. The run has a time limit and the session a memory
+ * limit (fuzz_common.h), as a deployment running strangers' models would
+ * set, so a Loop with a huge trip count ends with ONYX_TIMEOUT; what
+ * still reaches libFuzzer's -timeout or -rss_limit_mb is a finding. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -134,8 +136,12 @@ static void run_once(onyx_session *s, uint64_t seed) {
             if (onyx_session_output_info(s, i, &info) != NULL) fuzz_fail("output_info(%zu)", i);
             out_names[i] = info.name;
         }
-        onyx_status *st = onyx_session_run(s, in.names, (const onyx_tensor *const *)in.values,
-                                           in.n, out_names, outs, n_out);
+        onyx_run_options *ro = NULL;
+        if (onyx_run_options_create(&ro) != NULL) fuzz_fail("run options");
+        onyx_status_free(onyx_run_options_set_time_limit_ms(ro, FUZZ_TIME_LIMIT_MS));
+        onyx_status *st = onyx_session_run_with_options(
+            s, ro, in.names, (const onyx_tensor *const *)in.values, in.n, out_names, outs, n_out);
+        onyx_run_options_free(ro);
         if (!st)
             for (size_t i = 0; i < n_out; i++)
                 if (!outs[i]) fuzz_fail("run succeeded without output '%s'", out_names[i]);
