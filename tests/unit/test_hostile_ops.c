@@ -4,6 +4,7 @@
  * the way still give the right values for ordinary numbers. */
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -557,6 +558,56 @@ static void test_quant_edges(onyx_env *env) {
     onyx_session_free(s);
 }
 
+/* Runs s (no inputs) for output y, discarding it: the status. */
+static onyx_status *run_y(onyx_session *s) {
+    onyx_tensor *y = NULL;
+    const char *out = "y";
+    onyx_status *st = onyx_session_run(s, NULL, NULL, 0, &out, &y, 1);
+    onyx_tensor_free(y);
+    return st;
+}
+
+/* Empty inputs whose other axes are huge: [0, 2^62] holds no element, so
+ * it is a legal tensor, but products that skip the zero overflow. */
+static void test_empty_huge_axes(onyx_env *env) {
+    onyx_session *s;
+    const int64_t zero_big[] = {0, (int64_t)1 << 62};
+    /* Unique along an axis of 2^62 slices: 6 * 8 * 2^62 bytes of working
+     * memory wrapped to 0, and the sort wrote past the buffer */
+    mb_model *m = mb_new(11);
+    mb_init_float(m, "x", zero_big, 2, NULL);
+    mb_output(m, "y", ONYX_FLOAT32, NULL, -1);
+    mb_node(m, "Unique", "x", "y");
+    mb_attr_int(m, "axis", 1);
+    CHECK_OK(create(env, m, &s));
+    if (s)
+        CHECK_FAILS(run_y(s), ONYX_INVALID_ARGUMENT,
+                    "Unique: 4611686018427387904 slices along axis 1 need more than SIZE_MAX bytes");
+    onyx_session_free(s);
+    /* TopK with K = 0 on [2^59, 0, 2^21, 2^21]: the sizes before and after
+     * the axis multiply to 2^101 */
+    const int64_t xd[] = {(int64_t)1 << 59, 0, (int64_t)1 << 21, (int64_t)1 << 21}, kd[] = {1}, k0 = 0;
+    m = mb_new(11);
+    mb_init_float(m, "x", xd, 4, NULL);
+    mb_init_int64(m, "k", kd, 1, &k0);
+    mb_output(m, "y", ONYX_FLOAT32, NULL, -1);
+    mb_output(m, "i", ONYX_INT64, NULL, -1);
+    mb_node(m, "TopK", "x,k", "y,i");
+    mb_attr_int(m, "axis", 1);
+    CHECK_OK(create(env, m, &s));
+    if (s) CHECK_OK(run_y(s));
+    onyx_session_free(s);
+    /* Trilu on 2^40 rows of no columns: used to walk every row */
+    const int64_t td[] = {(int64_t)1 << 40, 0};
+    m = mb_new(14);
+    mb_init_float(m, "x", td, 2, NULL);
+    mb_output(m, "y", ONYX_FLOAT32, NULL, -1);
+    mb_node(m, "Trilu", "x", "y");
+    CHECK_OK(create(env, m, &s));
+    if (s) CHECK_OK(run_y(s));
+    onyx_session_free(s);
+}
+
 int main(void) {
     onyx_env *env = NULL;
     CHECK_OK(onyx_env_create(&env));
@@ -572,6 +623,7 @@ int main(void) {
     test_string_raw_data();
     test_fold_huge(env);
     test_quant_edges(env);
+    test_empty_huge_axes(env);
     onyx_env_free(env);
     CHECK_DONE();
 }
