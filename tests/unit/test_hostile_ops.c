@@ -608,6 +608,33 @@ static void test_empty_huge_axes(onyx_env *env) {
     onyx_session_free(s);
 }
 
+static void test_dft_lengths(onyx_env *env) {
+    onyx_session *s;
+    /* a one-sided inverse DFT of INT64_MAX bins: 2 * (bins - 1) */
+    const int64_t xd[] = {1, BIG, 2};
+    mb_model *m = mb_new(17);
+    mb_input(m, "x", ONYX_FLOAT32, xd, 3);
+    mb_output(m, "y", ONYX_FLOAT32, NULL, -1);
+    mb_node(m, "DFT", "x", "y");
+    mb_attr_int(m, "axis", 1);
+    mb_attr_int(m, "onesided", 1);
+    mb_attr_int(m, "inverse", 1);
+    CHECK_FAILS(create(env, m, &s), ONYX_INVALID_MODEL,
+                "DFT: the one-sided inverse length 2 * (bins - 1) overflows int64 (9223372036854775806 * 2)");
+    onyx_session_free(s);
+    /* an empty signal axis between two of 2^40: the transformed lines
+     * (2^40 * 2^40) used to be counted before noticing there were none */
+    const int64_t ed[] = {(int64_t)1 << 40, 0, (int64_t)1 << 40, 1};
+    m = mb_new(17);
+    mb_init_float(m, "x", ed, 4, NULL);
+    mb_output(m, "y", ONYX_FLOAT32, NULL, -1);
+    mb_node(m, "DFT", "x", "y");
+    mb_attr_int(m, "axis", 1);
+    CHECK_OK(create(env, m, &s));
+    if (s) CHECK_OK(run_y(s));
+    onyx_session_free(s);
+}
+
 /* Scan with an identity body: state s passes through, each of the
  * n_out scan outputs is the scanned slice. */
 static mb_model *scan_model(const int64_t *x_dims, int rank, int n_out, int64_t in_axis, int64_t out_axis) {
@@ -691,6 +718,7 @@ int main(void) {
     test_quant_edges(env);
     test_empty_huge_axes(env);
     test_scan_sizes(env);
+    test_dft_lengths(env);
     onyx_env_free(env);
     CHECK_DONE();
 }
