@@ -120,10 +120,12 @@ static int infer_dft(ox_infer_ctx *c) {
                              "the real and imaginary parts)",
                              given, r);
     int64_t in = x->dims[axis];
-    int64_t n = ox_infer_in(c, 1) ? (len_known ? len : -1)
-                : in < 0      ? -1
-                : irfft       ? 2 * (in - 1)
-                              : in;
+    int64_t n = ox_infer_in(c, 1) ? (len_known ? len : -1) : in;
+    /* a one-sided inverse of `in` bins is 2 * (in - 1) samples long */
+    if (irfft && !ox_infer_in(c, 1) && in >= 0 &&
+        (ox_infer_sub(c, ox_infer_bad_code(c), in, 1, &n, "the one-sided inverse length 2 * (bins - 1)") ||
+         ox_infer_mul(c, ox_infer_bad_code(c), n, 2, &n, "the one-sided inverse length 2 * (bins - 1)")))
+        return -1;
     if (irfft && n == 0 && !ox_infer_in(c, 1))
         return ox_infer_fail(c, ox_infer_bad_code(c),
                              "DFT: an inverse one-sided transform of 1 bin needs dft_length");

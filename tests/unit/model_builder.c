@@ -23,6 +23,9 @@ struct mb_model {
     /* every allocation, freed together */
     void **owned;
     size_t n_owned, cap_owned;
+    /* bodies attached with mb_attr_graph, freed with their parent */
+    mb_model *subs[16];
+    size_t n_subs;
 };
 
 static void *own(mb_model *m, void *p) {
@@ -61,6 +64,7 @@ mb_model *mb_new(int64_t opset) {
 
 void mb_free(mb_model *m) {
     if (!m) return;
+    for (size_t i = 0; i < m->n_subs; i++) mb_free(m->subs[i]);
     for (size_t i = 0; i < m->n_owned; i++) free(m->owned[i]);
     free(m->owned);
     free(m->nodes);
@@ -137,7 +141,7 @@ void mb_init_float(mb_model *m, const char *name, const int64_t *dims, int rank,
     t->has_raw_data = 1;
     t->raw_data.len = n * sizeof(float);
     t->raw_data.data = alloc(m, t->raw_data.len);
-    memcpy(t->raw_data.data, data, t->raw_data.len);
+    if (n) memcpy(t->raw_data.data, data, t->raw_data.len); /* data may be NULL when empty */
 }
 
 void mb_init_int64(mb_model *m, const char *name, const int64_t *dims, int rank, const int64_t *data) {
@@ -240,6 +244,13 @@ void mb_attr_string(mb_model *m, const char *name, const char *s) {
     a->has_s = 1;
     a->s.len = strlen(s);
     a->s.data = (uint8_t *)dup(m, s);
+}
+
+void mb_attr_graph(mb_model *m, const char *name, mb_model *body) {
+    Onnx__AttributeProto *a = attr(m, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH);
+    body->graph.name = "body";
+    a->g = &body->graph;
+    m->subs[m->n_subs++] = body;
 }
 
 uint8_t *mb_serialize(mb_model *m, size_t *len) {

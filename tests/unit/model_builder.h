@@ -27,6 +27,9 @@ void mb_attr_int(mb_model *m, const char *name, int64_t v);
 void mb_attr_float(mb_model *m, const char *name, float v);
 void mb_attr_ints(mb_model *m, const char *name, const int64_t *v, size_t n);
 void mb_attr_string(mb_model *m, const char *name, const char *s);
+/* A graph attribute (Loop, Scan, If bodies): body is built like a model
+ * (its opset is ignored) and is freed with m. */
+void mb_attr_graph(mb_model *m, const char *name, mb_model *body);
 /* Serialises to a malloc'd buffer. */
 uint8_t *mb_serialize(mb_model *m, size_t *len);
 /* Serialises into a file; returns 0 on success. */

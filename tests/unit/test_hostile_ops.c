@@ -4,6 +4,7 @@
  * the way still give the right values for ordinary numbers. */
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -557,6 +558,149 @@ static void test_quant_edges(onyx_env *env) {
     onyx_session_free(s);
 }
 
+/* Runs s (no inputs) for output y, discarding it: the status. */
+static onyx_status *run_y(onyx_session *s) {
+    onyx_tensor *y = NULL;
+    const char *out = "y";
+    onyx_status *st = onyx_session_run(s, NULL, NULL, 0, &out, &y, 1);
+    onyx_tensor_free(y);
+    return st;
+}
+
+/* Empty inputs whose other axes are huge: [0, 2^62] holds no element, so
+ * it is a legal tensor, but products that skip the zero overflow. */
+static void test_empty_huge_axes(onyx_env *env) {
+    onyx_session *s;
+    const int64_t zero_big[] = {0, (int64_t)1 << 62};
+    /* Unique along an axis of 2^62 slices: 6 * 8 * 2^62 bytes of working
+     * memory wrapped to 0, and the sort wrote past the buffer */
+    mb_model *m = mb_new(11);
+    mb_init_float(m, "x", zero_big, 2, NULL);
+    mb_output(m, "y", ONYX_FLOAT32, NULL, -1);
+    mb_node(m, "Unique", "x", "y");
+    mb_attr_int(m, "axis", 1);
+    CHECK_OK(create(env, m, &s));
+    if (s)
+        CHECK_FAILS(run_y(s), ONYX_INVALID_ARGUMENT,
+                    "Unique: 4611686018427387904 slices along axis 1 need more than SIZE_MAX bytes");
+    onyx_session_free(s);
+    /* TopK with K = 0 on [2^59, 0, 2^21, 2^21]: the sizes before and after
+     * the axis multiply to 2^101 */
+    const int64_t xd[] = {(int64_t)1 << 59, 0, (int64_t)1 << 21, (int64_t)1 << 21}, kd[] = {1}, k0 = 0;
+    m = mb_new(11);
+    mb_init_float(m, "x", xd, 4, NULL);
+    mb_init_int64(m, "k", kd, 1, &k0);
+    mb_output(m, "y", ONYX_FLOAT32, NULL, -1);
+    mb_output(m, "i", ONYX_INT64, NULL, -1);
+    mb_node(m, "TopK", "x,k", "y,i");
+    mb_attr_int(m, "axis", 1);
+    CHECK_OK(create(env, m, &s));
+    if (s) CHECK_OK(run_y(s));
+    onyx_session_free(s);
+    /* Trilu on 2^40 rows of no columns: used to walk every row */
+    const int64_t td[] = {(int64_t)1 << 40, 0};
+    m = mb_new(14);
+    mb_init_float(m, "x", td, 2, NULL);
+    mb_output(m, "y", ONYX_FLOAT32, NULL, -1);
+    mb_node(m, "Trilu", "x", "y");
+    CHECK_OK(create(env, m, &s));
+    if (s) CHECK_OK(run_y(s));
+    onyx_session_free(s);
+}
+
+static void test_dft_lengths(onyx_env *env) {
+    onyx_session *s;
+    /* a one-sided inverse DFT of INT64_MAX bins: 2 * (bins - 1) */
+    const int64_t xd[] = {1, BIG, 2};
+    mb_model *m = mb_new(17);
+    mb_input(m, "x", ONYX_FLOAT32, xd, 3);
+    mb_output(m, "y", ONYX_FLOAT32, NULL, -1);
+    mb_node(m, "DFT", "x", "y");
+    mb_attr_int(m, "axis", 1);
+    mb_attr_int(m, "onesided", 1);
+    mb_attr_int(m, "inverse", 1);
+    CHECK_FAILS(create(env, m, &s), ONYX_INVALID_MODEL,
+                "DFT: the one-sided inverse length 2 * (bins - 1) overflows int64 (9223372036854775806 * 2)");
+    onyx_session_free(s);
+    /* an empty signal axis between two of 2^40: the transformed lines
+     * (2^40 * 2^40) used to be counted before noticing there were none */
+    const int64_t ed[] = {(int64_t)1 << 40, 0, (int64_t)1 << 40, 1};
+    m = mb_new(17);
+    mb_init_float(m, "x", ed, 4, NULL);
+    mb_output(m, "y", ONYX_FLOAT32, NULL, -1);
+    mb_node(m, "DFT", "x", "y");
+    mb_attr_int(m, "axis", 1);
+    CHECK_OK(create(env, m, &s));
+    if (s) CHECK_OK(run_y(s));
+    onyx_session_free(s);
+}
+
+/* Scan with an identity body: state s passes through, each of the
+ * n_out scan outputs is the scanned slice. */
+static mb_model *scan_model(const int64_t *x_dims, int rank, int n_out, int64_t in_axis, int64_t out_axis) {
+    mb_model *body = mb_new(16);
+    mb_input(body, "s_in", ONYX_FLOAT32, NULL, -1);
+    mb_input(body, "xi", ONYX_FLOAT32, NULL, -1);
+    mb_output(body, "s_out", ONYX_FLOAT32, NULL, -1);
+    mb_node(body, "Identity", "s_in", "s_out");
+    char outs[64] = "sf", name[16];
+    for (int q = 0; q < n_out; q++) {
+        snprintf(name, sizeof name, "o%d", q);
+        mb_output(body, name, ONYX_FLOAT32, NULL, -1);
+        mb_node(body, "Identity", "xi", name);
+        snprintf(outs + strlen(outs), sizeof outs - strlen(outs), ",y%d", q);
+    }
+    mb_model *m = mb_new(16);
+    const int64_t sd[] = {1};
+    const float zero = 0;
+    mb_init_float(m, "s", sd, 1, &zero);
+    mb_init_float(m, "x", x_dims, rank, NULL);
+    mb_output(m, "sf", ONYX_FLOAT32, NULL, -1);
+    for (int q = 0; q < n_out; q++) {
+        snprintf(name, sizeof name, "y%d", q);
+        mb_output(m, name, ONYX_FLOAT32, NULL, -1);
+    }
+    mb_node(m, "Scan", "s,x", outs);
+    mb_attr_graph(m, "body", body);
+    mb_attr_int(m, "num_scan_inputs", 1);
+    mb_attr_ints(m, "scan_input_axes", &in_axis, 1);
+    const int64_t oa[2] = {out_axis, out_axis};
+    mb_attr_ints(m, "scan_output_axes", oa, (size_t)n_out);
+    return m;
+}
+
+static void test_scan_sizes(onyx_env *env) {
+    onyx_session *s;
+    /* a sequence of 2^62 empty steps and 2 scan outputs: 2^63 slots */
+    const int64_t xd[] = {0, (int64_t)1 << 62};
+    CHECK_OK(create(env, scan_model(xd, 2, 2, 1, 0), &s));
+    if (s) {
+        onyx_tensor *y = NULL;
+        const char *out = "y0";
+        CHECK_FAILS(onyx_session_run(s, NULL, NULL, 0, &out, &y, 1), ONYX_INVALID_ARGUMENT,
+                    "Scan: the scan outputs times the sequence length overflows int64");
+        onyx_tensor_free(y);
+    }
+    onyx_session_free(s);
+    /* one step whose piece [0, 2^40, 2^40] is stacked on axis 1: the dims
+     * after the new axis multiply to 2^80 */
+    const int64_t xd2[] = {1, 0, (int64_t)1 << 40, (int64_t)1 << 40};
+    mb_model *m = scan_model(xd2, 4, 1, 0, 1);
+    CHECK_OK(create(env, m, &s));
+    if (s) {
+        onyx_tensor *y[2] = {NULL, NULL};
+        const char *outs[] = {"sf", "y0"};
+        CHECK_OK(onyx_session_run(s, NULL, NULL, 0, outs, y, 2));
+        if (y[1]) {
+            const int64_t *d = onyx_tensor_dims(y[1]);
+            CHECK(onyx_tensor_rank(y[1]) == 4 && d[0] == 0 && d[1] == 1 && d[2] == ((int64_t)1 << 40));
+        }
+        onyx_tensor_free(y[0]);
+        onyx_tensor_free(y[1]);
+    }
+    onyx_session_free(s);
+}
+
 int main(void) {
     onyx_env *env = NULL;
     CHECK_OK(onyx_env_create(&env));
@@ -572,6 +716,9 @@ int main(void) {
     test_string_raw_data();
     test_fold_huge(env);
     test_quant_edges(env);
+    test_empty_huge_axes(env);
+    test_scan_sizes(env);
+    test_dft_lengths(env);
     onyx_env_free(env);
     CHECK_DONE();
 }

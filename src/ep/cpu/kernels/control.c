@@ -33,8 +33,8 @@ static const ir_type *declared(const ir_graph *g, int value) {
     return v->has_type ? &v->type : NULL;
 }
 
-static void free_all(ox_tensor **v, int n) {
-    for (int i = 0; v && i < n; i++) {
+static void free_all(ox_tensor **v, int64_t n) {
+    for (int64_t i = 0; v && i < n; i++) {
         ox_tensor_free(v[i]);
         v[i] = NULL;
     }
@@ -57,9 +57,10 @@ static int read_one(ox_kernel_ctx *ctx, const ox_tensor *t, const char *what, in
 /* Writes piece into out as entry `pos` of `npos` along the axis inserted
  * before piece dimension `axis`. */
 static int place(ox_kernel_ctx *ctx, ox_tensor *out, const ox_tensor *piece, int axis, int64_t npos, int64_t pos) {
-    int64_t outer = 1, inner = 1;
-    for (int d = 0; d < axis; d++) outer *= piece->dims[d];
-    for (int d = axis; d < piece->rank; d++) inner *= piece->dims[d];
+    /* an empty piece copies nothing, and its dims past the zero may
+     * multiply past int64; otherwise outer * inner is its element count */
+    if (ox_tensor_numel(piece) == 0) return 0;
+    int64_t outer = ox_numel(piece->dims, axis), inner = ox_numel(piece->dims + axis, piece->rank - axis);
     for (int64_t o = 0; o < outer; o++)
         if (ox_cpu_copy_elems(ctx, out, (o * npos + pos) * inner, piece, o * inner, inner) != 0)
             return -1;
@@ -175,6 +176,21 @@ static int k_if(ox_kernel_ctx *ctx) {
     return rc;
 }
 
+/* Calloc'ed array of a * b * c value slots (plus one), *n set to the
+ * count; fails naming `what` when the count overflows int64. */
+static ox_tensor **slot_array(ox_kernel_ctx *ctx, int64_t a, int64_t b, int64_t c, const char *what, int64_t *n) {
+    if (!ox_mul_i64(a, b, n) || !ox_mul_i64(*n, c, n)) {
+        ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
+                       "%s: %s overflows int64 (%" PRId64 " * %" PRId64 " * %" PRId64 ")", ctx->node->op_type, what,
+                       a, b, c);
+        return NULL;
+    }
+    size_t bytes;
+    ox_tensor **v = ox_mul_size((size_t)*n + 1, sizeof *v, &bytes) ? calloc((size_t)*n + 1, sizeof *v) : NULL;
+    if (!v) ox_kernel_fail(ctx, ONYX_OUT_OF_MEMORY, "out of memory");
+    return v;
+}
+
 /* ---- Loop ---- */
 
 /* Growable list of one scan output's per-iteration values. */
@@ -185,8 +201,11 @@ typedef struct piece_list {
 
 static int piece_push(ox_kernel_ctx *ctx, piece_list *l, ox_tensor *t) {
     if (l->n == l->cap) {
-        int64_t cap = l->cap ? l->cap * 2 : 16;
-        ox_tensor **v = realloc(l->v, (size_t)cap * sizeof *v);
+        int64_t cap = 16;
+        size_t bytes = 0;
+        ox_tensor **v = NULL;
+        if ((!l->cap || ox_mul_i64(l->cap, 2, &cap)) && ox_mul_size((size_t)cap, sizeof *v, &bytes))
+            v = realloc(l->v, bytes);
         if (!v) {
             ox_tensor_free(t);
             return ox_kernel_fail(ctx, ONYX_OUT_OF_MEMORY, "out of memory");
@@ -200,7 +219,7 @@ static int piece_push(ox_kernel_ctx *ctx, piece_list *l, ox_tensor *t) {
 
 static void piece_free(piece_list *l) {
     if (!l->v) return;
-    free_all(l->v, (int)l->n);
+    free_all(l->v, l->n);
     free(l->v);
     l->v = NULL;
     l->n = l->cap = 0;
@@ -385,7 +404,7 @@ static int scan9(ox_kernel_ctx *ctx, const ir_graph *g, int n, int m, int k) {
     ox_tensor **st = calloc((size_t)n + 1, sizeof *st);
     unsigned char *own = calloc((size_t)n + 1, 1);
     ox_tensor **pieces = NULL;
-    int64_t len = -1;
+    int64_t len = -1, n_pieces = 0;
     if (!axes || !dirs || !st || !own) {
         ox_kernel_fail(ctx, ONYX_OUT_OF_MEMORY, "out of memory");
         goto done;
@@ -419,11 +438,8 @@ static int scan9(ox_kernel_ctx *ctx, const ir_graph *g, int n, int m, int k) {
         }
         st[i] = ctx->inputs[i];
     }
-    pieces = calloc((size_t)(k * len) + 1, sizeof *pieces);
-    if (!pieces) {
-        ox_kernel_fail(ctx, ONYX_OUT_OF_MEMORY, "out of memory");
-        goto done;
-    }
+    pieces = slot_array(ctx, k, len, 1, "the scan outputs times the sequence length", &n_pieces);
+    if (!pieces) goto done;
     scan_job job = {g, n, m, k, scan_in, axes, dirs, len, st, own, pieces};
     if (scan_run(ctx, &job) != 0) goto done;
     for (int q = 0; q < k; q++)
@@ -433,7 +449,7 @@ static int scan9(ox_kernel_ctx *ctx, const ir_graph *g, int n, int m, int k) {
 done:
     for (int i = 0; st && own && i < n; i++)
         if (own[i]) ox_tensor_free(st[i]);
-    if (pieces) free_all(pieces, (int)(k * len));
+    if (pieces) free_all(pieces, n_pieces);
     free(pieces);
     free(axes);
     free(dirs);
@@ -488,12 +504,16 @@ static int scan8(ox_kernel_ctx *ctx, const ir_graph *g, int n, int m, int k) {
     ox_tensor **binit = calloc((size_t)n + 1, sizeof *binit); /* this batch's initial states */
     ox_tensor **st = calloc((size_t)n + 1, sizeof *st);
     unsigned char *own = calloc((size_t)n + 1, 1);
-    ox_tensor **finals = calloc((size_t)(n * batch) + 1, sizeof *finals);
-    ox_tensor **pieces = calloc((size_t)(k * batch * tmax) + 1, sizeof *pieces);
-    if (!axes || !dirs || !bin || !binit || !st || !own || !finals || !pieces) {
+    ox_tensor **finals = NULL, **pieces = NULL;
+    int64_t n_finals = 0, n_pieces = 0;
+    if (!axes || !dirs || !bin || !binit || !st || !own) {
         ox_kernel_fail(ctx, ONYX_OUT_OF_MEMORY, "out of memory");
         goto done;
     }
+    finals = slot_array(ctx, n, batch, 1, "the states times the batch size", &n_finals);
+    if (!finals) goto done;
+    pieces = slot_array(ctx, k, batch, tmax, "the scan outputs times the batch size and sequence length", &n_pieces);
+    if (!pieces) goto done;
     for (int s = 0; s < m; s++) dirs[s] = id ? id[s] != 0 : 0;
     for (int64_t b = 0; b < batch; b++) {
         int64_t len = lens ? ox_get_i64(lens->data, lens->dtype, (size_t)b) : tmax;
@@ -587,8 +607,8 @@ done:
     if (binit) free_all(binit, n);
     for (int i = 0; st && own && i < n; i++)
         if (own[i]) ox_tensor_free(st[i]);
-    if (finals) free_all(finals, (int)(n * batch));
-    if (pieces) free_all(pieces, (int)(k * batch * tmax));
+    if (finals) free_all(finals, n_finals);
+    if (pieces) free_all(pieces, n_pieces);
     free(axes);
     free(dirs);
     free(bin);

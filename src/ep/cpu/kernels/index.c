@@ -363,7 +363,9 @@ static int k_topk(ox_kernel_ctx *ctx) {
     int largest = ctx->node->opset >= 11 ? (int)ir_attr_int(ctx->node, "largest", 1) : 1;
     int64_t outer = ox_numel(x->dims, (int)axis);
     int64_t inner = ox_numel(x->dims + axis + 1, r - (int)axis - 1);
-    if (outer * inner == 0 || k == 0) return 0;
+    /* nothing to sort; checked before outer * inner, which may overflow
+     * past a zero axis */
+    if (k == 0 || ox_tensor_numel(x) == 0) return 0;
     int64_t *ids = malloc((size_t)n * 2 * sizeof *ids);
     if (!ids) return ox_kernel_fail(ctx, ONYX_OUT_OF_MEMORY, "out of memory");
     size_t es = ox_dtype_size(x->dtype);
@@ -558,8 +560,15 @@ static int k_unique(ox_kernel_ctx *ctx) {
         c.inner = ox_numel(x->dims + axis + 1, r - (int)axis - 1);
     }
     int64_t n = c.n;
-    /* ids: slices in sorted order; then runs of equal slices are groups */
-    int64_t *buf = malloc((size_t)(n ? n : 1) * 6 * sizeof *buf);
+    /* ids: slices in sorted order; then runs of equal slices are groups.
+     * An empty input may still have a huge axis (a zero elsewhere). */
+    size_t nbuf;
+    if (!ox_nbytes_checked(n ? n : 1, 6 * sizeof(int64_t), &nbuf))
+        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
+                              "Unique: %" PRId64 " slices along axis %" PRId64 " need more than SIZE_MAX bytes of "
+                              "working memory",
+                              n, axis);
+    int64_t *buf = malloc(nbuf);
     if (!buf) return ox_kernel_fail(ctx, ONYX_OUT_OF_MEMORY, "out of memory");
     int64_t *ids = buf, *tmp = buf + n, *first = buf + 2 * n, *count = buf + 3 * n, *group = buf + 4 * n,
             *order = buf + 5 * n;
@@ -635,6 +644,8 @@ static int k_trilu(ox_kernel_ctx *ctx) {
         k = ox_get_i64(kt->data, kt->dtype, 0);
     }
     int upper = (int)ir_attr_int(ctx->node, "upper", 1);
+    /* an empty input may still have 2^40 rows of no columns: skip the loop */
+    if (ox_tensor_numel(x) == 0) return 0;
     int64_t rows = x->dims[r - 2], cols = x->dims[r - 1];
     int64_t mats = ox_numel(x->dims, r - 2);
     size_t es = ox_dtype_size(x->dtype);

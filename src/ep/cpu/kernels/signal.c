@@ -305,7 +305,11 @@ static int dft_compute(ox_kernel_ctx *ctx) {
     if (parts != 1 && parts != 2)
         return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
                               "DFT: the last input dimension must be 1 or 2, got %d", parts);
-    int64_t L = irfft ? 2 * (x->dims[axis] - 1) : x->dims[axis];
+    int64_t L = x->dims[axis];
+    if (irfft && !lt && (!ox_sub_i64(L, 1, &L) || !ox_mul_i64(L, 2, &L)))
+        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
+                              "DFT: the one-sided inverse length 2 * (bins - 1) overflows int64 (%lld bins)",
+                              (long long)x->dims[axis]);
     if (lt) {
         if (scalar_input(lt, &L) != 0)
             return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "DFT: dft_length must be an integer scalar");
@@ -321,11 +325,12 @@ static int dft_compute(ox_kernel_ctx *ctx) {
     int64_t n_out = onesided && !inverse ? L / 2 + 1 : L;
     if (y->rank != r || y->dims[axis] != n_out || y->dims[r - 1] != (irfft ? 1 : 2))
         return ox_kernel_fail(ctx, ONYX_RUNTIME_ERROR, "DFT: output shape does not match the transform");
-    int64_t outer = 1, inner = 1;
-    for (int k = 0; k < axis; k++) outer *= x->dims[k];
-    for (int k = (int)axis + 1; k < r - 1; k++) inner *= x->dims[k];
-    int64_t lines = outer * inner;
-    if (lines == 0 || L == 0) return 0;
+    /* an empty output has nothing to compute, and the dims around a zero
+     * axis may multiply past int64; otherwise they are the output's own */
+    if (ox_tensor_numel(y) == 0 || L == 0) return 0;
+    int64_t inner = ox_numel(x->dims + axis + 1, r - 2 - (int)axis), lines = 0;
+    if (!ox_mul_i64(ox_numel(x->dims, (int)axis), inner, &lines) || lines <= 0)
+        return ox_kernel_fail(ctx, ONYX_RUNTIME_ERROR, "DFT: the number of transformed lines overflows int64");
 
     fft_plan *plan = plan_new(L, inverse ? 1 : -1);
     if (!plan) return ox_kernel_fail(ctx, ONYX_OUT_OF_MEMORY, "DFT: out of memory");
