@@ -93,6 +93,12 @@ typedef struct ox_ep_ops {
     /* 1 if the provider will run this node with these input types. */
     int (*supports)(ox_ep *ep, const ir_node *node, const ir_type *const *inputs, int n_inputs);
     const ox_kernel_def *(*find_kernel)(ox_ep *ep, const ir_node *node);
+    /* Optional (NULL: none). Bit k set: the provider's kernel for this
+     * node reads input k on the host (a shape, axes, a count: values that
+     * shape inference and the kernel's set-up need) although the node runs
+     * on the device; the planner keeps such inputs in host memory instead
+     * of copying them over. Inputs past 31 are never host-read. */
+    uint32_t (*host_inputs)(ox_ep *ep, const ir_node *node);
     void *(*alloc)(ox_ep *ep, size_t bytes);
     void (*free)(ox_ep *ep, void *ptr);
     int (*copy_to_host)(ox_ep *ep, void *dst, const void *src, size_t bytes, ox_error *err);

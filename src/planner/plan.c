@@ -44,6 +44,8 @@ static int slot_on_device(ox_plan *p, int *slot_cap, int *step_cap, int value, i
     if (*cached >= 0) return *cached;
     int s = add_slot(p, slot_cap, value, device, ep);
     if (s < 0) return -1;
+    /* weights do not change between runs: one upload serves them all */
+    p->slots[s].resident = p->slots[value].is_const;
     ox_step st = {.kind = OX_STEP_COPY, .node = -1, .src = value, .dst = s};
     if (add_step(p, step_cap, st) < 0) return -1;
     *cached = s;
@@ -82,6 +84,10 @@ int ox_plan_build(const ir_graph *g, ox_ep *const *eps, int n_eps, ox_plan *p, o
     for (int oi = 0; oi < g->n_nodes; oi++) {
         const ir_node *n = &g->nodes[order[oi]];
         int dev = eps[n->ep]->device;
+        /* inputs a device kernel reads on the host stay there */
+        uint32_t host_read = 0;
+        if (dev != OX_DEVICE_HOST && eps[n->ep]->ops->host_inputs)
+            host_read = eps[n->ep]->ops->host_inputs(eps[n->ep], n);
         int *ins = malloc(((size_t)n->n_inputs + 1) * sizeof *ins);
         int *outs = malloc(((size_t)n->n_outputs + 1) * sizeof *outs);
         if (!ins || !outs) {
@@ -90,9 +96,11 @@ int ox_plan_build(const ir_graph *g, ox_ep *const *eps, int n_eps, ox_plan *p, o
             goto oom;
         }
         for (int k = 0; k < n->n_inputs; k++) {
+            int on_host = k < 32 && (host_read >> k & 1u);
             ins[k] = n->inputs[k] < 0 ? -1
                                       : slot_on_device(p, &slot_cap, &step_cap, n->inputs[k],
-                                                       n->ep, dev, copy_of, n_eps);
+                                                       on_host ? host_ep : n->ep,
+                                                       on_host ? OX_DEVICE_HOST : dev, copy_of, n_eps);
             if (n->inputs[k] >= 0 && ins[k] < 0) {
                 free(ins);
                 free(outs);
@@ -160,7 +168,7 @@ int ox_plan_build(const ir_graph *g, ox_ep *const *eps, int n_eps, ox_plan *p, o
     if (!count) goto oom;
     for (int s = 0; s < p->n_slots; s++) {
         ox_slot_info *si = &p->slots[s];
-        int keep = si->is_output || si->is_input || si->is_const;
+        int keep = si->is_output || si->is_input || si->is_const || si->resident;
         si->planned = !keep && si->device == OX_DEVICE_HOST && def_step[s] >= 0;
         if (keep || def_step[s] < 0) {
             last_use[s] = -1;

@@ -36,6 +36,8 @@ typedef struct ox_slot_info {
     int is_const;  /* initializer: bound at run start, never released */
     int is_input;  /* graph input: bound to the caller's tensor */
     int is_output; /* graph output on the host: handed to the caller */
+    int resident;  /* device copy of an initializer: made by the first run
+                      that needs it and kept by the graph for later runs */
     int planned;   /* eligible for the arena (host, produced, not output) */
 } ox_slot_info;
 

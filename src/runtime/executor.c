@@ -384,6 +384,48 @@ static int exec_node_with(run_ctx *rc, const ox_step *st, node_scratch *ns) {
     return 0;
 }
 
+/* The device copy of initializer slot st->src for resident slot st->dst:
+ * the first run to need it uploads it under the graph's lock, and every
+ * later run borrows it. */
+static int bind_resident(run_ctx *rc, const ox_step *st, const ox_tensor *src) {
+    ox_graph_exec *ge = rc->ge;
+    const ox_slot_info *di = &ge->plan.slots[st->dst];
+    ox_ep *dep = rc->s->eps[di->ep];
+    int r = 0;
+    pthread_mutex_lock(&ge->arena_lock);
+    ox_tensor *t = ge->resident[st->dst];
+    if (!t) {
+        t = calloc(1, sizeof *t);
+        if (t) {
+            t->kind = OX_KIND_TENSOR;
+            t->dtype = src->dtype;
+            t->rank = src->rank;
+            memcpy(t->dims, src->dims, (size_t)src->rank * sizeof *src->dims);
+            t->nbytes = src->nbytes;
+            t->device = di->device;
+            t->data = dep->ops->alloc(dep, src->nbytes);
+        }
+        if (!t || !t->data) {
+            free(t);
+            t = NULL;
+            r = ox_fail(rc->err, ONYX_OUT_OF_MEMORY, "out of device memory for weight '%s' (%zu bytes)",
+                        ge->graph->values[di->value].name, src->nbytes);
+        } else if (dep->ops->copy_from_host(dep, t->data, src->data, src->nbytes, rc->err) != 0) {
+            dep->ops->free(dep, t->data);
+            free(t);
+            t = NULL;
+            r = -1;
+        } else {
+            ge->resident[st->dst] = t;
+        }
+    }
+    pthread_mutex_unlock(&ge->arena_lock);
+    if (r != 0) return -1;
+    rc->slots[st->dst].t = t;
+    rc->slots[st->dst].mode = SLOT_BORROWED;
+    return 0;
+}
+
 static int exec_copy(run_ctx *rc, const ox_step *st) {
     onyx_session *s = rc->s;
     const ox_plan *plan = &rc->ge->plan;
@@ -396,6 +438,7 @@ static int exec_copy(run_ctx *rc, const ox_step *st) {
         return ox_fail(rc->err, ONYX_NOT_IMPLEMENTED,
                        "only numeric tensors can move between devices ('%s')",
                        g->values[plan->slots[st->src].value].name);
+    if (plan->slots[st->dst].resident && rc->ge->resident) return bind_resident(rc, st, src);
     if (alloc_slot(rc, st->dst, src->dtype, src->dims, src->rank) != 0) return -1;
     ox_tensor *dst = rc->slots[st->dst].t;
     const ox_slot_info *si = &plan->slots[st->src], *di = &plan->slots[st->dst];

@@ -108,15 +108,24 @@ static int build_exec(onyx_session *s, ir_graph *g, ox_graph_exec *ge, ox_error 
     if (ox_plan_build(g, s->eps, s->n_eps, &ge->plan, err) != 0) return -1;
     if (prepare_kernels(s, ge, err) != 0) return -1;
     ge->exec_nodes = calloc((size_t)g->n_nodes + 1, sizeof *ge->exec_nodes);
-    if (!ge->exec_nodes) return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
+    ge->resident = calloc((size_t)ge->plan.n_slots + 1, sizeof *ge->resident);
+    if (!ge->exec_nodes || !ge->resident) return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
     int k = 0;
     for (int i = 0; i < ge->plan.n_steps; i++)
         if (ge->plan.steps[i].kind == OX_STEP_NODE) ge->exec_nodes[k++] = ge->plan.steps[i].node;
     return 0;
 }
 
-static void free_exec(ox_graph_exec *ge) {
+static void free_exec(onyx_session *s, ox_graph_exec *ge) {
     if (!ge->graph) return;
+    for (int i = 0; ge->resident && i < ge->plan.n_slots; i++) {
+        ox_tensor *t = ge->resident[i];
+        if (!t) continue;
+        ox_ep *ep = s->eps[ge->plan.slots[i].ep];
+        ep->ops->free(ep, t->data);
+        free(t);
+    }
+    free(ge->resident);
     if (ge->states && ge->kernels)
         for (int i = 0; i < ge->graph->n_nodes; i++)
             if (ge->states[i] && ge->kernels[i] && ge->kernels[i]->release)
@@ -268,9 +277,9 @@ int ox_session_create_file(onyx_env *env, const char *path, const char *base_dir
 
 void ox_session_free(onyx_session *s) {
     if (!s) return;
-    free_exec(&s->main);
+    free_exec(s, &s->main);
     for (int i = 0; i < s->n_subs; i++) {
-        free_exec(s->subs[i]);
+        free_exec(s, s->subs[i]);
         free(s->subs[i]);
     }
     free(s->subs);

@@ -59,6 +59,10 @@ typedef struct ox_graph_exec {
     int *exec_nodes;               /* node indices in execution order */
     pthread_mutex_t arena_lock;
     ox_arena *free_arenas;
+    /* per plan slot: the device copy of an initializer once made
+     * (plan.slots[i].resident), guarded by arena_lock; freed with the
+     * session, not counted against its memory limit (weights are not) */
+    ox_tensor **resident;
 } ox_graph_exec;
 
 struct onyx_session {

@@ -47,6 +47,72 @@ static void run(onyx_session *s, float *y, int64_t *n) {
     onyx_tensor_free(ti);
 }
 
+/* Reshape on the device with its shape read on the host, from a weight
+ * and from a caller's input: the shape is never copied to the device,
+ * the executor infers the output shape from it, and the data stays on the
+ * device between Add, Reshape and Relu. */
+static void test_host_inputs(onyx_env *env) {
+    mb_model *m = mb_new(13);
+    int64_t d[] = {2, 4}, d2[] = {4, 2}, one[] = {2}, sd[] = {2};
+    mb_input(m, "x", ONYX_FLOAT32, d, 2);
+    mb_input(m, "shape", ONYX_INT64, one, 1);
+    mb_output(m, "y", ONYX_FLOAT32, d2, 2);
+    mb_output(m, "z", ONYX_FLOAT32, NULL, 0);
+    float c[8] = {-1, 0.5f, 2, -3, 1, 1, 1, 1};
+    mb_init_float(m, "c", d, 2, c);
+    int64_t fixed[2] = {4, 2};
+    mb_init_int64(m, "fixed", sd, 1, fixed);
+    mb_node(m, "Add", "x,c", "a");
+    mb_node(m, "Reshape", "a,fixed", "r");
+    mb_node(m, "Relu", "r", "y");
+    mb_node(m, "Reshape", "a,shape", "z");
+    size_t len;
+    uint8_t *buf = mb_serialize(m, &len);
+    mb_free(m);
+    onyx_session_options *o = NULL;
+    onyx_session *s = NULL;
+    CHECK_OK(onyx_session_options_create(&o));
+    const char *providers[] = {"test", "cpu"};
+    CHECK_OK(onyx_session_options_set_providers(o, providers, 2));
+    CHECK_OK(onyx_session_create_from_buffer(env, buf, len, o, &s));
+    onyx_session_options_free(o);
+    free(buf);
+    if (!s) return;
+    for (size_t i = 0; i < onyx_session_node_count(s); i++)
+        CHECK(strcmp(onyx_session_node_provider(s, i), "test") == 0);
+    float x[8] = {1, 2, 3, 4, -5, -6, 7, 8};
+    for (int r = 0; r < 2; r++) {
+        int64_t shape[2] = {r ? 8 : 1, r ? 1 : 8};
+        onyx_tensor *tx = NULL, *ts = NULL, *outs[2] = {NULL, NULL};
+        CHECK_OK(onyx_tensor_wrap(ONYX_FLOAT32, d, 2, x, sizeof x, &tx));
+        CHECK_OK(onyx_tensor_wrap(ONYX_INT64, one, 1, shape, sizeof shape, &ts));
+        const char *in[] = {"x", "shape"}, *out[] = {"y", "z"};
+        const onyx_tensor *ins[] = {tx, ts};
+        CHECK_OK(onyx_session_run(s, in, ins, 2, out, outs, 2));
+        if (outs[0] && outs[1]) {
+            CHECK(onyx_tensor_rank(outs[0]) == 2 && onyx_tensor_dims(outs[0])[0] == 4);
+            CHECK(onyx_tensor_dims(outs[1])[0] == shape[0] && onyx_tensor_dims(outs[1])[1] == shape[1]);
+            const float *y = onyx_tensor_data(outs[0]), *z = onyx_tensor_data(outs[1]);
+            for (int i = 0; i < 8; i++) {
+                float a = x[i] + c[i];
+                CHECK_NEAR(z[i], a, 1e-6);
+                CHECK_NEAR(y[i], a > 0 ? a : 0, 1e-6);
+            }
+        }
+        onyx_tensor_free(outs[0]);
+        onyx_tensor_free(outs[1]);
+        onyx_tensor_free(tx);
+        onyx_tensor_free(ts);
+    }
+    ox_test_ep_stats st;
+    ox_test_ep_get_stats(s->eps[0], &st);
+    CHECK(st.kernel_runs == 2 * 4);
+    /* x each run, c once; neither shape ever */
+    CHECK(st.copies_from_host == 2 + 1);
+    CHECK(st.copies_to_host == 2 * 2);
+    onyx_session_free(s);
+}
+
 int main(void) {
     onyx_env *env = NULL;
     CHECK_OK(onyx_env_create(&env));
@@ -95,7 +161,20 @@ int main(void) {
     CHECK(st.copies_from_host == 3);
     /* back to the host: r (for Sigmoid), y (graph output) */
     CHECK(st.copies_to_host == 2);
-    CHECK(st.live_allocations == 0);
+    /* the weight c stays on the device for the next runs */
+    CHECK(st.live_allocations == 1);
+    for (int r = 0; r < 2; r++) {
+        run(mixed, y_mix, n_mix);
+        for (int i = 0; i < 8; i++) CHECK_NEAR(y_mix[i], y_cpu[i], 1e-6);
+    }
+    ox_test_ep_get_stats(mixed->eps[0], &st);
+    CHECK(st.kernel_runs == 9);
+    /* later runs upload x and sg only: c is resident */
+    CHECK(st.copies_from_host == 3 + 2 * 2);
+    CHECK(st.copies_to_host == 2 * 3);
+    CHECK(st.live_allocations == 1);
+
+    test_host_inputs(env);
 
     /* a provider name the environment does not offer */
     onyx_session *bad = NULL;

@@ -79,16 +79,41 @@ static int k_relu(ox_kernel_ctx *c) {
     return 0;
 }
 
+/* Reshape reads its shape on the host (host_inputs), as a real device
+ * provider must: the executor infers the output shape from those values
+ * before the kernel runs. The data moves device to device. */
+static int k_reshape(ox_kernel_ctx *c) {
+    if (!on_device(c->inputs[0]->data) || !on_device(c->outputs[0]->data))
+        return ox_kernel_fail(c, ONYX_RUNTIME_ERROR, "test device: Reshape data is not in device memory");
+    if (on_device(c->inputs[1]->data))
+        return ox_kernel_fail(c, ONYX_RUNTIME_ERROR, "test device: Reshape's shape was copied to the device");
+    if (c->outputs[0]->nbytes) memcpy(c->outputs[0]->data, c->inputs[0]->data, c->outputs[0]->nbytes);
+    atomic_fetch_add(&((test_ep *)c->ep)->runs, 1);
+    return 0;
+}
+
+static int reshape_types(const ir_node *node, const ir_type *const *in, int n) {
+    (void)node;
+    return n == 2 && in[0] && in[0]->kind == OX_KIND_TENSOR && in[0]->dtype == ONYX_FLOAT32 && in[1] &&
+           in[1]->dtype == ONYX_INT64;
+}
+
 static const ox_kernel_def KERNELS[] = {
     {"", "Add", 7, 17, k_add, float_only, NULL, NULL},
     {"", "Mul", 7, 17, k_mul, float_only, NULL, NULL},
     {"", "Relu", 6, 17, k_relu, float_only, NULL, NULL},
+    {"", "Reshape", 5, 17, k_reshape, reshape_types, NULL, NULL},
 };
 static const ox_kernel_table TABLE = {KERNELS, sizeof KERNELS / sizeof KERNELS[0]};
 
 static const ox_kernel_def *t_find(ox_ep *ep, const ir_node *node) {
     (void)ep;
     return ox_kernel_lookup(&TABLE, 1, node);
+}
+
+static uint32_t t_host_inputs(ox_ep *ep, const ir_node *node) {
+    (void)ep;
+    return strcmp(node->op_type, "Reshape") == 0 ? 1u << 1 : 0;
 }
 
 static int t_supports(ox_ep *ep, const ir_node *node, const ir_type *const *in, int n) {
@@ -132,6 +157,7 @@ static void t_destroy(ox_ep *ep) { free(ep); }
 static const ox_ep_ops TEST_OPS = {
     .supports = t_supports,
     .find_kernel = t_find,
+    .host_inputs = t_host_inputs,
     .alloc = t_alloc,
     .free = t_free,
     .copy_to_host = t_to_host,

@@ -1,6 +1,7 @@
 /* A provider for tests of placement, copies and fallback: it claims only
- * float32 Add, Mul and Relu, and keeps its tensors in a simulated device
- * memory that its kernels verify, so a missing copy is caught. */
+ * float32 Add, Mul, Relu and Reshape (whose shape it reads on the host),
+ * and keeps its tensors in a simulated device memory that its kernels
+ * verify, so a missing or needless copy is caught. */
 #ifndef ONYX_EP_TESTING_TEST_EP_H
 #define ONYX_EP_TESTING_TEST_EP_H
 
