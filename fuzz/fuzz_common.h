@@ -47,8 +47,10 @@ static inline onyx_env *fuzz_env(void) {
 
 /* Single-threaded sessions: libFuzzer runs one input at a time, and
  * intra-op threads would only blur the stacks. */
-/* Below scripts/fuzz.sh's -malloc_limit_mb of 2048. */
-#define FUZZ_MEMORY_LIMIT ((size_t)1 << 30)
+/* Well below scripts/fuzz.sh's -malloc_limit_mb of 2048, and small
+ * enough that merely writing that much memory (a huge but legal output)
+ * takes well under the 10 s timeout in a sanitizer build. */
+#define FUZZ_MEMORY_LIMIT ((size_t)256 << 20)
 /* Well below scripts/fuzz.sh's -timeout of 10 s: a model may loop for
  * ever on purpose, and a deployment that runs strangers' models sets a
  * time limit; an input that still reaches libFuzzer's timeout shows a
