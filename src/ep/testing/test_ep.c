@@ -1,25 +1,34 @@
 #include "ep/testing/test_ep.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Device memory is host memory behind a header; kernels and copies
- * refuse pointers without it, so a host tensor reaching a device kernel
- * is an error, as it would be on real hardware. */
-#define DEVICE_MAGIC 0x5445535444455631ULL /* "TESTDEV1" */
-#define HEADER 64
+/* Device memory is host memory that the provider keeps a list of;
+ * kernels and copies refuse pointers not on it, so a host tensor reaching
+ * a device kernel (or a device one reaching the host) is an error, as it
+ * would be on real hardware. A list, not a header before each block: a
+ * host pointer must be checkable without reading memory it does not own. */
+typedef struct device_block {
+    void *data;
+    struct device_block *next;
+} device_block;
 
 typedef struct test_ep {
     ox_ep base;
     atomic_long to_host, from_host, runs, live;
+    pthread_mutex_t lock;
+    device_block *blocks;
 } test_ep;
 
-static int on_device(const void *p) {
-    uint64_t magic;
-    if (!p) return 0;
-    memcpy(&magic, (const char *)p - HEADER, sizeof magic);
-    return magic == DEVICE_MAGIC;
+static int on_device(ox_ep *ep, const void *p) {
+    test_ep *t = (test_ep *)ep;
+    int found = 0;
+    pthread_mutex_lock(&t->lock);
+    for (const device_block *b = t->blocks; b && !found; b = b->next) found = b->data == p;
+    pthread_mutex_unlock(&t->lock);
+    return found;
 }
 
 static int float_only(const ir_node *node, const ir_type *const *in, int n) {
@@ -31,9 +40,9 @@ static int float_only(const ir_node *node, const ir_type *const *in, int n) {
 
 static int check_device(ox_kernel_ctx *c) {
     for (int i = 0; i < c->n_inputs; i++)
-        if (c->inputs[i] && !on_device(c->inputs[i]->data))
+        if (c->inputs[i] && !on_device(c->ep, c->inputs[i]->data))
             return ox_kernel_fail(c, ONYX_RUNTIME_ERROR, "test device: input %d is not in device memory", i);
-    if (!on_device(c->outputs[0]->data))
+    if (!on_device(c->ep, c->outputs[0]->data))
         return ox_kernel_fail(c, ONYX_RUNTIME_ERROR, "test device: output is not in device memory");
     return 0;
 }
@@ -83,9 +92,9 @@ static int k_relu(ox_kernel_ctx *c) {
  * provider must: the executor infers the output shape from those values
  * before the kernel runs. The data moves device to device. */
 static int k_reshape(ox_kernel_ctx *c) {
-    if (!on_device(c->inputs[0]->data) || !on_device(c->outputs[0]->data))
+    if (!on_device(c->ep, c->inputs[0]->data) || !on_device(c->ep, c->outputs[0]->data))
         return ox_kernel_fail(c, ONYX_RUNTIME_ERROR, "test device: Reshape data is not in device memory");
-    if (on_device(c->inputs[1]->data))
+    if (on_device(c->ep, c->inputs[1]->data))
         return ox_kernel_fail(c, ONYX_RUNTIME_ERROR, "test device: Reshape's shape was copied to the device");
     if (c->outputs[0]->nbytes) memcpy(c->outputs[0]->data, c->inputs[0]->data, c->outputs[0]->nbytes);
     atomic_fetch_add(&((test_ep *)c->ep)->runs, 1);
@@ -122,37 +131,65 @@ static int t_supports(ox_ep *ep, const ir_node *node, const ir_type *const *in, 
 }
 
 static void *t_alloc(ox_ep *ep, size_t bytes) {
-    char *p = malloc(HEADER + (bytes ? bytes : 1));
-    if (!p) return NULL;
-    uint64_t magic = DEVICE_MAGIC;
-    memcpy(p, &magic, sizeof magic);
-    atomic_fetch_add(&((test_ep *)ep)->live, 1);
-    return p + HEADER;
+    test_ep *t = (test_ep *)ep;
+    device_block *b = malloc(sizeof *b);
+    void *p = malloc(bytes ? bytes : 1);
+    if (!b || !p) {
+        free(b);
+        free(p);
+        return NULL;
+    }
+    b->data = p;
+    pthread_mutex_lock(&t->lock);
+    b->next = t->blocks;
+    t->blocks = b;
+    pthread_mutex_unlock(&t->lock);
+    atomic_fetch_add(&t->live, 1);
+    return p;
 }
 
 static void t_free(ox_ep *ep, void *ptr) {
+    test_ep *t = (test_ep *)ep;
     if (!ptr) return;
-    char *p = (char *)ptr - HEADER;
-    memset(p, 0, sizeof(uint64_t));
-    free(p);
-    atomic_fetch_sub(&((test_ep *)ep)->live, 1);
+    device_block *gone = NULL;
+    pthread_mutex_lock(&t->lock);
+    for (device_block **b = &t->blocks; *b; b = &(*b)->next)
+        if ((*b)->data == ptr) {
+            gone = *b;
+            *b = gone->next;
+            break;
+        }
+    pthread_mutex_unlock(&t->lock);
+    if (!gone) return; /* not ours: leave it alone rather than free a stranger's block */
+    free(gone->data);
+    free(gone);
+    atomic_fetch_sub(&t->live, 1);
 }
 
 static int t_to_host(ox_ep *ep, void *dst, const void *src, size_t bytes, ox_error *err) {
-    if (!on_device(src)) return ox_fail(err, ONYX_RUNTIME_ERROR, "test device: copy source is not device memory");
+    if (!on_device(ep, src)) return ox_fail(err, ONYX_RUNTIME_ERROR, "test device: copy source is not device memory");
     if (bytes) memcpy(dst, src, bytes);
     atomic_fetch_add(&((test_ep *)ep)->to_host, 1);
     return 0;
 }
 
 static int t_from_host(ox_ep *ep, void *dst, const void *src, size_t bytes, ox_error *err) {
-    if (!on_device(dst)) return ox_fail(err, ONYX_RUNTIME_ERROR, "test device: copy target is not device memory");
+    if (!on_device(ep, dst)) return ox_fail(err, ONYX_RUNTIME_ERROR, "test device: copy target is not device memory");
     if (bytes) memcpy(dst, src, bytes);
     atomic_fetch_add(&((test_ep *)ep)->from_host, 1);
     return 0;
 }
 
-static void t_destroy(ox_ep *ep) { free(ep); }
+static void t_destroy(ox_ep *ep) {
+    test_ep *t = (test_ep *)ep;
+    for (device_block *b = t->blocks, *next; b; b = next) {
+        next = b->next;
+        free(b->data);
+        free(b);
+    }
+    pthread_mutex_destroy(&t->lock);
+    free(t);
+}
 
 static const ox_ep_ops TEST_OPS = {
     .supports = t_supports,
@@ -174,6 +211,7 @@ ox_ep *ox_test_ep_create(ox_error *err) {
     t->base.name = "test";
     t->base.device = OX_TEST_DEVICE;
     t->base.ops = &TEST_OPS;
+    pthread_mutex_init(&t->lock, NULL);
     return &t->base;
 }
 
