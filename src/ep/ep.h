@@ -113,9 +113,27 @@ struct ox_ep {
     void *impl;
 };
 
-/* Shared kernel lookup over tables, by domain, op and opset. */
+/* Shared kernel lookup over tables, by domain, op and opset: the first
+ * kernel in table order whose operator versions cover the node. */
 const ox_kernel_def *ox_kernel_lookup(const ox_kernel_table *tables, size_t n_tables,
                                       const ir_node *node);
+
+/* The same lookup through a hash of (domain, op), for providers with many
+ * kernels: a graph of a million nodes looks every node up at placement and
+ * again at kernel set-up. Built once when the provider is created, then
+ * read only, so any number of threads may search it. */
+typedef struct ox_kernel_index {
+    struct ox_strmap *heads;   /* "domain\x1fop" -> first kernel with that key */
+    const ox_kernel_def **defs; /* all kernels, in table order */
+    int *next;                  /* next kernel with the same key, or -1 */
+    const ox_kernel_table *tables;
+    size_t n_tables;
+} ox_kernel_index;
+
+int ox_kernel_index_build(ox_kernel_index *ix, const ox_kernel_table *tables, size_t n_tables,
+                          ox_error *err);
+const ox_kernel_def *ox_kernel_index_find(const ox_kernel_index *ix, const ir_node *node);
+void ox_kernel_index_free(ox_kernel_index *ix);
 
 /* Provider constructors. */
 ox_ep *ox_cpu_ep_create(ox_error *err);

@@ -65,12 +65,24 @@ const ox_op_schema *ox_op_find_any(const char *domain, const char *name) {
     return find(domain, name, 0, 1);
 }
 
+static int attr_key_cmp(const ox_attr_schema *s, const char *domain, const char *op) {
+    int c = strcmp(s->domain, domain);
+    return c ? c : strcmp(s->op, op);
+}
+
+/* Every node's lookups pass through here (validation, inference,
+ * placement, kernel choice), so a million-node graph must not scan the
+ * table per call: tools/gen/gen_op_attrs.py writes it sorted by (domain,
+ * op, since_version) in byte order, which a binary search walks. */
 const ox_attr_schema *ox_attr_schema_find(const char *domain, const char *op, int opset) {
-    const ox_attr_schema *best = NULL;
-    for (int i = 0; i < OX_ATTR_SCHEMA_COUNT; i++) {
-        const ox_attr_schema *s = &OX_ATTR_SCHEMAS[i];
-        if (strcmp(s->op, op) != 0 || strcmp(s->domain, domain) != 0) continue;
-        if (s->since_version <= opset && (!best || s->since_version > best->since_version)) best = s;
+    int lo = 0, hi = OX_ATTR_SCHEMA_COUNT;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (attr_key_cmp(&OX_ATTR_SCHEMAS[mid], domain, op) < 0) lo = mid + 1;
+        else hi = mid;
     }
+    const ox_attr_schema *best = NULL;
+    for (int i = lo; i < OX_ATTR_SCHEMA_COUNT && attr_key_cmp(&OX_ATTR_SCHEMAS[i], domain, op) == 0; i++)
+        if (OX_ATTR_SCHEMAS[i].since_version <= opset) best = &OX_ATTR_SCHEMAS[i];
     return best;
 }

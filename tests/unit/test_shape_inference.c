@@ -7,6 +7,8 @@
 #include "check.h"
 #include "loader/loader.h"
 #include "model_builder.h"
+#include "ops/attr_table.h"
+#include "ops/op.h"
 
 static ir_model *load(mb_model *m) {
     size_t len;
@@ -63,7 +65,35 @@ static mb_model *net(int64_t batch) {
     return m;
 }
 
+/* ox_attr_schema_find binary-searches the generated table: it must be
+ * sorted by (domain, op, since_version), and the search must agree with a
+ * plain scan for every entry, for versions between and before entries. */
+static void test_attr_table_order(void) {
+    for (int i = 1; i < OX_ATTR_SCHEMA_COUNT; i++) {
+        const ox_attr_schema *a = &OX_ATTR_SCHEMAS[i - 1], *b = &OX_ATTR_SCHEMAS[i];
+        int c = strcmp(a->domain, b->domain);
+        if (!c) c = strcmp(a->op, b->op);
+        CHECK(c < 0 || (c == 0 && a->since_version < b->since_version));
+    }
+    for (int i = 0; i < OX_ATTR_SCHEMA_COUNT; i++) {
+        const ox_attr_schema *s = &OX_ATTR_SCHEMAS[i];
+        for (int v = s->since_version - 1; v <= s->since_version + 1; v++) {
+            const ox_attr_schema *want = NULL;
+            for (int j = 0; j < OX_ATTR_SCHEMA_COUNT; j++) {
+                const ox_attr_schema *t = &OX_ATTR_SCHEMAS[j];
+                if (!strcmp(t->domain, s->domain) && !strcmp(t->op, s->op) && t->since_version <= v &&
+                    (!want || t->since_version > want->since_version))
+                    want = t;
+            }
+            CHECK(ox_attr_schema_find(s->domain, s->op, v) == want);
+        }
+    }
+    CHECK(ox_attr_schema_find("", "NoSuchOp", 18) == NULL);
+    CHECK(ox_attr_schema_find("", "Abs", 0) == NULL);
+}
+
 int main(void) {
+    test_attr_table_order();
     mb_model *m = net(2);
     ir_model *im = load(m);
     mb_free(m);

@@ -32,11 +32,12 @@ extern const ox_kernel_table ox_cpu_kernels_cast;
 typedef struct cpu_ep {
     ox_ep base;
     ox_kernel_table tables[N_FAMILIES];
+    ox_kernel_index index;
 } cpu_ep;
 
 static const ox_kernel_def *cpu_find_kernel(ox_ep *ep, const ir_node *node) {
     cpu_ep *c = (cpu_ep *)ep;
-    return ox_kernel_lookup(c->tables, N_FAMILIES, node);
+    return ox_kernel_index_find(&c->index, node);
 }
 
 static int cpu_supports(ox_ep *ep, const ir_node *node, const ir_type *const *inputs, int n) {
@@ -62,7 +63,10 @@ static int cpu_copy(ox_ep *ep, void *dst, const void *src, size_t bytes, ox_erro
     return 0;
 }
 
-static void cpu_destroy(ox_ep *ep) { free(ep); }
+static void cpu_destroy(ox_ep *ep) {
+    ox_kernel_index_free(&((cpu_ep *)ep)->index);
+    free(ep);
+}
 
 static const ox_ep_ops CPU_OPS = {
     .supports = cpu_supports,
@@ -91,6 +95,10 @@ ox_ep *ox_cpu_ep_create(ox_error *err) {
         &ox_cpu_kernels_cast,
     };
     for (int i = 0; i < N_FAMILIES; i++) c->tables[i] = *families[i];
+    if (ox_kernel_index_build(&c->index, c->tables, N_FAMILIES, err) != 0) {
+        free(c);
+        return NULL;
+    }
     c->base.name = "cpu";
     c->base.device = OX_DEVICE_HOST;
     c->base.ops = &CPU_OPS;
