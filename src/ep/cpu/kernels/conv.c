@@ -152,9 +152,11 @@ static int geom_make(ox_kernel_ctx *ctx, const ox_tensor *x, const ox_tensor *w,
                                   op, (long long)y->dims[i + 2], i, (long long)o);
         g->out[i] = o;
         g->pb[i] = pb;
-        g->in_sz *= g->in[i];
-        g->out_sz *= g->out[i];
-        g->k_sz *= g->k[i];
+        /* an empty weight or input may still declare huge spatial dims */
+        if (!ox_mul_i64(g->in_sz, g->in[i], &g->in_sz) || !ox_mul_i64(g->out_sz, g->out[i], &g->out_sz) ||
+            !ox_mul_i64(g->k_sz, g->k[i], &g->k_sz))
+            return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
+                                  "%s: the input, output or kernel spatial sizes multiply past int64", op);
     }
     return 0;
 }
