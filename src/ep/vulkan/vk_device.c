@@ -317,8 +317,10 @@ int ox_vk_device_open(vk_ep *v, ox_error *err) {
 }
 
 void ox_vk_device_close(vk_ep *v) {
-    if (v->device) v->f.vkDestroyDevice(v->device, NULL);
-    if (v->instance) v->f.vkDestroyInstance(v->instance, NULL);
+    /* each destroy function loads first in its list: NULL only when the
+     * loader offered none of them, and then the handle is left behind */
+    if (v->device && v->f.vkDestroyDevice) v->f.vkDestroyDevice(v->device, NULL);
+    if (v->instance && v->f.vkDestroyInstance) v->f.vkDestroyInstance(v->instance, NULL);
     if (v->lib) dlclose(v->lib);
     v->device = VK_NULL_HANDLE;
     v->instance = VK_NULL_HANDLE;

@@ -333,7 +333,9 @@ int ox_vk_exec_init(vk_ep *v, ox_error *err) {
 }
 
 void ox_vk_exec_free(vk_ep *v) {
-    if (!v->device) return;
+    /* device functions load in list order, vkDeviceWaitIdle last: when it
+     * is there, so is every other (and when it is not, nothing was made) */
+    if (!v->device || !v->f.vkDeviceWaitIdle) return;
     /* nothing is in flight (every submission was waited for), but a
      * failed wait may have left work behind */
     v->f.vkDeviceWaitIdle(v->device);

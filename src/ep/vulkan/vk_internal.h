@@ -13,7 +13,9 @@
 
 /* Functions resolved through vkGetInstanceProcAddr: before an instance
  * exists, with the instance, and with the device. The table lives in the
- * provider, so two providers never share loader state. */
+ * provider, so two providers never share loader state. Order matters:
+ * each list loads until one is missing, so its destroy function comes
+ * first and vkDeviceWaitIdle last (see ox_vk_exec_free). */
 #define OX_VK_GLOBAL_FNS(X) X(vkCreateInstance) X(vkEnumerateInstanceVersion)
 #define OX_VK_INSTANCE_FNS(X)                                                             \
     X(vkDestroyInstance) X(vkEnumeratePhysicalDevices) X(vkGetPhysicalDeviceProperties)  \
