@@ -35,6 +35,13 @@
 #define MAX_IN 4
 
 static onyx_env *env;
+/* Mesa 22.3's lavapipe leaks 128 bytes in a one-time initialisation each
+ * time the loader loads it (under vkEnumeratePhysicalDevices), and the
+ * loader unloads it with the last instance. One provider kept for the
+ * whole test keeps the driver loaded: the leak happens once and stays
+ * reachable from the driver's globals, instead of once per session, and
+ * LeakSanitizer still sees every leak of onyx's own. */
+static ox_ep *keep_driver_loaded;
 /* per tolerance class: the largest |diff| / bound, |diff|, and |diff| /
  * |cpu| where |cpu| > 1e-3 */
 static double worst[2], max_abs[2], max_rel[2];
@@ -563,7 +570,7 @@ int main(int argc, char **argv) {
         return 1;
     }
     check_caps(probe, masked);
-    probe->ops->destroy(probe);
+    keep_driver_loaded = probe;
 
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
