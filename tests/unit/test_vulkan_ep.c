@@ -460,6 +460,40 @@ static void chain_case(void) {
     vc_run(&c, 4);
 }
 
+/* Tensors beyond the device's storage-buffer range stay on the CPU when
+ * their size is known at load: an input too large, and a MatMul and a
+ * broadcasting Add whose inputs fit but whose output does not. Placement
+ * only: nothing runs. */
+static void limit_cases(const ox_vk_caps *caps) {
+    int64_t big = (int64_t)(caps->max_storage_buffer_range / 4) + 1;
+    if (big > INT32_MAX) big = (int64_t)INT32_MAX + 1;
+    int64_t side = (int64_t)sqrt((double)big) + 1;
+    for (int k = 0; k < 3; k++) {
+        mb_model *m = mb_new(13);
+        int64_t d[] = {big}, a[] = {side, 1}, b[] = {1, side};
+        if (k == 0) {
+            mb_input(m, "x", ONYX_FLOAT32, d, 1);
+            mb_node(m, "Relu", "x", "y");
+        } else {
+            mb_input(m, "a", ONYX_FLOAT32, a, 2);
+            mb_input(m, "b", ONYX_FLOAT32, b, 2);
+            mb_node(m, k == 1 ? "MatMul" : "Add", "a,b", "y");
+        }
+        mb_output(m, "y", ONYX_FLOAT32, NULL, -1);
+        size_t len = 0;
+        uint8_t *buf = mb_serialize(m, &len);
+        onyx_session *s = make_session(buf, len, 1);
+        if (s && on_vulkan(s) != 0) {
+            fprintf(stderr, "limit case %d: a tensor beyond %llu bytes was placed on vulkan\n", k,
+                    (unsigned long long)caps->max_storage_buffer_range);
+            check_failures++;
+        }
+        onyx_session_free(s);
+        free(buf);
+        mb_free(m);
+    }
+}
+
 static void check_caps(ox_ep *ep, int expect_masked) {
     const ox_vk_caps *caps = ox_vulkan_ep_caps(ep);
     char line[1024];
@@ -581,6 +615,7 @@ int main(int argc, char **argv) {
     softmax_cases();
     gather_cases();
     chain_case();
+    limit_cases(ox_vulkan_ep_caps(keep_driver_loaded));
     if (!masked) bad_mask_case();
     clock_gettime(CLOCK_MONOTONIC, &t1);
     printf("%d cases in %.1f s\n", n_cases,
