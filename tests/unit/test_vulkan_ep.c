@@ -20,6 +20,7 @@
  *                          cleanly and {"vulkan", "cpu"} runs on the CPU */
 #include <float.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -460,6 +461,86 @@ static void chain_case(void) {
     vc_run(&c, 4);
 }
 
+/* One session run from several threads at once (sessions allow it): the
+ * provider's queue, command buffer and staging buffer are shared, under
+ * its lock. Every run must match the CPU's result. */
+typedef struct thread_job {
+    onyx_session *s;
+    onyx_tensor *x;
+    const float *want;
+    int64_t n;
+    int bad;
+} thread_job;
+
+static void *thread_runs(void *arg) {
+    thread_job *j = arg;
+    const char *in = "x", *out = "y";
+    for (int r = 0; r < 20; r++) {
+        onyx_tensor *y = NULL;
+        const onyx_tensor *ins[] = {j->x};
+        onyx_status *st = onyx_session_run(j->s, &in, ins, 1, &out, &y, 1);
+        if (st) {
+            j->bad++;
+            onyx_status_free(st);
+            continue;
+        }
+        const float *p = onyx_tensor_data(y);
+        for (int64_t i = 0; i < j->n; i++)
+            if (fabs((double)p[i] - (double)j->want[i]) > 1e-4 * fabs((double)j->want[i]) + 1e-5) {
+                j->bad++;
+                break;
+            }
+        onyx_tensor_free(y);
+    }
+    return NULL;
+}
+
+static void threads_case(void) {
+    mb_model *m = mb_new(13);
+    int64_t dx[] = {16, 40}, dw[] = {40, 24};
+    mb_input(m, "x", ONYX_FLOAT32, dx, 2);
+    float w[40 * 24];
+    for (int i = 0; i < 40 * 24; i++) w[i] = frand(-1, 1);
+    mb_init_float(m, "w", dw, 2, w);
+    mb_node(m, "MatMul", "x,w", "h");
+    mb_node(m, "Tanh", "h", "t");
+    mb_node(m, "Softmax", "t", "y");
+    mb_output(m, "y", ONYX_FLOAT32, NULL, -1);
+    size_t len = 0;
+    uint8_t *buf = mb_serialize(m, &len);
+    onyx_session *vk = make_session(buf, len, 1), *cpu = make_session(buf, len, 0);
+    enum { T = 4 };
+    onyx_tensor *x[T] = {NULL}, *want[T] = {NULL};
+    thread_job jobs[T];
+    pthread_t th[T];
+    for (int t = 0; vk && cpu && t < T; t++) {
+        CHECK_OK(onyx_tensor_create(ONYX_FLOAT32, dx, 2, &x[t]));
+        float *p = onyx_tensor_data(x[t]);
+        for (int i = 0; i < 16 * 40; i++) p[i] = frand(-2, 2);
+        const char *in = "x", *out = "y";
+        const onyx_tensor *ins[] = {x[t]};
+        CHECK_OK(onyx_session_run(cpu, &in, ins, 1, &out, &want[t], 1));
+        jobs[t] = (thread_job){vk, x[t], want[t] ? onyx_tensor_data(want[t]) : NULL, 16 * 24, 0};
+    }
+    int started = 0;
+    for (int t = 0; vk && cpu && t < T && jobs[t].want; t++, started++)
+        CHECK(pthread_create(&th[t], NULL, thread_runs, &jobs[t]) == 0);
+    for (int t = 0; t < started; t++) {
+        pthread_join(th[t], NULL);
+        CHECK(jobs[t].bad == 0);
+    }
+    CHECK(started == T);
+    if (vk) CHECK(on_vulkan(vk) == 3);
+    for (int t = 0; t < T; t++) {
+        onyx_tensor_free(x[t]);
+        onyx_tensor_free(want[t]);
+    }
+    onyx_session_free(vk);
+    onyx_session_free(cpu);
+    free(buf);
+    mb_free(m);
+}
+
 /* Tensors beyond the device's storage-buffer range stay on the CPU when
  * their size is known at load: an input too large, and a MatMul and a
  * broadcasting Add whose inputs fit but whose output does not. Placement
@@ -616,6 +697,7 @@ int main(int argc, char **argv) {
     gather_cases();
     chain_case();
     limit_cases(ox_vulkan_ep_caps(keep_driver_loaded));
+    threads_case();
     if (!masked) bad_mask_case();
     clock_gettime(CLOCK_MONOTONIC, &t1);
     printf("%d cases in %.1f s\n", n_cases,
