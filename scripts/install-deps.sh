@@ -19,6 +19,9 @@ PACKAGES=(
   imagemagick fonts-dejavu-core           # renders the OCR example's test images
   clang libclang-rt-14-dev                # libFuzzer and clang's sanitizer runtimes (fuzz/);
                                           # the runtimes are only recommended by clang
+  libvulkan-dev glslc                     # the Vulkan provider: headers, shader compiler
+  mesa-vulkan-drivers vulkan-tools        # lavapipe, a CPU Vulkan device for its tests;
+                                          # vulkaninfo
 )
 
 missing=()

@@ -12,6 +12,9 @@
 #include "ep/ep.h"
 #include "loader/loader.h"
 #include "runtime/session.h"
+#ifdef ONYX_HAVE_VULKAN
+#include "ep/vulkan/vk_ep.h"
+#endif
 
 #define CHECK_ARG(cond, what) \
     do { \
@@ -39,6 +42,14 @@ onyx_status *onyx_env_create(onyx_env **out) {
         free(env);
         return ox_status_from_error(&err);
     }
+#ifdef ONYX_HAVE_VULKAN
+    /* offered whenever built; whether a device is there is found out when
+     * a session creates it */
+    if (ox_env_add_provider(env, "vulkan", ox_vulkan_ep_create, &err) != 0) {
+        free(env);
+        return ox_status_from_error(&err);
+    }
+#endif
     *out = env;
     return NULL;
 }

@@ -27,6 +27,12 @@ int ox_env_add_provider(onyx_env *env, const char *name, ox_ep_factory create, o
     return 0;
 }
 
+static int names_cpu(const onyx_session_options *opts) {
+    for (int i = 0; i < opts->n_providers; i++)
+        if (strcmp(opts->providers[i], "cpu") == 0) return 1;
+    return 0;
+}
+
 static int create_providers(onyx_session *s, const onyx_session_options *opts, ox_error *err) {
     onyx_env *env = s->env;
     int n_named = opts ? opts->n_providers : 0;
@@ -55,6 +61,17 @@ static int create_providers(onyx_session *s, const onyx_session_options *opts, o
             return ox_fail(err, ONYX_INVALID_ARGUMENT, "too many providers (at most %d)",
                            OX_MAX_EPS);
         ox_ep *ep = f(err);
+        if (!ep && i < n_named && strcmp(name, "cpu") != 0 && names_cpu(opts)) {
+            /* A provider that cannot start here (no driver, no device):
+             * the caller named "cpu" as the fallback, so its nodes go to
+             * the providers after it; without "cpu" in the list the
+             * caller asked for that device alone, and it is an error. */
+            ox_log(s->log_level, ONYX_LOG_WARNING,
+                   "provider '%s' is unavailable, its nodes fall back to the next providers: %s",
+                   name, err->msg);
+            ox_error_clear(err);
+            continue;
+        }
         if (!ep) {
             ox_error_prefix(err, "provider '%s'", name);
             return -1;

@@ -29,6 +29,13 @@ static uint8_t *model(size_t *len) {
     return buf;
 }
 
+/* A provider that cannot start here, as a device provider on a machine
+ * without its driver. */
+static ox_ep *unavailable_create(ox_error *err) {
+    ox_fail(err, ONYX_NOT_IMPLEMENTED, "no such device here");
+    return NULL;
+}
+
 static void run(onyx_session *s, float *y, int64_t *n) {
     float x[8] = {1, 2, 3, 4, -5, -6, 7, 8};
     int64_t idx[8] = {1, 2, 3, 4, 5, 6, (int64_t)1 << 40, -7};
@@ -181,7 +188,11 @@ int main(void) {
     const char *unknown[] = {"gpu9000"};
     CHECK_OK(onyx_session_options_set_providers(o, unknown, 1));
     CHECK_FAILS(onyx_session_create_from_buffer(env, buf, len, o, &bad), ONYX_INVALID_ARGUMENT,
-                "unknown execution provider 'gpu9000' (this build offers: cpu, test)");
+                "unknown execution provider 'gpu9000' (this build offers: cpu, ");
+    /* the list goes on with the providers of this build ("vulkan") and
+     * the test's */
+    CHECK_FAILS(onyx_session_create_from_buffer(env, buf, len, o, &bad), ONYX_INVALID_ARGUMENT,
+                "test)");
     const char *cpu_first[] = {"cpu", "test"};
     CHECK_OK(onyx_session_options_set_providers(o, cpu_first, 2));
     CHECK_FAILS(onyx_session_create_from_buffer(env, buf, len, o, &bad), ONYX_INVALID_ARGUMENT,
@@ -208,6 +219,34 @@ int main(void) {
     const char *twice[] = {"t0", "t0"};
     CHECK_FAILS(onyx_session_options_set_providers(o, twice, 2), ONYX_INVALID_ARGUMENT,
                 "provider 't0' is listed twice");
+
+    /* A provider that fails to start: with "cpu" named, its nodes fall
+     * back to the providers after it (a warning is logged); named alone,
+     * the session fails with its reason. */
+    CHECK(ox_env_add_provider(env, "absent", unavailable_create, &err) == 0);
+    const char *fallback[] = {"absent", "test", "cpu"};
+    CHECK_OK(onyx_session_options_set_providers(o, fallback, 3));
+    onyx_session *fb = NULL;
+    CHECK_OK(onyx_session_create_from_buffer(env, buf, len, o, &fb));
+    if (fb) {
+        CHECK(fb->n_eps == 2);
+        int on_test = 0;
+        for (size_t i = 0; i < onyx_session_node_count(fb); i++)
+            on_test += strcmp(onyx_session_node_provider(fb, i), "test") == 0;
+        CHECK(on_test == 3);
+        float yf[8];
+        int64_t nf[8];
+        run(fb, yf, nf);
+        for (int i = 0; i < 8; i++) CHECK_NEAR(yf[i], y_cpu[i], 1e-6);
+        onyx_session_free(fb);
+    }
+    const char *absent_only[] = {"absent"}, *absent_test[] = {"absent", "test"};
+    CHECK_OK(onyx_session_options_set_providers(o, absent_only, 1));
+    CHECK_FAILS(onyx_session_create_from_buffer(env, buf, len, o, &bad), ONYX_NOT_IMPLEMENTED,
+                "provider 'absent': no such device here");
+    CHECK_OK(onyx_session_options_set_providers(o, absent_test, 2));
+    CHECK_FAILS(onyx_session_create_from_buffer(env, buf, len, o, &bad), ONYX_NOT_IMPLEMENTED,
+                "provider 'absent': no such device here");
 
     free(buf);
     onyx_session_options_free(o);

@@ -1,0 +1,65 @@
+#version 450
+// MatMul and Gemm: Y = alpha * op(A) op(B) (+ beta * C), per batch, in
+// 16x16 output tiles whose A and B panels pass through shared memory.
+// Workgroups stride over tiles and batches, so any size fits the
+// device's workgroup-count limits.
+
+layout(local_size_x = 16, local_size_y = 16) in;
+layout(std430, binding = 0) readonly buffer A { float a[]; };
+layout(std430, binding = 1) readonly buffer B { float b[]; };
+layout(std430, binding = 2) readonly buffer C { float c[]; };
+layout(std430, binding = 3) writeonly buffer Y { float y[]; };
+layout(push_constant) uniform P {
+    uint M, N, K, batch;
+    uint flags; // 1: A is stored K x M (transA), 2: B is N x K (transB), 4: C is given
+    uint c_sm, c_sn; // C's element strides along M and N (0 where it broadcasts)
+    float alpha, beta;
+    uint brank;    // batch dimensions of the output (at most 4)
+    uint bdims[4];
+    uint sa[4];    // element offset of A's matrix per step of each batch dimension
+    uint sb[4];
+} p;
+
+// one float of padding per row: the column reads of tb do not collide in
+// the same shared-memory bank
+shared float ta[16][17];
+shared float tb[16][17];
+
+void main() {
+    uint lx = gl_LocalInvocationID.x, ly = gl_LocalInvocationID.y;
+    uint tiles_m = (p.M + 15u) / 16u, tiles_n = (p.N + 15u) / 16u;
+    bool ta_t = (p.flags & 1u) != 0u, tb_t = (p.flags & 2u) != 0u;
+    for (uint bt = gl_WorkGroupID.z; bt < p.batch; bt += gl_NumWorkGroups.z) {
+        uint off_a = 0u, off_b = 0u, r = bt;
+        for (int d = int(p.brank) - 1; d >= 0; d--) {
+            uint cd = r % p.bdims[d];
+            r /= p.bdims[d];
+            off_a += cd * p.sa[d];
+            off_b += cd * p.sb[d];
+        }
+        for (uint tm = gl_WorkGroupID.y; tm < tiles_m; tm += gl_NumWorkGroups.y) {
+            for (uint tn = gl_WorkGroupID.x; tn < tiles_n; tn += gl_NumWorkGroups.x) {
+                uint row = tm * 16u + ly, col = tn * 16u + lx;
+                float acc = 0.0;
+                for (uint k0 = 0u; k0 < p.K; k0 += 16u) {
+                    uint ka = k0 + lx, kb = k0 + ly;
+                    float va = 0.0, vb = 0.0;
+                    if (row < p.M && ka < p.K)
+                        va = a[off_a + (ta_t ? ka * p.M + row : row * p.K + ka)];
+                    if (kb < p.K && col < p.N)
+                        vb = b[off_b + (tb_t ? col * p.K + kb : kb * p.N + col)];
+                    ta[ly][lx] = va;
+                    tb[ly][lx] = vb;
+                    barrier();
+                    for (uint k = 0u; k < 16u; k++) acc += ta[ly][k] * tb[k][lx];
+                    barrier();
+                }
+                if (row < p.M && col < p.N) {
+                    float v = p.alpha * acc;
+                    if ((p.flags & 4u) != 0u) v += p.beta * c[row * p.c_sm + col * p.c_sn];
+                    y[(bt * p.M + row) * p.N + col] = v;
+                }
+            }
+        }
+    }
+}

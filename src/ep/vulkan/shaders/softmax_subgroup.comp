@@ -1,0 +1,37 @@
+#version 450
+// softmax.comp with subgroup reductions: each subgroup reduces in
+// registers and leaves one partial in shared memory (the device's
+// subgroups are at least 4 wide, so 64 slots hold them all).
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_arithmetic : require
+
+layout(local_size_x = 256) in;
+layout(std430, binding = 0) readonly buffer X { float x[]; };
+layout(std430, binding = 1) writeonly buffer Y { float y[]; };
+layout(push_constant) uniform P { uint rows; uint len; } p;
+
+shared float part[64];
+
+float reduce(float v, bool take_max) {
+    v = take_max ? subgroupMax(v) : subgroupAdd(v);
+    if (subgroupElect()) part[gl_SubgroupID] = v;
+    barrier();
+    float r = part[0];
+    for (uint s = 1u; s < gl_NumSubgroups; s++) r = take_max ? max(r, part[s]) : r + part[s];
+    barrier(); // part is reused by the next reduction
+    return r;
+}
+
+void main() {
+    uint t = gl_LocalInvocationID.x;
+    for (uint row = gl_WorkGroupID.x; row < p.rows; row += gl_NumWorkGroups.x) {
+        uint base = row * p.len;
+        float m = uintBitsToFloat(0xff800000u); // -inf
+        for (uint j = t; j < p.len; j += 256u) m = max(m, x[base + j]);
+        m = reduce(m, true);
+        float s = 0.0;
+        for (uint j = t; j < p.len; j += 256u) s += exp(x[base + j] - m);
+        s = reduce(s, false);
+        for (uint j = t; j < p.len; j += 256u) y[base + j] = exp(x[base + j] - m) / s;
+    }
+}

@@ -1,0 +1,115 @@
+/* The Vulkan provider's interface to onyx: creation, the allocator (a
+ * tensor's data pointer is its vk_buf record), copies, placement. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ep/vulkan/vk_internal.h"
+
+static const ox_kernel_def *vk_find_kernel(ox_ep *ep, const ir_node *node) {
+    (void)ep;
+    return ox_kernel_lookup(&ox_vk_kernels, 1, node);
+}
+
+static int vk_supports(ox_ep *ep, const ir_node *node, const ir_type *const *in, int n) {
+    const ox_kernel_def *k = vk_find_kernel(ep, node);
+    return k && (!k->supports || k->supports(node, in, n)) &&
+           ox_vk_claims((const vk_ep *)ep, node, in, n);
+}
+
+static void *vk_alloc(ox_ep *ep, size_t bytes) {
+    vk_ep *v = (vk_ep *)ep;
+    vk_buf *b = malloc(sizeof *b);
+    if (!b) return NULL;
+    /* the interface has no error channel here: the executor reports an
+     * allocation failure as out of memory, which is what it nearly always is */
+    ox_error err = {0};
+    if (ox_vk_buf_make(v, bytes, v->mem_type_device, v->caps.host_mapped, b, &err) != 0) {
+        free(b);
+        return NULL;
+    }
+    atomic_fetch_add(&v->live, 1);
+    return b;
+}
+
+static void vk_free(ox_ep *ep, void *ptr) {
+    vk_ep *v = (vk_ep *)ep;
+    if (!ptr) return;
+    ox_vk_buf_drop(v, ptr);
+    free(ptr);
+    atomic_fetch_sub(&v->live, 1);
+}
+
+static int vk_to_host(ox_ep *ep, void *dst, const void *src, size_t bytes, ox_error *err) {
+    vk_ep *v = (vk_ep *)ep;
+    atomic_fetch_add(&v->to_host, 1);
+    return ox_vk_read(v, src, 0, dst, bytes, err);
+}
+
+static int vk_from_host(ox_ep *ep, void *dst, const void *src, size_t bytes, ox_error *err) {
+    vk_ep *v = (vk_ep *)ep;
+    atomic_fetch_add(&v->from_host, 1);
+    return ox_vk_write(v, dst, 0, src, bytes, err);
+}
+
+static void vk_destroy(ox_ep *ep) {
+    vk_ep *v = (vk_ep *)ep;
+    if (!v) return;
+    ox_vk_exec_free(v);
+    ox_vk_device_close(v);
+    pthread_mutex_destroy(&v->lock);
+    free(v);
+}
+
+static const ox_ep_ops VK_OPS = {
+    .supports = vk_supports,
+    .find_kernel = vk_find_kernel,
+    .alloc = vk_alloc,
+    .free = vk_free,
+    .copy_to_host = vk_to_host,
+    .copy_from_host = vk_from_host,
+    .destroy = vk_destroy,
+};
+
+ox_ep *ox_vulkan_ep_create(ox_error *err) {
+    vk_ep *v = calloc(1, sizeof *v);
+    if (!v) {
+        ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
+        return NULL;
+    }
+    pthread_mutex_init(&v->lock, NULL);
+    v->base.name = "vulkan";
+    v->base.device = OX_VULKAN_DEVICE;
+    v->base.ops = &VK_OPS;
+    v->base.impl = v;
+    if (ox_vk_device_open(v, err) != 0 || ox_vk_exec_init(v, err) != 0) {
+        vk_destroy(&v->base);
+        return NULL;
+    }
+    return &v->base;
+}
+
+const ox_vk_caps *ox_vulkan_ep_caps(const ox_ep *ep) { return &((const vk_ep *)ep)->caps; }
+
+void ox_vulkan_ep_get_stats(const ox_ep *ep, ox_vk_stats *out) {
+    vk_ep *v = (vk_ep *)ep;
+    out->kernel_runs = atomic_load(&v->runs);
+    out->copies_to_host = atomic_load(&v->to_host);
+    out->copies_from_host = atomic_load(&v->from_host);
+    out->live_buffers = atomic_load(&v->live);
+}
+
+void ox_vulkan_ep_describe(const ox_ep *ep, char *buf, size_t size) {
+    const ox_vk_caps *c = ox_vulkan_ep_caps(ep);
+    snprintf(buf, size,
+             "%s (Vulkan %u.%u.%u, vendor 0x%04x device 0x%04x, driver %s %s); int64 %s, fp16 %s, "
+             "16-bit storage %s, subgroups of %u%s; storage buffers up to %llu bytes; %s copies",
+             c->device_name, VK_API_VERSION_MAJOR(c->api_version),
+             VK_API_VERSION_MINOR(c->api_version), VK_API_VERSION_PATCH(c->api_version),
+             c->vendor_id, c->device_id, c->driver_name[0] ? c->driver_name : "?", c->driver_info,
+             c->shader_int64 ? "yes" : "no", c->shader_float16 ? "yes" : "no",
+             c->storage_buffer_16bit ? "yes" : "no", c->subgroup_size,
+             c->subgroup_reduce ? " with arithmetic" : "",
+             (unsigned long long)c->max_storage_buffer_range,
+             c->host_mapped ? "mapped-memory" : "staged");
+}

@@ -1,0 +1,63 @@
+/* The Vulkan compute provider: float32 elementwise operators, MatMul,
+ * Gemm, Softmax and Gather as GLSL compute shaders, on the first suitable
+ * Vulkan 1.1+ device (a discrete GPU before an integrated one, before a
+ * CPU driver such as Mesa's lavapipe). The loader (libvulkan.so.1) is
+ * opened at creation, so a machine without Vulkan gets a clean error and,
+ * when the session names "cpu" too, a CPU fallback.
+ *
+ * ONYX_VK_DISABLE (read at creation, kept in the provider) masks
+ * capabilities the device has, to exercise the paths taken without them:
+ * a comma-separated list of int64, fp16, subgroup (Softmax then reduces
+ * through shared memory only) and hostmap (device memory is then never
+ * mapped: every copy goes through a staging buffer, as on a discrete GPU). */
+#ifndef ONYX_EP_VULKAN_VK_EP_H
+#define ONYX_EP_VULKAN_VK_EP_H
+
+#include <stdint.h>
+
+#include "ep/ep.h"
+
+/* The device id of tensors in Vulkan memory (the test provider is 1). */
+#define OX_VULKAN_DEVICE 2
+
+/* ONYX_VK_DISABLE bits */
+#define OX_VK_MASK_INT64 1u
+#define OX_VK_MASK_FP16 2u
+#define OX_VK_MASK_SUBGROUP 4u
+#define OX_VK_MASK_HOSTMAP 8u
+
+/* What the chosen device offers, from real queries, after the mask. */
+typedef struct ox_vk_caps {
+    uint32_t api_version; /* the device's, VK_MAKE_API_VERSION encoded */
+    uint32_t driver_version;
+    uint32_t vendor_id, device_id;
+    int device_type; /* VkPhysicalDeviceType */
+    char device_name[256];
+    uint32_t driver_id; /* VkDriverId; 0 before Vulkan 1.2 */
+    char driver_name[256], driver_info[256];
+    int shader_int64, shader_float16, storage_buffer_16bit;
+    uint32_t subgroup_size, subgroup_stages, subgroup_ops;
+    int subgroup_reduce; /* subgroup arithmetic usable in compute shaders */
+    uint64_t max_storage_buffer_range;
+    uint64_t max_allocation_size; /* maxMemoryAllocationSize (Vulkan 1.1) */
+    uint32_t max_workgroup_invocations;
+    uint32_t max_workgroup_size[3], max_workgroup_count[3];
+    uint32_t max_push_constants_size;
+    int host_mapped; /* tensors live in host-visible memory, copied by memcpy */
+    unsigned masked; /* OX_VK_MASK_* bits from ONYX_VK_DISABLE */
+} ox_vk_caps;
+
+typedef struct ox_vk_stats {
+    long kernel_runs;      /* dispatches submitted */
+    long copies_to_host;   /* provider copies, not counting kernel-internal reads */
+    long copies_from_host;
+    long live_buffers;     /* tensor buffers allocated and not yet freed */
+} ox_vk_stats;
+
+ox_ep *ox_vulkan_ep_create(ox_error *err);
+const ox_vk_caps *ox_vulkan_ep_caps(const ox_ep *ep);
+void ox_vulkan_ep_get_stats(const ox_ep *ep, ox_vk_stats *out);
+/* One line naming the device, driver and what it offers (for logs). */
+void ox_vulkan_ep_describe(const ox_ep *ep, char *buf, size_t size);
+
+#endif

@@ -1,0 +1,352 @@
+/* Device buffers, copies between host and device, pipelines made from
+ * the embedded SPIR-V, and dispatches. Everything that touches the queue
+ * or the single command buffer runs under the provider's lock and waits
+ * for its fence before releasing it: kernels are synchronous, one node at
+ * a time, so a buffer is never in use by the device when the host reads,
+ * writes or frees it. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ep/vulkan/vk_internal.h"
+
+#define OX_VK_EXTERN(name) \
+    extern const uint32_t ox_vk_spv_##name[]; \
+    extern const size_t ox_vk_spv_##name##_size;
+OX_VK_SHADERS(OX_VK_EXTERN)
+#undef OX_VK_EXTERN
+
+static const struct {
+    const char *name;
+    const uint32_t *code;
+    const size_t *size;
+} SHADERS[VK_PIPE_COUNT] = {
+#define OX_VK_ENTRY(name) {#name, ox_vk_spv_##name, &ox_vk_spv_##name##_size},
+    OX_VK_SHADERS(OX_VK_ENTRY)
+#undef OX_VK_ENTRY
+};
+
+/* Staged copies move at most this much per submission, so the staging
+ * buffer stays small whatever the tensor. */
+#define STAGING_BYTES ((VkDeviceSize)8 << 20)
+
+int ox_vk_buf_make(vk_ep *v, VkDeviceSize bytes, uint32_t mem_type, int map, vk_buf *b,
+                   ox_error *err) {
+    memset(b, 0, sizeof *b);
+    /* never empty (an empty tensor is still bound), whole 16-byte units */
+    VkDeviceSize size = bytes < 16 ? 16 : (bytes + 15) & ~(VkDeviceSize)15;
+    if (size < bytes) return ox_fail(err, ONYX_OUT_OF_MEMORY, "vulkan: buffer size overflows");
+    if (v->caps.max_allocation_size && size > v->caps.max_allocation_size)
+        return ox_fail(err, ONYX_OUT_OF_MEMORY,
+                       "vulkan: %llu bytes exceed the device's largest allocation (%llu)",
+                       (unsigned long long)size, (unsigned long long)v->caps.max_allocation_size);
+    VkBufferCreateInfo bi = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+                             .size = size,
+                             .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
+                                      VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+                                      VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                             .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
+    VkResult r = v->f.vkCreateBuffer(v->device, &bi, NULL, &b->buf);
+    if (r != VK_SUCCESS) {
+        b->buf = VK_NULL_HANDLE;
+        return ox_vk_fail(err, "vkCreateBuffer", r);
+    }
+    VkMemoryRequirements req;
+    v->f.vkGetBufferMemoryRequirements(v->device, b->buf, &req);
+    if (!(req.memoryTypeBits & (1u << mem_type))) {
+        ox_vk_buf_drop(v, b);
+        return ox_fail(err, ONYX_NOT_IMPLEMENTED,
+                       "vulkan: storage buffers cannot use memory type %u", mem_type);
+    }
+    VkMemoryAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+                               .allocationSize = req.size, .memoryTypeIndex = mem_type};
+    r = v->f.vkAllocateMemory(v->device, &ai, NULL, &b->mem);
+    if (r != VK_SUCCESS) {
+        b->mem = VK_NULL_HANDLE;
+        ox_vk_buf_drop(v, b);
+        return ox_vk_fail(err, "vkAllocateMemory", r);
+    }
+    r = v->f.vkBindBufferMemory(v->device, b->buf, b->mem, 0);
+    if (r != VK_SUCCESS) {
+        ox_vk_buf_drop(v, b);
+        return ox_vk_fail(err, "vkBindBufferMemory", r);
+    }
+    b->size = size;
+    if (map) {
+        r = v->f.vkMapMemory(v->device, b->mem, 0, VK_WHOLE_SIZE, 0, &b->mapped);
+        if (r != VK_SUCCESS) {
+            b->mapped = NULL;
+            ox_vk_buf_drop(v, b);
+            return ox_vk_fail(err, "vkMapMemory", r);
+        }
+    }
+    return 0;
+}
+
+void ox_vk_buf_drop(vk_ep *v, vk_buf *b) {
+    /* freeing the memory unmaps it */
+    if (b->buf) v->f.vkDestroyBuffer(v->device, b->buf, NULL);
+    if (b->mem) v->f.vkFreeMemory(v->device, b->mem, NULL);
+    memset(b, 0, sizeof *b);
+}
+
+/* ---- command submission (lock held) ---- */
+
+static int begin(vk_ep *v, ox_error *err) {
+    VkResult r = v->f.vkResetCommandBuffer(v->cmd, 0);
+    if (r != VK_SUCCESS) return ox_vk_fail(err, "vkResetCommandBuffer", r);
+    VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+                                   .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
+    r = v->f.vkBeginCommandBuffer(v->cmd, &bi);
+    if (r != VK_SUCCESS) return ox_vk_fail(err, "vkBeginCommandBuffer", r);
+    return 0;
+}
+
+static void barrier(vk_ep *v, VkPipelineStageFlags src_stage, VkAccessFlags src,
+                    VkPipelineStageFlags dst_stage, VkAccessFlags dst) {
+    VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER, .srcAccessMask = src,
+                          .dstAccessMask = dst};
+    v->f.vkCmdPipelineBarrier(v->cmd, src_stage, dst_stage, 0, 1, &mb, 0, NULL, 0, NULL);
+}
+
+/* Ends, submits and waits. The last barrier makes the device's writes
+ * visible to host reads of mapped memory once the fence signals. */
+static int submit_wait(vk_ep *v, ox_error *err) {
+    barrier(v, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+            VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
+            VK_ACCESS_HOST_READ_BIT);
+    VkResult r = v->f.vkEndCommandBuffer(v->cmd);
+    if (r != VK_SUCCESS) return ox_vk_fail(err, "vkEndCommandBuffer", r);
+    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1,
+                       .pCommandBuffers = &v->cmd};
+    r = v->f.vkQueueSubmit(v->queue, 1, &si, v->fence);
+    if (r != VK_SUCCESS) return ox_vk_fail(err, "vkQueueSubmit", r);
+    r = v->f.vkWaitForFences(v->device, 1, &v->fence, VK_TRUE, UINT64_MAX);
+    VkResult rr = v->f.vkResetFences(v->device, 1, &v->fence);
+    if (r != VK_SUCCESS) return ox_vk_fail(err, "vkWaitForFences", r);
+    if (rr != VK_SUCCESS) return ox_vk_fail(err, "vkResetFences", rr);
+    return 0;
+}
+
+static int ensure_staging(vk_ep *v, ox_error *err) {
+    if (v->staging.buf) return 0;
+    return ox_vk_buf_make(v, STAGING_BYTES, v->mem_type_staging, 1, &v->staging, err);
+}
+
+/* One staged chunk: device -> staging (to_host) or staging -> device. */
+static int staged_chunk(vk_ep *v, const vk_buf *b, size_t offset, size_t bytes, int to_host,
+                        ox_error *err) {
+    if (begin(v, err) != 0) return -1;
+    VkBufferCopy region = {.srcOffset = to_host ? offset : 0, .dstOffset = to_host ? 0 : offset,
+                           .size = bytes};
+    v->f.vkCmdCopyBuffer(v->cmd, to_host ? b->buf : v->staging.buf,
+                         to_host ? v->staging.buf : b->buf, 1, &region);
+    return submit_wait(v, err);
+}
+
+static int check_range(const vk_buf *b, size_t offset, size_t bytes, ox_error *err) {
+    if (!b || !b->buf)
+        return ox_fail(err, ONYX_RUNTIME_ERROR, "vulkan: copy with a pointer that is no device buffer");
+    if (offset > b->size || bytes > b->size - offset)
+        return ox_fail(err, ONYX_RUNTIME_ERROR,
+                       "vulkan: copy of %zu bytes at %zu past a %llu-byte buffer", bytes, offset,
+                       (unsigned long long)b->size);
+    return 0;
+}
+
+int ox_vk_read(vk_ep *v, const vk_buf *b, size_t offset, void *dst, size_t bytes, ox_error *err) {
+    if (check_range(b, offset, bytes, err) != 0) return -1;
+    if (!bytes) return 0;
+    if (b->mapped) {
+        memcpy(dst, (const char *)b->mapped + offset, bytes);
+        return 0;
+    }
+    pthread_mutex_lock(&v->lock);
+    int rc = ensure_staging(v, err);
+    for (size_t done = 0; rc == 0 && done < bytes;) {
+        size_t n = bytes - done < STAGING_BYTES ? bytes - done : (size_t)STAGING_BYTES;
+        rc = staged_chunk(v, b, offset + done, n, 1, err);
+        if (rc == 0) memcpy((char *)dst + done, v->staging.mapped, n);
+        done += n;
+    }
+    pthread_mutex_unlock(&v->lock);
+    return rc;
+}
+
+int ox_vk_write(vk_ep *v, vk_buf *b, size_t offset, const void *src, size_t bytes, ox_error *err) {
+    if (check_range(b, offset, bytes, err) != 0) return -1;
+    if (!bytes) return 0;
+    if (b->mapped) {
+        memcpy((char *)b->mapped + offset, src, bytes);
+        return 0;
+    }
+    pthread_mutex_lock(&v->lock);
+    int rc = ensure_staging(v, err);
+    for (size_t done = 0; rc == 0 && done < bytes;) {
+        size_t n = bytes - done < STAGING_BYTES ? bytes - done : (size_t)STAGING_BYTES;
+        memcpy(v->staging.mapped, (const char *)src + done, n);
+        rc = staged_chunk(v, b, offset + done, n, 0, err);
+        done += n;
+    }
+    pthread_mutex_unlock(&v->lock);
+    return rc;
+}
+
+/* ---- pipelines ---- */
+
+static int make_pipeline(vk_ep *v, vk_pipe p, ox_error *err) {
+    VkShaderModuleCreateInfo mi = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
+                                   .codeSize = *SHADERS[p].size, .pCode = SHADERS[p].code};
+    VkShaderModule mod;
+    VkResult r = v->f.vkCreateShaderModule(v->device, &mi, NULL, &mod);
+    if (r != VK_SUCCESS) return ox_vk_fail(err, "vkCreateShaderModule", r);
+    VkComputePipelineCreateInfo ci = {
+        .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+        .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
+                  .stage = VK_SHADER_STAGE_COMPUTE_BIT, .module = mod, .pName = "main"},
+        .layout = v->pipe_layout};
+    r = v->f.vkCreateComputePipelines(v->device, VK_NULL_HANDLE, 1, &ci, NULL, &v->pipes[p]);
+    v->f.vkDestroyShaderModule(v->device, mod, NULL);
+    if (r != VK_SUCCESS) {
+        v->pipes[p] = VK_NULL_HANDLE;
+        ox_vk_fail(err, "vkCreateComputePipelines", r);
+        ox_error_prefix(err, "shader %s", SHADERS[p].name);
+        return -1;
+    }
+    return 0;
+}
+
+int ox_vk_dispatch(vk_ep *v, const vk_dispatch *d, ox_error *err) {
+    if (d->push_bytes > VK_PUSH_BYTES)
+        return ox_fail(err, ONYX_RUNTIME_ERROR, "vulkan: %u bytes of push constants", d->push_bytes);
+    for (int i = 0; i < 3; i++)
+        if (d->groups[i] == 0 || d->groups[i] > v->caps.max_workgroup_count[i])
+            return ox_fail(err, ONYX_RUNTIME_ERROR, "vulkan: %u workgroups in dimension %d (limit %u)",
+                           d->groups[i], i, v->caps.max_workgroup_count[i]);
+    pthread_mutex_lock(&v->lock);
+    int rc = -1;
+    if (!v->pipes[d->pipe] && make_pipeline(v, d->pipe, err) != 0) goto out;
+    VkResult r = v->f.vkResetDescriptorPool(v->device, v->desc_pool, 0);
+    if (r != VK_SUCCESS) {
+        ox_vk_fail(err, "vkResetDescriptorPool", r);
+        goto out;
+    }
+    VkDescriptorSet set;
+    VkDescriptorSetAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
+                                      .descriptorPool = v->desc_pool, .descriptorSetCount = 1,
+                                      .pSetLayouts = &v->set_layout};
+    r = v->f.vkAllocateDescriptorSets(v->device, &ai, &set);
+    if (r != VK_SUCCESS) {
+        ox_vk_fail(err, "vkAllocateDescriptorSets", r);
+        goto out;
+    }
+    VkDescriptorBufferInfo infos[VK_BINDINGS];
+    VkWriteDescriptorSet writes[VK_BINDINGS];
+    for (int i = 0; i < VK_BINDINGS; i++) {
+        const vk_buf *b = d->bufs[i] ? d->bufs[i] : &v->dummy;
+        if (i == VK_BINDINGS - 1 && d->flags_out) b = &v->flags;
+        infos[i] = (VkDescriptorBufferInfo){.buffer = b->buf, .offset = 0, .range = VK_WHOLE_SIZE};
+        writes[i] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
+                                           .dstSet = set, .dstBinding = (uint32_t)i,
+                                           .descriptorCount = 1,
+                                           .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                           .pBufferInfo = &infos[i]};
+    }
+    v->f.vkUpdateDescriptorSets(v->device, VK_BINDINGS, writes, 0, NULL);
+    if (begin(v, err) != 0) goto out;
+    if (d->flags_out) {
+        v->f.vkCmdFillBuffer(v->cmd, v->flags.buf, 0, 4, 0);
+        v->f.vkCmdFillBuffer(v->cmd, v->flags.buf, 4, 4, ~0u);
+        barrier(v, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+                VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+    }
+    v->f.vkCmdBindPipeline(v->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, v->pipes[d->pipe]);
+    v->f.vkCmdBindDescriptorSets(v->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, v->pipe_layout, 0, 1, &set,
+                                 0, NULL);
+    if (d->push_bytes)
+        v->f.vkCmdPushConstants(v->cmd, v->pipe_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
+                                d->push_bytes, d->push);
+    v->f.vkCmdDispatch(v->cmd, d->groups[0], d->groups[1], d->groups[2]);
+    if (submit_wait(v, err) != 0) goto out;
+    if (d->flags_out) memcpy(d->flags_out, v->flags.mapped, 2 * sizeof(uint32_t));
+    atomic_fetch_add(&v->runs, 1);
+    rc = 0;
+out:
+    pthread_mutex_unlock(&v->lock);
+    return rc;
+}
+
+/* ---- setup ---- */
+
+int ox_vk_exec_init(vk_ep *v, ox_error *err) {
+    VkResult r;
+    VkCommandPoolCreateInfo pi = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+                                  .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
+                                  .queueFamilyIndex = v->queue_family};
+    if ((r = v->f.vkCreateCommandPool(v->device, &pi, NULL, &v->cmd_pool)) != VK_SUCCESS) {
+        v->cmd_pool = VK_NULL_HANDLE;
+        return ox_vk_fail(err, "vkCreateCommandPool", r);
+    }
+    VkCommandBufferAllocateInfo ci = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+                                      .commandPool = v->cmd_pool,
+                                      .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+                                      .commandBufferCount = 1};
+    if ((r = v->f.vkAllocateCommandBuffers(v->device, &ci, &v->cmd)) != VK_SUCCESS)
+        return ox_vk_fail(err, "vkAllocateCommandBuffers", r);
+    VkFenceCreateInfo fi = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    if ((r = v->f.vkCreateFence(v->device, &fi, NULL, &v->fence)) != VK_SUCCESS) {
+        v->fence = VK_NULL_HANDLE;
+        return ox_vk_fail(err, "vkCreateFence", r);
+    }
+    VkDescriptorPoolSize ps = {.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                               .descriptorCount = VK_BINDINGS};
+    VkDescriptorPoolCreateInfo dpi = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
+                                      .maxSets = 1, .poolSizeCount = 1, .pPoolSizes = &ps};
+    if ((r = v->f.vkCreateDescriptorPool(v->device, &dpi, NULL, &v->desc_pool)) != VK_SUCCESS) {
+        v->desc_pool = VK_NULL_HANDLE;
+        return ox_vk_fail(err, "vkCreateDescriptorPool", r);
+    }
+    VkDescriptorSetLayoutBinding binds[VK_BINDINGS];
+    for (int i = 0; i < VK_BINDINGS; i++)
+        binds[i] = (VkDescriptorSetLayoutBinding){.binding = (uint32_t)i,
+                                                  .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                                  .descriptorCount = 1,
+                                                  .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT};
+    VkDescriptorSetLayoutCreateInfo li = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
+                                          .bindingCount = VK_BINDINGS, .pBindings = binds};
+    if ((r = v->f.vkCreateDescriptorSetLayout(v->device, &li, NULL, &v->set_layout)) != VK_SUCCESS) {
+        v->set_layout = VK_NULL_HANDLE;
+        return ox_vk_fail(err, "vkCreateDescriptorSetLayout", r);
+    }
+    VkPushConstantRange pr = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT, .offset = 0,
+                              .size = VK_PUSH_BYTES};
+    VkPipelineLayoutCreateInfo pli = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
+                                      .setLayoutCount = 1, .pSetLayouts = &v->set_layout,
+                                      .pushConstantRangeCount = 1, .pPushConstantRanges = &pr};
+    if ((r = v->f.vkCreatePipelineLayout(v->device, &pli, NULL, &v->pipe_layout)) != VK_SUCCESS) {
+        v->pipe_layout = VK_NULL_HANDLE;
+        return ox_vk_fail(err, "vkCreatePipelineLayout", r);
+    }
+    if (ox_vk_buf_make(v, 16, v->mem_type_device, 0, &v->dummy, err) != 0) return -1;
+    return ox_vk_buf_make(v, 16, v->mem_type_staging, 1, &v->flags, err);
+}
+
+void ox_vk_exec_free(vk_ep *v) {
+    /* device functions load in list order, vkDeviceWaitIdle last: when it
+     * is there, so is every other (and when it is not, nothing was made) */
+    if (!v->device || !v->f.vkDeviceWaitIdle) return;
+    /* nothing is in flight (every submission was waited for), but a
+     * failed wait may have left work behind */
+    v->f.vkDeviceWaitIdle(v->device);
+    for (int p = 0; p < VK_PIPE_COUNT; p++)
+        if (v->pipes[p]) v->f.vkDestroyPipeline(v->device, v->pipes[p], NULL);
+    ox_vk_buf_drop(v, &v->staging);
+    ox_vk_buf_drop(v, &v->flags);
+    ox_vk_buf_drop(v, &v->dummy);
+    if (v->pipe_layout) v->f.vkDestroyPipelineLayout(v->device, v->pipe_layout, NULL);
+    if (v->set_layout) v->f.vkDestroyDescriptorSetLayout(v->device, v->set_layout, NULL);
+    if (v->desc_pool) v->f.vkDestroyDescriptorPool(v->device, v->desc_pool, NULL);
+    if (v->fence) v->f.vkDestroyFence(v->device, v->fence, NULL);
+    if (v->cmd_pool) v->f.vkDestroyCommandPool(v->device, v->cmd_pool, NULL);
+}
