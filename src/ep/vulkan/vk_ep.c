@@ -64,6 +64,7 @@ static void vk_destroy(ox_ep *ep) {
 static const ox_ep_ops VK_OPS = {
     .supports = vk_supports,
     .find_kernel = vk_find_kernel,
+    .host_inputs = ox_vk_host_inputs,
     .alloc = vk_alloc,
     .free = vk_free,
     .copy_to_host = vk_to_host,

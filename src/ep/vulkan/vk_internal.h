@@ -140,6 +140,8 @@ int ox_vk_dispatch(vk_ep *v, const vk_dispatch *d, ox_error *err);
 
 /* vk_kernels.c */
 extern const ox_kernel_table ox_vk_kernels;
+/* Bit k set: the kernel for this node reads input k on the host. */
+uint32_t ox_vk_host_inputs(ox_ep *ep, const ir_node *node);
 /* Whether the provider takes the node beyond its kernel's type check:
  * sizes known at load time must fit the device's limits. */
 int ox_vk_claims(const vk_ep *v, const ir_node *node, const ir_type *const *in, int n);

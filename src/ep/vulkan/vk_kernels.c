@@ -178,8 +178,16 @@ static int check_tensor(ox_kernel_ctx *c, const ox_tensor *t, const char *what, 
 }
 
 static int check_all(ox_kernel_ctx *c) {
-    for (int i = 0; i < c->n_inputs; i++)
-        if (c->inputs[i] && check_tensor(c, c->inputs[i], "input", i) != 0) return -1;
+    uint32_t host = ox_vk_host_inputs(c->ep, c->node);
+    for (int i = 0; i < c->n_inputs; i++) {
+        if (!c->inputs[i]) continue;
+        if (i < 32 && (host >> i & 1u)) {
+            if (c->inputs[i]->device != OX_DEVICE_HOST)
+                return ox_kernel_fail(c, ONYX_RUNTIME_ERROR, "vulkan: input %d should be in host memory", i);
+            continue;
+        }
+        if (check_tensor(c, c->inputs[i], "input", i) != 0) return -1;
+    }
     for (int i = 0; i < c->n_outputs; i++) {
         if (!c->outputs[i]) return ox_kernel_fail(c, ONYX_RUNTIME_ERROR, "vulkan: output %d missing", i);
         if (check_tensor(c, c->outputs[i], "output", i) != 0) return -1;
@@ -252,7 +260,7 @@ static int k_leaky(ox_kernel_ctx *c) {
 }
 
 /* Clip's bounds: attributes before opset 11, then scalar inputs, which
- * are on the device like every input and are read back (4 bytes each). */
+ * the planner keeps on the host (ox_vk_host_inputs). */
 static int k_clip(ox_kernel_ctx *c) {
     float lo = -FLT_MAX, hi = FLT_MAX;
     if (c->node->opset < 11) {
@@ -267,9 +275,7 @@ static int k_clip(ox_kernel_ctx *c) {
             if (b->dtype != ONYX_FLOAT32 || ox_tensor_numel(b) != 1)
                 return ox_kernel_fail(c, ONYX_INVALID_ARGUMENT, "Clip: %s must be a float scalar",
                                       k == 1 ? "min" : "max");
-            if (check_tensor(c, b, "input", k) != 0 ||
-                ox_vk_read(vep(c), B(b), 0, k == 1 ? &lo : &hi, sizeof(float), c->err) != 0)
-                return -1;
+            memcpy(k == 1 ? &lo : &hi, b->data, sizeof(float));
         }
     }
     return run_unary(c, U_CLIP, lo, hi);
@@ -518,3 +524,11 @@ static const ox_kernel_def KERNELS[] = {
 };
 
 const ox_kernel_table ox_vk_kernels = {KERNELS, sizeof KERNELS / sizeof KERNELS[0]};
+
+/* Inputs the kernels read on the host: Clip's bounds (opset 11+). */
+uint32_t ox_vk_host_inputs(ox_ep *ep, const ir_node *node) {
+    (void)ep;
+    if (strcmp(node->op_type, "Clip") == 0 && node->domain[0] == '\0' && node->opset >= 11)
+        return 1u << 1 | 1u << 2;
+    return 0;
+}
