@@ -633,6 +633,20 @@ static void test_dft_lengths(onyx_env *env) {
     CHECK_OK(create(env, m, &s));
     if (s) CHECK_OK(run_y(s));
     onyx_session_free(s);
+    /* a one-sided forward DFT of an empty signal: one bin to write and
+     * nothing to compute it from (the output used to be left unwritten) */
+    const int64_t zd[] = {2, 0, 2};
+    m = mb_new(17);
+    mb_init_float(m, "x", zd, 3, NULL);
+    mb_output(m, "y", ONYX_FLOAT32, NULL, -1);
+    mb_node(m, "DFT", "x", "y");
+    mb_attr_int(m, "axis", 1);
+    mb_attr_int(m, "onesided", 1);
+    CHECK_OK(create(env, m, &s));
+    if (s)
+        CHECK_FAILS(run_y(s), ONYX_INVALID_ARGUMENT,
+                    "DFT: the signal along axis 1 is empty; a one-sided transform needs at least one sample");
+    onyx_session_free(s);
 }
 
 /* Scan with an identity body: state s passes through, each of the

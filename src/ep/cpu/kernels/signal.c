@@ -327,7 +327,12 @@ static int dft_compute(ox_kernel_ctx *ctx) {
         return ox_kernel_fail(ctx, ONYX_RUNTIME_ERROR, "DFT: output shape does not match the transform");
     /* an empty output has nothing to compute, and the dims around a zero
      * axis may multiply past int64; otherwise they are the output's own */
-    if (ox_tensor_numel(y) == 0 || L == 0) return 0;
+    if (ox_tensor_numel(y) == 0) return 0;
+    /* a one-sided transform of nothing would still have one bin to write */
+    if (L == 0)
+        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
+                              "DFT: the signal along axis %lld is empty; a one-sided transform needs at "
+                              "least one sample", axis_given);
     int64_t inner = ox_numel(x->dims + axis + 1, r - 2 - (int)axis), lines = 0;
     if (!ox_mul_i64(ox_numel(x->dims, (int)axis), inner, &lines) || lines <= 0)
         return ox_kernel_fail(ctx, ONYX_RUNTIME_ERROR, "DFT: the number of transformed lines overflows int64");
