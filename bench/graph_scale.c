@@ -56,7 +56,7 @@ static int time_stages(const uint8_t *buf, size_t len, double *sum) {
     ox_error err = {0};
     ir_model *model = NULL;
     ox_threadpool *pool = ox_threadpool_create(1);
-    ox_ep *cpu = ox_cpu_ep_create(&err);
+    ox_ep *cpu = ox_cpu_ep_create(NULL, &err);
     ox_plan plan;
     int planned = 0, rc = -1;
     double start = now(), t;

@@ -139,6 +139,15 @@ onyx_status *onyx_session_options_set_threads(onyx_session_options *opts, int th
  * count); a name listed twice is refused here. */
 onyx_status *onyx_session_options_set_providers(onyx_session_options *opts,
                                                 const char *const *names, size_t count);
+/* An option for one provider, as a string; set again to replace. Each
+ * provider documents its keys; session creation fails naming the key when
+ * the provider does not know it, or when the session's providers do not
+ * name that provider. vulkan: "device" (index among the usable Vulkan
+ * devices, in the driver's order; default: a discrete GPU first),
+ * "disable" (capabilities to mask: int64, fp16, subgroup, hostmap,
+ * separated by ',' or '+'; added to ONYX_VK_DISABLE). */
+onyx_status *onyx_session_options_set_provider_option(onyx_session_options *opts, const char *provider,
+                                                      const char *key, const char *value);
 onyx_status *onyx_session_options_set_optimization_level(onyx_session_options *opts,
                                                          onyx_opt_level level);
 onyx_status *onyx_session_options_set_log_level(onyx_session_options *opts,

@@ -81,6 +81,14 @@ onyx_status *onyx_session_options_create(onyx_session_options **out) {
 
 void onyx_session_options_free(onyx_session_options *opts) {
     if (!opts) return;
+    for (int i = 0; i < opts->n_ep_options; i++) {
+        free(opts->ep_option_provider[i]);
+        free(opts->ep_option_key[i]);
+        free(opts->ep_option_value[i]);
+    }
+    free(opts->ep_option_provider);
+    free(opts->ep_option_key);
+    free(opts->ep_option_value);
     for (int i = 0; i < opts->n_providers; i++) free(opts->providers[i]);
     free(opts->external_data_dir);
     free(opts);
@@ -112,6 +120,34 @@ onyx_status *onyx_session_options_set_providers(onyx_session_options *opts,
         if (!opts->providers[i]) return ox_status_new(ONYX_OUT_OF_MEMORY, "out of memory");
         opts->n_providers++;
     }
+    return NULL;
+}
+
+onyx_status *onyx_session_options_set_provider_option(onyx_session_options *opts, const char *provider,
+                                                      const char *key, const char *value) {
+    CHECK_ARG(opts, "opts is NULL");
+    CHECK_ARG(provider && provider[0], "empty provider name");
+    CHECK_ARG(key && key[0], "empty option name");
+    CHECK_ARG(value, "value is NULL");
+    CHECK_ARG(opts->n_ep_options < 64, "too many provider options (at most 64)");
+    int n = opts->n_ep_options;
+    char **p = realloc(opts->ep_option_provider, ((size_t)n + 1) * sizeof *p);
+    if (p) opts->ep_option_provider = p;
+    char **k = realloc(opts->ep_option_key, ((size_t)n + 1) * sizeof *k);
+    if (k) opts->ep_option_key = k;
+    char **v = realloc(opts->ep_option_value, ((size_t)n + 1) * sizeof *v);
+    if (v) opts->ep_option_value = v;
+    if (!p || !k || !v) return ox_status_new(ONYX_OUT_OF_MEMORY, "out of memory");
+    p[n] = ox_strdup(provider);
+    k[n] = ox_strdup(key);
+    v[n] = ox_strdup(value);
+    if (!p[n] || !k[n] || !v[n]) {
+        free(p[n]);
+        free(k[n]);
+        free(v[n]);
+        return ox_status_new(ONYX_OUT_OF_MEMORY, "out of memory");
+    }
+    opts->n_ep_options++;
     return NULL;
 }
 

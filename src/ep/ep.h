@@ -135,9 +135,23 @@ int ox_kernel_index_build(ox_kernel_index *ix, const ox_kernel_table *tables, si
 const ox_kernel_def *ox_kernel_index_find(const ox_kernel_index *ix, const ir_node *node);
 void ox_kernel_index_free(ox_kernel_index *ix);
 
-/* Provider constructors. */
-ox_ep *ox_cpu_ep_create(ox_error *err);
+/* Options the caller gave one provider, as strings (ep_options.c). */
+typedef struct ox_ep_options {
+    int n;
+    const char *const *keys;
+    const char *const *values;
+} ox_ep_options;
+
+/* The value of `key` (the last one set), or NULL. */
+const char *ox_ep_option(const ox_ep_options *opts, const char *key);
+/* Fails naming the provider, the unknown key and the known ones when an
+ * option is not among `known`. Every factory calls it first. */
+int ox_ep_options_allow(const ox_ep_options *opts, const char *provider, const char *const *known,
+                        int n_known, ox_error *err);
+
+/* Provider constructors; opts may be NULL (no options). */
+ox_ep *ox_cpu_ep_create(const ox_ep_options *opts, ox_error *err);
 /* Test-only provider on its own simulated device (see ep/testing). */
-ox_ep *ox_test_ep_create(ox_error *err);
+ox_ep *ox_test_ep_create(const ox_ep_options *opts, ox_error *err);
 
 #endif

@@ -33,9 +33,48 @@ static int names_cpu(const onyx_session_options *opts) {
     return 0;
 }
 
+/* Every provider option names a provider the session will create. */
+static int check_option_targets(const onyx_session_options *opts, ox_error *err) {
+    for (int i = 0; opts && i < opts->n_ep_options; i++) {
+        const char *p = opts->ep_option_provider[i];
+        int listed = strcmp(p, "cpu") == 0;
+        for (int k = 0; k < opts->n_providers && !listed; k++) listed = strcmp(opts->providers[k], p) == 0;
+        if (!listed)
+            return ox_fail(err, ONYX_INVALID_ARGUMENT,
+                           "option '%s' is for provider '%s', which the session's providers do not name",
+                           opts->ep_option_key[i], p);
+    }
+    return 0;
+}
+
+/* Makes provider `name` with the options given for it. */
+static ox_ep *make_provider(ox_ep_factory f, const char *name, const onyx_session_options *opts,
+                            ox_error *err) {
+    int n = 0, total = opts ? opts->n_ep_options : 0;
+    const char **keys = calloc((size_t)total + 1, sizeof *keys);
+    const char **values = calloc((size_t)total + 1, sizeof *values);
+    if (!keys || !values) {
+        free(keys);
+        free(values);
+        ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
+        return NULL;
+    }
+    for (int i = 0; i < total; i++)
+        if (strcmp(opts->ep_option_provider[i], name) == 0) {
+            keys[n] = opts->ep_option_key[i];
+            values[n++] = opts->ep_option_value[i];
+        }
+    ox_ep_options eo = {n, keys, values};
+    ox_ep *ep = f(&eo, err);
+    free(keys);
+    free(values);
+    return ep;
+}
+
 static int create_providers(onyx_session *s, const onyx_session_options *opts, ox_error *err) {
     onyx_env *env = s->env;
     int n_named = opts ? opts->n_providers : 0;
+    if (check_option_targets(opts, err) != 0) return -1;
     for (int i = 0; i <= n_named; i++) {
         const char *name = i < n_named ? opts->providers[i] : "cpu";
         if (i == n_named && s->n_eps > 0 && strcmp(s->eps[s->n_eps - 1]->name, "cpu") == 0) break;
@@ -60,12 +99,14 @@ static int create_providers(onyx_session *s, const onyx_session_options *opts, o
         if (s->n_eps == OX_MAX_EPS + 1)
             return ox_fail(err, ONYX_INVALID_ARGUMENT, "too many providers (at most %d)",
                            OX_MAX_EPS);
-        ox_ep *ep = f(err);
-        if (!ep && i < n_named && strcmp(name, "cpu") != 0 && names_cpu(opts)) {
+        ox_ep *ep = make_provider(f, name, opts, err);
+        if (!ep && i < n_named && strcmp(name, "cpu") != 0 && names_cpu(opts) &&
+            err->code != ONYX_INVALID_ARGUMENT) {
             /* A provider that cannot start here (no driver, no device):
              * the caller named "cpu" as the fallback, so its nodes go to
              * the providers after it; without "cpu" in the list the
-             * caller asked for that device alone, and it is an error. */
+             * caller asked for that device alone, and it is an error. A
+             * mistake in the caller's options for it is always an error. */
             ox_log(s->log_level, ONYX_LOG_WARNING,
                    "provider '%s' is unavailable, its nodes fall back to the next providers: %s",
                    name, err->msg);

@@ -18,7 +18,7 @@
 /* Provider factories an environment may hold. */
 #define OX_MAX_REGISTERED_EPS 32
 
-typedef ox_ep *(*ox_ep_factory)(ox_error *err);
+typedef ox_ep *(*ox_ep_factory)(const ox_ep_options *opts, ox_error *err);
 
 typedef struct ox_provider_entry {
     const char *name;
@@ -40,6 +40,9 @@ struct onyx_session_options {
     int log_level_set;
     char *external_data_dir;
     size_t memory_limit; /* 0: unlimited */
+    /* provider options in the order set: provider, key, value (owned) */
+    int n_ep_options;
+    char **ep_option_provider, **ep_option_key, **ep_option_value;
 };
 
 /* An arena buffer kept between runs so steady-state runs do not allocate. */

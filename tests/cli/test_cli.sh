@@ -162,6 +162,14 @@ if expect_ok run_b run --seed 7 --threads 1 --output-dir "$TMP/b" "$MODEL"; then
 fi
 expect_ok run_opt_none run --opt-level none "$MODEL"
 expect_ok run_providers run --providers cpu "$MODEL"
+# provider options: NAME:KEY=VALUE; a key the provider lacks and a
+# malformed option are errors that name them
+expect_error run_provider_unknown_option run --providers cpu:threads=2 "$MODEL"
+grep -q "provider 'cpu' has no option 'threads' (it takes none)" "$TMP/run_provider_unknown_option.err" ||
+    fail "run_provider_unknown_option: $(cat "$TMP/run_provider_unknown_option.err")"
+expect_error run_provider_bad_option run --providers cpu:threads "$MODEL"
+grep -q "option 'threads' of 'cpu' is not key=value" "$TMP/run_provider_bad_option.err" ||
+    fail "run_provider_bad_option: $(cat "$TMP/run_provider_bad_option.err")"
 # limits the example model stays within, and a memory limit it cannot
 if expect_ok run_generous_limits run --seed 7 --time-limit-ms 600000 --memory-limit 1000000000 \
     "$MODEL"; then

@@ -31,7 +31,8 @@ static uint8_t *model(size_t *len) {
 
 /* A provider that cannot start here, as a device provider on a machine
  * without its driver. */
-static ox_ep *unavailable_create(ox_error *err) {
+static ox_ep *unavailable_create(const ox_ep_options *opts, ox_error *err) {
+    (void)opts;
     ox_fail(err, ONYX_NOT_IMPLEMENTED, "no such device here");
     return NULL;
 }
@@ -247,6 +248,25 @@ int main(void) {
     CHECK_OK(onyx_session_options_set_providers(o, absent_test, 2));
     CHECK_FAILS(onyx_session_create_from_buffer(env, buf, len, o, &bad), ONYX_NOT_IMPLEMENTED,
                 "provider 'absent': no such device here");
+
+    /* Provider options: a key the provider does not know, and an option
+     * for a provider the session does not use, are errors naming them. */
+    const char *test_cpu[] = {"test", "cpu"};
+    CHECK_OK(onyx_session_options_set_providers(o, test_cpu, 2));
+    CHECK_OK(onyx_session_options_set_provider_option(o, "test", "device", "0"));
+    CHECK_FAILS(onyx_session_create_from_buffer(env, buf, len, o, &bad), ONYX_INVALID_ARGUMENT,
+                "provider 'test': provider 'test' has no option 'device' (it takes none)");
+    onyx_session_options *o2 = NULL;
+    CHECK_OK(onyx_session_options_create(&o2));
+    CHECK_OK(onyx_session_options_set_providers(o2, test_cpu, 2));
+    CHECK_OK(onyx_session_options_set_provider_option(o2, "gpu", "device", "1"));
+    CHECK_FAILS(onyx_session_create_from_buffer(env, buf, len, o2, &bad), ONYX_INVALID_ARGUMENT,
+                "option 'device' is for provider 'gpu', which the session's providers do not name");
+    CHECK_FAILS(onyx_session_options_set_provider_option(o2, "test", "", "1"), ONYX_INVALID_ARGUMENT,
+                "empty option name");
+    CHECK_FAILS(onyx_session_options_set_provider_option(o2, "test", "k", NULL), ONYX_INVALID_ARGUMENT,
+                "value is NULL");
+    onyx_session_options_free(o2);
 
     free(buf);
     onyx_session_options_free(o);

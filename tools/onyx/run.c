@@ -28,7 +28,9 @@ void usage_run(void) {
            "                       and '-' replaced by '_' (without it nothing is saved)\n"
            "  --seed N             seed for random inputs (default 0)\n"
            "  --threads N          intra-op threads (default 0: one per core)\n"
-           "  --providers A,B      execution providers in priority order\n"
+           "  --providers A,B      execution providers in priority order, each with\n"
+           "                       options as NAME:KEY=VALUE[:KEY=VALUE] (vulkan:\n"
+           "                       device=N, disable=int64+fp16+subgroup+hostmap)\n"
            "  --opt-level LEVEL    graph optimization: none, basic or all\n"
            "  --log-level LEVEL    diagnostics on stderr: error (default), warning,\n"
            "                       info (placement, memory plan) or verbose\n"
@@ -141,7 +143,28 @@ static int parse_args(int argc, char **argv, run_args *a) {
     return CLI_OK;
 }
 
-/* Splits "a, b" into trimmed names; rejects empty entries. */
+/* Options after a provider's name, "name:key=value:key=value": each is
+ * set for that provider (the text is cut at the first ':'). */
+static int set_provider_options(onyx_session_options *opts, char *entry, const char *list) {
+    char *colon = strchr(entry, ':');
+    if (!colon) return CLI_OK;
+    *colon = '\0';
+    for (char *p = colon + 1; p;) {
+        char *next = strchr(p, ':');
+        if (next) *next++ = '\0';
+        char *eq = strchr(p, '=');
+        if (!eq || eq == p)
+            return cli_error("run: --providers option '%s' of '%s' is not key=value (in '%s')", p, entry, list);
+        *eq = '\0';
+        onyx_status *st = onyx_session_options_set_provider_option(opts, entry, p, eq + 1);
+        if (st) return cli_status(st);
+        p = next;
+    }
+    return CLI_OK;
+}
+
+/* Splits "a:key=value, b" into trimmed names with their options; rejects
+ * empty entries. */
 static int set_providers(onyx_session_options *opts, const char *list) {
     char *copy = strdup(list);
     const char **names = calloc(strlen(list) + 1, sizeof *names);
@@ -157,6 +180,7 @@ static int set_providers(onyx_session_options *opts, const char *list) {
         while (*p == ' ' || *p == '\t') p++;
         char *e = p + strlen(p);
         while (e > p && (e[-1] == ' ' || e[-1] == '\t')) *--e = '\0';
+        if ((rc = set_provider_options(opts, p, list)) != CLI_OK) goto out;
         if (!*p) {
             rc = cli_error("run: --providers has an empty name in '%s'", list);
             goto out;

@@ -78,7 +78,8 @@ static const ox_ep_ops CPU_OPS = {
     .destroy = cpu_destroy,
 };
 
-ox_ep *ox_cpu_ep_create(ox_error *err) {
+ox_ep *ox_cpu_ep_create(const ox_ep_options *opts, ox_error *err) {
+    if (ox_ep_options_allow(opts, "cpu", NULL, 0, err) != 0) return NULL;
     cpu_ep *c = calloc(1, sizeof *c);
     if (!c) {
         ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");

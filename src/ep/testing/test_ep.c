@@ -202,7 +202,8 @@ static const ox_ep_ops TEST_OPS = {
     .destroy = t_destroy,
 };
 
-ox_ep *ox_test_ep_create(ox_error *err) {
+ox_ep *ox_test_ep_create(const ox_ep_options *opts, ox_error *err) {
+    if (ox_ep_options_allow(opts, "test", NULL, 0, err) != 0) return NULL;
     test_ep *t = calloc(1, sizeof *t);
     if (!t) {
         ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");

@@ -40,7 +40,7 @@ int ox_vk_parse_mask(const char *s, unsigned *mask, ox_error *err) {
         {"subgroup", OX_VK_MASK_SUBGROUP}, {"hostmap", OX_VK_MASK_HOSTMAP}};
     *mask = 0;
     while (s && *s) {
-        size_t len = strcspn(s, ", ");
+        size_t len = strcspn(s, ", +");
         int found = len == 0;
         for (size_t i = 0; i < sizeof NAMES / sizeof NAMES[0] && !found; i++)
             if (strlen(NAMES[i].name) == len && strncmp(NAMES[i].name, s, len) == 0) {
@@ -49,10 +49,10 @@ int ox_vk_parse_mask(const char *s, unsigned *mask, ox_error *err) {
             }
         if (!found)
             return ox_fail(err, ONYX_INVALID_ARGUMENT,
-                           "vulkan: ONYX_VK_DISABLE names '%.*s'; known: int64, fp16, subgroup, "
-                           "hostmap", (int)len, s);
+                           "vulkan: ONYX_VK_DISABLE or the disable option names '%.*s'; known: int64, "
+                           "fp16, subgroup, hostmap", (int)len, s);
         s += len;
-        s += strspn(s, ", ");
+        s += strspn(s, ", +");
     }
     return 0;
 }
@@ -153,7 +153,7 @@ static int type_rank(VkPhysicalDeviceType t) {
     }
 }
 
-static int pick_device(vk_ep *v, ox_error *err) {
+static int pick_device(vk_ep *v, int want, ox_error *err) {
     uint32_t n = 0;
     VkResult r = v->f.vkEnumeratePhysicalDevices(v->instance, &n, NULL);
     if (r != VK_SUCCESS && r != VK_INCOMPLETE) return ox_vk_fail(err, "vkEnumeratePhysicalDevices", r);
@@ -164,7 +164,7 @@ static int pick_device(vk_ep *v, ox_error *err) {
     if (r != VK_SUCCESS && r != VK_INCOMPLETE) return ox_vk_fail(err, "vkEnumeratePhysicalDevices", r);
     char why[512] = "";
     size_t off = 0;
-    int best = -1, best_rank = 99;
+    int best = -1, best_rank = 99, usable = 0;
     for (uint32_t i = 0; i < n; i++) {
         VkPhysicalDeviceProperties p;
         uint32_t family = 0;
@@ -176,12 +176,17 @@ static int pick_device(vk_ep *v, ox_error *err) {
                                         p.deviceName, no);
             continue;
         }
-        if (type_rank(p.deviceType) < best_rank) {
+        /* the caller's index, or else the best kind */
+        if (want >= 0 ? usable == want : type_rank(p.deviceType) < best_rank) {
             best = (int)i;
             best_rank = type_rank(p.deviceType);
             v->queue_family = family;
         }
+        usable++;
     }
+    if (want >= 0 && best < 0)
+        return ox_fail(err, ONYX_INVALID_ARGUMENT, "vulkan: device %d was asked for; %d usable device(s)%s%s",
+                       want, usable, why[0] ? ", unusable: " : "", why);
     if (best < 0) return ox_fail(err, ONYX_NOT_IMPLEMENTED, "vulkan: no suitable device (%s)", why);
     v->phys = devs[best];
     return 0;
@@ -306,10 +311,13 @@ static int make_device(vk_ep *v, ox_error *err) {
     return 0;
 }
 
-int ox_vk_device_open(vk_ep *v, ox_error *err) {
-    unsigned mask = 0;
-    if (ox_vk_parse_mask(getenv("ONYX_VK_DISABLE"), &mask, err) != 0) return -1;
-    if (load_loader(v, err) != 0 || make_instance(v, err) != 0 || pick_device(v, err) != 0)
+int ox_vk_device_open(vk_ep *v, int device, const char *disable, ox_error *err) {
+    unsigned mask = 0, more = 0;
+    if (ox_vk_parse_mask(getenv("ONYX_VK_DISABLE"), &mask, err) != 0 ||
+        ox_vk_parse_mask(disable, &more, err) != 0)
+        return -1;
+    mask |= more;
+    if (load_loader(v, err) != 0 || make_instance(v, err) != 0 || pick_device(v, device, err) != 0)
         return -1;
     query_caps(v, mask);
     if (pick_memory(v, err) != 0 || make_device(v, err) != 0) return -1;

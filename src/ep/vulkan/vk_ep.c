@@ -1,6 +1,7 @@
 /* The Vulkan provider's interface to onyx: creation, the allocator (a
  * tensor's data pointer is its vk_buf record), copies, placement. */
 #include <stdio.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -72,7 +73,26 @@ static const ox_ep_ops VK_OPS = {
     .destroy = vk_destroy,
 };
 
-ox_ep *ox_vulkan_ep_create(ox_error *err) {
+/* The "device" option: a non-negative decimal index, or -1 when absent. */
+static int device_option(const ox_ep_options *opts, int *device, ox_error *err) {
+    const char *s = ox_ep_option(opts, "device");
+    *device = -1;
+    if (!s) return 0;
+    char *end = NULL;
+    errno = 0;
+    long d = strtol(s, &end, 10);
+    if (!s[0] || *end || errno || d < 0 || d > 1000)
+        return ox_fail(err, ONYX_INVALID_ARGUMENT,
+                       "vulkan: option device='%s' is not a device index (0, 1, ...)", s);
+    *device = (int)d;
+    return 0;
+}
+
+ox_ep *ox_vulkan_ep_create(const ox_ep_options *opts, ox_error *err) {
+    static const char *const KNOWN[] = {"device", "disable"};
+    int device;
+    if (ox_ep_options_allow(opts, "vulkan", KNOWN, 2, err) != 0 || device_option(opts, &device, err) != 0)
+        return NULL;
     vk_ep *v = calloc(1, sizeof *v);
     if (!v) {
         ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
@@ -83,7 +103,8 @@ ox_ep *ox_vulkan_ep_create(ox_error *err) {
     v->base.device = OX_VULKAN_DEVICE;
     v->base.ops = &VK_OPS;
     v->base.impl = v;
-    if (ox_vk_device_open(v, err) != 0 || ox_vk_exec_init(v, err) != 0) {
+    if (ox_vk_device_open(v, device, ox_ep_option(opts, "disable"), err) != 0 ||
+        ox_vk_exec_init(v, err) != 0) {
         vk_destroy(&v->base);
         return NULL;
     }

@@ -54,7 +54,9 @@ typedef struct ox_vk_stats {
     long live_buffers;     /* tensor buffers allocated and not yet freed */
 } ox_vk_stats;
 
-ox_ep *ox_vulkan_ep_create(ox_error *err);
+/* Options (opts may be NULL): "device" (index among the usable devices,
+ * in the driver's order), "disable" (capability mask, as ONYX_VK_DISABLE). */
+ox_ep *ox_vulkan_ep_create(const ox_ep_options *opts, ox_error *err);
 const ox_vk_caps *ox_vulkan_ep_caps(const ox_ep *ep);
 void ox_vulkan_ep_get_stats(const ox_ep *ep, ox_vk_stats *out);
 /* One line naming the device, driver and what it offers (for logs). */

@@ -109,7 +109,9 @@ const char *ox_vk_result_name(VkResult r);
 int ox_vk_fail(ox_error *err, const char *call, VkResult r);
 
 /* vk_device.c: loader, instance, device choice and capability record. */
-int ox_vk_device_open(vk_ep *v, ox_error *err);
+/* device: index among the usable devices, or -1 for the best kind (a
+ * discrete GPU first); disable: capabilities masked besides ONYX_VK_DISABLE. */
+int ox_vk_device_open(vk_ep *v, int device, const char *disable, ox_error *err);
 void ox_vk_device_close(vk_ep *v);
 /* Parses ONYX_VK_DISABLE into OX_VK_MASK_* bits. */
 int ox_vk_parse_mask(const char *s, unsigned *mask, ox_error *err);
