@@ -3,6 +3,7 @@
  * CausalConvWithState. */
 #include <string.h>
 
+#include "core/checked.h"
 #include "ops/op.h"
 #include "ops/window.h"
 
@@ -155,7 +156,9 @@ static int infer_conv_shape(ox_infer_ctx *c, ox_dtype out_dtype) {
         return ox_infer_fail(c, ONYX_INVALID_MODEL, "%s: group must be >= 1", c->node->op_type);
     int64_t ch = x->rank >= 0 ? x->dims[1] : -1;
     int64_t m = w->rank >= 0 ? w->dims[0] : -1, wc = w->rank >= 0 ? w->dims[1] : -1;
-    if (ch >= 0 && wc >= 0 && ch != wc * group)
+    int64_t need = 0;
+    int fits = ox_mul_i64(wc, group, &need); /* group is an attribute: any size */
+    if (ch >= 0 && wc >= 0 && (!fits || ch != need))
         return ox_infer_fail(
             c, ox_infer_bad_code(c),
             "%s: input channels %lld do not match weight channels %lld * group %lld",

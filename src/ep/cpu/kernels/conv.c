@@ -86,7 +86,8 @@ static int geom_make(ox_kernel_ctx *ctx, const ox_tensor *x, const ox_tensor *w,
     if (!transpose) {
         g->M = w->dims[0];
         g->Cg = w->dims[1];
-        if (g->Cg * g->G != g->C)
+        int64_t need;
+        if (!ox_mul_i64(g->Cg, g->G, &need) || need != g->C)
             return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
                                   "%s: input channels %lld do not match weight channels %lld * group %lld",
                                   op, (long long)g->C, (long long)g->Cg, (long long)g->G);
@@ -102,7 +103,10 @@ static int geom_make(ox_kernel_ctx *ctx, const ox_tensor *x, const ox_tensor *w,
                                   (long long)g->C, (long long)w->dims[0], (long long)g->G);
         g->Cg = g->C / g->G;
         g->Mg = w->dims[1];
-        g->M = g->Mg * g->G;
+        if (!ox_mul_i64(g->Mg, g->G, &g->M))
+            return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
+                                  "%s: output channels %lld * group %lld overflow int64", op,
+                                  (long long)g->Mg, (long long)g->G);
     }
     if (y->dims[0] != g->N || y->dims[1] != g->M)
         return ox_kernel_fail(ctx, ONYX_RUNTIME_ERROR, "%s: output shape does not match inputs", op);

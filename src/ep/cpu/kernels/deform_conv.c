@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/checked.h"
 #include "ep/cpu/kernels/conv_extra.h"
 #include "ep/cpu/kernels/gemm.h"
 #include "ep/cpu/kernels/kernel_util.h"
@@ -119,8 +120,9 @@ static int dc_geom_make(ox_kernel_ctx *ctx, const ox_tensor *X, const ox_tensor 
     g->M = W->dims[0];
     g->G = ir_attr_int(ctx->node, "group", 1);
     g->OG = ir_attr_int(ctx->node, "offset_group", 1);
+    int64_t need = -1;
     if (g->G < 1 || g->OG < 1 || g->C % g->G || g->M % g->G || g->C % g->OG ||
-        W->dims[1] * g->G != g->C)
+        !ox_mul_i64(W->dims[1], g->G, &need) || need != g->C)
         return ox_kernel_fail(
             ctx, ONYX_INVALID_ARGUMENT,
             "%s: channels (X %lld, W %lld x %lld out) do not divide into group %lld "

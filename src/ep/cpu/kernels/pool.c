@@ -192,8 +192,10 @@ DEF_ARGMAX(uint8_t, u8)
 static void run_pool_range(ox_kernel_ctx *ctx, pool_job *j, ox_dtype dt) {
     int64_t total = j->g->planes * j->g->out_sz;
     int64_t taps = 1;
-    for (int i = 0; i < j->g->r; i++) taps *= j->g->k[i];
-    int64_t grain = taps >= 4096 ? 1 : 4096 / taps;
+    /* only sets the grain: saturates rather than overflows */
+    for (int i = 0; i < j->g->r; i++)
+        if (!ox_mul_i64(taps, j->g->k[i], &taps)) taps = INT64_MAX;
+    int64_t grain = taps >= 4096 ? 1 : 4096 / (taps > 0 ? taps : 1);
     ox_range_fn fn = dt == ONYX_FLOAT32  ? pool_range_f32
                      : dt == ONYX_FLOAT64 ? pool_range_f64
                      : dt == ONYX_INT8    ? pool_range_i8
