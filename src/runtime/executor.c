@@ -82,13 +82,17 @@ static void describe_place(const run_ctx *rc, const ir_node *n, int64_t iteratio
     }
 }
 
-/* Fails the run when it was cancelled or is out of time, naming node n. */
-static int check_stop(const run_ctx *rc, const ir_node *n, int64_t iteration) {
-    onyx_code why = ox_run_control_poll(rc->ctl);
-    if (why == ONYX_OK) return 0;
+/* Fails the run for `why` (cancelled or out of time), naming node n. */
+static int fail_stop(const run_ctx *rc, const ir_node *n, int64_t iteration, onyx_code why) {
     char where[768];
     describe_place(rc, n, iteration, where, sizeof where);
     return ox_run_control_fail(rc->ctl, why, where, rc->err);
+}
+
+/* Fails the run when it was cancelled or is out of time, naming node n. */
+static int check_stop(const run_ctx *rc, const ir_node *n, int64_t iteration) {
+    onyx_code why = ox_run_control_poll(rc->ctl);
+    return why == ONYX_OK ? 0 : fail_stop(rc, n, iteration, why);
 }
 
 int ox_kernel_should_stop(ox_kernel_ctx *ctx) {
@@ -366,10 +370,8 @@ static int exec_node_with(run_ctx *rc, const ox_step *st, node_scratch *ns) {
     onyx_code stopped = (onyx_code)atomic_load(&ne.stop_code);
     if (stopped != ONYX_OK && (!failed || !ox_is_stop_code(err->code))) {
         /* the kernel cut its work short: whatever it wrote is discarded */
-        char where[768];
-        describe_place(rc, n, ne.iteration, where, sizeof where);
         ox_error_clear(err);
-        return ox_run_control_fail(rc->ctl, stopped, where, err);
+        return fail_stop(rc, n, ne.iteration, stopped);
     }
     if (failed) {
         if (err->code == ONYX_OK) ox_fail(err, ONYX_RUNTIME_ERROR, "kernel failed");

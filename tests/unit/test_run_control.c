@@ -107,11 +107,12 @@ static uint8_t *expand_model(size_t *len) {
     return buf;
 }
 
-static onyx_session *open_model(onyx_env *env, const uint8_t *buf, size_t len, size_t limit) {
+static onyx_session *open_model(onyx_env *env, const uint8_t *buf, size_t len, size_t limit,
+                                int threads) {
     onyx_session_options *o = NULL;
     onyx_session *s = NULL;
     CHECK_OK(onyx_session_options_create(&o));
-    CHECK_OK(onyx_session_options_set_threads(o, 1));
+    CHECK_OK(onyx_session_options_set_threads(o, threads));
     if (limit) CHECK_OK(onyx_session_options_set_memory_limit(o, limit));
     CHECK_OK(onyx_session_create_from_buffer(env, buf, len, o, &s));
     onyx_session_options_free(o);
@@ -190,7 +191,7 @@ static void *cancel_later(void *arg) {
 static void test_cancel(onyx_env *env) {
     size_t len;
     uint8_t *buf = loop_model(0, &len);
-    onyx_session *s = open_model(env, buf, len, 0);
+    onyx_session *s = open_model(env, buf, len, 0, 1);
     free(buf);
     if (!s) return;
     onyx_run_options *ro = NULL;
@@ -254,7 +255,7 @@ static void test_cancel(onyx_env *env) {
 static void test_time_limit(onyx_env *env) {
     size_t len;
     uint8_t *buf = loop_model(0, &len);
-    onyx_session *s = open_model(env, buf, len, 0);
+    onyx_session *s = open_model(env, buf, len, 0, 1);
     free(buf);
     if (!s) return;
     onyx_run_options *ro = NULL;
@@ -286,7 +287,7 @@ static void test_time_limit(onyx_env *env) {
 static void test_loop_memory_limit(onyx_env *env) {
     size_t len;
     uint8_t *buf = loop_model(1, &len);
-    onyx_session *s = open_model(env, buf, len, LIMIT_1MIB);
+    onyx_session *s = open_model(env, buf, len, LIMIT_1MIB, 1);
     free(buf);
     if (!s) return;
     loop_result r;
@@ -329,8 +330,8 @@ static onyx_status *run_expand(onyx_session *s, int64_t n, float *first, int64_t
 static void test_expand_limit(onyx_env *env) {
     size_t len;
     uint8_t *buf = expand_model(&len);
-    onyx_session *limited = open_model(env, buf, len, LIMIT_1GIB);
-    onyx_session *unlimited = open_model(env, buf, len, 0);
+    onyx_session *limited = open_model(env, buf, len, LIMIT_1GIB, 1);
+    onyx_session *unlimited = open_model(env, buf, len, 0, 1);
     free(buf);
     if (!limited || !unlimited) {
         onyx_session_free(limited);
@@ -392,7 +393,7 @@ static void *finite_runs(void *arg) {
 static void test_two_threads(onyx_env *env) {
     size_t len;
     uint8_t *buf = loop_model(0, &len);
-    onyx_session *s = open_model(env, buf, len, 0);
+    onyx_session *s = open_model(env, buf, len, 0, 1);
     free(buf);
     if (!s) return;
     pair_state p = {.s = s};
@@ -497,12 +498,7 @@ static void test_long_kernels(onyx_env *env) {
         for (int threads = 1; threads <= 2; threads++) {
             size_t len;
             uint8_t *buf = long_model(c, &len);
-            onyx_session_options *o = NULL;
-            onyx_session *s = NULL;
-            CHECK_OK(onyx_session_options_create(&o));
-            CHECK_OK(onyx_session_options_set_threads(o, threads));
-            CHECK_OK(onyx_session_create_from_buffer(env, buf, len, o, &s));
-            onyx_session_options_free(o);
+            onyx_session *s = open_model(env, buf, len, 0, threads);
             free(buf);
             if (!s) continue;
             for (int cancel = 0; cancel <= 1; cancel++) {

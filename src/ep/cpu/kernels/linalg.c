@@ -898,14 +898,17 @@ static int einsum_compute(ox_kernel_ctx *ctx) {
         }
     }
     if (!rc) {
-        int64_t idx[EIN_MAX_LABELS] = {0}, off[OX_MAX_RANK] = {0};
-        for (int64_t o = 0; o < outer; o++) {
+        int64_t idx[EIN_MAX_LABELS] = {0}, off[OX_MAX_RANK] = {0}, since_poll = 0;
+        int stopped = 0; /* the executor reports it */
+        for (int64_t o = 0; o < outer && !stopped; o++) {
             double accf = 0;
             uint64_t acci = 0;
-            if (ox_stop_requested(ctx->stop)) break; /* the executor reports it */
             for (int64_t c = 0; c < inner; c++) {
-                /* one output element may sum over many terms */
-                if ((c & 0xffff) == 0xffff && ox_stop_requested(ctx->stop)) break;
+                /* every 64k terms, whether within one output or across many */
+                if (++since_poll == 65536) {
+                    since_poll = 0;
+                    if ((stopped = ox_stop_requested(ctx->stop)) != 0) break;
+                }
                 if (is_f) {
                     double prod = 1;
                     for (int i = 0; i < nops; i++) prod *= ((const double *)data[i])[off[i]];
