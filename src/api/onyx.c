@@ -82,13 +82,11 @@ onyx_status *onyx_session_options_create(onyx_session_options **out) {
 void onyx_session_options_free(onyx_session_options *opts) {
     if (!opts) return;
     for (int i = 0; i < opts->n_ep_options; i++) {
-        free(opts->ep_option_provider[i]);
-        free(opts->ep_option_key[i]);
-        free(opts->ep_option_value[i]);
+        free(opts->ep_options[i].provider);
+        free(opts->ep_options[i].key);
+        free(opts->ep_options[i].value);
     }
-    free(opts->ep_option_provider);
-    free(opts->ep_option_key);
-    free(opts->ep_option_value);
+    free(opts->ep_options);
     for (int i = 0; i < opts->n_providers; i++) free(opts->providers[i]);
     free(opts->external_data_dir);
     free(opts);
@@ -129,25 +127,31 @@ onyx_status *onyx_session_options_set_provider_option(onyx_session_options *opts
     CHECK_ARG(provider && provider[0], "empty provider name");
     CHECK_ARG(key && key[0], "empty option name");
     CHECK_ARG(value, "value is NULL");
-    CHECK_ARG(opts->n_ep_options < 64, "too many provider options (at most 64)");
-    int n = opts->n_ep_options;
-    char **p = realloc(opts->ep_option_provider, ((size_t)n + 1) * sizeof *p);
-    if (p) opts->ep_option_provider = p;
-    char **k = realloc(opts->ep_option_key, ((size_t)n + 1) * sizeof *k);
-    if (k) opts->ep_option_key = k;
-    char **v = realloc(opts->ep_option_value, ((size_t)n + 1) * sizeof *v);
-    if (v) opts->ep_option_value = v;
-    if (!p || !k || !v) return ox_status_new(ONYX_OUT_OF_MEMORY, "out of memory");
-    p[n] = ox_strdup(provider);
-    k[n] = ox_strdup(key);
-    v[n] = ox_strdup(value);
-    if (!p[n] || !k[n] || !v[n]) {
-        free(p[n]);
-        free(k[n]);
-        free(v[n]);
+    char *copy = ox_strdup(value);
+    if (!copy) return ox_status_new(ONYX_OUT_OF_MEMORY, "out of memory");
+    for (int i = 0; i < opts->n_ep_options; i++) {
+        struct ox_provider_option *o = &opts->ep_options[i];
+        if (strcmp(o->provider, provider) == 0 && strcmp(o->key, key) == 0) {
+            free(o->value);
+            o->value = copy;
+            return NULL;
+        }
+    }
+    if (opts->n_ep_options == 64) {
+        free(copy);
+        return ox_status_new(ONYX_INVALID_ARGUMENT, "too many provider options (at most 64)");
+    }
+    struct ox_provider_option *grown =
+        realloc(opts->ep_options, ((size_t)opts->n_ep_options + 1) * sizeof *grown);
+    if (grown) opts->ep_options = grown;
+    struct ox_provider_option o = {ox_strdup(provider), ox_strdup(key), copy};
+    if (!grown || !o.provider || !o.key) {
+        free(o.provider);
+        free(o.key);
+        free(copy);
         return ox_status_new(ONYX_OUT_OF_MEMORY, "out of memory");
     }
-    opts->n_ep_options++;
+    opts->ep_options[opts->n_ep_options++] = o;
     return NULL;
 }
 

@@ -142,7 +142,7 @@ typedef struct ox_ep_options {
     const char *const *values;
 } ox_ep_options;
 
-/* The value of `key` (the last one set), or NULL. */
+/* The value of `key`, or NULL. */
 const char *ox_ep_option(const ox_ep_options *opts, const char *key);
 /* Fails naming the provider, the unknown key and the known ones when an
  * option is not among `known`. Every factory calls it first. */

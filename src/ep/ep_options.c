@@ -8,10 +8,9 @@
 #include "ep/ep.h"
 
 const char *ox_ep_option(const ox_ep_options *o, const char *key) {
-    const char *found = NULL;
     for (int i = 0; o && i < o->n; i++)
-        if (strcmp(o->keys[i], key) == 0) found = o->values[i]; /* the last one set wins */
-    return found;
+        if (strcmp(o->keys[i], key) == 0) return o->values[i];
+    return NULL;
 }
 
 int ox_ep_options_allow(const ox_ep_options *o, const char *provider, const char *const *known,

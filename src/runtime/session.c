@@ -36,13 +36,13 @@ static int names_cpu(const onyx_session_options *opts) {
 /* Every provider option names a provider the session will create. */
 static int check_option_targets(const onyx_session_options *opts, ox_error *err) {
     for (int i = 0; opts && i < opts->n_ep_options; i++) {
-        const char *p = opts->ep_option_provider[i];
+        const char *p = opts->ep_options[i].provider;
         int listed = strcmp(p, "cpu") == 0;
         for (int k = 0; k < opts->n_providers && !listed; k++) listed = strcmp(opts->providers[k], p) == 0;
         if (!listed)
             return ox_fail(err, ONYX_INVALID_ARGUMENT,
                            "option '%s' is for provider '%s', which the session's providers do not name",
-                           opts->ep_option_key[i], p);
+                           opts->ep_options[i].key, p);
     }
     return 0;
 }
@@ -60,9 +60,9 @@ static ox_ep *make_provider(ox_ep_factory f, const char *name, const onyx_sessio
         return NULL;
     }
     for (int i = 0; i < total; i++)
-        if (strcmp(opts->ep_option_provider[i], name) == 0) {
-            keys[n] = opts->ep_option_key[i];
-            values[n++] = opts->ep_option_value[i];
+        if (strcmp(opts->ep_options[i].provider, name) == 0) {
+            keys[n] = opts->ep_options[i].key;
+            values[n++] = opts->ep_options[i].value;
         }
     ox_ep_options eo = {n, keys, values};
     ox_ep *ep = f(&eo, err);

@@ -40,9 +40,11 @@ struct onyx_session_options {
     int log_level_set;
     char *external_data_dir;
     size_t memory_limit; /* 0: unlimited */
-    /* provider options in the order set: provider, key, value (owned) */
+    /* provider options, one per (provider, key): setting again replaces */
     int n_ep_options;
-    char **ep_option_provider, **ep_option_key, **ep_option_value;
+    struct ox_provider_option {
+        char *provider, *key, *value; /* owned */
+    } *ep_options;
 };
 
 /* An arena buffer kept between runs so steady-state runs do not allocate. */

@@ -649,8 +649,9 @@ static void option_cases(void) {
     const char *not_num[] = {"device", "gpu0"};
     CHECK_FAILS(create_with_options(not_num, 2, &s), ONYX_INVALID_ARGUMENT,
                 "vulkan: option device='gpu0' is not a device index");
-    const char *good[] = {"device", "0", "disable", "subgroup+hostmap"};
-    CHECK_OK(create_with_options(good, 4, &s));
+    /* set again, an option replaces its earlier value (device 7 is gone) */
+    const char *good[] = {"device", "7", "disable", "subgroup+hostmap", "device", "0"};
+    CHECK_OK(create_with_options(good, 6, &s));
     if (s) {
         CHECK(strcmp(onyx_session_node_provider(s, 0), "vulkan") == 0);
         const ox_vk_caps *caps = ox_vulkan_ep_caps(s->eps[0]);
