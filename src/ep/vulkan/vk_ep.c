@@ -9,7 +9,16 @@
 
 static const ox_kernel_def *vk_find_kernel(ox_ep *ep, const ir_node *node) {
     (void)ep;
-    return ox_kernel_lookup(&ox_vk_kernels, 1, node);
+    const ox_kernel_table tables[] = {ox_vk_kernels, ox_vk_kernels_nn, ox_vk_kernels_data,
+                                      ox_vk_kernels_index};
+    return ox_kernel_lookup(tables, sizeof tables / sizeof tables[0], node);
+}
+
+uint32_t ox_vk_host_inputs(ox_ep *ep, const ir_node *node) {
+    (void)ep;
+    if (node->domain[0] != '\0') return 0;
+    return ox_vk_core_host_inputs(node) | ox_vk_nn_host_inputs(node) |
+           ox_vk_data_host_inputs(node) | ox_vk_index_host_inputs(node);
 }
 
 static int vk_supports(ox_ep *ep, const ir_node *node, const ir_type *const *in, int n) {

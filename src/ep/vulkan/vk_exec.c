@@ -10,22 +10,6 @@
 
 #include "ep/vulkan/vk_internal.h"
 
-#define OX_VK_EXTERN(name) \
-    extern const uint32_t ox_vk_spv_##name[]; \
-    extern const size_t ox_vk_spv_##name##_size;
-OX_VK_SHADERS(OX_VK_EXTERN)
-#undef OX_VK_EXTERN
-
-static const struct {
-    const char *name;
-    const uint32_t *code;
-    const size_t *size;
-} SHADERS[VK_PIPE_COUNT] = {
-#define OX_VK_ENTRY(name) {#name, ox_vk_spv_##name, &ox_vk_spv_##name##_size},
-    OX_VK_SHADERS(OX_VK_ENTRY)
-#undef OX_VK_ENTRY
-};
-
 /* Staged copies move at most this much per submission, so the staging
  * buffer stays small whatever the tensor. */
 #define STAGING_BYTES ((VkDeviceSize)8 << 20)
@@ -194,29 +178,43 @@ int ox_vk_write(vk_ep *v, vk_buf *b, size_t offset, const void *src, size_t byte
 
 /* ---- pipelines ---- */
 
-static int make_pipeline(vk_ep *v, vk_pipe p, ox_error *err) {
+/* The pipeline for shader sh, made on first use (lock held). */
+static VkPipeline pipeline(vk_ep *v, const vk_shader *sh, ox_error *err) {
+    for (int i = 0; i < v->n_pipes; i++)
+        if (v->pipes[i].shader == sh) return v->pipes[i].pipe;
+    if (v->n_pipes == VK_MAX_PIPES) {
+        ox_fail(err, ONYX_RUNTIME_ERROR, "vulkan: more than %d shaders", VK_MAX_PIPES);
+        return VK_NULL_HANDLE;
+    }
     VkShaderModuleCreateInfo mi = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
-                                   .codeSize = *SHADERS[p].size, .pCode = SHADERS[p].code};
+                                   .codeSize = *sh->size, .pCode = sh->code};
     VkShaderModule mod;
     VkResult r = v->f.vkCreateShaderModule(v->device, &mi, NULL, &mod);
-    if (r != VK_SUCCESS) return ox_vk_fail(err, "vkCreateShaderModule", r);
+    if (r != VK_SUCCESS) {
+        ox_vk_fail(err, "vkCreateShaderModule", r);
+        ox_error_prefix(err, "shader %s", sh->name);
+        return VK_NULL_HANDLE;
+    }
     VkComputePipelineCreateInfo ci = {
         .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
         .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
                   .stage = VK_SHADER_STAGE_COMPUTE_BIT, .module = mod, .pName = "main"},
         .layout = v->pipe_layout};
-    r = v->f.vkCreateComputePipelines(v->device, VK_NULL_HANDLE, 1, &ci, NULL, &v->pipes[p]);
+    VkPipeline pipe;
+    r = v->f.vkCreateComputePipelines(v->device, VK_NULL_HANDLE, 1, &ci, NULL, &pipe);
     v->f.vkDestroyShaderModule(v->device, mod, NULL);
     if (r != VK_SUCCESS) {
-        v->pipes[p] = VK_NULL_HANDLE;
         ox_vk_fail(err, "vkCreateComputePipelines", r);
-        ox_error_prefix(err, "shader %s", SHADERS[p].name);
-        return -1;
+        ox_error_prefix(err, "shader %s", sh->name);
+        return VK_NULL_HANDLE;
     }
-    return 0;
+    v->pipes[v->n_pipes].shader = sh;
+    v->pipes[v->n_pipes].pipe = pipe;
+    v->n_pipes++;
+    return pipe;
 }
 
-int ox_vk_dispatch(vk_ep *v, const vk_dispatch *d, ox_error *err) {
+int ox_vk_dispatch(vk_ep *v, const vk_dispatch *d, uint32_t *flags_out, ox_error *err) {
     if (d->push_bytes > VK_PUSH_BYTES)
         return ox_fail(err, ONYX_RUNTIME_ERROR, "vulkan: %u bytes of push constants", d->push_bytes);
     for (int i = 0; i < 3; i++)
@@ -225,7 +223,8 @@ int ox_vk_dispatch(vk_ep *v, const vk_dispatch *d, ox_error *err) {
                            d->groups[i], i, v->caps.max_workgroup_count[i]);
     pthread_mutex_lock(&v->lock);
     int rc = -1;
-    if (!v->pipes[d->pipe] && make_pipeline(v, d->pipe, err) != 0) goto out;
+    VkPipeline pipe = pipeline(v, d->shader, err);
+    if (!pipe) goto out;
     VkResult r = v->f.vkResetDescriptorPool(v->device, v->desc_pool, 0);
     if (r != VK_SUCCESS) {
         ox_vk_fail(err, "vkResetDescriptorPool", r);
@@ -243,8 +242,8 @@ int ox_vk_dispatch(vk_ep *v, const vk_dispatch *d, ox_error *err) {
     VkDescriptorBufferInfo infos[VK_BINDINGS];
     VkWriteDescriptorSet writes[VK_BINDINGS];
     for (int i = 0; i < VK_BINDINGS; i++) {
-        const vk_buf *b = d->bufs[i] ? d->bufs[i] : &v->dummy;
-        if (i == VK_BINDINGS - 1 && d->flags_out) b = &v->flags;
+        const vk_buf *b = i < VK_FLAG_BINDING && d->bufs[i] ? d->bufs[i] : &v->dummy;
+        if (i == VK_FLAG_BINDING && d->check) b = &v->flags;
         infos[i] = (VkDescriptorBufferInfo){.buffer = b->buf, .offset = 0, .range = VK_WHOLE_SIZE};
         writes[i] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
                                            .dstSet = set, .dstBinding = (uint32_t)i,
@@ -254,14 +253,14 @@ int ox_vk_dispatch(vk_ep *v, const vk_dispatch *d, ox_error *err) {
     }
     v->f.vkUpdateDescriptorSets(v->device, VK_BINDINGS, writes, 0, NULL);
     if (begin(v, err) != 0) goto out;
-    if (d->flags_out) {
+    if (d->check) {
         v->f.vkCmdFillBuffer(v->cmd, v->flags.buf, 0, 4, 0);
         v->f.vkCmdFillBuffer(v->cmd, v->flags.buf, 4, 4, ~0u);
         barrier(v, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
                 VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
                 VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
     }
-    v->f.vkCmdBindPipeline(v->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, v->pipes[d->pipe]);
+    v->f.vkCmdBindPipeline(v->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipe);
     v->f.vkCmdBindDescriptorSets(v->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, v->pipe_layout, 0, 1, &set,
                                  0, NULL);
     if (d->push_bytes)
@@ -269,7 +268,7 @@ int ox_vk_dispatch(vk_ep *v, const vk_dispatch *d, ox_error *err) {
                                 d->push_bytes, d->push);
     v->f.vkCmdDispatch(v->cmd, d->groups[0], d->groups[1], d->groups[2]);
     if (submit_wait(v, err) != 0) goto out;
-    if (d->flags_out) memcpy(d->flags_out, v->flags.mapped, 2 * sizeof(uint32_t));
+    if (d->check && flags_out) memcpy(flags_out, v->flags.mapped, 2 * sizeof(uint32_t));
     atomic_fetch_add(&v->runs, 1);
     rc = 0;
 out:
@@ -278,6 +277,35 @@ out:
 }
 
 /* ---- setup ---- */
+
+int ox_vk_index_fail(vk_ep *v, const char *op, const vk_index_check *ck, uint32_t first_bad,
+                     ox_error *err) {
+    const ox_tensor *ind = ck->indices;
+    int64_t n = ox_tensor_numel(ind), bad = 0;
+    size_t esz = ind->dtype == ONYX_INT64 ? 8 : 4;
+    if (first_bad >= (uint64_t)n)
+        return ox_fail(err, ONYX_INVALID_ARGUMENT, "%s: an index is out of range", op);
+    if (esz == 8) {
+        if (ox_vk_read(v, ind->data, (size_t)first_bad * 8, &bad, 8, err) != 0) return -1;
+    } else {
+        int32_t b32 = 0;
+        if (ox_vk_read(v, ind->data, (size_t)first_bad * 4, &b32, 4, err) != 0) return -1;
+        bad = b32;
+    }
+    if (ck->axis >= 0 && ck->axis_size >= 0)
+        return ox_fail(err, ONYX_INVALID_ARGUMENT,
+                       "%s: index %lld (position %u of the indices) is out of range for axis %d "
+                       "of size %lld", op, (long long)bad, first_bad, ck->axis,
+                       (long long)ck->axis_size);
+    if (ck->axis_size >= 0)
+        return ox_fail(err, ONYX_INVALID_ARGUMENT,
+                       "%s: index %lld (position %u of the indices) is out of range for a "
+                       "dimension of size %lld", op, (long long)bad, first_bad,
+                       (long long)ck->axis_size);
+    return ox_fail(err, ONYX_INVALID_ARGUMENT,
+                   "%s: index %lld (position %u of the indices) is out of range for the data's "
+                   "shape", op, (long long)bad, first_bad);
+}
 
 int ox_vk_exec_init(vk_ep *v, ox_error *err) {
     VkResult r;
@@ -339,8 +367,7 @@ void ox_vk_exec_free(vk_ep *v) {
     /* nothing is in flight (every submission was waited for), but a
      * failed wait may have left work behind */
     v->f.vkDeviceWaitIdle(v->device);
-    for (int p = 0; p < VK_PIPE_COUNT; p++)
-        if (v->pipes[p]) v->f.vkDestroyPipeline(v->device, v->pipes[p], NULL);
+    for (int p = 0; p < v->n_pipes; p++) v->f.vkDestroyPipeline(v->device, v->pipes[p].pipe, NULL);
     ox_vk_buf_drop(v, &v->staging);
     ox_vk_buf_drop(v, &v->flags);
     ox_vk_buf_drop(v, &v->dummy);

@@ -46,16 +46,28 @@ typedef struct vk_fns {
 } vk_fns;
 #undef OX_VK_FIELD
 
-/* The compute shaders (shaders/<name>.comp), embedded as SPIR-V. */
-#define OX_VK_SHADERS(X) X(unary) X(binary) X(matmul) X(softmax) X(softmax_subgroup) X(gather)
-#define OX_VK_ENUM(name) VK_PIPE_##name,
-typedef enum vk_pipe { OX_VK_SHADERS(OX_VK_ENUM) VK_PIPE_COUNT } vk_pipe;
-#undef OX_VK_ENUM
+/* A compute shader (shaders/<name>.comp), embedded as SPIR-V by the
+ * build. A kernel file names the shaders it uses with OX_VK_SHADER(name)
+ * and dispatches &VK_SHADER_name; the provider makes each pipeline on
+ * first use and keeps it, keyed on the descriptor's address. */
+typedef struct vk_shader {
+    const char *name;
+    const uint32_t *code;
+    const size_t *size;
+} vk_shader;
+#define OX_VK_SHADER(name)                                  \
+    extern const uint32_t ox_vk_spv_##name[];               \
+    extern const size_t ox_vk_spv_##name##_size;            \
+    static const vk_shader VK_SHADER_##name = {#name, ox_vk_spv_##name, &ox_vk_spv_##name##_size};
+/* Pipelines one provider keeps (one per shader). */
+#define VK_MAX_PIPES 128
 
-/* Every pipeline has the same layout: up to VK_BINDINGS storage buffers
+/* Every pipeline has the same layout: VK_BINDINGS storage buffers
  * (unused ones bound to a small dummy buffer) and VK_PUSH_BYTES of push
- * constants, the least every device offers. */
-#define VK_BINDINGS 4
+ * constants, the least every device offers. The last binding is the
+ * index-check flag block (see vk_index_check). */
+#define VK_BINDINGS 6
+#define VK_FLAG_BINDING (VK_BINDINGS - 1)
 #define VK_PUSH_BYTES 128
 /* Workgroup sizes the shaders are written for (checked against the
  * device's limits when it is chosen). */
@@ -95,7 +107,11 @@ typedef struct vk_ep {
     VkDescriptorPool desc_pool;
     VkDescriptorSetLayout set_layout;
     VkPipelineLayout pipe_layout;
-    VkPipeline pipes[VK_PIPE_COUNT]; /* made on first use */
+    struct {
+        const vk_shader *shader;
+        VkPipeline pipe;
+    } pipes[VK_MAX_PIPES]; /* made on first use */
+    int n_pipes;
     vk_buf dummy;   /* bound to unused bindings */
     vk_buf flags;   /* kernels' error flags, read back after the dispatch */
     vk_buf staging; /* made on first staged copy */
@@ -127,22 +143,45 @@ void ox_vk_buf_drop(vk_ep *v, vk_buf *b);
 int ox_vk_read(vk_ep *v, const vk_buf *b, size_t offset, void *dst, size_t bytes, ox_error *err);
 int ox_vk_write(vk_ep *v, vk_buf *b, size_t offset, const void *src, size_t bytes, ox_error *err);
 
+/* A kernel's request that the shader check its indices: the shader
+ * raises the flag block's flag and lowers first_bad to the position (in
+ * `indices`, counted in elements) of an index outside its axis, writing
+ * nothing through it; the provider then fails the run naming the node,
+ * the position and the index value. */
+typedef struct vk_index_check {
+    const ox_tensor *indices; /* int32 or int64, on the device */
+    int64_t axis_size;        /* the size the indices address, -1 when it varies */
+    int axis;                 /* the data axis, -1 when there is none to name */
+} vk_index_check;
+
 typedef struct vk_dispatch {
-    vk_pipe pipe;
-    const vk_buf *bufs[VK_BINDINGS]; /* NULL: the dummy buffer */
+    const vk_shader *shader;
+    const vk_buf *bufs[VK_FLAG_BINDING]; /* NULL: the dummy buffer */
     const void *push;
     uint32_t push_bytes;
     uint32_t groups[3];
-    /* When set, binding 3 is the flag buffer, filled with {0, ~0u} before
-     * the dispatch and read back into flags_out[0..1] after it. */
-    uint32_t *flags_out;
+    /* When set, binding VK_FLAG_BINDING is a flag block
+     * {uint flag; uint first_bad;} set to {0, 0xffffffff} before the
+     * dispatch. */
+    const vk_index_check *check;
 } vk_dispatch;
-/* Records, submits and waits for one dispatch. */
-int ox_vk_dispatch(vk_ep *v, const vk_dispatch *d, ox_error *err);
+/* Records, submits and waits for one dispatch; with d->check, copies the
+ * flag block into flags_out[0..1] afterwards. */
+int ox_vk_dispatch(vk_ep *v, const vk_dispatch *d, uint32_t *flags_out, ox_error *err);
+/* Fails err for an index check whose flag was raised: reads the index at
+ * position first_bad back from the device to name it. */
+int ox_vk_index_fail(vk_ep *v, const char *op, const vk_index_check *ck, uint32_t first_bad,
+                     ox_error *err);
 
-/* vk_kernels.c */
-extern const ox_kernel_table ox_vk_kernels;
-/* Bit k set: the kernel for this node reads input k on the host. */
+/* The kernel tables, one per file (vk_kernels*.c), and the inputs each
+ * file's kernels read on the host (bit k: input k). */
+extern const ox_kernel_table ox_vk_kernels, ox_vk_kernels_nn, ox_vk_kernels_data,
+    ox_vk_kernels_index;
+uint32_t ox_vk_core_host_inputs(const ir_node *node);
+uint32_t ox_vk_nn_host_inputs(const ir_node *node);
+uint32_t ox_vk_data_host_inputs(const ir_node *node);
+uint32_t ox_vk_index_host_inputs(const ir_node *node);
+/* All of them, for the planner (ox_ep_ops.host_inputs). */
 uint32_t ox_vk_host_inputs(ox_ep *ep, const ir_node *node);
 /* Whether the provider takes the node beyond its kernel's type check:
  * sizes known at load time must fit the device's limits. */

@@ -12,57 +12,45 @@
 #include <math.h>
 #include <string.h>
 
-#include "ep/vulkan/vk_internal.h"
+#include "ep/vulkan/vk_kernel.h"
 
-/* Shaders index with 32-bit unsigned integers, with room for sums. */
-#define MAX_ELEMS INT32_MAX
+OX_VK_SHADER(unary)
+OX_VK_SHADER(binary)
+OX_VK_SHADER(matmul)
+OX_VK_SHADER(softmax)
+OX_VK_SHADER(softmax_subgroup)
+OX_VK_SHADER(gather)
+
 #define MAX_RANK_BINARY 6
 #define MAX_BATCH_RANK 4
 
 /* ---- placement ---- */
 
-static int is_f32(const ir_type *t) {
-    return t && t->kind == OX_KIND_TENSOR && t->dtype == ONYX_FLOAT32;
-}
-
-/* Inputs [0, n): each present one float32; `required` of them present. */
-static int f32_inputs(const ir_type *const *in, int n, int required) {
-    if (n < required) return 0;
-    for (int i = 0; i < n; i++) {
-        if (!in[i]) {
-            if (i < required) return 0;
-            continue;
-        }
-        if (!is_f32(in[i])) return 0;
-    }
-    return 1;
-}
-
 static int s_unary(const ir_node *node, const ir_type *const *in, int n) {
     (void)node;
-    return f32_inputs(in, n, 1);
+    return ox_vk_f32_inputs(in, n, 1);
 }
 
 static int s_gelu(const ir_node *node, const ir_type *const *in, int n) {
     const char *ap = ir_attr_string(node, "approximate", "none");
-    return f32_inputs(in, n, 1) && (strcmp(ap, "none") == 0 || strcmp(ap, "tanh") == 0);
+    return ox_vk_f32_inputs(in, n, 1) && (strcmp(ap, "none") == 0 || strcmp(ap, "tanh") == 0);
 }
 
 static int s_binary(const ir_node *node, const ir_type *const *in, int n) {
     (void)node;
-    return n == 2 && f32_inputs(in, n, 2) && in[0]->rank >= 0 && in[1]->rank >= 0 &&
+    return n == 2 && ox_vk_f32_inputs(in, n, 2) && in[0]->rank >= 0 && in[1]->rank >= 0 &&
            in[0]->rank <= MAX_RANK_BINARY && in[1]->rank <= MAX_RANK_BINARY;
 }
 
 static int s_matmul(const ir_node *node, const ir_type *const *in, int n) {
     (void)node;
-    return n == 2 && f32_inputs(in, n, 2) && in[0]->rank >= 1 && in[1]->rank >= 1 &&
+    return n == 2 && ox_vk_f32_inputs(in, n, 2) && in[0]->rank >= 1 && in[1]->rank >= 1 &&
            in[0]->rank <= MAX_BATCH_RANK + 2 && in[1]->rank <= MAX_BATCH_RANK + 2;
 }
 
 static int s_gemm(const ir_node *node, const ir_type *const *in, int n) {
     (void)node;
-    return n >= 2 && n <= 3 && f32_inputs(in, n, 2) && in[0]->rank == 2 && in[1]->rank == 2 &&
+    return n >= 2 && n <= 3 && ox_vk_f32_inputs(in, n, 2) && in[0]->rank == 2 && in[1]->rank == 2 &&
            (n < 3 || !in[2] || (in[2]->rank >= 0 && in[2]->rank <= 2));
 }
 
@@ -77,7 +65,7 @@ static int softmax_last_axis(const ir_node *node, int rank) {
 }
 
 static int s_softmax(const ir_node *node, const ir_type *const *in, int n) {
-    return n == 1 && f32_inputs(in, n, 1) && in[0]->rank >= 1 &&
+    return n == 1 && ox_vk_f32_inputs(in, n, 1) && in[0]->rank >= 1 &&
            softmax_last_axis(node, in[0]->rank);
 }
 
@@ -90,25 +78,6 @@ static int s_gather(const ir_node *node, const ir_type *const *in, int n) {
     int r = in[0]->rank;
     int64_t axis = ir_attr_int(node, "axis", 0);
     return r >= 1 && axis >= -r && axis < r && in[1]->rank >= 0;
-}
-
-/* Element count of a fully known shape, -1 otherwise. */
-static int64_t known_numel(const ir_type *t) {
-    if (!t || t->rank < 0) return -1;
-    int64_t n = 1;
-    for (int d = 0; d < t->rank; d++) {
-        if (t->dims[d] < 0) return -1;
-        if (t->dims[d] && n > INT64_MAX / t->dims[d]) return INT64_MAX;
-        n *= t->dims[d];
-    }
-    return n;
-}
-
-static int fits(const vk_ep *v, int64_t numel, size_t elem) {
-    if (numel < 0) return 1; /* unknown until run time, checked there */
-    if (numel > MAX_ELEMS) return 0;
-    uint64_t bytes = ((uint64_t)numel * elem + 15) & ~(uint64_t)15;
-    return bytes <= v->caps.max_storage_buffer_range;
 }
 
 /* Element count of the broadcast of a and b, leaving out the last
@@ -132,7 +101,7 @@ static int64_t broadcast_numel(const ir_type *a, int skip_a, const ir_type *b, i
 
 int ox_vk_claims(const vk_ep *v, const ir_node *node, const ir_type *const *in, int n) {
     for (int i = 0; i < n; i++)
-        if (in[i] && !fits(v, known_numel(in[i]), 4)) return 0;
+        if (in[i] && !ox_vk_fits(v, ox_vk_known_numel(in[i]), ox_dtype_size(in[i]->dtype))) return 0;
     const char *op = node->op_type;
     int64_t out = -1;
     if (!strcmp(op, "Add") || !strcmp(op, "Sub") || !strcmp(op, "Mul") || !strcmp(op, "Div")) {
@@ -148,68 +117,24 @@ int ox_vk_claims(const vk_ep *v, const ir_node *node, const ir_type *const *in, 
         int64_t m = in[0]->dims[ta ? 1 : 0], nn = in[1]->dims[tb ? 0 : 1];
         if (m >= 0 && nn >= 0) out = m && nn > INT64_MAX / m ? INT64_MAX : m * nn;
     } else if (!strcmp(op, "Gather")) {
-        int64_t d = known_numel(in[0]), i = known_numel(in[1]);
+        int64_t d = ox_vk_known_numel(in[0]), i = ox_vk_known_numel(in[1]);
         int64_t axis = ir_attr_int(node, "axis", 0);
         if (axis < 0) axis += in[0]->rank;
         int64_t len = in[0]->dims[axis];
         if (d >= 0 && i >= 0 && len > 0) out = d / len > INT64_MAX / (i ? i : 1) ? INT64_MAX : d / len * i;
     }
-    return fits(v, out, 4);
+    return ox_vk_fits(v, out, 4);
 }
 
-/* ---- run-time checks ---- */
+/* ---- run-time helpers ---- */
 
-static vk_ep *vep(ox_kernel_ctx *c) { return (vk_ep *)c->ep; }
-
-/* Every tensor in device memory, within the index range and the
- * device's storage-buffer range (sizes unknown at placement arrive here). */
-static int check_tensor(ox_kernel_ctx *c, const ox_tensor *t, const char *what, int i) {
-    vk_ep *v = vep(c);
-    if (t->device != OX_VULKAN_DEVICE || !t->data)
-        return ox_kernel_fail(c, ONYX_RUNTIME_ERROR, "vulkan: %s %d is not in Vulkan memory", what, i);
-    int64_t n = ox_tensor_numel(t);
-    if (!fits(v, n, ox_dtype_size(t->dtype)))
-        return ox_kernel_fail(c, ONYX_NOT_IMPLEMENTED,
-                              "vulkan: %s %d has %" PRId64 " elements (%zu bytes), more than one "
-                              "storage buffer holds on %s (%llu bytes, 2^31 elements)",
-                              what, i, n, t->nbytes, v->caps.device_name,
-                              (unsigned long long)v->caps.max_storage_buffer_range);
-    return 0;
-}
-
-static int check_all(ox_kernel_ctx *c) {
-    uint32_t host = ox_vk_host_inputs(c->ep, c->node);
-    for (int i = 0; i < c->n_inputs; i++) {
-        if (!c->inputs[i]) continue;
-        if (i < 32 && (host >> i & 1u)) {
-            if (c->inputs[i]->device != OX_DEVICE_HOST)
-                return ox_kernel_fail(c, ONYX_RUNTIME_ERROR, "vulkan: input %d should be in host memory", i);
-            continue;
-        }
-        if (check_tensor(c, c->inputs[i], "input", i) != 0) return -1;
-    }
-    for (int i = 0; i < c->n_outputs; i++) {
-        if (!c->outputs[i]) return ox_kernel_fail(c, ONYX_RUNTIME_ERROR, "vulkan: output %d missing", i);
-        if (check_tensor(c, c->outputs[i], "output", i) != 0) return -1;
-    }
-    return 0;
-}
-
-static const vk_buf *B(const ox_tensor *t) { return t->data; }
-
-/* Workgroups for n items of `per` each along dimension dim, within the
- * device's limit (the shaders stride over the rest). */
+static vk_ep *vep(ox_kernel_ctx *c) { return ox_vk_of(c); }
+static int check_all(ox_kernel_ctx *c) { return ox_vk_check_io(c, ox_vk_core_host_inputs(c->node)); }
+static const vk_buf *B(const ox_tensor *t) { return ox_vk_buf(t); }
 static uint32_t groups(const vk_ep *v, int64_t n, int64_t per, int dim) {
-    int64_t g = (n + per - 1) / per;
-    if (g < 1) g = 1;
-    if (g > v->caps.max_workgroup_count[dim]) g = v->caps.max_workgroup_count[dim];
-    return (uint32_t)g;
+    return ox_vk_groups(v, n, per, dim);
 }
-
-static int dispatch(ox_kernel_ctx *c, const vk_dispatch *d) {
-    if (ox_vk_dispatch(vep(c), d, c->err) != 0) return -1;
-    return 0;
-}
+static int dispatch(ox_kernel_ctx *c, const vk_dispatch *d) { return ox_vk_run(c, d); }
 
 /* ---- elementwise, one input ---- */
 
@@ -231,7 +156,7 @@ static int run_unary(ox_kernel_ctx *c, uint32_t op, float alpha, float beta) {
                               c->node->op_type);
     if (n == 0) return 0;
     unary_push p = {(uint32_t)n, op, alpha, beta};
-    vk_dispatch d = {.pipe = VK_PIPE_unary, .bufs = {B(x), B(y)}, .push = &p,
+    vk_dispatch d = {.shader = &VK_SHADER_unary, .bufs = {B(x), B(y)}, .push = &p,
                      .push_bytes = sizeof p, .groups = {groups(vep(c), n, VK_WG, 0), 1, 1}};
     return dispatch(c, &d);
 }
@@ -343,7 +268,7 @@ static int run_binary(ox_kernel_ctx *c, uint32_t op) {
         p.sa[d] = (uint32_t)fa[d];
         p.sb[d] = (uint32_t)fb[d];
     }
-    vk_dispatch d = {.pipe = VK_PIPE_binary, .bufs = {B(a), B(b), B(y)}, .push = &p,
+    vk_dispatch d = {.shader = &VK_SHADER_binary, .bufs = {B(a), B(b), B(y)}, .push = &p,
                      .push_bytes = sizeof p, .groups = {groups(vep(c), n, VK_WG, 0), 1, 1}};
     return dispatch(c, &d);
 }
@@ -367,7 +292,7 @@ static int run_matmul(ox_kernel_ctx *c, matmul_push *p, const ox_tensor *a, cons
     ox_tensor *y = c->outputs[0];
     if (ox_tensor_numel(y) == 0) return 0;
     vk_ep *v = vep(c);
-    vk_dispatch d = {.pipe = VK_PIPE_matmul, .bufs = {B(a), B(b), cc ? B(cc) : NULL, B(y)},
+    vk_dispatch d = {.shader = &VK_SHADER_matmul, .bufs = {B(a), B(b), cc ? B(cc) : NULL, B(y)},
                      .push = p, .push_bytes = sizeof *p,
                      .groups = {groups(v, p->N, VK_TILE, 0), groups(v, p->M, VK_TILE, 1),
                                 groups(v, p->batch, 1, 2)}};
@@ -453,7 +378,7 @@ static int k_softmax(ox_kernel_ctx *c) {
     if (n == 0) return 0;
     struct { uint32_t rows, len; } p = {(uint32_t)(n / len), (uint32_t)len};
     vk_ep *v = vep(c);
-    vk_dispatch d = {.pipe = v->caps.subgroup_reduce ? VK_PIPE_softmax_subgroup : VK_PIPE_softmax,
+    vk_dispatch d = {.shader = v->caps.subgroup_reduce ? &VK_SHADER_softmax_subgroup : &VK_SHADER_softmax,
                      .bufs = {B(x), B(y)}, .push = &p, .push_bytes = sizeof p,
                      .groups = {groups(v, p.rows, 1, 0), 1, 1}};
     return dispatch(c, &d);
@@ -476,26 +401,11 @@ static int k_gather(ox_kernel_ctx *c) {
     struct { uint32_t n, inner, nidx, axis, idx64; } p = {
         (uint32_t)n, (uint32_t)inner, (uint32_t)nidx, (uint32_t)x->dims[axis],
         ind->dtype == ONYX_INT64};
-    uint32_t flags[2] = {0, 0};
-    vk_dispatch d = {.pipe = VK_PIPE_gather, .bufs = {B(x), B(ind), B(y)}, .push = &p,
+    vk_index_check ck = {.indices = ind, .axis_size = x->dims[axis], .axis = (int)axis};
+    vk_dispatch d = {.shader = &VK_SHADER_gather, .bufs = {B(x), B(ind), B(y)}, .push = &p,
                      .push_bytes = sizeof p, .groups = {groups(vep(c), n, VK_WG, 0), 1, 1},
-                     .flags_out = flags};
-    if (dispatch(c, &d) != 0) return -1;
-    if (!flags[0]) return 0;
-    /* read the offending index back to name it */
-    int64_t bad = 0;
-    uint32_t pos = flags[1] < nidx ? flags[1] : 0;
-    if (ind->dtype == ONYX_INT64) {
-        if (ox_vk_read(vep(c), B(ind), (size_t)pos * 8, &bad, 8, c->err) != 0) return -1;
-    } else {
-        int32_t b32 = 0;
-        if (ox_vk_read(vep(c), B(ind), (size_t)pos * 4, &b32, 4, c->err) != 0) return -1;
-        bad = b32;
-    }
-    return ox_kernel_fail(c, ONYX_INVALID_ARGUMENT,
-                          "Gather: index %" PRId64 " (position %u of the indices) is out of range "
-                          "for axis %" PRId64 " of size %" PRId64,
-                          bad, pos, axis, x->dims[axis]);
+                     .check = &ck};
+    return dispatch(c, &d);
 }
 
 /* Since-versions as in the ONNX schemas; before opset 6 the unary
@@ -526,8 +436,7 @@ static const ox_kernel_def KERNELS[] = {
 const ox_kernel_table ox_vk_kernels = {KERNELS, sizeof KERNELS / sizeof KERNELS[0]};
 
 /* Inputs the kernels read on the host: Clip's bounds (opset 11+). */
-uint32_t ox_vk_host_inputs(ox_ep *ep, const ir_node *node) {
-    (void)ep;
+uint32_t ox_vk_core_host_inputs(const ir_node *node) {
     if (strcmp(node->op_type, "Clip") == 0 && node->domain[0] == '\0' && node->opset >= 11)
         return 1u << 1 | 1u << 2;
     return 0;

@@ -11,7 +11,7 @@ layout(local_size_x = 256) in;
 layout(std430, binding = 0) readonly buffer D { uint data[]; };
 layout(std430, binding = 1) readonly buffer I { uint ind[]; };
 layout(std430, binding = 2) writeonly buffer Y { uint y[]; };
-layout(std430, binding = 3) buffer F { uint flag; uint first_bad; };
+layout(std430, binding = 5) buffer F { uint flag; uint first_bad; };
 layout(push_constant) uniform P {
     uint n;     // output elements
     uint inner; // elements after the axis

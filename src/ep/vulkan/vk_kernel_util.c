@@ -1,0 +1,107 @@
+/* Helpers every Vulkan kernel file uses (see vk_kernel.h). */
+#include <stdlib.h>
+
+#include "ep/vulkan/vk_kernel.h"
+
+int64_t ox_vk_known_numel(const ir_type *t) {
+    if (!t || t->rank < 0) return -1;
+    int64_t n = 1;
+    for (int d = 0; d < t->rank; d++) {
+        if (t->dims[d] < 0) return -1;
+        if (t->dims[d] && n > INT64_MAX / t->dims[d]) return INT64_MAX;
+        n *= t->dims[d];
+    }
+    return n;
+}
+
+int ox_vk_fits(const vk_ep *v, int64_t numel, size_t elem) {
+    if (numel < 0) return 1;
+    if (numel > OX_VK_MAX_ELEMS) return 0;
+    uint64_t bytes = ((uint64_t)numel * elem + 15) & ~(uint64_t)15;
+    return bytes <= v->caps.max_storage_buffer_range;
+}
+
+static int check_tensor(ox_kernel_ctx *c, const ox_tensor *t, const char *what, int i) {
+    vk_ep *v = ox_vk_of(c);
+    if (t->kind != OX_KIND_TENSOR || t->device != OX_VULKAN_DEVICE || !t->data)
+        return ox_kernel_fail(c, ONYX_RUNTIME_ERROR, "vulkan: %s %d is not in Vulkan memory", what, i);
+    int64_t n = ox_tensor_numel(t);
+    if (!ox_vk_fits(v, n, ox_dtype_size(t->dtype)))
+        return ox_kernel_fail(c, ONYX_NOT_IMPLEMENTED,
+                              "vulkan: %s %d has %" PRId64 " elements (%zu bytes), more than one "
+                              "storage buffer holds on %s (%llu bytes, 2^31 elements)",
+                              what, i, n, t->nbytes, v->caps.device_name,
+                              (unsigned long long)v->caps.max_storage_buffer_range);
+    return 0;
+}
+
+int ox_vk_check_io(ox_kernel_ctx *c, uint32_t host_mask) {
+    for (int i = 0; i < c->n_inputs; i++) {
+        if (!c->inputs[i]) continue;
+        if (i < 32 && (host_mask >> i & 1u)) {
+            if (c->inputs[i]->device != OX_DEVICE_HOST)
+                return ox_kernel_fail(c, ONYX_RUNTIME_ERROR, "vulkan: input %d should be in host memory", i);
+            continue;
+        }
+        if (check_tensor(c, c->inputs[i], "input", i) != 0) return -1;
+    }
+    for (int i = 0; i < c->n_outputs; i++) {
+        if (!c->outputs[i]) continue; /* omitted optional output, or produced later */
+        if (check_tensor(c, c->outputs[i], "output", i) != 0) return -1;
+    }
+    return 0;
+}
+
+uint32_t ox_vk_groups(const vk_ep *v, int64_t n, int64_t per, int dim) {
+    int64_t g = (n + per - 1) / per;
+    if (g < 1) g = 1;
+    if (g > v->caps.max_workgroup_count[dim]) g = v->caps.max_workgroup_count[dim];
+    return (uint32_t)g;
+}
+
+int ox_vk_is_tensor(const ir_type *t, ox_dtype dtype) {
+    return t && t->kind == OX_KIND_TENSOR && t->dtype == dtype;
+}
+
+int ox_vk_f32_inputs(const ir_type *const *in, int n, int required) {
+    if (n < required) return 0;
+    for (int i = 0; i < n; i++) {
+        if (!in[i]) {
+            if (i < required) return 0;
+            continue;
+        }
+        if (!ox_vk_is_tensor(in[i], ONYX_FLOAT32)) return 0;
+    }
+    return 1;
+}
+
+int ox_vk_run(ox_kernel_ctx *c, const vk_dispatch *d) {
+    uint32_t flags[2] = {0, 0};
+    if (ox_vk_dispatch(ox_vk_of(c), d, flags, c->err) != 0) return -1;
+    if (!d->check || !flags[0]) return 0;
+    return ox_vk_index_fail(ox_vk_of(c), c->node->op_type, d->check, flags[1], c->err);
+}
+
+vk_buf *ox_vk_scratch(ox_kernel_ctx *c, size_t bytes) {
+    vk_ep *v = ox_vk_of(c);
+    vk_buf *b = malloc(sizeof *b);
+    if (!b) {
+        ox_kernel_fail(c, ONYX_OUT_OF_MEMORY, "out of memory");
+        return NULL;
+    }
+    if (ox_vk_buf_make(v, bytes, v->mem_type_device, v->caps.host_mapped, b, c->err) != 0) {
+        free(b);
+        return NULL;
+    }
+    return b;
+}
+
+void ox_vk_scratch_free(ox_kernel_ctx *c, vk_buf *b) {
+    if (!b) return;
+    ox_vk_buf_drop(ox_vk_of(c), b);
+    free(b);
+}
+
+int ox_vk_read_back(ox_kernel_ctx *c, const vk_buf *b, size_t offset, void *dst, size_t bytes) {
+    return ox_vk_read(ox_vk_of(c), b, offset, dst, bytes, c->err);
+}
