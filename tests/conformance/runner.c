@@ -960,14 +960,30 @@ static void usage(FILE *f)
             "  --suite LIST             comma-separated suites (default: every folder of\n"
             "                           DIR that holds tests)\n"
             "  --filter SUBSTR          only tests whose name contains SUBSTR\n"
-            "  --expected-failures FILE known failures: 'suite/test  # reason' per line;\n"
+            "  --expected-failures FILE known failures: 'suite/test  # reason' per line\n"
+            "                           (up to 4 files, e.g. a provider's own list);\n"
             "                           a reason starting with '" SKIP_PREFIX "' skips it.\n"
             "                           Exit status 1 only when an unlisted test fails;\n"
             "                           listed tests that pass are printed as XPASS\n"
             "  --results FILE           per-test TSV output (default " DEFAULT_RESULTS ")\n"
             "  --threads N              intra-op threads per session (default 1; 0 = all cores)\n"
             "  --opt-level N            graph optimization level (default: library default)\n"
+            "  --providers A,B          execution providers in priority order (default: the\n"
+            "                           library's); cpu is the fallback for the rest\n"
             "  --verbose                report every test, not only regressions\n");
+}
+
+/* "vulkan,cpu" -> onyx_session_options_set_providers. */
+static onyx_status *set_providers(onyx_session_options *opts, const char *list)
+{
+    const char *names[16];
+    size_t n = 0;
+    char *copy = xstrdup(list), *save = NULL;
+    for (char *t = strtok_r(copy, ",", &save); t && n < 16; t = strtok_r(NULL, ",", &save))
+        names[n++] = trim(t);
+    onyx_status *st = onyx_session_options_set_providers(opts, names, n);
+    free(copy);
+    return st;
 }
 
 static double now_s(void)
@@ -980,7 +996,8 @@ static double now_s(void)
 int main(int argc, char **argv)
 {
     const char *data = DEFAULT_DATA_DIR, *suites_arg = NULL, *filter = NULL;
-    const char *xfail_path = NULL, *results_path = DEFAULT_RESULTS;
+    const char *xfail_paths[4], *results_path = DEFAULT_RESULTS, *providers = NULL;
+    int n_xfail = 0;
     int threads = 1, opt_level = -1, verbose = 0;
 
     for (int i = 1; i < argc; i++) {
@@ -998,9 +1015,15 @@ int main(int argc, char **argv)
         } else if (has_val && strcmp(a, "--filter") == 0) {
             filter = argv[++i];
         } else if (has_val && strcmp(a, "--expected-failures") == 0) {
-            xfail_path = argv[++i];
+            if (n_xfail == 4) {
+                fprintf(stderr, "onyx_conformance: at most 4 --expected-failures files\n");
+                return 2;
+            }
+            xfail_paths[n_xfail++] = argv[++i];
         } else if (has_val && strcmp(a, "--results") == 0) {
             results_path = argv[++i];
+        } else if (has_val && strcmp(a, "--providers") == 0) {
+            providers = argv[++i];
         } else if (has_val && (strcmp(a, "--threads") == 0 || strcmp(a, "--opt-level") == 0)) {
             char *end;
             long v = strtol(argv[i + 1], &end, 10);
@@ -1024,10 +1047,11 @@ int main(int argc, char **argv)
     }
 
     xfail_list xfail = {0};
-    if (xfail_path && !xfail_load(xfail_path, &xfail)) {
-        xfail_free(&xfail);
-        return 2;
-    }
+    for (int k = 0; k < n_xfail; k++)
+        if (!xfail_load(xfail_paths[k], &xfail)) {
+            xfail_free(&xfail);
+            return 2;
+        }
 
     strlist suites = {0};
     if (!suites_arg) {
@@ -1078,6 +1102,8 @@ int main(int argc, char **argv)
         st = onyx_session_options_set_threads(r.opts, threads);
     if (!st && opt_level >= 0)
         st = onyx_session_options_set_optimization_level(r.opts, (onyx_opt_level)opt_level);
+    if (!st && providers)
+        st = set_providers(r.opts, providers);
     if (st) {
         fprintf(stderr, "onyx_conformance: setup failed: %s\n", onyx_status_message(st));
         onyx_status_free(st);
@@ -1196,11 +1222,11 @@ int main(int argc, char **argv)
     if (xpassed || stale)
         printf("%d listed test(s) pass and %d entr%s no test: shrink the list with\n"
                "  tools/gen/update_expected_failures.py %s %s\n",
-               xpassed, stale, stale == 1 ? "y names" : "ies name", xfail_path, results_path);
+               xpassed, stale, stale == 1 ? "y names" : "ies name", n_xfail ? xfail_paths[n_xfail - 1] : "", results_path);
 
     /* Only an unlisted failure fails the run: operators land one by one,
      * and a list that must shrink in the same change would block them. */
-    int rc = xfail_path ? (regressions ? 1 : 0) : (failed ? 1 : 0);
+    int rc = n_xfail ? (regressions ? 1 : 0) : (failed ? 1 : 0);
 
     free(counts);
     onyx_session_options_free(r.opts);

@@ -31,12 +31,10 @@
 #include "ep/vulkan/vk_ep.h"
 #include "runtime/session.h"
 #include "model_builder.h"
-#include "runtime/session.h"
+#include "vulkan_case.h"
 
 #define SKIPPED 77
-#define MAX_IN 4
 
-static onyx_env *env;
 /* Mesa 22.3's lavapipe leaks 128 bytes in a one-time initialisation each
  * time the loader loads it (under vkEnumeratePhysicalDevices), and the
  * loader unloads it with the last instance. One provider kept for the
@@ -44,188 +42,6 @@ static onyx_env *env;
  * reachable from the driver's globals, instead of once per session, and
  * LeakSanitizer still sees every leak of onyx's own. */
 static ox_ep *keep_driver_loaded;
-/* per tolerance class: the largest |diff| / bound, |diff|, and |diff| /
- * |cpu| where |cpu| > 1e-3 */
-static double worst[2], max_abs[2], max_rel[2];
-static int n_cases;
-
-enum { TOL_EW, TOL_MM };
-static const double RTOL[2] = {1e-5, 1e-4}, ATOL[2] = {1e-6, 1e-5};
-
-static uint32_t rng_state = 12345;
-static float frand(float lo, float hi) {
-    rng_state = rng_state * 1664525u + 1013904223u;
-    return lo + (hi - lo) * (float)(rng_state >> 8) / 16777216.0f;
-}
-
-static int64_t count(const int64_t *dims, int rank) {
-    int64_t n = 1;
-    for (int i = 0; i < rank; i++) n *= dims[i];
-    return n;
-}
-
-/* One model with its run-time inputs. */
-typedef struct vcase {
-    const char *label;
-    mb_model *m;
-    int n_in;
-    const char *names[MAX_IN];
-    onyx_tensor *ins[MAX_IN];
-    int tol;
-    int n_weights; /* initializers read by device nodes */
-} vcase;
-
-static void vc_begin(vcase *c, const char *label, int opset, int tol) {
-    memset(c, 0, sizeof *c);
-    c->label = label;
-    c->m = mb_new(opset);
-    c->tol = tol;
-}
-
-/* A float32 graph input of this shape, filled from [lo, hi). */
-static void vc_input(vcase *c, const char *name, const int64_t *dims, int rank, float lo, float hi) {
-    mb_input(c->m, name, ONYX_FLOAT32, dims, rank);
-    onyx_tensor *t = NULL;
-    CHECK_OK(onyx_tensor_create(ONYX_FLOAT32, dims, rank, &t));
-    float *p = onyx_tensor_data(t);
-    for (int64_t i = 0; i < count(dims, rank); i++) p[i] = frand(lo, hi);
-    c->names[c->n_in] = name;
-    c->ins[c->n_in++] = t;
-}
-
-/* An integer graph input (indices) with these values. */
-static void vc_input_int(vcase *c, const char *name, int dtype, const int64_t *dims, int rank,
-                         const int64_t *vals) {
-    mb_input(c->m, name, dtype, dims, rank);
-    onyx_tensor *t = NULL;
-    CHECK_OK(onyx_tensor_create((onyx_dtype)dtype, dims, rank, &t));
-    for (int64_t i = 0; i < count(dims, rank); i++) {
-        if (dtype == ONYX_INT64) ((int64_t *)onyx_tensor_data(t))[i] = vals[i];
-        else ((int32_t *)onyx_tensor_data(t))[i] = (int32_t)vals[i];
-    }
-    c->names[c->n_in] = name;
-    c->ins[c->n_in++] = t;
-}
-
-static onyx_session *make_session(const uint8_t *buf, size_t len, int with_vulkan) {
-    onyx_session_options *o = NULL;
-    CHECK_OK(onyx_session_options_create(&o));
-    const char *both[] = {"vulkan", "cpu"}, *cpu[] = {"cpu"};
-    CHECK_OK(onyx_session_options_set_providers(o, with_vulkan ? both : cpu, with_vulkan ? 2 : 1));
-    onyx_session *s = NULL;
-    CHECK_OK(onyx_session_create_from_buffer(env, buf, len, o, &s));
-    onyx_session_options_free(o);
-    return s;
-}
-
-static int on_vulkan(const onyx_session *s) {
-    int k = 0;
-    for (size_t i = 0; i < onyx_session_node_count(s); i++)
-        k += strcmp(onyx_session_node_provider(s, i), "vulkan") == 0;
-    return k;
-}
-
-static int same(float v, float c, int tol, double *ratio) {
-    if (isnan(c) || isnan(v)) return isnan(c) && isnan(v);
-    if (isinf(c) || isinf(v)) return v == c;
-    double d = fabs((double)v - (double)c), bound = RTOL[tol] * fabs((double)c) + ATOL[tol];
-    *ratio = d / bound;
-    return d <= bound;
-}
-
-/* Runs the case both ways; the vulkan session must have placed
- * `expect_vk` nodes on the device and dispatched them. For a case
- * expected to fail (`fail_needle`), both runs must fail, the Vulkan one
- * with that text. */
-static void vc_run_expect(vcase *c, int expect_vk, const char *fail_needle) {
-    mb_output(c->m, "y", ONYX_FLOAT32, NULL, -1);
-    size_t len = 0;
-    uint8_t *buf = mb_serialize(c->m, &len);
-    onyx_session *vk = make_session(buf, len, 1), *cpu = make_session(buf, len, 0);
-    n_cases++;
-    if (!vk || !cpu) {
-        fprintf(stderr, "%s: session creation failed\n", c->label);
-        goto out;
-    }
-    int placed = on_vulkan(vk);
-    if (placed != expect_vk) {
-        fprintf(stderr, "%s: %d nodes on vulkan, expected %d\n", c->label, placed, expect_vk);
-        check_failures++;
-    }
-    ox_vk_stats before = {0}, after = {0};
-    if (expect_vk) ox_vulkan_ep_get_stats(vk->eps[0], &before);
-    const char *out_name = "y";
-    onyx_tensor *yv = NULL, *yc = NULL;
-    onyx_status *sv = onyx_session_run(vk, c->names, (const onyx_tensor *const *)c->ins,
-                                       (size_t)c->n_in, &out_name, &yv, 1);
-    onyx_status *sc = onyx_session_run(cpu, c->names, (const onyx_tensor *const *)c->ins,
-                                       (size_t)c->n_in, &out_name, &yc, 1);
-    if (fail_needle) {
-        if (!sv || !sc || !strstr(onyx_status_message(sv), fail_needle)) {
-            fprintf(stderr, "%s: expected both runs to fail, vulkan with '%s'; got '%s' / '%s'\n",
-                    c->label, fail_needle, sv ? onyx_status_message(sv) : "success",
-                    sc ? onyx_status_message(sc) : "success");
-            check_failures++;
-        }
-    } else if (sv || sc) {
-        fprintf(stderr, "%s: run failed: vulkan '%s', cpu '%s'\n", c->label,
-                sv ? onyx_status_message(sv) : "ok", sc ? onyx_status_message(sc) : "ok");
-        check_failures++;
-    } else if (onyx_tensor_numel(yv) != onyx_tensor_numel(yc) ||
-               onyx_tensor_rank(yv) != onyx_tensor_rank(yc)) {
-        fprintf(stderr, "%s: output shapes differ\n", c->label);
-        check_failures++;
-    } else {
-        const float *pv = onyx_tensor_data(yv), *pc = onyx_tensor_data(yc);
-        int64_t n = onyx_tensor_numel(yc), bad = 0;
-        for (int64_t i = 0; i < n; i++) {
-            double ratio = 0;
-            if (!same(pv[i], pc[i], c->tol, &ratio)) {
-                if (bad++ < 3)
-                    fprintf(stderr, "%s: element %lld: vulkan %.9g, cpu %.9g\n", c->label,
-                            (long long)i, pv[i], pc[i]);
-            }
-            if (ratio > worst[c->tol]) worst[c->tol] = ratio;
-            double d = fabs((double)pv[i] - (double)pc[i]);
-            if (isfinite(d) && d > max_abs[c->tol]) max_abs[c->tol] = d;
-            if (isfinite(d) && fabs(pc[i]) > 1e-3 && d / fabs(pc[i]) > max_rel[c->tol])
-                max_rel[c->tol] = d / fabs(pc[i]);
-        }
-        if (bad) {
-            fprintf(stderr, "%s: %lld of %lld elements differ\n", c->label, (long long)bad,
-                    (long long)n);
-            check_failures++;
-        }
-    }
-    if (expect_vk && !fail_needle) {
-        ox_vulkan_ep_get_stats(vk->eps[0], &after);
-        /* a node whose output is empty dispatches nothing */
-        int64_t n_out = yc ? onyx_tensor_numel(yc) : 0;
-        if (n_out > 0 && after.kernel_runs <= before.kernel_runs) {
-            fprintf(stderr, "%s: no dispatch reached the device\n", c->label);
-            check_failures++;
-        }
-        /* what a run allocates it frees; weights may stay on the device
-         * for the next run, one buffer each */
-        if (after.live_buffers > c->n_weights) {
-            fprintf(stderr, "%s: %ld device buffers still allocated after the run\n", c->label,
-                    after.live_buffers);
-            check_failures++;
-        }
-    }
-    if (sv) onyx_status_free(sv);
-    if (sc) onyx_status_free(sc);
-    onyx_tensor_free(yv);
-    onyx_tensor_free(yc);
-out:
-    onyx_session_free(vk);
-    onyx_session_free(cpu);
-    free(buf);
-    mb_free(c->m);
-    for (int i = 0; i < c->n_in; i++) onyx_tensor_free(c->ins[i]);
-}
-
-static void vc_run(vcase *c, int expect_vk) { vc_run_expect(c, expect_vk, NULL); }
 
 /* ---- cases ---- */
 
@@ -513,7 +329,7 @@ static void threads_case(void) {
     mb_output(m, "y", ONYX_FLOAT32, NULL, -1);
     size_t len = 0;
     uint8_t *buf = mb_serialize(m, &len);
-    onyx_session *vk = make_session(buf, len, 1), *cpu = make_session(buf, len, 0);
+    onyx_session *vk = vc_session(buf, len, 1), *cpu = vc_session(buf, len, 0);
     enum { T = 4 };
     onyx_tensor *x[T] = {NULL}, *want[T] = {NULL};
     thread_job jobs[T];
@@ -535,7 +351,7 @@ static void threads_case(void) {
         CHECK(jobs[t].bad == 0);
     }
     CHECK(started == T);
-    if (vk) CHECK(on_vulkan(vk) == 3);
+    if (vk) CHECK(vc_on_vulkan(vk) == 3);
     for (int t = 0; t < T; t++) {
         onyx_tensor_free(x[t]);
         onyx_tensor_free(want[t]);
@@ -568,8 +384,8 @@ static void limit_cases(const ox_vk_caps *caps) {
         mb_output(m, "y", ONYX_FLOAT32, NULL, -1);
         size_t len = 0;
         uint8_t *buf = mb_serialize(m, &len);
-        onyx_session *s = make_session(buf, len, 1);
-        if (s && on_vulkan(s) != 0) {
+        onyx_session *s = vc_session(buf, len, 1);
+        if (s && vc_on_vulkan(s) != 0) {
             fprintf(stderr, "limit case %d: a tensor beyond %llu bytes was placed on vulkan\n", k,
                     (unsigned long long)caps->max_storage_buffer_range);
             check_failures++;
@@ -741,6 +557,9 @@ int main(int argc, char **argv) {
     gemm_cases();
     softmax_cases();
     gather_cases();
+    vulkan_nn_cases();
+    vulkan_data_cases();
+    vulkan_index_cases();
     chain_case();
     limit_cases(ox_vulkan_ep_caps(keep_driver_loaded));
     threads_case();
@@ -748,10 +567,9 @@ int main(int argc, char **argv) {
     clock_gettime(CLOCK_MONOTONIC, &t1);
     printf("%d cases in %.1f s\n", n_cases,
            (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9);
-    for (int t = 0; t < 2; t++)
+    for (int t = 0; t < VC_TOL_CLASSES; t++)
         printf("%s: max |diff| %.3g, max relative %.3g (|cpu| > 1e-3), worst diff / bound %.3f\n",
-               t == TOL_EW ? "elementwise" : "matmul, gemm, softmax", max_abs[t], max_rel[t],
-               worst[t]);
+               VC_TOL_NAMES[t], max_abs[t], max_rel[t], worst[t]);
     onyx_env_free(env);
     CHECK_DONE();
 }
