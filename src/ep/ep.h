@@ -32,6 +32,10 @@ struct ox_kernel_ctx {
     ox_threadpool *pool;
     void *state; /* from ox_kernel_def.init, or NULL */
     struct ox_ep *ep; /* the provider running this kernel */
+    /* The run's stream on this provider (from ox_ep_ops.run_begin), into
+     * which a device kernel records its work; NULL for providers without
+     * one and outside a run. */
+    void *stream;
     ox_error *err;
     void *exec; /* executor internals behind ox_kernel_output */
     /* Polled by loops that can run long on small inputs (and passed to
@@ -99,10 +103,30 @@ typedef struct ox_ep_ops {
      * on the device; the planner keeps such inputs in host memory instead
      * of copying them over. Inputs past 31 are never host-read. */
     uint32_t (*host_inputs)(ox_ep *ep, const ir_node *node);
-    void *(*alloc)(ox_ep *ep, size_t bytes);
-    void (*free)(ox_ep *ep, void *ptr);
-    int (*copy_to_host)(ox_ep *ep, void *dst, const void *src, size_t bytes, ox_error *err);
-    int (*copy_from_host)(ox_ep *ep, void *dst, const void *src, size_t bytes, ox_error *err);
+    /* Run lifecycle (both optional, NULL for providers that compute
+     * synchronously). run_begin makes the stream one run records its work
+     * into (NULL with err set on failure); kernels find it in ctx->stream.
+     * Recorded work runs later, at the stream's synchronization points: a
+     * copy to the host, a kernel reading a result back, run_end. run_end
+     * waits for everything recorded, reports a failure the device found
+     * (an index out of range) through err, and releases the stream; it is
+     * called once for every stream run_begin made, failed run or not. */
+    void *(*run_begin)(ox_ep *ep, ox_error *err);
+    int (*run_end)(ox_ep *ep, void *stream, ox_error *err);
+    /* Memory for one tensor. With a stream, the block may be one the run
+     * freed earlier (reuse is safe: a stream's work runs in order), and
+     * free may hand it back only once the device is done with it. With
+     * stream NULL (weights kept across runs), plain allocation. */
+    void *(*alloc)(ox_ep *ep, void *stream, size_t bytes);
+    void (*free)(ox_ep *ep, void *stream, void *ptr);
+    /* Copies. With a stream, copy_to_host first waits for the stream's
+     * recorded work (a synchronization point) and copy_from_host may be
+     * recorded (src is read before it returns). Stream NULL: both
+     * complete before returning. */
+    int (*copy_to_host)(ox_ep *ep, void *stream, void *dst, const void *src, size_t bytes,
+                        ox_error *err);
+    int (*copy_from_host)(ox_ep *ep, void *stream, void *dst, const void *src, size_t bytes,
+                          ox_error *err);
     void (*destroy)(ox_ep *ep);
 } ox_ep_ops;
 

@@ -41,6 +41,9 @@ typedef struct run_ctx {
     const ox_mem_plan *mem;
     char *arena;
     size_t *observed; /* sizes seen this run, when no memory plan exists yet */
+    /* per provider: the run's stream (ox_ep_ops.run_begin) or NULL; made
+     * by the top-level graph run, shared by its subgraph runs */
+    void **streams;
     ox_error *err;
 } run_ctx;
 
@@ -120,7 +123,7 @@ void ox_kernel_set_iteration(ox_kernel_ctx *ctx, int64_t iteration) {
 static void release_slot(run_ctx *rc, int s) {
     run_slot *rs = &rc->slots[s];
     if (rs->mode == SLOT_DEVICE) {
-        rc->s->eps[rs->ep]->ops->free(rc->s->eps[rs->ep], rs->hdr.data);
+        rc->s->eps[rs->ep]->ops->free(rc->s->eps[rs->ep], rc->streams[rs->ep], rs->hdr.data);
         ox_value_uncharge(&rs->hdr);
     } else if (rs->mode == SLOT_VALUE) {
         ox_tensor_free(rs->t);
@@ -187,7 +190,7 @@ static int alloc_slot(run_ctx *rc, int s, ox_dtype dtype, const int64_t *dims, i
     }
     ox_ep *ep = ses->eps[si->ep];
     if (ox_session_reserve(ses, nbytes, err) != 0) return -1;
-    rs->hdr.data = ep->ops->alloc(ep, nbytes);
+    rs->hdr.data = ep->ops->alloc(ep, rc->streams[si->ep], nbytes);
     if (!rs->hdr.data) {
         ox_mem_unreserve(&ses->mem, nbytes);
         return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory allocating %zu bytes for '%s'", nbytes,
@@ -364,7 +367,8 @@ static int exec_node_with(run_ctx *rc, const ox_step *st, node_scratch *ns) {
     atomic_init(&ne.stop_code, 0);
     ox_kernel_ctx kc = {.node = n, .n_inputs = n->n_inputs, .inputs = ins,
                         .n_outputs = n->n_outputs, .outputs = outs, .pool = s->pool,
-                        .state = ge->states[st->node], .ep = s->eps[n->ep], .err = err,
+                        .state = ge->states[st->node], .ep = s->eps[n->ep],
+                        .stream = rc->streams[n->ep], .err = err,
                         .exec = &ne, .stop = &ne.stop, .run_subgraph = run_subgraph};
     int failed = ge->kernels[st->node]->compute(&kc) != 0;
     onyx_code stopped = (onyx_code)atomic_load(&ne.stop_code);
@@ -405,15 +409,15 @@ static int bind_resident(run_ctx *rc, const ox_step *st, const ox_tensor *src) {
             memcpy(t->dims, src->dims, (size_t)src->rank * sizeof *src->dims);
             t->nbytes = src->nbytes;
             t->device = di->device;
-            t->data = dep->ops->alloc(dep, src->nbytes);
+            t->data = dep->ops->alloc(dep, NULL, src->nbytes);
         }
         if (!t || !t->data) {
             free(t);
             t = NULL;
             r = ox_fail(rc->err, ONYX_OUT_OF_MEMORY, "out of device memory for weight '%s' (%zu bytes)",
                         ge->graph->values[di->value].name, src->nbytes);
-        } else if (dep->ops->copy_from_host(dep, t->data, src->data, src->nbytes, rc->err) != 0) {
-            dep->ops->free(dep, t->data);
+        } else if (dep->ops->copy_from_host(dep, NULL, t->data, src->data, src->nbytes, rc->err) != 0) {
+            dep->ops->free(dep, NULL, t->data);
             free(t);
             t = NULL;
             r = -1;
@@ -445,12 +449,15 @@ static int exec_copy(run_ctx *rc, const ox_step *st) {
     ox_tensor *dst = rc->slots[st->dst].t;
     const ox_slot_info *si = &plan->slots[st->src], *di = &plan->slots[st->dst];
     ox_ep *sep = s->eps[si->ep], *dep = s->eps[di->ep];
-    if (si->device == OX_DEVICE_HOST) return dep->ops->copy_from_host(dep, dst->data, src->data, src->nbytes, rc->err);
-    if (di->device == OX_DEVICE_HOST) return sep->ops->copy_to_host(sep, dst->data, src->data, src->nbytes, rc->err);
+    void *ss = rc->streams[si->ep], *ds = rc->streams[di->ep];
+    if (si->device == OX_DEVICE_HOST)
+        return dep->ops->copy_from_host(dep, ds, dst->data, src->data, src->nbytes, rc->err);
+    if (di->device == OX_DEVICE_HOST)
+        return sep->ops->copy_to_host(sep, ss, dst->data, src->data, src->nbytes, rc->err);
     void *stage = malloc(src->nbytes ? src->nbytes : 1);
     if (!stage) return ox_fail(rc->err, ONYX_OUT_OF_MEMORY, "out of memory");
-    int r = sep->ops->copy_to_host(sep, stage, src->data, src->nbytes, rc->err);
-    if (r == 0) r = dep->ops->copy_from_host(dep, dst->data, stage, src->nbytes, rc->err);
+    int r = sep->ops->copy_to_host(sep, ss, stage, src->data, src->nbytes, rc->err);
+    if (r == 0) r = dep->ops->copy_from_host(dep, ds, dst->data, stage, src->nbytes, rc->err);
     free(stage);
     return r;
 }
@@ -607,6 +614,41 @@ static int bind_outer(run_ctx *rc) {
     return 0;
 }
 
+/* One stream per provider that has a run lifecycle, for one top-level
+ * run; *out has an entry (NULL or a stream) per provider. */
+static int begin_streams(onyx_session *s, void ***out, ox_error *err) {
+    void **st = calloc((size_t)s->n_eps + 1, sizeof *st);
+    if (!st) return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
+    for (int e = 0; e < s->n_eps; e++) {
+        ox_ep *ep = s->eps[e];
+        if (!ep->ops->run_begin) continue;
+        st[e] = ep->ops->run_begin(ep, err);
+        if (!st[e]) {
+            for (int k = 0; k < e; k++) {
+                ox_error scratch = {0};
+                if (st[k]) s->eps[k]->ops->run_end(s->eps[k], st[k], &scratch);
+            }
+            free(st);
+            return -1;
+        }
+    }
+    *out = st;
+    return 0;
+}
+
+/* Ends every stream of a run; err NULL when the run already failed (its
+ * error stands, and the streams only wait and release). */
+static int end_streams(onyx_session *s, void **st, ox_error *err) {
+    int rc = 0;
+    for (int e = 0; e < s->n_eps; e++) {
+        if (!st[e]) continue;
+        ox_error scratch = {0};
+        if (s->eps[e]->ops->run_end(s->eps[e], st[e], rc == 0 && err ? err : &scratch) != 0) rc = -1;
+    }
+    free(st);
+    return rc;
+}
+
 /* Runs one graph. bound[i] is the value of graph input i (NULL: its
  * initializer); caller_bufs[o] an optional caller buffer for graph output o;
  * want[o] says whether results[o] must be produced (owned by the caller). */
@@ -620,6 +662,11 @@ static int exec_graph(onyx_session *s, ox_graph_exec *ge, const run_ctx *parent,
     int rc_val = -1;
     run_ctx rc = {.s = s, .ge = ge, .parent = parent, .parent_step = parent_step,
                   .parent_iteration = parent_iteration, .ctl = ctl, .err = err};
+    if (parent) {
+        rc.streams = parent->streams;
+    } else if (begin_streams(s, &rc.streams, err) != 0) {
+        return -1;
+    }
     int64_t *sig = malloc(((size_t)g->n_inputs * (OX_MAX_RANK + 2) + 1) * sizeof *sig);
     rc.slots = calloc((size_t)p->n_slots + 1, sizeof *rc.slots);
     rc.caller_out = calloc((size_t)p->n_slots + 1, sizeof *rc.caller_out);
@@ -732,6 +779,9 @@ done:
             release_slot(&rc, sl);
         }
     }
+    /* the device may still be working on what the run recorded: its
+     * streams end (and wait) before the arena and plan are handed back */
+    if (!parent && end_streams(s, rc.streams, rc_val == 0 ? err : NULL) != 0) rc_val = -1;
     if (rc.arena) ox_arena_give(s, ge, rc.arena, arena_size);
     ox_plan_release_mem(p, rc.mem);
     free(rc.observed);

@@ -180,7 +180,7 @@ static void free_exec(onyx_session *s, ox_graph_exec *ge) {
         ox_tensor *t = ge->resident[i];
         if (!t) continue;
         ox_ep *ep = s->eps[ge->plan.slots[i].ep];
-        ep->ops->free(ep, t->data);
+        ep->ops->free(ep, NULL, t->data);
         free(t);
     }
     free(ge->resident);

@@ -45,19 +45,23 @@ static int cpu_supports(ox_ep *ep, const ir_node *node, const ir_type *const *in
     return k && (!k->supports || k->supports(node, inputs, n));
 }
 
-static void *cpu_alloc(ox_ep *ep, size_t bytes) {
+static void *cpu_alloc(ox_ep *ep, void *stream, size_t bytes) {
     (void)ep;
+    (void)stream;
     void *p = NULL;
     return posix_memalign(&p, 64, bytes ? bytes : 1) == 0 ? p : NULL;
 }
 
-static void cpu_free(ox_ep *ep, void *p) {
+static void cpu_free(ox_ep *ep, void *stream, void *p) {
     (void)ep;
+    (void)stream;
     free(p);
 }
 
-static int cpu_copy(ox_ep *ep, void *dst, const void *src, size_t bytes, ox_error *err) {
+static int cpu_copy(ox_ep *ep, void *stream, void *dst, const void *src, size_t bytes,
+                    ox_error *err) {
     (void)ep;
+    (void)stream;
     (void)err;
     if (bytes) memcpy(dst, src, bytes);
     return 0;

@@ -130,7 +130,8 @@ static int t_supports(ox_ep *ep, const ir_node *node, const ir_type *const *in, 
     return k && k->supports(node, in, n);
 }
 
-static void *t_alloc(ox_ep *ep, size_t bytes) {
+static void *t_alloc(ox_ep *ep, void *stream, size_t bytes) {
+    (void)stream;
     test_ep *t = (test_ep *)ep;
     device_block *b = malloc(sizeof *b);
     void *p = malloc(bytes ? bytes : 1);
@@ -148,7 +149,8 @@ static void *t_alloc(ox_ep *ep, size_t bytes) {
     return p;
 }
 
-static void t_free(ox_ep *ep, void *ptr) {
+static void t_free(ox_ep *ep, void *stream, void *ptr) {
+    (void)stream;
     test_ep *t = (test_ep *)ep;
     if (!ptr) return;
     device_block *gone = NULL;
@@ -166,14 +168,18 @@ static void t_free(ox_ep *ep, void *ptr) {
     atomic_fetch_sub(&t->live, 1);
 }
 
-static int t_to_host(ox_ep *ep, void *dst, const void *src, size_t bytes, ox_error *err) {
+static int t_to_host(ox_ep *ep, void *stream, void *dst, const void *src, size_t bytes,
+                     ox_error *err) {
+    (void)stream;
     if (!on_device(ep, src)) return ox_fail(err, ONYX_RUNTIME_ERROR, "test device: copy source is not device memory");
     if (bytes) memcpy(dst, src, bytes);
     atomic_fetch_add(&((test_ep *)ep)->to_host, 1);
     return 0;
 }
 
-static int t_from_host(ox_ep *ep, void *dst, const void *src, size_t bytes, ox_error *err) {
+static int t_from_host(ox_ep *ep, void *stream, void *dst, const void *src, size_t bytes,
+                       ox_error *err) {
+    (void)stream;
     if (!on_device(ep, dst)) return ox_fail(err, ONYX_RUNTIME_ERROR, "test device: copy target is not device memory");
     if (bytes) memcpy(dst, src, bytes);
     atomic_fetch_add(&((test_ep *)ep)->from_host, 1);

@@ -254,6 +254,7 @@ static void query_caps(vk_ep *v, unsigned mask) {
         c->max_workgroup_count[i] = p->limits.maxComputeWorkGroupCount[i];
     }
     c->max_push_constants_size = p->limits.maxPushConstantsSize;
+    c->min_storage_offset_alignment = (uint32_t)p->limits.minStorageBufferOffsetAlignment;
     c->masked = mask;
 }
 

@@ -27,38 +27,42 @@ static int vk_supports(ox_ep *ep, const ir_node *node, const ir_type *const *in,
            ox_vk_claims((const vk_ep *)ep, node, in, n);
 }
 
-static void *vk_alloc(ox_ep *ep, size_t bytes) {
+static void *vk_run_begin(ox_ep *ep, ox_error *err) {
+    return ox_vk_stream_get((vk_ep *)ep, err);
+}
+
+static int vk_run_end(ox_ep *ep, void *stream, ox_error *err) {
+    return ox_vk_stream_put((vk_ep *)ep, stream, err);
+}
+
+static void *vk_alloc(ox_ep *ep, void *stream, size_t bytes) {
     vk_ep *v = (vk_ep *)ep;
-    vk_buf *b = malloc(sizeof *b);
-    if (!b) return NULL;
     /* the interface has no error channel here: the executor reports an
      * allocation failure as out of memory, which is what it nearly always is */
     ox_error err = {0};
-    if (ox_vk_buf_make(v, bytes, v->mem_type_device, v->caps.host_mapped, b, &err) != 0) {
-        free(b);
-        return NULL;
-    }
-    atomic_fetch_add(&v->live, 1);
-    return b;
+    return stream ? ox_vk_stream_alloc(v, stream, bytes, &err) : ox_vk_buf_new(v, bytes, &err);
 }
 
-static void vk_free(ox_ep *ep, void *ptr) {
+static void vk_free(ox_ep *ep, void *stream, void *ptr) {
     vk_ep *v = (vk_ep *)ep;
     if (!ptr) return;
-    ox_vk_buf_drop(v, ptr);
-    free(ptr);
-    atomic_fetch_sub(&v->live, 1);
+    if (stream) ox_vk_stream_free(v, stream, ptr);
+    else ox_vk_buf_free(v, ptr);
 }
 
-static int vk_to_host(ox_ep *ep, void *dst, const void *src, size_t bytes, ox_error *err) {
+static int vk_to_host(ox_ep *ep, void *stream, void *dst, const void *src, size_t bytes,
+                      ox_error *err) {
     vk_ep *v = (vk_ep *)ep;
     atomic_fetch_add(&v->to_host, 1);
+    if (stream && ox_vk_stream_flush(v, stream, err) != 0) return -1;
     return ox_vk_read(v, src, 0, dst, bytes, err);
 }
 
-static int vk_from_host(ox_ep *ep, void *dst, const void *src, size_t bytes, ox_error *err) {
+static int vk_from_host(ox_ep *ep, void *stream, void *dst, const void *src, size_t bytes,
+                        ox_error *err) {
     vk_ep *v = (vk_ep *)ep;
     atomic_fetch_add(&v->from_host, 1);
+    if (stream) return ox_vk_stream_upload(v, stream, dst, src, bytes, err);
     return ox_vk_write(v, dst, 0, src, bytes, err);
 }
 
@@ -75,6 +79,8 @@ static const ox_ep_ops VK_OPS = {
     .supports = vk_supports,
     .find_kernel = vk_find_kernel,
     .host_inputs = ox_vk_host_inputs,
+    .run_begin = vk_run_begin,
+    .run_end = vk_run_end,
     .alloc = vk_alloc,
     .free = vk_free,
     .copy_to_host = vk_to_host,
@@ -125,6 +131,7 @@ const ox_vk_caps *ox_vulkan_ep_caps(const ox_ep *ep) { return &((const vk_ep *)e
 void ox_vulkan_ep_get_stats(const ox_ep *ep, ox_vk_stats *out) {
     vk_ep *v = (vk_ep *)ep;
     out->kernel_runs = atomic_load(&v->runs);
+    out->submits = atomic_load(&v->submits);
     out->copies_to_host = atomic_load(&v->to_host);
     out->copies_from_host = atomic_load(&v->from_host);
     out->live_buffers = atomic_load(&v->live);

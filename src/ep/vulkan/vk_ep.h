@@ -43,12 +43,14 @@ typedef struct ox_vk_caps {
     uint32_t max_workgroup_invocations;
     uint32_t max_workgroup_size[3], max_workgroup_count[3];
     uint32_t max_push_constants_size;
+    uint32_t min_storage_offset_alignment; /* minStorageBufferOffsetAlignment */
     int host_mapped; /* tensors live in host-visible memory, copied by memcpy */
     unsigned masked; /* OX_VK_MASK_* bits from ONYX_VK_DISABLE */
 } ox_vk_caps;
 
 typedef struct ox_vk_stats {
-    long kernel_runs;      /* dispatches submitted */
+    long kernel_runs;      /* dispatches recorded */
+    long submits;          /* queue submissions (runs' streams and synchronous copies) */
     long copies_to_host;   /* provider copies, not counting kernel-internal reads */
     long copies_from_host;
     long live_buffers;     /* tensor buffers allocated and not yet freed */

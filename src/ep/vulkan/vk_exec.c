@@ -1,9 +1,7 @@
-/* Device buffers, copies between host and device, pipelines made from
- * the embedded SPIR-V, and dispatches. Everything that touches the queue
- * or the single command buffer runs under the provider's lock and waits
- * for its fence before releasing it: kernels are synchronous, one node at
- * a time, so a buffer is never in use by the device when the host reads,
- * writes or frees it. */
+/* Device buffers, synchronous copies between host and device (weights,
+ * reads after a stream's wait) and pipelines made from the embedded
+ * SPIR-V. The provider's own command buffer and the queue are used under
+ * its lock; runs record into their streams (vk_stream.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -179,7 +177,7 @@ int ox_vk_write(vk_ep *v, vk_buf *b, size_t offset, const void *src, size_t byte
 /* ---- pipelines ---- */
 
 /* The pipeline for shader sh, made on first use (lock held). */
-static VkPipeline pipeline(vk_ep *v, const vk_shader *sh, ox_error *err) {
+static VkPipeline pipeline_locked(vk_ep *v, const vk_shader *sh, ox_error *err) {
     for (int i = 0; i < v->n_pipes; i++)
         if (v->pipes[i].shader == sh) return v->pipes[i].pipe;
     if (v->n_pipes == VK_MAX_PIPES) {
@@ -214,101 +212,47 @@ static VkPipeline pipeline(vk_ep *v, const vk_shader *sh, ox_error *err) {
     return pipe;
 }
 
-int ox_vk_dispatch(vk_ep *v, const vk_dispatch *d, uint32_t *flags_out, ox_error *err) {
-    if (d->push_bytes > VK_PUSH_BYTES)
-        return ox_fail(err, ONYX_RUNTIME_ERROR, "vulkan: %u bytes of push constants", d->push_bytes);
-    for (int i = 0; i < 3; i++)
-        if (d->groups[i] == 0 || d->groups[i] > v->caps.max_workgroup_count[i])
-            return ox_fail(err, ONYX_RUNTIME_ERROR, "vulkan: %u workgroups in dimension %d (limit %u)",
-                           d->groups[i], i, v->caps.max_workgroup_count[i]);
+VkPipeline ox_vk_pipeline(vk_ep *v, const vk_shader *sh, ox_error *err) {
     pthread_mutex_lock(&v->lock);
-    int rc = -1;
-    VkPipeline pipe = pipeline(v, d->shader, err);
-    if (!pipe) goto out;
-    VkResult r = v->f.vkResetDescriptorPool(v->device, v->desc_pool, 0);
-    if (r != VK_SUCCESS) {
-        ox_vk_fail(err, "vkResetDescriptorPool", r);
-        goto out;
-    }
-    VkDescriptorSet set;
-    VkDescriptorSetAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
-                                      .descriptorPool = v->desc_pool, .descriptorSetCount = 1,
-                                      .pSetLayouts = &v->set_layout};
-    r = v->f.vkAllocateDescriptorSets(v->device, &ai, &set);
-    if (r != VK_SUCCESS) {
-        ox_vk_fail(err, "vkAllocateDescriptorSets", r);
-        goto out;
-    }
-    VkDescriptorBufferInfo infos[VK_BINDINGS];
-    VkWriteDescriptorSet writes[VK_BINDINGS];
-    for (int i = 0; i < VK_BINDINGS; i++) {
-        const vk_buf *b = i < VK_FLAG_BINDING && d->bufs[i] ? d->bufs[i] : &v->dummy;
-        if (i == VK_FLAG_BINDING && d->check) b = &v->flags;
-        infos[i] = (VkDescriptorBufferInfo){.buffer = b->buf, .offset = 0, .range = VK_WHOLE_SIZE};
-        writes[i] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
-                                           .dstSet = set, .dstBinding = (uint32_t)i,
-                                           .descriptorCount = 1,
-                                           .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                                           .pBufferInfo = &infos[i]};
-    }
-    v->f.vkUpdateDescriptorSets(v->device, VK_BINDINGS, writes, 0, NULL);
-    if (begin(v, err) != 0) goto out;
-    if (d->check) {
-        v->f.vkCmdFillBuffer(v->cmd, v->flags.buf, 0, 4, 0);
-        v->f.vkCmdFillBuffer(v->cmd, v->flags.buf, 4, 4, ~0u);
-        barrier(v, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
-                VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-                VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
-    }
-    v->f.vkCmdBindPipeline(v->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipe);
-    v->f.vkCmdBindDescriptorSets(v->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, v->pipe_layout, 0, 1, &set,
-                                 0, NULL);
-    if (d->push_bytes)
-        v->f.vkCmdPushConstants(v->cmd, v->pipe_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
-                                d->push_bytes, d->push);
-    v->f.vkCmdDispatch(v->cmd, d->groups[0], d->groups[1], d->groups[2]);
-    if (submit_wait(v, err) != 0) goto out;
-    if (d->check && flags_out) memcpy(flags_out, v->flags.mapped, 2 * sizeof(uint32_t));
-    atomic_fetch_add(&v->runs, 1);
-    rc = 0;
-out:
+    VkPipeline p = pipeline_locked(v, sh, err);
     pthread_mutex_unlock(&v->lock);
-    return rc;
+    return p;
 }
 
 /* ---- setup ---- */
 
-int ox_vk_index_fail(vk_ep *v, const char *op, const vk_index_check *ck, uint32_t first_bad,
-                     ox_error *err) {
-    const ox_tensor *ind = ck->indices;
-    int64_t n = ox_tensor_numel(ind), bad = 0;
-    size_t esz = ind->dtype == ONYX_INT64 ? 8 : 4;
-    if (first_bad >= (uint64_t)n)
-        return ox_fail(err, ONYX_INVALID_ARGUMENT, "%s: an index is out of range", op);
-    if (esz == 8) {
-        if (ox_vk_read(v, ind->data, (size_t)first_bad * 8, &bad, 8, err) != 0) return -1;
+int ox_vk_index_fail(vk_ep *v, const vk_check_rec *ck, uint32_t first_bad, ox_error *err) {
+    int64_t bad = 0;
+    if (first_bad >= (uint64_t)ck->n_indices)
+        return ox_fail(err, ONYX_INVALID_ARGUMENT, "%s: an index is out of range", ck->what);
+    if (ck->idx64) {
+        if (ox_vk_read(v, ck->indices, (size_t)first_bad * 8, &bad, 8, err) != 0) return -1;
     } else {
         int32_t b32 = 0;
-        if (ox_vk_read(v, ind->data, (size_t)first_bad * 4, &b32, 4, err) != 0) return -1;
+        if (ox_vk_read(v, ck->indices, (size_t)first_bad * 4, &b32, 4, err) != 0) return -1;
         bad = b32;
     }
     if (ck->axis >= 0 && ck->axis_size >= 0)
         return ox_fail(err, ONYX_INVALID_ARGUMENT,
                        "%s: index %lld (position %u of the indices) is out of range for axis %d "
-                       "of size %lld", op, (long long)bad, first_bad, ck->axis,
+                       "of size %lld", ck->what, (long long)bad, first_bad, ck->axis,
                        (long long)ck->axis_size);
     if (ck->axis_size >= 0)
         return ox_fail(err, ONYX_INVALID_ARGUMENT,
                        "%s: index %lld (position %u of the indices) is out of range for a "
-                       "dimension of size %lld", op, (long long)bad, first_bad,
+                       "dimension of size %lld", ck->what, (long long)bad, first_bad,
                        (long long)ck->axis_size);
     return ox_fail(err, ONYX_INVALID_ARGUMENT,
                    "%s: index %lld (position %u of the indices) is out of range for the data's "
-                   "shape", op, (long long)bad, first_bad);
+                   "shape", ck->what, (long long)bad, first_bad);
 }
 
 int ox_vk_exec_init(vk_ep *v, ox_error *err) {
     VkResult r;
+    /* flag blocks sit at offsets the device accepts for storage buffers */
+    uint32_t align = v->caps.min_storage_offset_alignment;
+    v->flag_stride = 16;
+    while (v->flag_stride < align && v->flag_stride < 65536) v->flag_stride *= 2;
     VkCommandPoolCreateInfo pi = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
                                   .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
                                   .queueFamilyIndex = v->queue_family};
@@ -326,14 +270,6 @@ int ox_vk_exec_init(vk_ep *v, ox_error *err) {
     if ((r = v->f.vkCreateFence(v->device, &fi, NULL, &v->fence)) != VK_SUCCESS) {
         v->fence = VK_NULL_HANDLE;
         return ox_vk_fail(err, "vkCreateFence", r);
-    }
-    VkDescriptorPoolSize ps = {.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                               .descriptorCount = VK_BINDINGS};
-    VkDescriptorPoolCreateInfo dpi = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
-                                      .maxSets = 1, .poolSizeCount = 1, .pPoolSizes = &ps};
-    if ((r = v->f.vkCreateDescriptorPool(v->device, &dpi, NULL, &v->desc_pool)) != VK_SUCCESS) {
-        v->desc_pool = VK_NULL_HANDLE;
-        return ox_vk_fail(err, "vkCreateDescriptorPool", r);
     }
     VkDescriptorSetLayoutBinding binds[VK_BINDINGS];
     for (int i = 0; i < VK_BINDINGS; i++)
@@ -356,8 +292,7 @@ int ox_vk_exec_init(vk_ep *v, ox_error *err) {
         v->pipe_layout = VK_NULL_HANDLE;
         return ox_vk_fail(err, "vkCreatePipelineLayout", r);
     }
-    if (ox_vk_buf_make(v, 16, v->mem_type_device, 0, &v->dummy, err) != 0) return -1;
-    return ox_vk_buf_make(v, 16, v->mem_type_staging, 1, &v->flags, err);
+    return ox_vk_buf_make(v, 16, v->mem_type_device, 0, &v->dummy, err);
 }
 
 void ox_vk_exec_free(vk_ep *v) {
@@ -367,13 +302,12 @@ void ox_vk_exec_free(vk_ep *v) {
     /* nothing is in flight (every submission was waited for), but a
      * failed wait may have left work behind */
     v->f.vkDeviceWaitIdle(v->device);
+    ox_vk_streams_destroy(v);
     for (int p = 0; p < v->n_pipes; p++) v->f.vkDestroyPipeline(v->device, v->pipes[p].pipe, NULL);
     ox_vk_buf_drop(v, &v->staging);
-    ox_vk_buf_drop(v, &v->flags);
     ox_vk_buf_drop(v, &v->dummy);
     if (v->pipe_layout) v->f.vkDestroyPipelineLayout(v->device, v->pipe_layout, NULL);
     if (v->set_layout) v->f.vkDestroyDescriptorSetLayout(v->device, v->set_layout, NULL);
-    if (v->desc_pool) v->f.vkDestroyDescriptorPool(v->device, v->desc_pool, NULL);
     if (v->fence) v->f.vkDestroyFence(v->device, v->fence, NULL);
     if (v->cmd_pool) v->f.vkDestroyCommandPool(v->device, v->cmd_pool, NULL);
 }

@@ -97,14 +97,14 @@ typedef struct vk_ep {
     uint32_t mem_type_device;  /* tensors */
     uint32_t mem_type_staging; /* host-visible, coherent: staging and flags */
 
-    /* The queue, command buffer, descriptor pool, staging buffer and
-     * pipeline creation are used under this lock: each kernel call or
-     * copy records, submits and waits before releasing it. */
+    /* The queue (every submission), the provider's own command buffer,
+     * staging buffer, fence, the pipelines and the idle streams are used
+     * under this lock. A synchronous copy records, submits and waits
+     * before releasing it; streams record outside it. */
     pthread_mutex_t lock;
     VkCommandPool cmd_pool;
     VkCommandBuffer cmd;
     VkFence fence;
-    VkDescriptorPool desc_pool;
     VkDescriptorSetLayout set_layout;
     VkPipelineLayout pipe_layout;
     struct {
@@ -113,10 +113,12 @@ typedef struct vk_ep {
     } pipes[VK_MAX_PIPES]; /* made on first use */
     int n_pipes;
     vk_buf dummy;   /* bound to unused bindings */
-    vk_buf flags;   /* kernels' error flags, read back after the dispatch */
     vk_buf staging; /* made on first staged copy */
 
-    atomic_long runs, to_host, from_host, live;
+    struct vk_stream *idle_streams; /* streams of finished runs, for reuse */
+    uint32_t flag_stride; /* bytes between flag blocks: the offset alignment */
+
+    atomic_long runs, submits, to_host, from_host, live;
 } vk_ep;
 
 /* "VK_ERROR_OUT_OF_DEVICE_MEMORY" etc. */
@@ -132,14 +134,17 @@ void ox_vk_device_close(vk_ep *v);
 /* Parses ONYX_VK_DISABLE into OX_VK_MASK_* bits. */
 int ox_vk_parse_mask(const char *s, unsigned *mask, ox_error *err);
 
-/* vk_exec.c: buffers, copies, pipelines and dispatches. */
+/* vk_exec.c: buffers, synchronous copies and pipelines. */
 int ox_vk_exec_init(vk_ep *v, ox_error *err);
 void ox_vk_exec_free(vk_ep *v);
 /* map: keep the memory mapped (host-visible types only). */
 int ox_vk_buf_make(vk_ep *v, VkDeviceSize bytes, uint32_t mem_type, int map, vk_buf *b,
                    ox_error *err);
 void ox_vk_buf_drop(vk_ep *v, vk_buf *b);
-/* Host <-> device bytes at an offset into b. */
+/* The pipeline for a shader, made on first use. */
+VkPipeline ox_vk_pipeline(vk_ep *v, const vk_shader *sh, ox_error *err);
+/* Host <-> device bytes at an offset into b, completed before returning
+ * (outside any stream: weights, reads after a stream's wait). */
 int ox_vk_read(vk_ep *v, const vk_buf *b, size_t offset, void *dst, size_t bytes, ox_error *err);
 int ox_vk_write(vk_ep *v, vk_buf *b, size_t offset, const void *src, size_t bytes, ox_error *err);
 
@@ -165,13 +170,71 @@ typedef struct vk_dispatch {
      * dispatch. */
     const vk_index_check *check;
 } vk_dispatch;
-/* Records, submits and waits for one dispatch; with d->check, copies the
- * flag block into flags_out[0..1] afterwards. */
-int ox_vk_dispatch(vk_ep *v, const vk_dispatch *d, uint32_t *flags_out, ox_error *err);
+/* ---- streams (vk_stream.c) ----
+ * One run's command recording: its own command buffer, fence, descriptor
+ * pool, flag blocks and staging. Every command is followed by a full
+ * compute/transfer barrier, so work runs in recording order and a buffer
+ * freed by the run can serve a later allocation in it at once. Submitted
+ * and waited for at a synchronization point (ox_vk_stream_flush): a copy
+ * to the host, a read-back, a full descriptor pool or flag table, the run's
+ * end. */
+#define VK_STREAM_SETS 512   /* dispatches per submission, at most */
+#define VK_STREAM_CHECKS 64  /* index checks per submission, at most */
+
+typedef struct vk_check_rec {
+    const vk_buf *indices; /* kept alive until the check is read */
+    int idx64;
+    int64_t n_indices, axis_size;
+    int axis;
+    char what[300]; /* "node 'x' (Gather)" */
+} vk_check_rec;
+
+typedef struct vk_buf_list {
+    vk_buf **items;
+    int n, cap;
+} vk_buf_list;
+
+typedef struct vk_stream {
+    VkCommandPool pool;
+    VkCommandBuffer cmd;
+    VkFence fence;
+    VkDescriptorPool desc_pool;
+    uint32_t sets_used;
+    int recording;
+    vk_buf flags; /* VK_STREAM_CHECKS flag blocks, host-visible */
+    vk_check_rec checks[VK_STREAM_CHECKS];
+    int n_checks;
+    vk_buf staging; /* recorded uploads, made on first use */
+    size_t staging_used;
+    vk_buf_list spare;    /* freed by this run; reusable in it */
+    vk_buf_list deferred; /* freed, but read by a pending check: kept until the wait */
+    struct vk_stream *next;
+} vk_stream;
+
+/* A stream for one run (reused from an earlier run when one is idle). */
+vk_stream *ox_vk_stream_get(vk_ep *v, ox_error *err);
+/* Waits for everything recorded, releases the run's buffers and keeps the
+ * stream for the next run; fails when the device reported a bad index. */
+int ox_vk_stream_put(vk_ep *v, vk_stream *s, ox_error *err);
+/* Submits what is recorded, waits, and reads the index checks. */
+int ox_vk_stream_flush(vk_ep *v, vk_stream *s, ox_error *err);
+void ox_vk_streams_destroy(vk_ep *v);
+/* Records one dispatch; `what` names the node for a failed index check. */
+int ox_vk_record(vk_ep *v, vk_stream *s, const vk_dispatch *d, const char *what, ox_error *err);
+/* Tensor memory within a run (reusing what the run freed) and its release. */
+vk_buf *ox_vk_stream_alloc(vk_ep *v, vk_stream *s, size_t bytes, ox_error *err);
+void ox_vk_stream_free(vk_ep *v, vk_stream *s, vk_buf *b);
+/* Host -> device within a run: direct into mapped memory while nothing is
+ * pending, else recorded through the stream's staging buffer. */
+int ox_vk_stream_upload(vk_ep *v, vk_stream *s, vk_buf *b, const void *src, size_t bytes,
+                        ox_error *err);
+/* A new buffer (outside any stream) and its release. */
+vk_buf *ox_vk_buf_new(vk_ep *v, size_t bytes, ox_error *err);
+void ox_vk_buf_free(vk_ep *v, vk_buf *b);
+
 /* Fails err for an index check whose flag was raised: reads the index at
  * position first_bad back from the device to name it. */
-int ox_vk_index_fail(vk_ep *v, const char *op, const vk_index_check *ck, uint32_t first_bad,
-                     ox_error *err);
+int ox_vk_index_fail(vk_ep *v, const vk_check_rec *ck, uint32_t first_bad, ox_error *err);
 
 /* The kernel tables, one per file (vk_kernels*.c), and the inputs each
  * file's kernels read on the host (bit k: input k). */

@@ -76,32 +76,33 @@ int ox_vk_f32_inputs(const ir_type *const *in, int n, int required) {
 }
 
 int ox_vk_run(ox_kernel_ctx *c, const vk_dispatch *d) {
-    uint32_t flags[2] = {0, 0};
-    if (ox_vk_dispatch(ox_vk_of(c), d, flags, c->err) != 0) return -1;
-    if (!d->check || !flags[0]) return 0;
-    return ox_vk_index_fail(ox_vk_of(c), c->node->op_type, d->check, flags[1], c->err);
+    vk_ep *v = ox_vk_of(c);
+    char what[300] = "";
+    if (d->check) ir_node_label(c->node, what, sizeof what);
+    if (c->stream) return ox_vk_record(v, c->stream, d, what, c->err);
+    /* outside a run: a stream of its own, waited for at once */
+    vk_stream *s = ox_vk_stream_get(v, c->err);
+    if (!s) return -1;
+    ox_error scratch = {0};
+    int rc = ox_vk_record(v, s, d, what, c->err);
+    if (ox_vk_stream_put(v, s, rc == 0 ? c->err : &scratch) != 0) rc = -1;
+    return rc;
 }
 
 vk_buf *ox_vk_scratch(ox_kernel_ctx *c, size_t bytes) {
     vk_ep *v = ox_vk_of(c);
-    vk_buf *b = malloc(sizeof *b);
-    if (!b) {
-        ox_kernel_fail(c, ONYX_OUT_OF_MEMORY, "out of memory");
-        return NULL;
-    }
-    if (ox_vk_buf_make(v, bytes, v->mem_type_device, v->caps.host_mapped, b, c->err) != 0) {
-        free(b);
-        return NULL;
-    }
-    return b;
+    if (c->stream) return ox_vk_stream_alloc(v, c->stream, bytes, c->err);
+    return ox_vk_buf_new(v, bytes, c->err);
 }
 
 void ox_vk_scratch_free(ox_kernel_ctx *c, vk_buf *b) {
     if (!b) return;
-    ox_vk_buf_drop(ox_vk_of(c), b);
-    free(b);
+    if (c->stream) ox_vk_stream_free(ox_vk_of(c), c->stream, b);
+    else ox_vk_buf_free(ox_vk_of(c), b); /* outside a run every dispatch was waited for */
 }
 
 int ox_vk_read_back(ox_kernel_ctx *c, const vk_buf *b, size_t offset, void *dst, size_t bytes) {
-    return ox_vk_read(ox_vk_of(c), b, offset, dst, bytes, c->err);
+    vk_ep *v = ox_vk_of(c);
+    if (c->stream && ox_vk_stream_flush(v, c->stream, c->err) != 0) return -1;
+    return ox_vk_read(v, b, offset, dst, bytes, c->err);
 }

@@ -1,0 +1,342 @@
+/* Streams: one run's command recording (see vk_internal.h). A run records
+ * every dispatch and mid-run upload into its stream's command buffer and
+ * submits only at synchronization points, so a model costs a handful of
+ * submissions instead of one per node. Streams are kept by the provider
+ * after their run and reused by the next one: their command pool,
+ * descriptor pool, flag blocks and staging buffer are made once. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ep/vulkan/vk_internal.h"
+
+/* Recorded uploads pass through this much staging per submission. */
+#define STREAM_STAGING_BYTES ((size_t)8 << 20)
+
+static int list_push(vk_buf_list *l, vk_buf *b) {
+    if (l->n == l->cap) {
+        int ncap = l->cap ? l->cap * 2 : 32;
+        vk_buf **ni = realloc(l->items, (size_t)ncap * sizeof *ni);
+        if (!ni) return -1;
+        l->items = ni;
+        l->cap = ncap;
+    }
+    l->items[l->n++] = b;
+    return 0;
+}
+
+static void list_release(vk_ep *v, vk_buf_list *l) {
+    for (int i = 0; i < l->n; i++) ox_vk_buf_free(v, l->items[i]);
+    l->n = 0;
+}
+
+vk_buf *ox_vk_buf_new(vk_ep *v, size_t bytes, ox_error *err) {
+    vk_buf *b = malloc(sizeof *b);
+    if (!b) {
+        ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
+        return NULL;
+    }
+    if (ox_vk_buf_make(v, bytes, v->mem_type_device, v->caps.host_mapped, b, err) != 0) {
+        free(b);
+        return NULL;
+    }
+    atomic_fetch_add(&v->live, 1);
+    return b;
+}
+
+void ox_vk_buf_free(vk_ep *v, vk_buf *b) {
+    if (!b) return;
+    ox_vk_buf_drop(v, b);
+    free(b);
+    atomic_fetch_sub(&v->live, 1);
+}
+
+/* ---- making and destroying streams ---- */
+
+static void stream_destroy(vk_ep *v, vk_stream *s) {
+    if (!s) return;
+    list_release(v, &s->spare);
+    list_release(v, &s->deferred);
+    free(s->spare.items);
+    free(s->deferred.items);
+    ox_vk_buf_drop(v, &s->flags);
+    ox_vk_buf_drop(v, &s->staging);
+    if (s->desc_pool) v->f.vkDestroyDescriptorPool(v->device, s->desc_pool, NULL);
+    if (s->fence) v->f.vkDestroyFence(v->device, s->fence, NULL);
+    if (s->pool) v->f.vkDestroyCommandPool(v->device, s->pool, NULL); /* frees cmd */
+    free(s);
+}
+
+static vk_stream *stream_new(vk_ep *v, ox_error *err) {
+    vk_stream *s = calloc(1, sizeof *s);
+    if (!s) {
+        ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
+        return NULL;
+    }
+    VkResult r;
+    VkCommandPoolCreateInfo pi = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+                                  .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
+                                  .queueFamilyIndex = v->queue_family};
+    if ((r = v->f.vkCreateCommandPool(v->device, &pi, NULL, &s->pool)) != VK_SUCCESS) {
+        s->pool = VK_NULL_HANDLE;
+        ox_vk_fail(err, "vkCreateCommandPool", r);
+        goto fail;
+    }
+    VkCommandBufferAllocateInfo ci = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+                                      .commandPool = s->pool,
+                                      .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+                                      .commandBufferCount = 1};
+    if ((r = v->f.vkAllocateCommandBuffers(v->device, &ci, &s->cmd)) != VK_SUCCESS) {
+        ox_vk_fail(err, "vkAllocateCommandBuffers", r);
+        goto fail;
+    }
+    VkFenceCreateInfo fi = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    if ((r = v->f.vkCreateFence(v->device, &fi, NULL, &s->fence)) != VK_SUCCESS) {
+        s->fence = VK_NULL_HANDLE;
+        ox_vk_fail(err, "vkCreateFence", r);
+        goto fail;
+    }
+    VkDescriptorPoolSize ps = {.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                               .descriptorCount = VK_STREAM_SETS * VK_BINDINGS};
+    VkDescriptorPoolCreateInfo dpi = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
+                                      .maxSets = VK_STREAM_SETS, .poolSizeCount = 1,
+                                      .pPoolSizes = &ps};
+    if ((r = v->f.vkCreateDescriptorPool(v->device, &dpi, NULL, &s->desc_pool)) != VK_SUCCESS) {
+        s->desc_pool = VK_NULL_HANDLE;
+        ox_vk_fail(err, "vkCreateDescriptorPool", r);
+        goto fail;
+    }
+    if (ox_vk_buf_make(v, (VkDeviceSize)v->flag_stride * VK_STREAM_CHECKS, v->mem_type_staging, 1,
+                       &s->flags, err) != 0)
+        goto fail;
+    return s;
+fail:
+    stream_destroy(v, s);
+    return NULL;
+}
+
+vk_stream *ox_vk_stream_get(vk_ep *v, ox_error *err) {
+    pthread_mutex_lock(&v->lock);
+    vk_stream *s = v->idle_streams;
+    if (s) v->idle_streams = s->next;
+    pthread_mutex_unlock(&v->lock);
+    if (s) {
+        s->next = NULL;
+        return s;
+    }
+    return stream_new(v, err);
+}
+
+int ox_vk_stream_put(vk_ep *v, vk_stream *s, ox_error *err) {
+    int rc = ox_vk_stream_flush(v, s, err);
+    if (rc != 0 && s->recording) {
+        /* the submission itself failed: nothing of it may still run when
+         * its buffers go, and the stream is not reused */
+        v->f.vkDeviceWaitIdle(v->device);
+        stream_destroy(v, s);
+        return rc;
+    }
+    list_release(v, &s->spare);
+    pthread_mutex_lock(&v->lock);
+    s->next = v->idle_streams;
+    v->idle_streams = s;
+    pthread_mutex_unlock(&v->lock);
+    return rc;
+}
+
+void ox_vk_streams_destroy(vk_ep *v) {
+    while (v->idle_streams) {
+        vk_stream *s = v->idle_streams;
+        v->idle_streams = s->next;
+        stream_destroy(v, s);
+    }
+}
+
+/* ---- recording ---- */
+
+/* A full barrier: every earlier compute or transfer command's writes are
+ * done and visible before any later one starts. */
+static void barrier_all(vk_ep *v, vk_stream *s) {
+    VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                          .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
+                          .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
+                                           VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT};
+    VkPipelineStageFlags st = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
+    v->f.vkCmdPipelineBarrier(s->cmd, st, st, 0, 1, &mb, 0, NULL, 0, NULL);
+}
+
+static int ensure_recording(vk_ep *v, vk_stream *s, ox_error *err) {
+    if (s->recording) return 0;
+    VkResult r = v->f.vkResetCommandBuffer(s->cmd, 0);
+    if (r != VK_SUCCESS) return ox_vk_fail(err, "vkResetCommandBuffer", r);
+    VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+                                   .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
+    r = v->f.vkBeginCommandBuffer(s->cmd, &bi);
+    if (r != VK_SUCCESS) return ox_vk_fail(err, "vkBeginCommandBuffer", r);
+    s->recording = 1;
+    return 0;
+}
+
+int ox_vk_stream_flush(vk_ep *v, vk_stream *s, ox_error *err) {
+    int rc = 0;
+    if (s->recording) {
+        VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                              .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
+                              .dstAccessMask = VK_ACCESS_HOST_READ_BIT};
+        v->f.vkCmdPipelineBarrier(s->cmd,
+                                  VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                                  VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, NULL, 0, NULL);
+        VkResult r = v->f.vkEndCommandBuffer(s->cmd);
+        if (r != VK_SUCCESS) return ox_vk_fail(err, "vkEndCommandBuffer", r);
+        VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1,
+                           .pCommandBuffers = &s->cmd};
+        pthread_mutex_lock(&v->lock);
+        r = v->f.vkQueueSubmit(v->queue, 1, &si, s->fence);
+        pthread_mutex_unlock(&v->lock);
+        if (r != VK_SUCCESS) return ox_vk_fail(err, "vkQueueSubmit", r);
+        atomic_fetch_add(&v->submits, 1);
+        r = v->f.vkWaitForFences(v->device, 1, &s->fence, VK_TRUE, UINT64_MAX);
+        if (r != VK_SUCCESS) return ox_vk_fail(err, "vkWaitForFences", r);
+        r = v->f.vkResetFences(v->device, 1, &s->fence);
+        s->recording = 0;
+        if (r != VK_SUCCESS) rc = ox_vk_fail(err, "vkResetFences", r);
+    }
+    /* the first check raised fails the run; the rest are moot */
+    for (int i = 0; i < s->n_checks; i++) {
+        const uint32_t *f = (const uint32_t *)((const char *)s->flags.mapped + (size_t)i * v->flag_stride);
+        if (rc == 0 && f[0]) rc = ox_vk_index_fail(v, &s->checks[i], f[1], err);
+    }
+    s->n_checks = 0;
+    list_release(v, &s->deferred);
+    s->sets_used = 0;
+    s->staging_used = 0;
+    VkResult r = v->f.vkResetDescriptorPool(v->device, s->desc_pool, 0);
+    if (r != VK_SUCCESS && rc == 0) rc = ox_vk_fail(err, "vkResetDescriptorPool", r);
+    return rc;
+}
+
+int ox_vk_record(vk_ep *v, vk_stream *s, const vk_dispatch *d, const char *what, ox_error *err) {
+    if (d->push_bytes > VK_PUSH_BYTES)
+        return ox_fail(err, ONYX_RUNTIME_ERROR, "vulkan: %u bytes of push constants", d->push_bytes);
+    for (int i = 0; i < 3; i++)
+        if (d->groups[i] == 0 || d->groups[i] > v->caps.max_workgroup_count[i])
+            return ox_fail(err, ONYX_RUNTIME_ERROR, "vulkan: %u workgroups in dimension %d (limit %u)",
+                           d->groups[i], i, v->caps.max_workgroup_count[i]);
+    VkPipeline pipe = ox_vk_pipeline(v, d->shader, err);
+    if (!pipe) return -1;
+    /* room for one more descriptor set and flag block, or wait first */
+    if (s->sets_used == VK_STREAM_SETS || (d->check && s->n_checks == VK_STREAM_CHECKS))
+        if (ox_vk_stream_flush(v, s, err) != 0) return -1;
+    VkDescriptorSet set;
+    VkDescriptorSetAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
+                                      .descriptorPool = s->desc_pool, .descriptorSetCount = 1,
+                                      .pSetLayouts = &v->set_layout};
+    VkResult r = v->f.vkAllocateDescriptorSets(v->device, &ai, &set);
+    if (r != VK_SUCCESS) return ox_vk_fail(err, "vkAllocateDescriptorSets", r);
+    s->sets_used++;
+    int slot = d->check ? s->n_checks : -1;
+    VkDescriptorBufferInfo infos[VK_BINDINGS];
+    VkWriteDescriptorSet writes[VK_BINDINGS];
+    for (int i = 0; i < VK_BINDINGS; i++) {
+        const vk_buf *b = i < VK_FLAG_BINDING && d->bufs[i] ? d->bufs[i] : &v->dummy;
+        VkDeviceSize off = 0, range = VK_WHOLE_SIZE;
+        if (i == VK_FLAG_BINDING && slot >= 0) {
+            b = &s->flags;
+            off = (VkDeviceSize)slot * v->flag_stride;
+            range = 8;
+        }
+        infos[i] = (VkDescriptorBufferInfo){.buffer = b->buf, .offset = off, .range = range};
+        writes[i] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
+                                           .dstSet = set, .dstBinding = (uint32_t)i,
+                                           .descriptorCount = 1,
+                                           .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                           .pBufferInfo = &infos[i]};
+    }
+    v->f.vkUpdateDescriptorSets(v->device, VK_BINDINGS, writes, 0, NULL);
+    if (ensure_recording(v, s, err) != 0) return -1;
+    if (slot >= 0) {
+        /* the flag block starts {0, ~0}: no bad index, none found yet */
+        uint32_t *f = (uint32_t *)((char *)s->flags.mapped + (size_t)slot * v->flag_stride);
+        f[0] = 0;
+        f[1] = ~0u;
+        const vk_index_check *ck = d->check;
+        vk_check_rec *rec = &s->checks[slot];
+        rec->indices = ck->indices->data;
+        rec->idx64 = ck->indices->dtype == ONYX_INT64;
+        rec->n_indices = ox_tensor_numel(ck->indices);
+        rec->axis_size = ck->axis_size;
+        rec->axis = ck->axis;
+        snprintf(rec->what, sizeof rec->what, "%s", what ? what : "vulkan kernel");
+        s->n_checks++;
+    }
+    v->f.vkCmdBindPipeline(s->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipe);
+    v->f.vkCmdBindDescriptorSets(s->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, v->pipe_layout, 0, 1, &set,
+                                 0, NULL);
+    if (d->push_bytes)
+        v->f.vkCmdPushConstants(s->cmd, v->pipe_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
+                                d->push_bytes, d->push);
+    v->f.vkCmdDispatch(s->cmd, d->groups[0], d->groups[1], d->groups[2]);
+    barrier_all(v, s);
+    atomic_fetch_add(&v->runs, 1);
+    return 0;
+}
+
+/* ---- memory ---- */
+
+vk_buf *ox_vk_stream_alloc(vk_ep *v, vk_stream *s, size_t bytes, ox_error *err) {
+    /* the smallest spare that fits without wasting more than half of it */
+    int best = -1;
+    for (int i = 0; i < s->spare.n; i++) {
+        VkDeviceSize sz = s->spare.items[i]->size;
+        if (sz >= bytes && sz / 2 <= bytes + 16 && (best < 0 || sz < s->spare.items[best]->size))
+            best = i;
+    }
+    if (best >= 0) {
+        vk_buf *b = s->spare.items[best];
+        s->spare.items[best] = s->spare.items[--s->spare.n];
+        return b;
+    }
+    return ox_vk_buf_new(v, bytes, err);
+}
+
+void ox_vk_stream_free(vk_ep *v, vk_stream *s, vk_buf *b) {
+    if (!b) return;
+    /* indices a pending check will read back must keep their contents */
+    vk_buf_list *to = &s->spare;
+    for (int i = 0; i < s->n_checks; i++)
+        if (s->checks[i].indices == b) to = &s->deferred;
+    if (list_push(to, b) != 0) {
+        /* no room to keep it: wait for the device, then free it now */
+        ox_error scratch = {0};
+        ox_vk_stream_flush(v, s, &scratch);
+        ox_vk_buf_free(v, b);
+    }
+}
+
+int ox_vk_stream_upload(vk_ep *v, vk_stream *s, vk_buf *b, const void *src, size_t bytes,
+                        ox_error *err) {
+    if (!bytes) return 0;
+    if (bytes > b->size) return ox_fail(err, ONYX_RUNTIME_ERROR, "vulkan: upload past a buffer");
+    if (!s->recording) return ox_vk_write(v, b, 0, src, bytes, err);
+    /* recorded work may still read this buffer's old contents: the new
+     * ones go through staging, copied in order with the rest */
+    if (!s->staging.buf &&
+        ox_vk_buf_make(v, STREAM_STAGING_BYTES, v->mem_type_staging, 1, &s->staging, err) != 0)
+        return -1;
+    for (size_t done = 0; done < bytes;) {
+        size_t n = bytes - done;
+        if (n > STREAM_STAGING_BYTES) n = STREAM_STAGING_BYTES;
+        if (s->staging_used + n > STREAM_STAGING_BYTES) {
+            if (ox_vk_stream_flush(v, s, err) != 0) return -1;
+            if (!s->recording) return ox_vk_write(v, b, done, (const char *)src + done, bytes - done, err);
+        }
+        memcpy((char *)s->staging.mapped + s->staging_used, (const char *)src + done, n);
+        if (ensure_recording(v, s, err) != 0) return -1;
+        VkBufferCopy region = {.srcOffset = s->staging_used, .dstOffset = done, .size = n};
+        v->f.vkCmdCopyBuffer(s->cmd, s->staging.buf, b->buf, 1, &region);
+        barrier_all(v, s);
+        s->staging_used += (n + 15) & ~(size_t)15;
+        done += n;
+    }
+    return 0;
+}
