@@ -145,7 +145,10 @@ onyx_status *onyx_session_options_set_providers(onyx_session_options *opts,
  * name that provider. vulkan: "device" (index among the usable Vulkan
  * devices, in the driver's order; default: a discrete GPU first),
  * "disable" (capabilities to mask: int64, fp16, subgroup, hostmap,
- * separated by ',' or '+'; added to ONYX_VK_DISABLE). */
+ * separated by ',' or '+'; added to ONYX_VK_DISABLE), "place" ("dense",
+ * the default: connected groups of Vulkan nodes with no convolution or
+ * matrix product run on the CPU instead, as their copies would cost more
+ * than they save; "all": every node the provider can run stays on it). */
 onyx_status *onyx_session_options_set_provider_option(onyx_session_options *opts, const char *provider,
                                                       const char *key, const char *value);
 onyx_status *onyx_session_options_set_optimization_level(onyx_session_options *opts,
@@ -208,6 +211,21 @@ const char *onyx_session_node_op_type(const onyx_session *session, size_t node_i
 const char *onyx_session_node_domain(const onyx_session *session, size_t node_index);
 /* Name of the provider the node was assigned to ("cpu", ...). */
 const char *onyx_session_node_provider(const onyx_session *session, size_t node_index);
+
+/* What one provider did for this session's runs so far (all runs, all
+ * threads). Kernel launches, submissions and copies are counted by device
+ * providers; the CPU provider reports zeros. */
+typedef struct onyx_provider_stats {
+    uint64_t runs;             /* runs that opened a stream on the provider */
+    uint64_t kernel_launches;  /* device kernels recorded (Vulkan dispatches) */
+    uint64_t submits;          /* submissions to the device's queue */
+    uint64_t copies_to_host;   /* tensors copied device -> host during runs */
+    uint64_t copies_from_host; /* tensors copied host -> device during runs */
+    uint64_t weight_uploads;   /* weights uploaded once to stay on the device */
+} onyx_provider_stats;
+/* Fails when the session does not use the named provider. */
+onyx_status *onyx_session_provider_stats(const onyx_session *session, const char *provider,
+                                         onyx_provider_stats *out);
 
 /* Opset imports of the model: domain ("" is ai.onnx) and version. */
 size_t onyx_session_opset_count(const onyx_session *session);

@@ -270,6 +270,19 @@ const char *onyx_session_node_provider(const onyx_session *s, size_t i) {
     return n ? s->eps[n->ep]->name : NULL;
 }
 
+onyx_status *onyx_session_provider_stats(const onyx_session *s, const char *provider,
+                                         onyx_provider_stats *out) {
+    CHECK_ARG(s && provider && out, "NULL argument");
+    memset(out, 0, sizeof *out);
+    for (int e = 0; e < s->n_eps; e++) {
+        ox_ep *ep = s->eps[e];
+        if (strcmp(ep->name, provider) != 0) continue;
+        if (ep->ops->get_stats) ep->ops->get_stats(ep, out);
+        return NULL;
+    }
+    return ox_status_new(ONYX_INVALID_ARGUMENT, "the session does not use provider '%s'", provider);
+}
+
 size_t onyx_session_opset_count(const onyx_session *s) { return s ? (size_t)s->model->n_opsets : 0; }
 
 onyx_status *onyx_session_opset(const onyx_session *s, size_t index, const char **domain,

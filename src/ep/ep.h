@@ -103,6 +103,12 @@ typedef struct ox_ep_ops {
      * on the device; the planner keeps such inputs in host memory instead
      * of copying them over. Inputs past 31 are never host-read. */
     uint32_t (*host_inputs)(ox_ep *ep, const ir_node *node);
+    /* Optional (NULL: every node is). Whether this node alone repays the
+     * copies that placing it on the device may cost (a convolution or a
+     * matrix product does; an Add does not). The partitioner moves every
+     * group of connected device nodes without such a node back to the
+     * CPU, so a light node between CPU nodes is no island of two copies. */
+    int (*worth_placing)(ox_ep *ep, const ir_node *node);
     /* Run lifecycle (both optional, NULL for providers that compute
      * synchronously). run_begin makes the stream one run records its work
      * into (NULL with err set on failure); kernels find it in ctx->stream.
@@ -127,6 +133,8 @@ typedef struct ox_ep_ops {
                         ox_error *err);
     int (*copy_from_host)(ox_ep *ep, void *stream, void *dst, const void *src, size_t bytes,
                           ox_error *err);
+    /* Optional: the provider's counters (onyx_provider_stats). */
+    void (*get_stats)(ox_ep *ep, onyx_provider_stats *out);
     void (*destroy)(ox_ep *ep);
 } ox_ep_ops;
 

@@ -1,6 +1,9 @@
 /* Node placement: each node goes to the highest-priority provider that
  * supports it with its input types. The CPU provider is always last and
- * is the reference, so an unsupported node falls back to it. */
+ * is the reference, so an unsupported node falls back to it. Then groups
+ * of connected device nodes that hold no node worth a copy (see
+ * ox_ep_ops.worth_placing) move back to the CPU: each would cost a copy
+ * to the device and one back for work the CPU does as fast. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,13 +23,70 @@ static void describe_inputs(const ir_graph *g, const ir_node *n, char *buf, size
 static int place_nodes(ir_graph *g, ox_ep *const *eps, int n_eps, const ir_type **types,
                        ox_error *err);
 
+static int drop_light_groups(ir_graph *g, ox_ep *const *eps, int n_eps, const ir_type **types,
+                             ox_error *err);
+
 int ox_partition(ir_graph *g, ox_ep *const *eps, int n_eps, ox_error *err) {
     /* one buffer for the widest node: nodes have no cap on their inputs */
     const ir_type **types = calloc((size_t)ir_graph_max_inputs(g) + 1, sizeof *types);
     if (!types) return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
     int rc = place_nodes(g, eps, n_eps, types, err);
+    if (rc == 0) rc = drop_light_groups(g, eps, n_eps, types, err);
     free(types);
     return rc;
+}
+
+static int find_root(int *parent, int x) {
+    while (parent[x] != x) {
+        parent[x] = parent[parent[x]];
+        x = parent[x];
+    }
+    return x;
+}
+
+/* Groups: device nodes of one provider joined by a value one produces
+ * and the other reads on the device. */
+static int drop_light_groups(ir_graph *g, ox_ep *const *eps, int n_eps, const ir_type **types,
+                             ox_error *err) {
+    int host = n_eps - 1, any = 0;
+    for (int e = 0; e < host; e++) any |= eps[e]->device != OX_DEVICE_HOST && eps[e]->ops->worth_placing;
+    if (!any || g->n_nodes == 0) return 0;
+    int *parent = malloc((size_t)g->n_nodes * sizeof *parent);
+    char *worth = calloc((size_t)g->n_nodes, 1);
+    if (!parent || !worth) {
+        free(parent);
+        free(worth);
+        return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
+    }
+    for (int i = 0; i < g->n_nodes; i++) parent[i] = i;
+    for (int i = 0; i < g->n_nodes; i++) {
+        const ir_node *n = &g->nodes[i];
+        ox_ep *ep = eps[n->ep];
+        if (ep->device == OX_DEVICE_HOST) continue;
+        uint32_t host_read = ep->ops->host_inputs ? ep->ops->host_inputs(ep, n) : 0;
+        for (int k = 0; k < n->n_inputs; k++) {
+            int v = n->inputs[k];
+            if (v < 0 || (k < 32 && (host_read >> k & 1u))) continue;
+            int p = g->values[v].producer;
+            if (p >= 0 && g->nodes[p].ep == n->ep) parent[find_root(parent, i)] = find_root(parent, p);
+        }
+    }
+    for (int i = 0; i < g->n_nodes; i++) {
+        const ir_node *n = &g->nodes[i];
+        ox_ep *ep = eps[n->ep];
+        if (ep->device == OX_DEVICE_HOST) continue;
+        if (!ep->ops->worth_placing || ep->ops->worth_placing(ep, n)) worth[find_root(parent, i)] = 1;
+    }
+    for (int i = 0; i < g->n_nodes; i++) {
+        ir_node *n = &g->nodes[i];
+        if (eps[n->ep]->device == OX_DEVICE_HOST || worth[find_root(parent, i)]) continue;
+        for (int k = 0; k < n->n_inputs; k++)
+            types[k] = n->inputs[k] >= 0 ? &g->values[n->inputs[k]].type : NULL;
+        if (eps[host]->ops->supports(eps[host], n, types, n->n_inputs)) n->ep = host;
+    }
+    free(parent);
+    free(worth);
+    return 0;
 }
 
 static int place_nodes(ir_graph *g, ox_ep *const *eps, int n_eps, const ir_type **types,

@@ -969,19 +969,42 @@ static void usage(FILE *f)
             "  --threads N              intra-op threads per session (default 1; 0 = all cores)\n"
             "  --opt-level N            graph optimization level (default: library default)\n"
             "  --providers A,B          execution providers in priority order (default: the\n"
-            "                           library's); cpu is the fallback for the rest\n"
+            "                           library's), each as NAME[:KEY=VALUE...]; cpu is the\n"
+            "                           fallback for the rest\n"
             "  --verbose                report every test, not only regressions\n");
 }
 
-/* "vulkan,cpu" -> onyx_session_options_set_providers. */
+/* "vulkan:place=all,cpu" -> onyx_session_options_set_providers and
+ * onyx_session_options_set_provider_option. */
 static onyx_status *set_providers(onyx_session_options *opts, const char *list)
 {
     const char *names[16];
     size_t n = 0;
     char *copy = xstrdup(list), *save = NULL;
-    for (char *t = strtok_r(copy, ",", &save); t && n < 16; t = strtok_r(NULL, ",", &save))
+    onyx_status *st = NULL;
+    for (char *t = strtok_r(copy, ",", &save); t && n < 16; t = strtok_r(NULL, ",", &save)) {
+        char *colon = strchr(t, ':');
+        if (colon)
+            *colon = '\0';
         names[n++] = trim(t);
-    onyx_status *st = onyx_session_options_set_providers(opts, names, n);
+    }
+    st = onyx_session_options_set_providers(opts, names, n);
+    /* the options, now that the providers are known */
+    free(copy);
+    copy = xstrdup(list);
+    save = NULL;
+    for (char *t = strtok_r(copy, ",", &save); t && !st; t = strtok_r(NULL, ",", &save)) {
+        char *save2 = NULL, *name = strtok_r(t, ":", &save2);
+        for (char *kv = strtok_r(NULL, ":", &save2); kv && !st; kv = strtok_r(NULL, ":", &save2)) {
+            char *eq = strchr(kv, '=');
+            if (!eq) {
+                fprintf(stderr, "onyx_conformance: provider option '%s' is not KEY=VALUE\n", kv);
+                exit(2);
+            }
+            *eq = '\0';
+            st = onyx_session_options_set_provider_option(opts, trim(name), kv, eq + 1);
+        }
+    }
     free(copy);
     return st;
 }

@@ -459,15 +459,25 @@ static void option_cases(void) {
     CHECK_FAILS(create_with_options(bad_disable, 2, &s), ONYX_INVALID_ARGUMENT, "names 'nonsense'");
     const char *bad_key[] = {"devcie", "0"};
     CHECK_FAILS(create_with_options(bad_key, 2, &s), ONYX_INVALID_ARGUMENT,
-                "provider 'vulkan' has no option 'devcie' (its options: device, disable)");
+                "provider 'vulkan' has no option 'devcie' (its options: device, disable, place)");
     const char *far[] = {"device", "7"};
     CHECK_FAILS(create_with_options(far, 2, &s), ONYX_INVALID_ARGUMENT, "vulkan: device 7 was asked for; ");
     const char *not_num[] = {"device", "gpu0"};
     CHECK_FAILS(create_with_options(not_num, 2, &s), ONYX_INVALID_ARGUMENT,
                 "vulkan: option device='gpu0' is not a device index");
     /* set again, an option replaces its earlier value (device 7 is gone) */
-    const char *good[] = {"device", "7", "disable", "subgroup+hostmap", "device", "0"};
-    CHECK_OK(create_with_options(good, 6, &s));
+    const char *bad_place[] = {"place", "everywhere"};
+    CHECK_FAILS(create_with_options(bad_place, 2, &s), ONYX_INVALID_ARGUMENT,
+                "vulkan: option place='everywhere' must be 'dense' (the default) or 'all'");
+    /* by default a lone light node is no group worth two copies: the CPU
+     * runs it */
+    CHECK_OK(create_with_options(NULL, 0, &s));
+    if (s) {
+        CHECK(strcmp(onyx_session_node_provider(s, 0), "cpu") == 0);
+        onyx_session_free(s);
+    }
+    const char *good[] = {"device", "7", "disable", "subgroup+hostmap", "device", "0", "place", "all"};
+    CHECK_OK(create_with_options(good, 8, &s));
     if (s) {
         CHECK(strcmp(onyx_session_node_provider(s, 0), "vulkan") == 0);
         const ox_vk_caps *caps = ox_vulkan_ep_caps(s->eps[0]);

@@ -72,6 +72,8 @@ onyx_session *vc_session(const uint8_t *buf, size_t len, int with_vulkan) {
     CHECK_OK(onyx_session_options_create(&o));
     const char *both[] = {"vulkan", "cpu"}, *cpu[] = {"cpu"};
     CHECK_OK(onyx_session_options_set_providers(o, with_vulkan ? both : cpu, with_vulkan ? 2 : 1));
+    /* every node a kernel takes stays on the device, however light */
+    if (with_vulkan) CHECK_OK(onyx_session_options_set_provider_option(o, "vulkan", "place", "all"));
     onyx_session *s = NULL;
     CHECK_OK(onyx_session_create_from_buffer(env, buf, len, o, &s));
     onyx_session_options_free(o);

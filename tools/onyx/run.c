@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 
@@ -30,11 +31,14 @@ void usage_run(void) {
            "  --threads N          intra-op threads (default 0: one per core)\n"
            "  --providers A,B      execution providers in priority order, each with\n"
            "                       options as NAME:KEY=VALUE[:KEY=VALUE] (vulkan:\n"
-           "                       device=N, disable=int64+fp16+subgroup+hostmap)\n"
+           "                       device=N, disable=int64+fp16+subgroup+hostmap,\n"
+           "                       place=dense|all)\n"
            "  --opt-level LEVEL    graph optimization: none, basic or all\n"
            "  --log-level LEVEL    diagnostics on stderr: error (default), warning,\n"
            "                       info (placement, memory plan) or verbose\n"
            "  --time-limit-ms N    stop the run after N milliseconds (default 0: none)\n"
+           "  --repeat N           after the first run, run N more times on the same\n"
+           "                       inputs and print their min and median latency\n"
            "  --memory-limit BYTES cap the run-time memory of the session, weights\n"
            "                       excluded (default 0: unlimited)\n"
            "  -h, --help           show this help\n");
@@ -56,6 +60,7 @@ typedef struct run_args {
     int log_level; /* -1: errors only */
     uint64_t time_limit_ms; /* 0: none */
     uint64_t memory_limit;  /* 0: unlimited */
+    uint64_t repeat;        /* extra timed runs after the first */
 } run_args;
 
 static uint64_t splitmix64(uint64_t *state) {
@@ -130,6 +135,10 @@ static int parse_args(int argc, char **argv, run_args *a) {
             if (m < 0) return CLI_FAIL;
             if (cli_parse_u64(v, &a->time_limit_ms) != 0)
                 return cli_error("run: --time-limit-ms expects a non-negative integer, got '%s'", v);
+        } else if ((m = cli_option_value(argc, argv, &i, "--repeat", &v)) != 0) {
+            if (m < 0) return CLI_FAIL;
+            if (cli_parse_u64(v, &a->repeat) != 0 || a->repeat > 1000000)
+                return cli_error("run: --repeat expects a count of runs, got '%s'", v);
         } else if ((m = cli_option_value(argc, argv, &i, "--memory-limit", &v)) != 0) {
             if (m < 0) return CLI_FAIL;
             if (cli_parse_u64(v, &a->memory_limit) != 0 ||
@@ -639,6 +648,71 @@ static int report_output(const char *raw_name, const char *qual, const onyx_tens
     return rc;
 }
 
+/* ---- timing and provider counters ---- */
+
+static double now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* n more runs on the same inputs; prints their min and median. */
+static int timed_runs(onyx_session *s, const onyx_run_options *ro, const char **in_names,
+                      onyx_tensor **inputs, size_t n_in, const char **out_names, size_t n_out,
+                      uint64_t n) {
+    double *ms = malloc((size_t)n * sizeof *ms);
+    onyx_tensor **outs = calloc(n_out + 1, sizeof *outs);
+    int rc = CLI_OK;
+    if (!ms || !outs) rc = cli_error("out of memory");
+    for (uint64_t r = 0; rc == CLI_OK && r < n; r++) {
+        double t0 = now_ms();
+        onyx_status *st = onyx_session_run_with_options(s, ro, in_names, (const onyx_tensor *const *)inputs,
+                                                        n_in, out_names, outs, n_out);
+        ms[r] = now_ms() - t0;
+        for (size_t i = 0; i < n_out; i++) {
+            onyx_tensor_free(outs[i]);
+            outs[i] = NULL;
+        }
+        if (st) rc = cli_status(st);
+    }
+    if (rc == CLI_OK) {
+        qsort(ms, (size_t)n, sizeof *ms, cmp_double);
+        printf("latency over %llu runs: min %.2f ms, median %.2f ms\n", (unsigned long long)n,
+               ms[0], ms[n / 2]);
+    }
+    free(ms);
+    free(outs);
+    return rc;
+}
+
+/* Per device provider: kernels, submissions and copies per run. */
+static void report_provider_stats(const onyx_session *s, uint64_t runs) {
+    onyx_env *env = NULL;
+    if (onyx_env_create(&env) != NULL) return;
+    for (size_t p = 0; p < onyx_env_provider_count(env); p++) {
+        const char *name = onyx_env_provider_name(env, p);
+        onyx_provider_stats st;
+        onyx_status *e = onyx_session_provider_stats(s, name, &st);
+        if (e) {
+            onyx_status_free(e);
+            continue;
+        }
+        if (!st.runs) continue;
+        fprintf(stderr,
+                "onyx [info] provider %s over %llu runs: %.1f kernels, %.1f submits, %.1f copies "
+                "to the host and %.1f from it per run; %llu weights uploaded once\n",
+                name, (unsigned long long)runs, (double)st.kernel_launches / (double)runs,
+                (double)st.submits / (double)runs, (double)st.copies_to_host / (double)runs,
+                (double)st.copies_from_host / (double)runs, (unsigned long long)st.weight_uploads);
+    }
+    onyx_env_free(env);
+}
+
 /* ---- the command ---- */
 
 static int find_input(const onyx_value_info *infos, size_t n, const char *name, size_t len) {
@@ -761,6 +835,9 @@ int cmd_run(int argc, char **argv) {
     }
     for (size_t i = 0; i < n_out && rc == CLI_OK; i++)
         rc = report_output(out_names[i], "", outputs[i], a.out_dir, &used);
+    if (rc == CLI_OK && a.repeat)
+        rc = timed_runs(s, run_opts, in_names, inputs, n_in, out_names, n_out, a.repeat);
+    if (rc == CLI_OK && a.log_level >= ONYX_LOG_INFO) report_provider_stats(s, a.repeat + 1);
 
 out:
     for (size_t i = 0; inputs && i < n_in; i++)

@@ -28,6 +28,7 @@ static int vk_supports(ox_ep *ep, const ir_node *node, const ir_type *const *in,
 }
 
 static void *vk_run_begin(ox_ep *ep, ox_error *err) {
+    atomic_fetch_add(&((vk_ep *)ep)->streams_begun, 1);
     return ox_vk_stream_get((vk_ep *)ep, err);
 }
 
@@ -61,8 +62,12 @@ static int vk_to_host(ox_ep *ep, void *stream, void *dst, const void *src, size_
 static int vk_from_host(ox_ep *ep, void *stream, void *dst, const void *src, size_t bytes,
                         ox_error *err) {
     vk_ep *v = (vk_ep *)ep;
-    atomic_fetch_add(&v->from_host, 1);
-    if (stream) return ox_vk_stream_upload(v, stream, dst, src, bytes, err);
+    if (stream) {
+        atomic_fetch_add(&v->from_host, 1);
+        return ox_vk_stream_upload(v, stream, dst, src, bytes, err);
+    }
+    /* outside a run: a weight uploaded to stay */
+    atomic_fetch_add(&v->weight_uploads, 1);
     return ox_vk_write(v, dst, 0, src, bytes, err);
 }
 
@@ -75,16 +80,40 @@ static void vk_destroy(ox_ep *ep) {
     free(v);
 }
 
+static void vk_get_stats(ox_ep *ep, onyx_provider_stats *out) {
+    vk_ep *v = (vk_ep *)ep;
+    out->runs = (uint64_t)atomic_load(&v->streams_begun);
+    out->kernel_launches = (uint64_t)atomic_load(&v->runs);
+    out->submits = (uint64_t)atomic_load(&v->submits);
+    out->copies_to_host = (uint64_t)atomic_load(&v->to_host);
+    out->copies_from_host = (uint64_t)atomic_load(&v->from_host);
+    out->weight_uploads = (uint64_t)atomic_load(&v->weight_uploads);
+}
+
+/* Nodes whose arithmetic outweighs copying their tensors: products and
+ * convolutions, and the attention and recurrent blocks built on them. */
+static int vk_worth_placing(ox_ep *ep, const ir_node *node) {
+    if (((vk_ep *)ep)->place_all) return 1;
+    static const char *const DENSE[] = {"Conv", "ConvTranspose", "MatMul", "Gemm", "Attention",
+                                        "DeformConv", "Einsum"};
+    if (node->domain[0] != '\0') return 0;
+    for (size_t i = 0; i < sizeof DENSE / sizeof DENSE[0]; i++)
+        if (strcmp(node->op_type, DENSE[i]) == 0) return 1;
+    return 0;
+}
+
 static const ox_ep_ops VK_OPS = {
     .supports = vk_supports,
     .find_kernel = vk_find_kernel,
     .host_inputs = ox_vk_host_inputs,
+    .worth_placing = vk_worth_placing,
     .run_begin = vk_run_begin,
     .run_end = vk_run_end,
     .alloc = vk_alloc,
     .free = vk_free,
     .copy_to_host = vk_to_host,
     .copy_from_host = vk_from_host,
+    .get_stats = vk_get_stats,
     .destroy = vk_destroy,
 };
 
@@ -104,10 +133,16 @@ static int device_option(const ox_ep_options *opts, int *device, ox_error *err) 
 }
 
 ox_ep *ox_vulkan_ep_create(const ox_ep_options *opts, ox_error *err) {
-    static const char *const KNOWN[] = {"device", "disable"};
+    static const char *const KNOWN[] = {"device", "disable", "place"};
     int device;
-    if (ox_ep_options_allow(opts, "vulkan", KNOWN, 2, err) != 0 || device_option(opts, &device, err) != 0)
+    if (ox_ep_options_allow(opts, "vulkan", KNOWN, 3, err) != 0 || device_option(opts, &device, err) != 0)
         return NULL;
+    const char *place = ox_ep_option(opts, "place");
+    if (place && strcmp(place, "all") != 0 && strcmp(place, "dense") != 0) {
+        ox_fail(err, ONYX_INVALID_ARGUMENT,
+                "vulkan: option place='%s' must be 'dense' (the default) or 'all'", place);
+        return NULL;
+    }
     vk_ep *v = calloc(1, sizeof *v);
     if (!v) {
         ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
@@ -115,6 +150,7 @@ ox_ep *ox_vulkan_ep_create(const ox_ep_options *opts, ox_error *err) {
     }
     pthread_mutex_init(&v->lock, NULL);
     v->base.name = "vulkan";
+    v->place_all = place && strcmp(place, "all") == 0;
     v->base.device = OX_VULKAN_DEVICE;
     v->base.ops = &VK_OPS;
     v->base.impl = v;

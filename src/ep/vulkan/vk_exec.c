@@ -103,6 +103,7 @@ static int submit_wait(vk_ep *v, ox_error *err) {
                        .pCommandBuffers = &v->cmd};
     r = v->f.vkQueueSubmit(v->queue, 1, &si, v->fence);
     if (r != VK_SUCCESS) return ox_vk_fail(err, "vkQueueSubmit", r);
+    atomic_fetch_add(&v->submits, 1);
     r = v->f.vkWaitForFences(v->device, 1, &v->fence, VK_TRUE, UINT64_MAX);
     VkResult rr = v->f.vkResetFences(v->device, 1, &v->fence);
     if (r != VK_SUCCESS) return ox_vk_fail(err, "vkWaitForFences", r);

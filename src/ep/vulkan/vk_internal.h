@@ -117,8 +117,11 @@ typedef struct vk_ep {
 
     struct vk_stream *idle_streams; /* streams of finished runs, for reuse */
     uint32_t flag_stride; /* bytes between flag blocks: the offset alignment */
+    /* option place=all: keep every node the kernels take, even in groups
+     * with no dense node (kernel tests; the default moves those to the CPU) */
+    int place_all;
 
-    atomic_long runs, submits, to_host, from_host, live;
+    atomic_long runs, submits, to_host, from_host, live, streams_begun, weight_uploads;
 } vk_ep;
 
 /* "VK_ERROR_OUT_OF_DEVICE_MEMORY" etc. */
