@@ -181,6 +181,11 @@ int main(void) {
     CHECK(st.copies_from_host == 3 + 2 * 2);
     CHECK(st.copies_to_host == 2 * 3);
     CHECK(st.live_allocations == 1);
+    /* the kernels recorded; their work ran at the two copies to the host
+     * of each run and at its end (the test provider's results are only
+     * right when the executor waits where it must) */
+    CHECK(st.streams_begun == 3 && st.streams_ended == 3);
+    CHECK(st.flushes == 3 * 3);
 
     test_host_inputs(env);
 

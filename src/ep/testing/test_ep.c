@@ -12,15 +12,36 @@
  * host pointer must be checkable without reading memory it does not own. */
 typedef struct device_block {
     void *data;
+    int pending; /* recorded work that writes it and has not run yet */
     struct device_block *next;
 } device_block;
 
 typedef struct test_ep {
     ox_ep base;
-    atomic_long to_host, from_host, runs, live;
+    atomic_long to_host, from_host, runs, live, streams_begun, streams_ended, flushes;
     pthread_mutex_t lock;
     device_block *blocks;
 } test_ep;
+
+/* Deferred execution, as a real device does it: within a run, kernels
+ * only record what to compute, and the work runs when the stream is
+ * flushed (a copy to the host, the run's end). Tensor headers are copied
+ * into the record; the memory they point at must stay valid until the
+ * flush, so the stream frees blocks only after it. An executor that reads
+ * a result before the flush, or frees memory recorded work still needs,
+ * gets wrong values or a use-after-free that the tests and ASan catch. */
+enum { OP_ADD, OP_MUL, OP_RELU, OP_COPY };
+typedef struct recorded_op {
+    int op;
+    ox_tensor a, b, y;
+} recorded_op;
+
+typedef struct test_stream {
+    recorded_op *ops;
+    int n_ops, cap_ops;
+    void **frees; /* blocks freed by the run, released at the flush */
+    int n_frees, cap_frees;
+} test_stream;
 
 static int on_device(ox_ep *ep, const void *p) {
     test_ep *t = (test_ep *)ep;
@@ -30,6 +51,8 @@ static int on_device(ox_ep *ep, const void *p) {
     pthread_mutex_unlock(&t->lock);
     return found;
 }
+
+static void t_release(ox_ep *ep, void *ptr);
 
 static int float_only(const ir_node *node, const ir_type *const *in, int n) {
     (void)node;
@@ -60,19 +83,74 @@ static int64_t bcast_index(const ox_tensor *in, const ox_tensor *out, int64_t i)
     return idx;
 }
 
+static void run_op(const recorded_op *r) {
+    const ox_tensor *a = &r->a, *b = &r->b, *y = &r->y;
+    int64_t n = ox_tensor_numel(y);
+    float *py = y->data;
+    const float *pa = a->data, *pb = b->data;
+    if (r->op == OP_COPY) {
+        if (y->nbytes) memcpy(y->data, a->data, y->nbytes);
+    } else if (r->op == OP_RELU) {
+        for (int64_t i = 0; i < n; i++) py[i] = pa[i] > 0.0f ? pa[i] : 0.0f;
+    } else {
+        for (int64_t i = 0; i < n; i++) {
+            float x0 = pa[bcast_index(a, y, i)], x1 = pb[bcast_index(b, y, i)];
+            py[i] = r->op == OP_MUL ? x0 * x1 : x0 + x1;
+        }
+    }
+}
+
+static device_block *find_block(test_ep *t, const void *p) {
+    for (device_block *b = t->blocks; b; b = b->next)
+        if (b->data == p) return b;
+    return NULL;
+}
+
+/* Records the op into the run's stream; every kernel here runs in a run
+ * (the partitioner never hands constant folding to a device provider). */
+static int record(ox_kernel_ctx *c, int op, const ox_tensor *a, const ox_tensor *b, ox_tensor *y) {
+    test_ep *t = (test_ep *)c->ep;
+    test_stream *s = c->stream;
+    if (!s) return ox_kernel_fail(c, ONYX_RUNTIME_ERROR, "test device: kernel called without the run's stream");
+    if (s->n_ops == s->cap_ops) {
+        int ncap = s->cap_ops ? s->cap_ops * 2 : 16;
+        recorded_op *no = realloc(s->ops, (size_t)ncap * sizeof *no);
+        if (!no) return ox_kernel_fail(c, ONYX_OUT_OF_MEMORY, "out of memory");
+        s->ops = no;
+        s->cap_ops = ncap;
+    }
+    recorded_op *r = &s->ops[s->n_ops++];
+    memset(r, 0, sizeof *r);
+    r->op = op;
+    r->a = *a;
+    if (b) r->b = *b;
+    r->y = *y;
+    pthread_mutex_lock(&t->lock);
+    device_block *blk = find_block(t, y->data);
+    if (blk) blk->pending++;
+    pthread_mutex_unlock(&t->lock);
+    atomic_fetch_add(&t->runs, 1);
+    return 0;
+}
+
+/* Runs what the stream recorded, then frees what the run freed. */
+static void flush(test_ep *t, test_stream *s) {
+    for (int i = 0; i < s->n_ops; i++) run_op(&s->ops[i]);
+    pthread_mutex_lock(&t->lock);
+    for (int i = 0; i < s->n_ops; i++) {
+        device_block *blk = find_block(t, s->ops[i].y.data);
+        if (blk) blk->pending--;
+    }
+    pthread_mutex_unlock(&t->lock);
+    s->n_ops = 0;
+    atomic_fetch_add(&t->flushes, 1);
+    for (int i = 0; i < s->n_frees; i++) t_release(&t->base, s->frees[i]);
+    s->n_frees = 0;
+}
+
 static int binary(ox_kernel_ctx *c, int mul) {
     if (check_device(c) != 0) return -1;
-    const ox_tensor *a = c->inputs[0], *b = c->inputs[1];
-    ox_tensor *y = c->outputs[0];
-    const float *pa = a->data, *pb = b->data;
-    float *py = y->data;
-    int64_t n = ox_tensor_numel(y);
-    for (int64_t i = 0; i < n; i++) {
-        float x0 = pa[bcast_index(a, y, i)], x1 = pb[bcast_index(b, y, i)];
-        py[i] = mul ? x0 * x1 : x0 + x1;
-    }
-    atomic_fetch_add(&((test_ep *)c->ep)->runs, 1);
-    return 0;
+    return record(c, mul ? OP_MUL : OP_ADD, c->inputs[0], c->inputs[1], c->outputs[0]);
 }
 
 static int k_add(ox_kernel_ctx *c) { return binary(c, 0); }
@@ -80,12 +158,7 @@ static int k_mul(ox_kernel_ctx *c) { return binary(c, 1); }
 
 static int k_relu(ox_kernel_ctx *c) {
     if (check_device(c) != 0) return -1;
-    const float *x = c->inputs[0]->data;
-    float *y = c->outputs[0]->data;
-    int64_t n = ox_tensor_numel(c->outputs[0]);
-    for (int64_t i = 0; i < n; i++) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
-    atomic_fetch_add(&((test_ep *)c->ep)->runs, 1);
-    return 0;
+    return record(c, OP_RELU, c->inputs[0], NULL, c->outputs[0]);
 }
 
 /* Reshape reads its shape on the host (host_inputs), as a real device
@@ -96,9 +169,7 @@ static int k_reshape(ox_kernel_ctx *c) {
         return ox_kernel_fail(c, ONYX_RUNTIME_ERROR, "test device: Reshape data is not in device memory");
     if (on_device(c->ep, c->inputs[1]->data))
         return ox_kernel_fail(c, ONYX_RUNTIME_ERROR, "test device: Reshape's shape was copied to the device");
-    if (c->outputs[0]->nbytes) memcpy(c->outputs[0]->data, c->inputs[0]->data, c->outputs[0]->nbytes);
-    atomic_fetch_add(&((test_ep *)c->ep)->runs, 1);
-    return 0;
+    return record(c, OP_COPY, c->inputs[0], NULL, c->outputs[0]);
 }
 
 static int reshape_types(const ir_node *node, const ir_type *const *in, int n) {
@@ -131,9 +202,9 @@ static int t_supports(ox_ep *ep, const ir_node *node, const ir_type *const *in, 
 }
 
 static void *t_alloc(ox_ep *ep, void *stream, size_t bytes) {
-    (void)stream;
+    (void)stream; /* never reused within a run: every block is fresh */
     test_ep *t = (test_ep *)ep;
-    device_block *b = malloc(sizeof *b);
+    device_block *b = calloc(1, sizeof *b);
     void *p = malloc(bytes ? bytes : 1);
     if (!b || !p) {
         free(b);
@@ -149,10 +220,8 @@ static void *t_alloc(ox_ep *ep, void *stream, size_t bytes) {
     return p;
 }
 
-static void t_free(ox_ep *ep, void *stream, void *ptr) {
-    (void)stream;
+static void t_release(ox_ep *ep, void *ptr) {
     test_ep *t = (test_ep *)ep;
-    if (!ptr) return;
     device_block *gone = NULL;
     pthread_mutex_lock(&t->lock);
     for (device_block **b = &t->blocks; *b; b = &(*b)->next)
@@ -168,21 +237,73 @@ static void t_free(ox_ep *ep, void *stream, void *ptr) {
     atomic_fetch_sub(&t->live, 1);
 }
 
+/* Within a run, a block is freed at the next flush: recorded work may
+ * still read it. */
+static int defer_free(test_stream *s, void *ptr) {
+    if (s->n_frees == s->cap_frees) {
+        int ncap = s->cap_frees ? s->cap_frees * 2 : 16;
+        void **nf = realloc(s->frees, (size_t)ncap * sizeof *nf);
+        if (!nf) return -1;
+        s->frees = nf;
+        s->cap_frees = ncap;
+    }
+    s->frees[s->n_frees++] = ptr;
+    return 0;
+}
+
+static void t_free(ox_ep *ep, void *stream, void *ptr) {
+    if (!ptr) return;
+    if (stream) {
+        if (defer_free(stream, ptr) == 0) return;
+        flush((test_ep *)ep, stream); /* no room to defer: run what is recorded first */
+    }
+    t_release(ep, ptr);
+}
+
 static int t_to_host(ox_ep *ep, void *stream, void *dst, const void *src, size_t bytes,
                      ox_error *err) {
-    (void)stream;
+    test_ep *t = (test_ep *)ep;
     if (!on_device(ep, src)) return ox_fail(err, ONYX_RUNTIME_ERROR, "test device: copy source is not device memory");
+    if (stream) flush(t, stream);
+    pthread_mutex_lock(&t->lock);
+    device_block *blk = find_block(t, src);
+    int pending = blk && blk->pending;
+    pthread_mutex_unlock(&t->lock);
+    if (pending)
+        return ox_fail(err, ONYX_RUNTIME_ERROR,
+                       "test device: read of a tensor whose recorded work has not run");
     if (bytes) memcpy(dst, src, bytes);
-    atomic_fetch_add(&((test_ep *)ep)->to_host, 1);
+    atomic_fetch_add(&t->to_host, 1);
     return 0;
 }
 
 static int t_from_host(ox_ep *ep, void *stream, void *dst, const void *src, size_t bytes,
                        ox_error *err) {
-    (void)stream;
+    (void)stream; /* a block is never reused within a run: nothing recorded reads it yet */
     if (!on_device(ep, dst)) return ox_fail(err, ONYX_RUNTIME_ERROR, "test device: copy target is not device memory");
     if (bytes) memcpy(dst, src, bytes);
     atomic_fetch_add(&((test_ep *)ep)->from_host, 1);
+    return 0;
+}
+
+static void *t_run_begin(ox_ep *ep, ox_error *err) {
+    test_stream *s = calloc(1, sizeof *s);
+    if (!s) {
+        ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
+        return NULL;
+    }
+    atomic_fetch_add(&((test_ep *)ep)->streams_begun, 1);
+    return s;
+}
+
+static int t_run_end(ox_ep *ep, void *stream, ox_error *err) {
+    (void)err;
+    test_stream *s = stream;
+    flush((test_ep *)ep, s);
+    free(s->ops);
+    free(s->frees);
+    free(s);
+    atomic_fetch_add(&((test_ep *)ep)->streams_ended, 1);
     return 0;
 }
 
@@ -201,6 +322,8 @@ static const ox_ep_ops TEST_OPS = {
     .supports = t_supports,
     .find_kernel = t_find,
     .host_inputs = t_host_inputs,
+    .run_begin = t_run_begin,
+    .run_end = t_run_end,
     .alloc = t_alloc,
     .free = t_free,
     .copy_to_host = t_to_host,
@@ -228,4 +351,7 @@ void ox_test_ep_get_stats(ox_ep *ep, ox_test_ep_stats *out) {
     out->copies_from_host = atomic_load(&t->from_host);
     out->kernel_runs = atomic_load(&t->runs);
     out->live_allocations = atomic_load(&t->live);
+    out->streams_begun = atomic_load(&t->streams_begun);
+    out->streams_ended = atomic_load(&t->streams_ended);
+    out->flushes = atomic_load(&t->flushes);
 }

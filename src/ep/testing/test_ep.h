@@ -1,7 +1,9 @@
 /* A provider for tests of placement, copies and fallback: it claims only
  * float32 Add, Mul, Relu and Reshape (whose shape it reads on the host),
  * and keeps its tensors in a simulated device memory that its kernels
- * verify, so a missing or needless copy is caught. */
+ * verify, so a missing or needless copy is caught. Its kernels only
+ * record work into the run's stream; the work runs at the stream's
+ * flush (a copy to the host, the run's end), as on a real device. */
 #ifndef ONYX_EP_TESTING_TEST_EP_H
 #define ONYX_EP_TESTING_TEST_EP_H
 
@@ -12,6 +14,8 @@ typedef struct ox_test_ep_stats {
     long copies_from_host;
     long kernel_runs;
     long live_allocations;
+    long streams_begun, streams_ended; /* runs' streams (ox_ep_ops.run_begin/run_end) */
+    long flushes;                      /* times recorded work ran */
 } ox_test_ep_stats;
 
 #define OX_TEST_DEVICE 1
