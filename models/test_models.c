@@ -2,9 +2,12 @@
  * make_references.py) through onyx and compares every output with ONNX
  * Runtime's, at the tolerance the manifest names for it.
  *
- * usage: test_models MANIFEST [--model-variant NAME] [CASE...]
+ * usage: test_models MANIFEST [--model-variant NAME] [--providers A,B] [CASE...]
  *
- * Without CASE names every case runs. --model-variant runs each case on
+ * Without CASE names every case runs. --providers runs the cases with
+ * those providers in priority order (e.g. vulkan,cpu) and prints per case
+ * how many nodes each provider took and, for a device provider, its
+ * kernels, submissions and copies per run. --model-variant runs each case on
  * another file of the same model, X.NAME.onnx beside X.onnx (ONNX
  * Runtime's saved optimized graphs: ort_basic, ort_extended), against the
  * original model's references. Prints per output the largest
@@ -480,7 +483,29 @@ static int fail_status(const char *what, onyx_status *st) {
     return -1;
 }
 
-static int run_case(onyx_env *env, const test_case *c) {
+/* Placement and device work of one session, for the log. */
+static void report_providers(const onyx_session *s, const char *providers) {
+    char names[256];
+    snprintf(names, sizeof names, "%s", providers);
+    for (char *save = NULL, *p = strtok_r(names, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
+        size_t on = 0, total = onyx_session_node_count(s);
+        for (size_t i = 0; i < total; i++) on += strcmp(onyx_session_node_provider(s, i), p) == 0;
+        printf("  provider %s: %zu of %zu nodes", p, on, total);
+        onyx_provider_stats st;
+        onyx_status *e = onyx_session_provider_stats(s, p, &st);
+        if (!e && st.runs)
+            printf("; per run %.0f kernels, %.0f submits, %.0f copies to the host, %.0f from it; "
+                   "%llu weights uploaded",
+                   (double)st.kernel_launches / (double)st.runs, (double)st.submits / (double)st.runs,
+                   (double)st.copies_to_host / (double)st.runs,
+                   (double)st.copies_from_host / (double)st.runs,
+                   (unsigned long long)st.weight_uploads);
+        if (e) onyx_status_free(e);
+        printf("\n");
+    }
+}
+
+static int run_case(onyx_env *env, const test_case *c, const char *providers) {
     printf("== %s (%s)\n", c->name, c->model);
     int rc = -1;
     onyx_session *s = NULL;
@@ -493,7 +518,21 @@ static int run_case(onyx_env *env, const test_case *c) {
         goto out;
     }
     double t0 = now_s();
-    onyx_status *st = onyx_session_create(env, c->model, NULL, &s);
+    onyx_session_options *o = NULL;
+    onyx_status *st = onyx_session_options_create(&o);
+    if (!st && providers) {
+        const char *names[8];
+        size_t n = 0;
+        char buf[256];
+        snprintf(buf, sizeof buf, "%s", providers);
+        for (char *save = NULL, *p = strtok_r(buf, ",", &save); p && n < 8; p = strtok_r(NULL, ",", &save))
+            names[n++] = p;
+        st = onyx_session_options_set_providers(o, names, n);
+        if (!st) st = onyx_session_create(env, c->model, o, &s);
+    } else if (!st) {
+        st = onyx_session_create(env, c->model, o, &s);
+    }
+    onyx_session_options_free(o);
     if (st) {
         fail_status("cannot create a session", st);
         goto out;
@@ -515,6 +554,7 @@ static int run_case(onyx_env *env, const test_case *c) {
     }
     double t2 = now_s();
     printf("  load %.2f s, run %.2f s\n", t1 - t0, t2 - t1);
+    if (providers) report_providers(s, providers);
     rc = 0;
     for (size_t i = 0; i < c->n_outputs; i++) {
         printf("  %s ", c->outputs[i].name);
@@ -546,17 +586,22 @@ static int use_variant(test_case *c, const char *variant) {
 }
 
 int main(int argc, char **argv) {
-    const char *variant = NULL;
-    /* --model-variant NAME may stand anywhere after the manifest */
-    for (int a = 2; a < argc; a++)
-        if (strcmp(argv[a], "--model-variant") == 0 && a + 1 < argc) {
-            variant = argv[a + 1];
+    const char *variant = NULL, *providers = NULL;
+    /* --model-variant NAME and --providers LIST may stand anywhere after
+     * the manifest */
+    for (int a = 2; a < argc;)
+        if ((strcmp(argv[a], "--model-variant") == 0 || strcmp(argv[a], "--providers") == 0) &&
+            a + 1 < argc) {
+            if (argv[a][2] == 'm') variant = argv[a + 1];
+            else providers = argv[a + 1];
             for (int k = a; k + 2 < argc; k++) argv[k] = argv[k + 2];
             argc -= 2;
-            break;
+        } else {
+            a++;
         }
     if (argc < 2) {
-        fprintf(stderr, "usage: test_models MANIFEST [--model-variant NAME] [CASE...]\n");
+        fprintf(stderr,
+                "usage: test_models MANIFEST [--model-variant NAME] [--providers A,B] [CASE...]\n");
         return 2;
     }
     manifest m;
@@ -589,7 +634,7 @@ int main(int argc, char **argv) {
         int selected = argc == 2;
         for (int a = 2; a < argc && !selected; a++) selected = strcmp(m.cases[i].name, argv[a]) == 0;
         if (!selected) continue;
-        if (run_case(env, &m.cases[i]) == 0) passed++;
+        if (run_case(env, &m.cases[i], providers) == 0) passed++;
         else failed++;
     }
     onyx_env_free(env);
