@@ -1,5 +1,5 @@
 /* The Vulkan provider's kernels: float32 elementwise operators with numpy
- * broadcasting, MatMul and Gemm, Softmax over the last axis, and Gather of
+ * broadcasting, MatMul and Gemm, Softmax and LogSoftmax over any axis, and Gather of
  * 32-bit elements. Each checks what it is given, fills the push constants
  * of its shader and dispatches it synchronously (ox_vk_dispatch).
  *
@@ -54,19 +54,32 @@ static int s_gemm(const ir_node *node, const ir_type *const *in, int n) {
            (n < 3 || !in[2] || (in[2]->rank >= 0 && in[2]->rank <= 2));
 }
 
-/* The axis Softmax normalizes over, or -1 when it is not the last one
- * (opset 13 semantics; before 13 the input is coerced to 2-D at `axis`,
- * the same thing exactly when axis is the last dimension). */
-static int softmax_last_axis(const ir_node *node, int rank) {
-    if (rank < 1) return 0;
-    int64_t axis = ir_attr_int(node, "axis", node->opset >= 13 ? -1 : 1);
+/* Softmax and LogSoftmax as rows: (outer, len, inner) with the row's
+ * elements `inner` apart. From opset 13 the axis is one dimension
+ * (default -1); before, the input is coerced to 2-D at `axis` (default 1)
+ * and each row is everything from the axis on. 0 when axis is outside
+ * the rank. */
+static int softmax_rows(const ir_node *node, int rank, const int64_t *dims, int64_t *outer,
+                        int64_t *len, int64_t *inner) {
+    int v13 = node->opset >= 13;
+    int64_t axis = ir_attr_int(node, "axis", v13 ? -1 : 1);
+    if (axis < -rank || axis >= rank) return 0;
     if (axis < 0) axis += rank;
-    return axis == rank - 1;
+    if (!dims) return 1;
+    *outer = 1;
+    *len = 1;
+    *inner = 1;
+    for (int d = 0; d < rank; d++) {
+        if (d < axis) *outer *= dims[d];
+        else if (d == axis || !v13) *len *= dims[d];
+        else *inner *= dims[d];
+    }
+    return 1;
 }
 
 static int s_softmax(const ir_node *node, const ir_type *const *in, int n) {
     return n == 1 && ox_vk_f32_inputs(in, n, 1) && in[0]->rank >= 1 &&
-           softmax_last_axis(node, in[0]->rank);
+           softmax_rows(node, in[0]->rank, NULL, NULL, NULL, NULL);
 }
 
 static int s_gather(const ir_node *node, const ir_type *const *in, int n) {
@@ -368,21 +381,26 @@ static int k_gemm(ox_kernel_ctx *c) {
 
 /* ---- Softmax ---- */
 
-static int k_softmax(ox_kernel_ctx *c) {
+static int run_softmax(ox_kernel_ctx *c, uint32_t log) {
     if (check_all(c) != 0) return -1;
     const ox_tensor *x = c->inputs[0];
     ox_tensor *y = c->outputs[0];
-    if (!softmax_last_axis(c->node, x->rank))
-        return ox_kernel_fail(c, ONYX_NOT_IMPLEMENTED, "vulkan Softmax: only over the last axis");
-    int64_t n = ox_tensor_numel(x), len = x->dims[x->rank - 1];
-    if (n == 0) return 0;
-    struct { uint32_t rows, len; } p = {(uint32_t)(n / len), (uint32_t)len};
+    int64_t outer, len, inner;
+    if (!softmax_rows(c->node, x->rank, x->dims, &outer, &len, &inner))
+        return ox_kernel_fail(c, ONYX_INVALID_ARGUMENT, "%s: axis is out of range for rank %d",
+                              c->node->op_type, x->rank);
+    if (ox_tensor_numel(x) == 0) return 0;
+    struct { uint32_t rows, len, inner, log; } p = {(uint32_t)(outer * inner), (uint32_t)len,
+                                                     (uint32_t)inner, log};
     vk_ep *v = vep(c);
     vk_dispatch d = {.shader = v->caps.subgroup_reduce ? &VK_SHADER_softmax_subgroup : &VK_SHADER_softmax,
                      .bufs = {B(x), B(y)}, .push = &p, .push_bytes = sizeof p,
                      .groups = {groups(v, p.rows, 1, 0), 1, 1}};
     return dispatch(c, &d);
 }
+
+static int k_softmax(ox_kernel_ctx *c) { return run_softmax(c, 0); }
+static int k_logsoftmax(ox_kernel_ctx *c) { return run_softmax(c, 1); }
 
 /* ---- Gather ---- */
 
@@ -430,6 +448,7 @@ static const ox_kernel_def KERNELS[] = {
     {"", "MatMul", 1, 13, k_matmul, s_matmul, NULL, NULL},
     {"", "Gemm", 7, 13, k_gemm, s_gemm, NULL, NULL},
     {"", "Softmax", 1, 13, k_softmax, s_softmax, NULL, NULL},
+    {"", "LogSoftmax", 1, 13, k_logsoftmax, s_softmax, NULL, NULL},
     {"", "Gather", 1, 13, k_gather, s_gather, NULL, NULL},
 };
 

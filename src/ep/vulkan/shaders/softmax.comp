@@ -1,12 +1,18 @@
 #version 450
-// Softmax over the last axis, one row per workgroup at a time: the
+// Softmax and LogSoftmax over any axis (rows strided by `inner` when
+// it is not the last), one row per workgroup at a time: the
 // row's maximum and the sum of exponentials reduce through shared memory
 // (softmax_subgroup.comp is the same with subgroup reductions).
 
 layout(local_size_x = 256) in;
 layout(std430, binding = 0) readonly buffer X { float x[]; };
 layout(std430, binding = 1) writeonly buffer Y { float y[]; };
-layout(push_constant) uniform P { uint rows; uint len; } p;
+layout(push_constant) uniform P {
+    uint rows;  // outer * inner
+    uint len;   // size of the normalized axis
+    uint inner; // elements after it (1: the last axis)
+    uint log_;  // 1: LogSoftmax
+} p;
 
 shared float red[256];
 
@@ -26,13 +32,20 @@ float reduce(float v, bool take_max) {
 void main() {
     uint t = gl_LocalInvocationID.x;
     for (uint row = gl_WorkGroupID.x; row < p.rows; row += gl_NumWorkGroups.x) {
-        uint base = row * p.len;
+        // element j of the row sits at base + j * inner
+        uint base = (row / p.inner) * p.len * p.inner + row % p.inner, st = p.inner;
         float m = uintBitsToFloat(0xff800000u); // -inf
-        for (uint j = t; j < p.len; j += 256u) m = max(m, x[base + j]);
+        for (uint j = t; j < p.len; j += 256u) m = max(m, x[base + j * st]);
         m = reduce(m, true);
         float s = 0.0;
-        for (uint j = t; j < p.len; j += 256u) s += exp(x[base + j] - m);
+        for (uint j = t; j < p.len; j += 256u) s += exp(x[base + j * st] - m);
         s = reduce(s, false);
-        for (uint j = t; j < p.len; j += 256u) y[base + j] = exp(x[base + j] - m) / s;
+        if (p.log_ != 0u) {
+            // x - m - log(s): no exp to underflow to log(0) in the tails
+            float ls = log(s);
+            for (uint j = t; j < p.len; j += 256u) y[base + j * st] = x[base + j * st] - m - ls;
+        } else {
+            for (uint j = t; j < p.len; j += 256u) y[base + j * st] = exp(x[base + j * st] - m) / s;
+        }
     }
 }
