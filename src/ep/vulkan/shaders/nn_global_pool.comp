@@ -1,0 +1,42 @@
+#version 450
+// GlobalAveragePool and GlobalMaxPool: one (image, channel) plane per
+// workgroup at a time, reduced through shared memory. An empty plane
+// gives 0, as on the CPU.
+
+layout(local_size_x = 256) in;
+layout(std430, binding = 0) readonly buffer X { float x[]; };
+layout(std430, binding = 1) writeonly buffer Y { float y[]; };
+layout(push_constant) uniform P {
+    uint planes;
+    uint len; // elements per plane
+    uint avg; // 0 max, 1 average
+} p;
+
+shared float red[256];
+
+void main() {
+    uint t = gl_LocalInvocationID.x;
+    bool avg = p.avg != 0u;
+    for (uint plane = gl_WorkGroupID.x; plane < p.planes; plane += gl_NumWorkGroups.x) {
+        uint base = plane * p.len;
+        float acc = avg ? 0.0 : uintBitsToFloat(0xff800000u); // -inf for max
+        for (uint j = t; j < p.len; j += 256u) {
+            float v = x[base + j];
+            if (avg)
+                acc += v;
+            else if (v > acc)
+                acc = v;
+        }
+        red[t] = acc;
+        barrier();
+        for (uint s = 128u; s > 0u; s >>= 1u) {
+            if (t < s) {
+                float o = red[t + s];
+                red[t] = avg ? red[t] + o : (o > red[t] ? o : red[t]);
+            }
+            barrier();
+        }
+        if (t == 0u) y[plane] = p.len == 0u ? 0.0 : (avg ? red[0] / float(p.len) : red[0]);
+        barrier(); // red is reused by the next plane
+    }
+}
