@@ -500,15 +500,41 @@ static void logic_cases(void) {
         vc_output(&c, "y", ONYX_BOOL);
         vc_run(&c, 1);
     }
-    /* int64 comparisons are left to the CPU */
+    /* int64 comparisons: values beyond 32 bits, equal high or low words */
+    static const int64_t A64[] = {0, -1, 1, 4294967296LL, 4294967295LL, -4294967296LL, INT64_MIN, INT64_MAX,
+                                  5, -5, 1LL << 40, (1LL << 40) + 1};
+    static const int64_t B64[] = {0, 1, -1, 4294967295LL, 4294967296LL, -4294967295LL, INT64_MAX, INT64_MIN,
+                                  5, -4, (1LL << 40) + 1, 1LL << 40};
+    int64_t n12 = 12;
+    for (size_t o = 0; o < N_OF(CMP); o++) {
+        vcase c;
+        char label[96];
+        snprintf(label, sizeof label, "%s int64", CMP[o]);
+        vc_begin(&c, label, 16, TOL_EW);
+        vc_input_int(&c, "a", ONYX_INT64, &n12, 1, A64);
+        vc_input_int(&c, "b", ONYX_INT64, &n12, 1, B64);
+        mb_node(c.m, CMP[o], "a,b", "y");
+        vc_output(&c, "y", ONYX_BOOL);
+        vc_run(&c, 1);
+        snprintf(label, sizeof label, "%s int64 broadcast", CMP[o]);
+        vc_begin(&c, label, 16, TOL_EW);
+        int64_t da[] = {3, 4}, db[] = {4};
+        vc_input_int(&c, "a", ONYX_INT64, da, 2, A64);
+        vc_input_int(&c, "b", ONYX_INT64, db, 1, B64 + 4);
+        mb_node(c.m, CMP[o], "a,b", "y");
+        vc_output(&c, "y", ONYX_BOOL);
+        vc_run(&c, 1);
+    }
+    /* uint8 comparisons are left to the CPU */
     int64_t d[] = {5};
     vcase c;
-    vc_begin(&c, "Less int64 (not claimed)", 13, TOL_EW);
-    int_input(&c, "a", ONYX_INT64, d, 1, 1);
-    int_input(&c, "b", ONYX_INT64, d, 1, 0);
-    mb_node(c.m, "Less", "a,b", "y");
+    vc_begin(&c, "Less uint8 (not claimed)", 13, TOL_EW);
+    int_input(&c, "a", ONYX_INT32, d, 1, 0);
+    mb_node(c.m, "Cast", "a", "u");
+    mb_attr_int(c.m, "to", ONYX_UINT8);
+    mb_node(c.m, "Less", "u,u", "y");
     vc_output(&c, "y", ONYX_BOOL);
-    vc_run(&c, 0);
+    vc_run(&c, 1);
 }
 
 static void unary_cases(void) {
@@ -522,7 +548,8 @@ static void unary_cases(void) {
         {"Sin", -6.3f, 6.3f, 22},     {"Cos", -6.3f, 6.3f, 22},       {"HardSigmoid", -6, 6, 22},
         {"HardSwish", -6, 6, 22},     {"Softplus", -20, 20, 22},      {"Sign", -3, 3, 13},
         {"Elu", -5, 5, 22},           {"Elu", -0.001f, 0.001f, 22},   {"Selu", -5, 5, 22},
-        {"Softplus", -0.01f, 0.01f, 22},
+        {"Softplus", -0.01f, 0.01f, 22}, {"Sin", -1000, 1000, 22}, {"Cos", -1000, 1000, 22},
+        {"Log", 1e-30f, 1e30f, 13},
     };
     static const int64_t SH[][2] = {{1, 1}, {3, 17}, {0, 4}, {300, 257}};
     for (size_t k = 0; k < N_OF(OPS); k++)

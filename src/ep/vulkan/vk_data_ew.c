@@ -13,7 +13,7 @@ OX_VK_SHADER(data_where)
 OX_VK_SHADER(data_cast)
 
 /* data_binary.comp's operator numbers */
-enum { B_POW = 0, B_MAX = 1, B_MIN = 2, B_FMOD = 3, B_CMP_F = 16, B_CMP_I = 32, B_LOGIC = 48 };
+enum { B_POW = 0, B_MAX = 1, B_MIN = 2, B_FMOD = 3, B_CMP_F = 16, B_CMP_I = 32, B_LOGIC = 48, B_CMP_L = 64 };
 enum { CMP_EQ, CMP_LT, CMP_GT, CMP_LE, CMP_GE };
 enum { L_AND, L_OR, L_XOR };
 
@@ -51,7 +51,7 @@ int vkd_s_mod(const ir_node *node, const ir_type *const *in, int n) {
 }
 
 int vkd_s_compare(const ir_node *node, const ir_type *const *in, int n) {
-    if (both(in, n, ONYX_FLOAT32) || both(in, n, ONYX_INT32)) return 1;
+    if (both(in, n, ONYX_FLOAT32) || both(in, n, ONYX_INT32) || both(in, n, ONYX_INT64)) return 1;
     return !strcmp(node->op_type, "Equal") && both(in, n, ONYX_BOOL);
 }
 
@@ -196,7 +196,7 @@ int vkd_k_mod(ox_kernel_ctx *c) {
 static int run_compare(ox_kernel_ctx *c, uint32_t k) {
     if (check(c) != 0) return -1;
     ox_dtype t = c->inputs[0]->dtype;
-    uint32_t base = t == ONYX_FLOAT32 ? B_CMP_F : t == ONYX_INT32 ? B_CMP_I : B_LOGIC;
+    uint32_t base = t == ONYX_FLOAT32 ? B_CMP_F : t == ONYX_INT32 ? B_CMP_I : t == ONYX_INT64 ? B_CMP_L : B_LOGIC;
     /* bool Equal is "not Xor": logic op 3 */
     if (base == B_LOGIC) k = 3;
     return dispatch_binary(c, base + k, c->inputs[0], c->inputs[1], c->outputs[0]);

@@ -148,7 +148,9 @@ static int run_copy(ox_kernel_ctx *c, const ox_tensor *src, ox_tensor *dst, copy
         n *= 2;
     }
     plan_fold(p);
-    if (p->rank > COPY_MAX_RANK || n > INT32_MAX)
+    int fits = p->sbase >= 0 && p->sbase <= INT32_MAX && p->dbase >= 0 && p->dbase <= INT32_MAX;
+    for (int d = 0; d < p->rank; d++) fits = fits && p->ss[d] >= -INT32_MAX && p->ss[d] <= INT32_MAX;
+    if (p->rank > COPY_MAX_RANK || n > INT32_MAX || !fits)
         return ox_kernel_fail(c, ONYX_NOT_IMPLEMENTED, "vulkan %s: copy of %" PRId64 " words in %d dimensions",
                               c->node->op_type, n, p->rank);
     copy_push q = {.n = (uint32_t)n, .mode = (uint32_t)p->rank | (eb == 1 ? 0x100u : 0u),
@@ -231,9 +233,12 @@ static int s_split(const ir_node *node, const ir_type *const *in, int n) {
            axis_ok(node, in[0]->rank, 0);
 }
 
+/* The output's rank is the shape's length (or the input's): at most 6
+ * when it is known here. */
 static int s_expand(const ir_node *node, const ir_type *const *in, int n) {
     (void)node;
-    return n == 2 && s_movable_rank(in[0], 0) && int_inputs(in, n, 1);
+    return n == 2 && s_movable_rank(in[0], 0) && int_inputs(in, n, 1) && in[1] && in[1]->rank == 1 &&
+           in[1]->dims[0] <= VKD_MAX_RANK;
 }
 
 static int s_tile(const ir_node *node, const ir_type *const *in, int n) {
@@ -371,7 +376,9 @@ static int k_slice(ox_kernel_ctx *c) {
         else
             s = s < 0 ? 0 : s > dim - 1 ? dim - 1 : s;
         p.sbase += s * st[a];
-        p.ss[a] = st[a] * step;
+        /* an axis of at most one element never steps (and a huge step
+         * would overflow the stride) */
+        p.ss[a] = y->dims[a] > 1 ? st[a] * step : 0;
     }
     return run_copy(c, x, y, &p, vkd_elem_bytes(x->dtype));
 }

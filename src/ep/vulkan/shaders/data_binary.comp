@@ -14,7 +14,7 @@ layout(std430, binding = 2) buffer Y { uint y[]; };
 layout(push_constant) uniform P {
     uint n;
     uint rank;
-    uint op; // 0 Pow 1 Max 2 Min 3 fmod; 16+ float compare, 32+ int32 compare, 48+ bool logic
+    uint op; // 0 Pow 1 Max 2 Min 3 fmod; 16+ float, 32+ int32, 64+ int64 compare; 48+ bool logic
     uint pad_;
     uint dims[6];
     uint sa[6];
@@ -93,9 +93,15 @@ uint compare(uint ia, uint ib) {
     } else if (p.op < 48u) {
         int va = int(a[ia]), vb = int(b[ib]);
         r = k == 0u ? va == vb : k == 1u ? va < vb : k == 2u ? va > vb : k == 3u ? va <= vb : va >= vb;
-    } else {
+    } else if (p.op < 64u) {
         bool va = byte_at(ia, 0u) != 0u, vb = byte_at(ib, 1u) != 0u;
         r = k == 0u ? va && vb : k == 1u ? va || vb : k == 2u ? va != vb : va == vb;
+    } else {
+        // int64: the signed high words decide, then the unsigned low words
+        int ha = int(a[2u * ia + 1u]), hb = int(b[2u * ib + 1u]);
+        uint la = a[2u * ia], lb = b[2u * ib];
+        bool eq = ha == hb && la == lb, lt = ha < hb || (ha == hb && la < lb);
+        r = k == 0u ? eq : k == 1u ? lt : k == 2u ? !(lt || eq) : k == 3u ? lt || eq : !lt;
     }
     return r ? 1u : 0u;
 }
