@@ -76,7 +76,7 @@ static void concat_cases(void) {
         {1, 0, {17}, {1}, {257}},
         {4, 2, {1, 2, 3, 4}, {1, 2, 5, 4}, {1, 2, 1, 4}},
     };
-    static const int TYPES[] = {ONYX_FLOAT32, ONYX_INT64, ONYX_INT32};
+    static const int TYPES[] = {ONYX_FLOAT32, ONYX_INT64, ONYX_INT32, ONYX_BOOL};
     for (size_t s = 0; s < N_OF(SH); s++)
         for (size_t t = 0; t < N_OF(TYPES); t++) {
             vcase c;
@@ -99,14 +99,32 @@ static void concat_cases(void) {
     mb_node(c.m, "Concat", "a", "y");
     mb_attr_int(c.m, "axis", 1);
     vc_run(&c, 1);
-    /* bool outputs would share words between inputs' regions: CPU */
-    vc_begin(&c, "Concat bool (not claimed)", 13, TOL_EW);
-    int_input(&c, "a", ONYX_BOOL, d, 2, 0);
-    int_input(&c, "b", ONYX_BOOL, d, 2, 0);
-    mb_node(c.m, "Concat", "a,b", "y");
-    mb_attr_int(c.m, "axis", 0);
+    /* bool parts that split output words, five inputs */
+    int64_t b1[] = {3, 1, 2}, b2[] = {3, 3, 2}, b3[] = {3, 0, 2};
+    vc_begin(&c, "Concat bool unaligned parts", 13, TOL_EW);
+    int_input(&c, "a", ONYX_BOOL, b1, 3, 0);
+    int_input(&c, "b", ONYX_BOOL, b2, 3, 0);
+    int_input(&c, "d", ONYX_BOOL, b3, 3, 0);
+    int_input(&c, "e", ONYX_BOOL, b1, 3, 0);
+    int_input(&c, "f", ONYX_BOOL, b2, 3, 0);
+    mb_node(c.m, "Concat", "a,b,d,e,f", "y");
+    mb_attr_int(c.m, "axis", 1);
     vc_output(&c, "y", ONYX_BOOL);
-    vc_run(&c, 0);
+    vc_run(&c, 1);
+    /* uint8 through Casts on the device */
+    vc_begin(&c, "Concat uint8", 13, TOL_EW);
+    int_input(&c, "a", ONYX_INT32, b1, 3, 0);
+    int_input(&c, "b", ONYX_INT32, b2, 3, 0);
+    mb_node(c.m, "Cast", "a", "ua");
+    mb_attr_int(c.m, "to", ONYX_UINT8);
+    mb_node(c.m, "Cast", "b", "ub");
+    mb_attr_int(c.m, "to", ONYX_UINT8);
+    mb_node(c.m, "Concat", "ua,ub,ua", "u");
+    mb_attr_int(c.m, "axis", -2);
+    mb_node(c.m, "Cast", "u", "y");
+    mb_attr_int(c.m, "to", ONYX_INT32);
+    vc_output(&c, "y", ONYX_INT32);
+    vc_run(&c, 4);
 }
 
 static void slice_cases(void) {

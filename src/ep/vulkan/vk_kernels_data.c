@@ -18,6 +18,7 @@
 
 OX_VK_SHADER(data_copy)
 OX_VK_SHADER(data_pad)
+OX_VK_SHADER(data_concat_bytes)
 
 #define COPY_MAX_RANK 7 /* data_copy.comp's dimensions: 6 plus a word pair */
 
@@ -211,8 +212,7 @@ static int axis_ok(const ir_node *node, int r, int64_t dflt) {
     return a >= -r && a < r;
 }
 
-/* Concat writes each input into a strided part of the output: words
- * only (bytes would share output words between dispatches' regions). */
+/* Concat writes each input into a strided part of the output. */
 static int s_concat(const ir_node *node, const ir_type *const *in, int n) {
     if (n < 1 || !in[0]) return 0;
     for (int i = 0; i < n; i++) {
@@ -220,8 +220,7 @@ static int s_concat(const ir_node *node, const ir_type *const *in, int n) {
             in[i]->rank != in[0]->rank)
             return 0;
     }
-    return vkd_elem_bytes(in[0]->dtype) >= 4 && ir_node_attr(node, "axis") &&
-           axis_ok(node, in[0]->rank, 0);
+    return ir_node_attr(node, "axis") && axis_ok(node, in[0]->rank, 0);
 }
 
 static int s_slice(const ir_node *node, const ir_type *const *in, int n) {
@@ -303,6 +302,20 @@ static int k_transpose(ox_kernel_ctx *c) {
     return run_copy(c, x, y, &p, vkd_elem_bytes(x->dtype));
 }
 
+/* One byte-type input into its part of the output: whole output words
+ * rewritten, keeping the other inputs' bytes (data_concat_bytes.comp). */
+static int concat_bytes(ox_kernel_ctx *c, const ox_tensor *x, ox_tensor *y, int axis, int64_t off) {
+    int64_t inner = 1, n = ox_tensor_numel(y);
+    for (int d = axis + 1; d < y->rank; d++) inner *= y->dims[d];
+    if (ox_tensor_numel(x) == 0) return 0;
+    struct { uint32_t n, inner, axis, off, len; } q = {(uint32_t)n, (uint32_t)inner, (uint32_t)y->dims[axis],
+                                                      (uint32_t)off, (uint32_t)x->dims[axis]};
+    vk_dispatch d = {.shader = &VK_SHADER_data_concat_bytes, .bufs = {ox_vk_buf(x), ox_vk_buf(y)},
+                     .push = &q, .push_bytes = sizeof q,
+                     .groups = {ox_vk_groups(ox_vk_of(c), (n + 3) / 4, VK_WG, 0), 1, 1}};
+    return ox_vk_run(c, &d);
+}
+
 static int k_concat(ox_kernel_ctx *c) {
     if (check(c) != 0) return -1;
     ox_tensor *y = c->outputs[0];
@@ -315,15 +328,24 @@ static int k_concat(ox_kernel_ctx *c) {
         const ox_tensor *x = c->inputs[k];
         if (!x || x->rank != r || x->dtype != y->dtype)
             return ox_kernel_fail(c, ONYX_INVALID_ARGUMENT, "Concat: input %d does not match", k);
+        for (int d = 0; d < r; d++)
+            if (d != axis && x->dims[d] != y->dims[d])
+                return ox_kernel_fail(c, ONYX_INVALID_ARGUMENT, "Concat: input %d differs off the axis", k);
+        if (off + x->dims[axis] > y->dims[axis])
+            return ox_kernel_fail(c, ONYX_RUNTIME_ERROR, "vulkan Concat: inputs exceed the output");
+        int eb = vkd_elem_bytes(x->dtype);
+        if (eb == 1) {
+            if (concat_bytes(c, x, y, (int)axis, off) != 0) return -1;
+            off += x->dims[axis];
+            continue;
+        }
         copy_plan p;
         plan_init(&p, x->dims, r);
         row_strides(x->dims, r, p.ss);
         for (int d = 0; d < r; d++) p.ds[d] = ost[d];
         p.dbase = off * ost[axis];
         off += x->dims[axis];
-        if (off > y->dims[axis])
-            return ox_kernel_fail(c, ONYX_RUNTIME_ERROR, "vulkan Concat: inputs exceed the output");
-        if (run_copy(c, x, y, &p, vkd_elem_bytes(x->dtype)) != 0) return -1;
+        if (run_copy(c, x, y, &p, eb) != 0) return -1;
     }
     return 0;
 }
