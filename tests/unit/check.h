@@ -10,7 +10,15 @@
 
 #include "onyx.h"
 
+/* One counter per test program: a program built from several files
+ * (test_vulkan_ep and its case files) defines CHECK_SHARED_COUNTER for
+ * all of them and defines the counter once, so a failure in any file
+ * fails the program. */
+#ifdef CHECK_SHARED_COUNTER
+extern int check_failures;
+#else
 static int check_failures;
+#endif
 
 #define CHECK(cond) \
     do { \

@@ -10,6 +10,7 @@
 #include "ep/vulkan/vk_ep.h"
 #include "runtime/session.h"
 
+int check_failures; /* shared by every file of test_vulkan_ep (check.h) */
 onyx_env *env;
 int n_cases;
 double worst[VC_TOL_CLASSES], max_abs[VC_TOL_CLASSES], max_rel[VC_TOL_CLASSES];
