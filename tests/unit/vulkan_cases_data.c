@@ -756,6 +756,21 @@ static void resize_cases(void) {
     mb_node(c.m, "Resize", "x,scales", "y");
     mb_attr_string(c.m, "mode", "linear");
     vc_run(&c, 1);
+    /* two Resizes in one run whose tap tables have the same size: the
+     * second's scratch reuses the first's buffer while the first is only
+     * recorded, so its table must reach the device in order (a direct
+     * write clobbered the first's taps) */
+    {
+        int64_t d2[] = {1, 2, 4, 4};
+        float up[4] = {1, 1, 2, 2}, same[4] = {1, 1, 1, 1};
+        vc_begin(&c, "Resize twice, same table size", 13, TOL_EW);
+        vc_input(&c, "x", d2, 4, -3, 3);
+        mb_init_float(c.m, "up", &four, 1, up);
+        mb_init_float(c.m, "same", &four, 1, same);
+        mb_node(c.m, "Resize", "x,,up", "h");
+        mb_node(c.m, "Resize", "h,,same", "y");
+        vc_run(&c, 2);
+    }
     float roi[8] = {0};
     vc_begin(&c, "Resize-11 with roi", 11, TOL_EW);
     vc_input(&c, "x", d, 4, -3, 3);

@@ -208,7 +208,7 @@ int vkd_k_resize(ox_kernel_ctx *c) {
     }
     vk_buf *tb = ox_vk_scratch(c, words * sizeof *table);
     int rc = -1;
-    if (tb && ox_vk_write(ox_vk_of(c), tb, 0, table, words * sizeof *table, c->err) == 0) {
+    if (tb && ox_vk_upload(c, tb, table, words * sizeof *table) == 0) {
         struct { uint32_t n, linear, ind[4], outd[4]; } q = {(uint32_t)n, (uint32_t)a.linear, {0}, {0}};
         for (int d = 0; d < 4; d++) {
             q.ind[d] = (uint32_t)x->dims[d];

@@ -46,6 +46,11 @@ int ox_vk_run(ox_kernel_ctx *c, const vk_dispatch *d);
  * provider keeps it until the device is done). NULL with ctx->err set. */
 vk_buf *ox_vk_scratch(ox_kernel_ctx *c, size_t bytes);
 void ox_vk_scratch_free(ox_kernel_ctx *c, vk_buf *b);
+/* Fills b (a scratch buffer) from host memory, in order with the
+ * recorded work: a recycled buffer may still be read by work recorded
+ * earlier, so within a run the bytes go through the stream's staging
+ * copy unless nothing is pending. */
+int ox_vk_upload(ox_kernel_ctx *c, vk_buf *b, const void *src, size_t bytes);
 /* Waits for everything recorded so far, then copies bytes at offset of b
  * to dst. */
 int ox_vk_read_back(ox_kernel_ctx *c, const vk_buf *b, size_t offset, void *dst, size_t bytes);

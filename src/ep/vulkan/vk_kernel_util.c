@@ -106,3 +106,9 @@ int ox_vk_read_back(ox_kernel_ctx *c, const vk_buf *b, size_t offset, void *dst,
     if (c->stream && ox_vk_stream_flush(v, c->stream, c->err) != 0) return -1;
     return ox_vk_read(v, b, offset, dst, bytes, c->err);
 }
+
+int ox_vk_upload(ox_kernel_ctx *c, vk_buf *b, const void *src, size_t bytes) {
+    vk_ep *v = ox_vk_of(c);
+    if (c->stream) return ox_vk_stream_upload(v, c->stream, b, src, bytes, c->err);
+    return ox_vk_write(v, b, 0, src, bytes, c->err);
+}
