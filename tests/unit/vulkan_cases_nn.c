@@ -14,6 +14,21 @@
 
 #define LEN(a) (sizeof(a) / sizeof((a)[0]))
 
+/* A float32 input declared with model_dims (-1: a symbolic "batch", -2:
+ * an unnamed unknown extent) and
+ * fed with tensor_dims, filled from [lo, hi). */
+static void dyn_input(vcase *c, const char *name, const int64_t *model_dims, const int64_t *dims, int rank,
+                      float lo, float hi) {
+    CHECK(c->n_in < VC_MAX_IN);
+    mb_input(c->m, name, ONYX_FLOAT32, model_dims, rank);
+    onyx_tensor *t = NULL;
+    CHECK_OK(onyx_tensor_create(ONYX_FLOAT32, dims, rank, &t));
+    float *p = onyx_tensor_data(t);
+    for (int64_t i = 0; i < count(dims, rank); i++) p[i] = frand(lo, hi);
+    c->names[c->n_in] = name;
+    c->ins[c->n_in++] = t;
+}
+
 /* ---- Conv ---- */
 
 typedef struct conv_case {
@@ -118,6 +133,19 @@ static void conv_cases(void) {
         mb_attr_ints(c.m, "strides", st, 2);
         mb_attr_ints(c.m, "pads", pads, 4);
         vc_run(&c, 4);
+    }
+    /* extents unknown when nodes are placed: a symbolic batch and image size */
+    {
+        vcase c;
+        vc_begin(&c, "Conv symbolic batch and size, then GlobalAveragePool", 13, TOL_MM);
+        int64_t md[] = {-1, 4, -2, -2}, xd[] = {3, 4, 9, 7}, wd[] = {5, 4, 3, 3}, st[] = {2, 2};
+        dyn_input(&c, "x", md, xd, 4, -1, 1);
+        vc_input(&c, "w", wd, 4, -1, 1);
+        mb_node(c.m, "Conv", "x,w", "h");
+        mb_attr_ints(c.m, "strides", st, 2);
+        mb_attr_string(c.m, "auto_pad", "SAME_UPPER");
+        mb_node(c.m, "GlobalAveragePool", "h", "y");
+        vc_run(&c, 2);
     }
     /* four spatial axes: left to the CPU */
     {
@@ -309,7 +337,9 @@ static void instancenorm_cases(void) {
     static const struct {
         int rank;
         int64_t d[4];
-    } I[] = {{4, {2, 4, 5, 6}}, {3, {1, 3, 1000}}, {3, {2, 2, 1}}, {4, {0, 3, 2, 2}}, {4, {1, 2, 33, 31}}};
+    } I[] = {/* (one element per channel would normalize to exactly B here, while the
+              * CPU's x * a + b loses ~1e-4 to cancellation: no such case) */
+             {4, {2, 4, 5, 6}}, {3, {1, 3, 1000}}, {3, {2, 2, 2}}, {4, {0, 3, 2, 2}}, {4, {1, 2, 33, 31}}};
     for (size_t i = 0; i < LEN(I); i++) {
         vcase c;
         char label[64];
@@ -352,6 +382,17 @@ static void layernorm_cases(void) {
         mb_attr_int(c.m, "axis", L[i].axis);
         if (i == 2) mb_attr_float(c.m, "epsilon", 1e-6f);
         vc_run(&c, L[i].on_vk);
+    }
+    /* a symbolic row count and normalized extent */
+    {
+        vcase c;
+        vc_begin(&c, "LayerNormalization symbolic extents", 17, TOL_MM);
+        int64_t md[] = {-1, -2}, xd[] = {5, 40}, sd[] = {40};
+        dyn_input(&c, "x", md, xd, 2, -3, 5);
+        vc_input(&c, "s", sd, 1, -2, 2);
+        vc_input(&c, "b", sd, 1, -1, 1);
+        mb_node(c.m, "LayerNormalization", "x,s,b", "y");
+        vc_run(&c, 1);
     }
     /* the Mean and InvStdDev outputs stay on the CPU */
     vcase c;
