@@ -394,6 +394,24 @@ static void layernorm_cases(void) {
         mb_node(c.m, "LayerNormalization", "x,s,b", "y");
         vc_run(&c, 1);
     }
+    /* X of unknown rank: the axis counts from the end */
+    for (int k = 0; k < 2; k++) {
+        vcase c;
+        vc_begin(&c, k ? "LayerNormalization unknown rank, broadcast Scale falls back"
+                       : "LayerNormalization unknown rank", 17, TOL_MM);
+        int64_t xd[] = {2, 3, 4, 24}, sd[] = {4, 24}, sb[] = {1, 24};
+        onyx_tensor *t = NULL;
+        CHECK_OK(onyx_tensor_create(ONYX_FLOAT32, xd, 4, &t));
+        for (int64_t i = 0; i < count(xd, 4); i++) ((float *)onyx_tensor_data(t))[i] = frand(-3, 5);
+        mb_input(c.m, "x", ONYX_FLOAT32, NULL, -1);
+        c.names[c.n_in] = "x";
+        c.ins[c.n_in++] = t;
+        vc_input(&c, "s", k ? sb : sd, 2, -2, 2);
+        vc_input(&c, "b", sd, 2, -1, 1);
+        mb_node(c.m, "LayerNormalization", "x,s,b", "y");
+        mb_attr_int(c.m, "axis", -2);
+        vc_run(&c, !k);
+    }
     /* the Mean and InvStdDev outputs stay on the CPU */
     vcase c;
     vc_begin(&c, "LayerNormalization with statistics falls back", 17, TOL_MM);
