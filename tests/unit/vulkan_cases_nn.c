@@ -197,14 +197,17 @@ static void conv_transpose_cases(void) {
         vc_run(&c, 1);
     }
     static const int64_t OP[] = {1, 0};
-    static const int64_t OS[] = {10, 12};
-    for (int v = 0; v < 2; v++) {
+    /* full size 11 x 13: cropped, and grown past it (negative pads) */
+    static const int64_t OS[][2] = {{10, 12}, {12, 14}};
+    static const char *const LABELS[] = {"ConvTranspose output_padding", "ConvTranspose output_shape",
+                                         "ConvTranspose output_shape past the full size"};
+    for (int v = 0; v < 3; v++) {
         vcase c;
         const conv_case k = {"", 2, 1, 3, 2, 1, {5, 6}, {3, 3}, {2, 2}, {0}, {0}, 0, NULL, 1};
-        vc_begin(&c, v ? "ConvTranspose output_shape" : "ConvTranspose output_padding", 11, TOL_MM);
+        vc_begin(&c, LABELS[v], 11, TOL_MM);
         conv_setup(&c, &k, "ConvTranspose", 1);
         if (v)
-            mb_attr_ints(c.m, "output_shape", OS, 2);
+            mb_attr_ints(c.m, "output_shape", OS[v - 1], 2);
         else
             mb_attr_ints(c.m, "output_padding", OP, 2);
         vc_run(&c, 1);
@@ -486,6 +489,21 @@ static void grid_sample_cases(void) {
         mb_attr_int(c.m, "align_corners", al);
         vc_run(&c, 1);
     }
+    /* axes of one element: every coordinate maps to it, or reflects to it */
+    for (int pd = 0; pd < 3; pd++)
+        for (int al = 0; al < 2; al++) {
+            vcase c;
+            char label[96];
+            snprintf(label, sizeof label, "GridSample one-row input %s align_corners %d", PADS[pd], al);
+            vc_begin(&c, label, 20, TOL_MM);
+            int64_t xd[] = {1, 2, 1, 5}, gd[] = {1, 3, 4, 2};
+            vc_input(&c, "x", xd, 4, -2, 2);
+            vc_input(&c, "g", gd, 4, -1.5f, 1.5f);
+            mb_node(c.m, "GridSample", "x,g", "y");
+            mb_attr_string(c.m, "padding_mode", PADS[pd]);
+            mb_attr_int(c.m, "align_corners", al);
+            vc_run(&c, 1);
+        }
     /* default attributes, one channel, a large grid */
     {
         vcase c;
