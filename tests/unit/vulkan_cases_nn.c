@@ -2,7 +2,7 @@
  * (and vk_nn_*.c): Conv through both shaders (implicit GEMM, depthwise)
  * over every auto_pad mode, groups, strides, dilations, 1-D to 3-D and
  * tile-edge sizes; ConvTranspose; the pools; the normalizations;
- * GridSample in every mode. Nodes the provider leaves to the CPU (4-D
+ * GridSample in every mode, 4-D and 5-D. Nodes the provider leaves to the CPU (4-D
  * spatial convolutions, MaxPool's Indices, training BatchNormalization,
  * LayerNormalization's statistics outputs, broadcast parameters, bicubic
  * sampling) are checked to fall back. */
@@ -489,6 +489,24 @@ static void grid_sample_cases(void) {
         mb_attr_int(c.m, "align_corners", al);
         vc_run(&c, 1);
     }
+    /* volumetric (GridSample-20): 5-D data, (x, y, z) points */
+    for (int m = 0; m < 2; m++)
+        for (int pd = 0; pd < 3; pd++) {
+            vcase c;
+            char label[96];
+            int al = (m + pd) % 2;
+            snprintf(label, sizeof label, "GridSample 5-D %s %s align_corners %d", m ? "nearest" : "linear",
+                     PADS[pd], al);
+            vc_begin(&c, label, 22, TOL_MM);
+            int64_t xd[] = {2, 3, 4, 5, 6}, gd[] = {2, 3, 2, 4, 3};
+            vc_input(&c, "x", xd, 5, -2, 2);
+            vc_input(&c, "g", gd, 5, -1.8f, 1.8f);
+            mb_node(c.m, "GridSample", "x,g", "y");
+            mb_attr_string(c.m, "mode", m ? "nearest" : "linear");
+            mb_attr_string(c.m, "padding_mode", PADS[pd]);
+            mb_attr_int(c.m, "align_corners", al);
+            vc_run(&c, 1);
+        }
     /* axes of one element: every coordinate maps to it, or reflects to it */
     for (int pd = 0; pd < 3; pd++)
         for (int al = 0; al < 2; al++) {
