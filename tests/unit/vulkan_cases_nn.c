@@ -2,7 +2,7 @@
  * (and vk_nn_*.c): Conv through both shaders (implicit GEMM, depthwise)
  * over every auto_pad mode, groups, strides, dilations, 1-D to 3-D and
  * tile-edge sizes; ConvTranspose; the pools; the normalizations;
- * GridSample in every mode. Nodes the provider leaves to the CPU (4-D
+ * GridSample in every mode, 4-D and 5-D. Nodes the provider leaves to the CPU (4-D
  * spatial convolutions, MaxPool's Indices, training BatchNormalization,
  * LayerNormalization's statistics outputs, broadcast parameters, bicubic
  * sampling) are checked to fall back. */
@@ -13,6 +13,21 @@
 #include "vulkan_case.h"
 
 #define LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+/* A float32 input declared with model_dims (-1: a symbolic "batch", -2:
+ * an unnamed unknown extent) and
+ * fed with tensor_dims, filled from [lo, hi). */
+static void dyn_input(vcase *c, const char *name, const int64_t *model_dims, const int64_t *dims, int rank,
+                      float lo, float hi) {
+    CHECK(c->n_in < VC_MAX_IN);
+    mb_input(c->m, name, ONYX_FLOAT32, model_dims, rank);
+    onyx_tensor *t = NULL;
+    CHECK_OK(onyx_tensor_create(ONYX_FLOAT32, dims, rank, &t));
+    float *p = onyx_tensor_data(t);
+    for (int64_t i = 0; i < count(dims, rank); i++) p[i] = frand(lo, hi);
+    c->names[c->n_in] = name;
+    c->ins[c->n_in++] = t;
+}
 
 /* ---- Conv ---- */
 
@@ -119,6 +134,19 @@ static void conv_cases(void) {
         mb_attr_ints(c.m, "pads", pads, 4);
         vc_run(&c, 4);
     }
+    /* extents unknown when nodes are placed: a symbolic batch and image size */
+    {
+        vcase c;
+        vc_begin(&c, "Conv symbolic batch and size, then GlobalAveragePool", 13, TOL_MM);
+        int64_t md[] = {-1, 4, -2, -2}, xd[] = {3, 4, 9, 7}, wd[] = {5, 4, 3, 3}, st[] = {2, 2};
+        dyn_input(&c, "x", md, xd, 4, -1, 1);
+        vc_input(&c, "w", wd, 4, -1, 1);
+        mb_node(c.m, "Conv", "x,w", "h");
+        mb_attr_ints(c.m, "strides", st, 2);
+        mb_attr_string(c.m, "auto_pad", "SAME_UPPER");
+        mb_node(c.m, "GlobalAveragePool", "h", "y");
+        vc_run(&c, 2);
+    }
     /* four spatial axes: left to the CPU */
     {
         vcase c;
@@ -169,14 +197,17 @@ static void conv_transpose_cases(void) {
         vc_run(&c, 1);
     }
     static const int64_t OP[] = {1, 0};
-    static const int64_t OS[] = {10, 12};
-    for (int v = 0; v < 2; v++) {
+    /* full size 11 x 13: cropped, and grown past it (negative pads) */
+    static const int64_t OS[][2] = {{10, 12}, {12, 14}};
+    static const char *const LABELS[] = {"ConvTranspose output_padding", "ConvTranspose output_shape",
+                                         "ConvTranspose output_shape past the full size"};
+    for (int v = 0; v < 3; v++) {
         vcase c;
         const conv_case k = {"", 2, 1, 3, 2, 1, {5, 6}, {3, 3}, {2, 2}, {0}, {0}, 0, NULL, 1};
-        vc_begin(&c, v ? "ConvTranspose output_shape" : "ConvTranspose output_padding", 11, TOL_MM);
+        vc_begin(&c, LABELS[v], 11, TOL_MM);
         conv_setup(&c, &k, "ConvTranspose", 1);
         if (v)
-            mb_attr_ints(c.m, "output_shape", OS, 2);
+            mb_attr_ints(c.m, "output_shape", OS[v - 1], 2);
         else
             mb_attr_ints(c.m, "output_padding", OP, 2);
         vc_run(&c, 1);
@@ -309,7 +340,9 @@ static void instancenorm_cases(void) {
     static const struct {
         int rank;
         int64_t d[4];
-    } I[] = {{4, {2, 4, 5, 6}}, {3, {1, 3, 1000}}, {3, {2, 2, 1}}, {4, {0, 3, 2, 2}}, {4, {1, 2, 33, 31}}};
+    } I[] = {/* (one element per channel would normalize to exactly B here, while the
+              * CPU's x * a + b loses ~1e-4 to cancellation: no such case) */
+             {4, {2, 4, 5, 6}}, {3, {1, 3, 1000}}, {3, {2, 2, 2}}, {4, {0, 3, 2, 2}}, {4, {1, 2, 33, 31}}};
     for (size_t i = 0; i < LEN(I); i++) {
         vcase c;
         char label[64];
@@ -352,6 +385,35 @@ static void layernorm_cases(void) {
         mb_attr_int(c.m, "axis", L[i].axis);
         if (i == 2) mb_attr_float(c.m, "epsilon", 1e-6f);
         vc_run(&c, L[i].on_vk);
+    }
+    /* a symbolic row count and normalized extent */
+    {
+        vcase c;
+        vc_begin(&c, "LayerNormalization symbolic extents", 17, TOL_MM);
+        int64_t md[] = {-1, -2}, xd[] = {5, 40}, sd[] = {40};
+        dyn_input(&c, "x", md, xd, 2, -3, 5);
+        vc_input(&c, "s", sd, 1, -2, 2);
+        vc_input(&c, "b", sd, 1, -1, 1);
+        mb_node(c.m, "LayerNormalization", "x,s,b", "y");
+        vc_run(&c, 1);
+    }
+    /* X of unknown rank: the axis counts from the end */
+    for (int k = 0; k < 2; k++) {
+        vcase c;
+        vc_begin(&c, k ? "LayerNormalization unknown rank, broadcast Scale falls back"
+                       : "LayerNormalization unknown rank", 17, TOL_MM);
+        int64_t xd[] = {2, 3, 4, 24}, sd[] = {4, 24}, sb[] = {1, 24};
+        onyx_tensor *t = NULL;
+        CHECK_OK(onyx_tensor_create(ONYX_FLOAT32, xd, 4, &t));
+        for (int64_t i = 0; i < count(xd, 4); i++) ((float *)onyx_tensor_data(t))[i] = frand(-3, 5);
+        mb_input(c.m, "x", ONYX_FLOAT32, NULL, -1);
+        c.names[c.n_in] = "x";
+        c.ins[c.n_in++] = t;
+        vc_input(&c, "s", k ? sb : sd, 2, -2, 2);
+        vc_input(&c, "b", sd, 2, -1, 1);
+        mb_node(c.m, "LayerNormalization", "x,s,b", "y");
+        mb_attr_int(c.m, "axis", -2);
+        vc_run(&c, !k);
     }
     /* the Mean and InvStdDev outputs stay on the CPU */
     vcase c;
@@ -427,6 +489,39 @@ static void grid_sample_cases(void) {
         mb_attr_int(c.m, "align_corners", al);
         vc_run(&c, 1);
     }
+    /* volumetric (GridSample-20): 5-D data, (x, y, z) points */
+    for (int m = 0; m < 2; m++)
+        for (int pd = 0; pd < 3; pd++) {
+            vcase c;
+            char label[96];
+            int al = (m + pd) % 2;
+            snprintf(label, sizeof label, "GridSample 5-D %s %s align_corners %d", m ? "nearest" : "linear",
+                     PADS[pd], al);
+            vc_begin(&c, label, 22, TOL_MM);
+            int64_t xd[] = {2, 3, 4, 5, 6}, gd[] = {2, 3, 2, 4, 3};
+            vc_input(&c, "x", xd, 5, -2, 2);
+            vc_input(&c, "g", gd, 5, -1.8f, 1.8f);
+            mb_node(c.m, "GridSample", "x,g", "y");
+            mb_attr_string(c.m, "mode", m ? "nearest" : "linear");
+            mb_attr_string(c.m, "padding_mode", PADS[pd]);
+            mb_attr_int(c.m, "align_corners", al);
+            vc_run(&c, 1);
+        }
+    /* axes of one element: every coordinate maps to it, or reflects to it */
+    for (int pd = 0; pd < 3; pd++)
+        for (int al = 0; al < 2; al++) {
+            vcase c;
+            char label[96];
+            snprintf(label, sizeof label, "GridSample one-row input %s align_corners %d", PADS[pd], al);
+            vc_begin(&c, label, 20, TOL_MM);
+            int64_t xd[] = {1, 2, 1, 5}, gd[] = {1, 3, 4, 2};
+            vc_input(&c, "x", xd, 4, -2, 2);
+            vc_input(&c, "g", gd, 4, -1.5f, 1.5f);
+            mb_node(c.m, "GridSample", "x,g", "y");
+            mb_attr_string(c.m, "padding_mode", PADS[pd]);
+            mb_attr_int(c.m, "align_corners", al);
+            vc_run(&c, 1);
+        }
     /* default attributes, one channel, a large grid */
     {
         vcase c;

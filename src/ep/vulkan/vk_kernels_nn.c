@@ -73,32 +73,42 @@ static int gs_pad(const ir_node *node) {
                                       : -1;
 }
 
-/* 4-D data and grids only (two spatial axes). */
+/* 4-D and 5-D data (two or three spatial axes), the grid of the same
+ * rank. */
 static int s_grid_sample(const ir_node *node, const ir_type *const *in, int n) {
-    return n == 2 && ox_vk_f32_inputs(in, n, 2) && in[0]->rank == 4 && in[1]->rank == 4 &&
-           (in[1]->dims[3] < 0 || in[1]->dims[3] == 2) && gs_mode(node) >= 0 && gs_pad(node) >= 0;
+    if (n != 2 || !ox_vk_f32_inputs(in, n, 2) || gs_mode(node) < 0 || gs_pad(node) < 0) return 0;
+    int r = in[0]->rank;
+    return (r == 4 || r == 5) && in[1]->rank == r && (in[1]->dims[r - 1] < 0 || in[1]->dims[r - 1] == r - 2);
 }
 
 static int k_grid_sample(ox_kernel_ctx *c) {
     if (ox_vk_check_io(c, ox_vk_nn_host_inputs(c->node)) != 0) return -1;
     const ox_tensor *x = c->inputs[0], *grid = c->inputs[1];
     ox_tensor *y = c->outputs[0];
-    if (x->rank != 4 || grid->rank != 4 || grid->dims[3] != 2 || grid->dims[0] != x->dims[0])
+    int r = x->rank - 2;
+    if ((r != 2 && r != 3) || grid->rank != x->rank || grid->dims[r + 1] != r || grid->dims[0] != x->dims[0])
         return ox_kernel_fail(c, ONYX_INVALID_ARGUMENT,
-                              "GridSample: expected X (N, C, H, W) and grid (N, H_out, W_out, 2)");
+                              "GridSample: expected X (N, C, D1..Dr) and grid (N, D1_out..Dr_out, r) "
+                              "with r 2 or 3; got ranks %d and %d", x->rank, grid->rank);
     int64_t N = x->dims[0], C = x->dims[1];
-    if (y->rank != 4 || y->dims[0] != N || y->dims[1] != C || y->dims[2] != grid->dims[1] ||
-        y->dims[3] != grid->dims[2])
-        return ox_kernel_fail(c, ONYX_RUNTIME_ERROR, "GridSample: output shape does not match inputs");
+    int ok = y->rank == x->rank && y->dims[0] == N && y->dims[1] == C;
+    for (int d = 0; ok && d < r; d++) ok = y->dims[d + 2] == grid->dims[d + 1];
+    if (!ok) return ox_kernel_fail(c, ONYX_RUNTIME_ERROR, "GridSample: output shape does not match inputs");
     int mode = gs_mode(c->node), pad = gs_pad(c->node);
     if (mode < 0 || pad < 0)
         return ox_kernel_fail(c, ONYX_NOT_IMPLEMENTED, "vulkan GridSample: unsupported mode or padding_mode");
     if (ox_tensor_numel(y) == 0) return 0;
-    struct { uint32_t N, C, H, W, Ho, Wo, mode, pad, align; } p = {
-        (uint32_t)N, (uint32_t)C, (uint32_t)x->dims[2], (uint32_t)x->dims[3], (uint32_t)grid->dims[1],
-        (uint32_t)grid->dims[2], (uint32_t)mode, (uint32_t)pad,
-        ir_attr_int(c->node, "align_corners", 0) != 0};
-    int64_t points = N * grid->dims[1] * grid->dims[2];
+    /* a 4-D input is a 5-D one with a depth of 1 */
+    int lead = 3 - r;
+    struct { uint32_t N, C, in[3], out[3], mode, pad, align, rank; } p = {
+        (uint32_t)N, (uint32_t)C, {1, 1, 1}, {1, 1, 1}, (uint32_t)mode, (uint32_t)pad,
+        ir_attr_int(c->node, "align_corners", 0) != 0, (uint32_t)r};
+    int64_t points = N;
+    for (int d = 0; d < r; d++) {
+        p.in[lead + d] = (uint32_t)x->dims[d + 2];
+        p.out[lead + d] = (uint32_t)grid->dims[d + 1];
+        points *= grid->dims[d + 1];
+    }
     vk_dispatch d = {.shader = &VK_SHADER_nn_grid_sample, .bufs = {ox_vk_buf(x), ox_vk_buf(grid), ox_vk_buf(y)},
                      .push = &p, .push_bytes = sizeof p,
                      .groups = {ox_vk_groups(ox_vk_of(c), points, VK_WG, 0), 1, 1}};
@@ -112,7 +122,7 @@ static int k_grid_sample(ox_kernel_ctx *c) {
  * in attributes these kernels read with the old defaults or in types;
  * BatchNormalization from 9 (no `spatial`), LayerNormalization 17,
  * GroupNormalization 18 (per-group parameters) and 21 (per channel),
- * GridSample 16..22 on 4-D data. */
+ * GridSample 16..22 on 4-D and 5-D data. */
 static const ox_kernel_def KERNELS[] = {
     {"", "Conv", 1, 22, ox_vk_nn_conv, ox_vk_nn_s_conv, NULL, NULL},
     {"", "ConvTranspose", 1, 22, ox_vk_nn_conv_transpose, ox_vk_nn_s_conv_transpose, NULL, NULL},

@@ -15,11 +15,12 @@
 /* Attribute `name` of the node: NULL when absent; fails ctx when it has
  * a count other than `want`. Returns -1 on failure. */
 int ox_vk_nn_attr_ints(ox_kernel_ctx *c, const char *name, int want, const int64_t **v);
-/* For supports(): the listed ints attributes, where present, have
- * `per_axis` values per spatial axis (r axes) within
- * [lo, VK_NN_MAX_ATTR]; auto_pad is a known mode. */
+/* For supports(), over r spatial axes (1 to 3): kernel_shape, strides and
+ * dilations, where present, have r values in [1, VK_NN_MAX_ATTR], pads
+ * 2r and output_padding r in [0, VK_NN_MAX_ATTR], output_shape r or
+ * r + 2 non-negative values; auto_pad is a known mode. */
 int ox_vk_nn_window_attrs_ok(const ir_node *node, int r);
-/* The float32 data input is a tensor of known rank in [lo, hi]. */
+/* t is a tensor of known rank in [lo, hi]. */
 int ox_vk_nn_rank_in(const ir_type *t, int lo, int hi);
 
 /* vk_nn_conv.c */

@@ -61,13 +61,22 @@ static int ln_param_ok(const ir_type *t, const ir_type *x, int axis) {
     return 1;
 }
 
+/* X's rank may be unknown (a decoder's reshaped activations) when the
+ * axis counts from the end: the normalized axes are then the last -axis
+ * ones, of unknown extent. */
 int ox_vk_nn_s_layernorm(const ir_node *node, const ir_type *const *in, int n) {
-    if (n < 2 || n > 3 || !ox_vk_f32_inputs(in, n, 2) || in[0]->rank < 1 || extra_outputs(node)) return 0;
-    int r = in[0]->rank;
+    if (n < 2 || n > 3 || !ox_vk_f32_inputs(in, n, 2) || extra_outputs(node)) return 0;
     int64_t axis = ir_attr_int(node, "axis", -1);
-    if (axis < -r || axis >= r) return 0;
+    ir_type x = *in[0];
+    if (x.rank < 0) {
+        if (axis >= 0 || axis < -OX_MAX_RANK) return 0;
+        x.rank = (int)-axis;
+        for (int d = 0; d < x.rank; d++) x.dims[d] = -1;
+    }
+    int r = x.rank;
+    if (r < 1 || axis < -r || axis >= r) return 0;
     if (axis < 0) axis += r;
-    return ln_param_ok(in[1], in[0], (int)axis) && (n < 3 || !in[2] || ln_param_ok(in[2], in[0], (int)axis));
+    return ln_param_ok(in[1], &x, (int)axis) && (n < 3 || !in[2] || ln_param_ok(in[2], &x, (int)axis));
 }
 
 /* ---- kernels ---- */

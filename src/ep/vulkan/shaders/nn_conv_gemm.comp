@@ -30,22 +30,29 @@ void main() {
     uint cols = p.N * osz, M = p.Mg * p.G, C = p.Cg * p.G;
     uint tiles_n = (cols + 63u) / 64u, tiles_m = (p.Mg + 63u) / 64u;
     bool pointwise = (p.flags & 2u) != 0u;
-    // the panel element each invocation loads: X panel column lid % 64,
-    // rows lid / 64 + 4 r; W panel column lid % 16, rows lid / 16 + 16 r
-    uint xn = lid % 64u, xk = lid / 64u;
+    // the panel elements each invocation loads: X panel row lid / 16,
+    // columns lid % 16 + 16 j (one kernel tap decoded per step for four
+    // pixels); W panel column lid % 16, rows lid / 16 + 16 r
+    uint xr = lid / 16u, xc = lid % 16u;
     uint wk = lid % 16u, wm = lid / 16u;
     for (uint g = gl_WorkGroupID.z; g < p.G; g += gl_NumWorkGroups.z) {
         for (uint tm = gl_WorkGroupID.y; tm < tiles_m; tm += gl_NumWorkGroups.y) {
             for (uint tn = gl_WorkGroupID.x; tn < tiles_n; tn += gl_NumWorkGroups.x) {
-                // where this invocation's X column starts: its image's
-                // channel block, and the window origin of its pixel
-                uint q = tn * 64u + xn;
-                bool qok = q < cols;
-                uint n = qok ? q / osz : 0u, pix = qok ? q % osz : 0u;
-                uint xbase = (n * C + g * p.Cg) * isz;
-                int z0 = int(pix / ohw) * int(p.sd) - p.pd;
-                int y0 = int((pix % ohw) / p.ow) * int(p.sh) - p.ph;
-                int x0 = int(pix % p.ow) * int(p.sw) - p.pw;
+                // where this invocation's four X columns start: the image's
+                // channel block (plus the pixel for pointwise kernels) and
+                // the window origin of the pixel
+                bool qok[4];
+                uint xbase[4];
+                int z0[4], y0[4], x0[4];
+                for (uint j = 0u; j < 4u; j++) {
+                    uint q = tn * 64u + xc + 16u * j;
+                    qok[j] = q < cols;
+                    uint n = qok[j] ? q / osz : 0u, pix = qok[j] ? q % osz : 0u;
+                    xbase[j] = (n * C + g * p.Cg) * isz + (pointwise ? pix : 0u);
+                    z0[j] = int(pix / ohw) * int(p.sd) - p.pd;
+                    y0[j] = int((pix % ohw) / p.ow) * int(p.sh) - p.ph;
+                    x0[j] = int(pix % p.ow) * int(p.sw) - p.pw;
+                }
                 float acc[4][4];
                 for (uint i = 0u; i < 4u; i++)
                     for (uint j = 0u; j < 4u; j++) acc[i][j] = 0.0;
@@ -54,23 +61,23 @@ void main() {
                         uint mr = wm + 16u * r, m = tm * 64u + mr, k = k0 + wk;
                         ws[wk][mr] = (m < p.Mg && k < K) ? w[(g * p.Mg + m) * K + k] : 0.0;
                     }
-                    for (uint r = 0u; r < 4u; r++) {
-                        uint kr = xk + 4u * r, k = k0 + kr;
-                        float v = 0.0;
-                        if (qok && k < K) {
-                            if (pointwise) {
-                                v = x[xbase + k * isz + pix];
-                            } else {
-                                uint c = k / ksz, t = k % ksz;
-                                int zz = z0 + int(t / khw) * int(p.dd);
-                                int yy = y0 + int((t % khw) / p.kw) * int(p.dh);
-                                int xx = x0 + int(t % p.kw) * int(p.dw);
-                                if (zz >= 0 && zz < int(p.id) && yy >= 0 && yy < int(p.ih) &&
-                                    xx >= 0 && xx < int(p.iw))
-                                    v = x[xbase + c * isz + (uint(zz) * p.ih + uint(yy)) * p.iw + uint(xx)];
-                            }
+                    uint k = k0 + xr;
+                    bool kok = k < K;
+                    if (pointwise) {
+                        for (uint j = 0u; j < 4u; j++)
+                            xs[xr][xc + 16u * j] = kok && qok[j] ? x[xbase[j] + k * isz] : 0.0;
+                    } else {
+                        uint c = k / ksz, t = k % ksz;
+                        int dz = int(t / khw) * int(p.dd), dy = int((t % khw) / p.kw) * int(p.dh);
+                        int dx = int(t % p.kw) * int(p.dw);
+                        for (uint j = 0u; j < 4u; j++) {
+                            int zz = z0[j] + dz, yy = y0[j] + dy, xx = x0[j] + dx;
+                            bool in_ = kok && qok[j] && zz >= 0 && zz < int(p.id) && yy >= 0 &&
+                                       yy < int(p.ih) && xx >= 0 && xx < int(p.iw);
+                            xs[xr][xc + 16u * j] =
+                                in_ ? x[xbase[j] + c * isz + (uint(zz) * p.ih + uint(yy)) * p.iw + uint(xx)]
+                                    : 0.0;
                         }
-                        xs[kr][xn] = v;
                     }
                     barrier();
                     for (uint k = 0u; k < 16u; k++) {

@@ -1,6 +1,7 @@
 #version 450
 // GridSample over 4-D data (N, C, H, W) with a grid (N, Ho, Wo, 2) of
-// (x, y) points in [-1, 1]: bilinear or nearest, zeros, border or
+// (x, y) points in [-1, 1], or 5-D data (N, C, D, H, W) with a grid
+// (N, Do, Ho, Wo, 3) of (x, y, z) points: linear or nearest, zeros, border or
 // reflection padding, as the CPU kernel computes it (PyTorch's
 // grid_sample). One invocation per output point: its taps and weights
 // are resolved once, then applied to every channel. Coordinates are
@@ -12,11 +13,12 @@ layout(std430, binding = 0) readonly buffer X { float x[]; };
 layout(std430, binding = 1) readonly buffer G { float grid[]; };
 layout(std430, binding = 2) writeonly buffer Y { float y[]; };
 layout(push_constant) uniform P {
-    uint N, C, H, W; // input
-    uint Ho, Wo;     // output points per image
-    uint mode;       // 0 bilinear, 1 nearest
-    uint pad;        // 0 zeros, 1 border, 2 reflection
-    uint align;      // align_corners
+    uint N, C, D, H, W; // input (D = 1 for 4-D data)
+    uint Do, Ho, Wo;    // output points per image
+    uint mode;          // 0 linear, 1 nearest
+    uint pad;           // 0 zeros, 1 border, 2 reflection
+    uint align;         // align_corners
+    uint rank;          // spatial axes: 2 or 3
 } p;
 
 float clip_coord(float v, float size) {
@@ -62,50 +64,58 @@ float axis_coord(float c, float size) {
 int axis_index(float v, float size) { return v >= 0.0 && v <= size - 1.0 ? int(v) : -1; }
 
 void main() {
-    uint npix = p.Ho * p.Wo, plane = p.H * p.W;
+    uint r = p.rank;
+    uint npix = p.Do * p.Ho * p.Wo, plane = p.D * p.H * p.W;
     uint total = p.N * npix;
-    float fh = float(p.H), fw = float(p.W);
+    float size[3] = float[3](float(p.D), float(p.H), float(p.W));
     uint stride = gl_NumWorkGroups.x * 256u;
     for (uint i = gl_GlobalInvocationID.x; i < total; i += stride) {
         uint n = i / npix, pix = i % npix;
-        float vx = axis_coord(grid[2u * i], fw), vy = axis_coord(grid[2u * i + 1u], fh);
-        // taps: rows y0, y0 + 1 and columns x0, x0 + 1 (nearest: one)
-        int iy[2], ix[2];
-        float wy[2], wx[2];
-        bool finite = !isnan(vx) && !isinf(vx) && !isnan(vy) && !isinf(vy);
-        uint taps = p.mode == 1u ? 1u : 2u;
-        if (!finite) {
-            iy[0] = iy[1] = ix[0] = ix[1] = -1;
-            wy[0] = wy[1] = wx[0] = wx[1] = 0.0;
-        } else if (p.mode == 1u) {
-            iy[0] = axis_index(roundEven(vy), fh);
-            ix[0] = axis_index(roundEven(vx), fw);
-            wy[0] = wx[0] = 1.0;
-        } else {
-            precise float fy = floor(vy), fx = floor(vx);
-            precise float ey = vy - fy, ex = vx - fx;
-            wy[0] = 1.0 - ey;
-            wy[1] = ey;
-            wx[0] = 1.0 - ex;
-            wx[1] = ex;
-            // far outside, both taps miss (and the int conversion stays defined)
-            bool oy = fy > -2.0 && fy < fh + 1.0, ox = fx > -2.0 && fx < fw + 1.0;
-            iy[0] = oy ? axis_index(fy, fh) : -1;
-            iy[1] = oy ? axis_index(fy + 1.0, fh) : -1;
-            ix[0] = ox ? axis_index(fx, fw) : -1;
-            ix[1] = ox ? axis_index(fx + 1.0, fw) : -1;
-        }
-        uint off[4];
-        float wt[4];
-        for (uint a = 0u; a < taps; a++)
-            for (uint b = 0u; b < taps; b++) {
-                uint t = a * taps + b;
-                bool ok = iy[a] >= 0 && ix[b] >= 0;
-                precise float w = wy[a] * wx[b];
-                off[t] = ok ? uint(iy[a]) * p.W + uint(ix[b]) : 0u;
-                wt[t] = ok ? w : 0.0;
+        // per axis (depth, height, width) up to two taps: input index (-1:
+        // outside) and weight; a 4-D input's depth axis is one tap of
+        // weight 1 at index 0, which leaves offsets, products and the
+        // summation order as the CPU has them
+        int idx[3][2];
+        float wgt[3][2];
+        uint nt[3];
+        bool finite = true;
+        for (uint a = 0u; a < 3u; a++) {
+            idx[a][0] = 0;
+            idx[a][1] = -1;
+            wgt[a][0] = 1.0;
+            wgt[a][1] = 0.0;
+            nt[a] = 1u;
+            if (a + r < 3u) continue; // the depth axis of a 4-D input
+            // grid component k addresses spatial axis r - 1 - k
+            float v = axis_coord(grid[r * i + 2u - a], size[a]);
+            if (isnan(v) || isinf(v)) {
+                finite = false;
+            } else if (p.mode == 1u) {
+                idx[a][0] = axis_index(roundEven(v), size[a]);
+            } else {
+                precise float f = floor(v);
+                precise float e = v - f;
+                wgt[a][0] = 1.0 - e;
+                wgt[a][1] = e;
+                nt[a] = 2u;
+                // far outside, both taps miss (and the int conversion stays defined)
+                bool near = f > -2.0 && f < size[a] + 1.0;
+                idx[a][0] = near ? axis_index(f, size[a]) : -1;
+                idx[a][1] = near ? axis_index(f + 1.0, size[a]) : -1;
             }
-        uint nt = taps * taps;
+        }
+        uint off[8];
+        float wt[8];
+        uint taps = 0u;
+        for (uint a = 0u; a < nt[0]; a++)
+            for (uint b = 0u; b < nt[1]; b++)
+                for (uint c = 0u; c < nt[2]; c++, taps++) {
+                    bool ok = finite && idx[0][a] >= 0 && idx[1][b] >= 0 && idx[2][c] >= 0;
+                    precise float w0 = wgt[0][a] * wgt[1][b];
+                    precise float w = w0 * wgt[2][c];
+                    off[taps] = ok ? (uint(idx[0][a]) * p.H + uint(idx[1][b])) * p.W + uint(idx[2][c]) : 0u;
+                    wt[taps] = ok ? w : 0.0;
+                }
         for (uint c = 0u; c < p.C; c++) {
             uint xb = (n * p.C + c) * plane;
             // a tap outside reads the plane's first element with weight 0,
@@ -114,7 +124,7 @@ void main() {
             precise float s = 0.0;
             if (plane != 0u) {
                 s = wt[0] * x[xb + off[0]];
-                for (uint t = 1u; t < nt; t++) s += wt[t] * x[xb + off[t]];
+                for (uint t = 1u; t < taps; t++) s += wt[t] * x[xb + off[t]];
             }
             y[(n * p.C + c) * npix + pix] = s;
         }
