@@ -1,7 +1,11 @@
 /* Times onyx_session_run on one model: warm-up runs, then N timed runs;
  * prints the median and minimum in milliseconds as one JSON line.
  *
- * usage: onyx_bench MODEL [--threads N] [--runs N] [--warmup N] NAME=FILE.npy ... */
+ * With --providers (e.g. vulkan,cpu), also prints per device provider the
+ * nodes it took and its kernels, submits and copies per timed run.
+ *
+ * usage: onyx_bench MODEL [--threads N] [--runs N] [--warmup N] [--providers A,B]
+ *                   NAME=FILE.npy ... */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,10 +36,12 @@ int main(int argc, char **argv) {
     const char *model = NULL, *names[MAX_INPUTS];
     onyx_tensor *inputs[MAX_INPUTS];
     int n_in = 0, threads = 1, runs = 20, warmup = 3;
+    char *providers = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--runs") && i + 1 < argc) runs = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--warmup") && i + 1 < argc) warmup = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--providers") && i + 1 < argc) providers = argv[++i];
         else if (strchr(argv[i], '=') && model && n_in < MAX_INPUTS) {
             char *eq = strchr(argv[i], '=');
             *eq = '\0';
@@ -59,6 +65,12 @@ int main(int argc, char **argv) {
     onyx_status *st = onyx_env_create(&env);
     if (!st) st = onyx_session_options_create(&opts);
     if (!st) st = onyx_session_options_set_threads(opts, threads);
+    const char *pnames[8];
+    size_t n_prov = 0;
+    for (char *save = NULL, *p = providers ? strtok_r(providers, ",", &save) : NULL; p && n_prov < 8;
+         p = strtok_r(NULL, ",", &save))
+        pnames[n_prov++] = p;
+    if (!st && n_prov) st = onyx_session_options_set_providers(opts, pnames, n_prov);
     if (!st) st = onyx_session_create(env, model, opts, &s);
     if (st) return fail(st);
     size_t n_out = onyx_session_output_count(s);
@@ -71,7 +83,13 @@ int main(int argc, char **argv) {
         out_names[i] = info.name;
     }
     double *times = calloc((size_t)runs, sizeof *times);
+    onyx_provider_stats before[8] = {{0}};
     for (int r = -warmup; r < runs; r++) {
+        if (r == 0)
+            for (size_t p = 0; p < n_prov; p++) {
+                onyx_status *e = onyx_session_provider_stats(s, pnames[p], &before[p]);
+                if (e) return fail(e);
+            }
         double t0 = now_ms();
         st = onyx_session_run(s, names, (const onyx_tensor *const *)inputs, (size_t)n_in, out_names,
                               outs, n_out);
@@ -84,8 +102,24 @@ int main(int argc, char **argv) {
         if (r >= 0) times[r] = t1 - t0;
     }
     qsort(times, (size_t)runs, sizeof *times, cmp_double);
-    printf("{\"runtime\": \"onyx\", \"median_ms\": %.3f, \"min_ms\": %.3f, \"runs\": %d, \"threads\": %d}\n",
+    printf("{\"runtime\": \"onyx\", \"median_ms\": %.3f, \"min_ms\": %.3f, \"runs\": %d, \"threads\": %d",
            times[runs / 2], times[0], runs, threads);
+    for (size_t p = 0; p < n_prov; p++) {
+        onyx_provider_stats now;
+        onyx_status *e = onyx_session_provider_stats(s, pnames[p], &now);
+        if (e) return fail(e);
+        size_t on = 0, total = onyx_session_node_count(s);
+        for (size_t i = 0; i < total; i++) on += strcmp(onyx_session_node_provider(s, i), pnames[p]) == 0;
+        double r = (double)runs;
+        printf(", \"%s\": {\"nodes\": %zu, \"of\": %zu, \"kernels\": %.1f, \"submits\": %.1f, "
+               "\"to_host\": %.1f, \"from_host\": %.1f, \"weight_uploads_after_first_run\": %llu}",
+               pnames[p], on, total, (double)(now.kernel_launches - before[p].kernel_launches) / r,
+               (double)(now.submits - before[p].submits) / r,
+               (double)(now.copies_to_host - before[p].copies_to_host) / r,
+               (double)(now.copies_from_host - before[p].copies_from_host) / r,
+               (unsigned long long)(now.weight_uploads - before[p].weight_uploads));
+    }
+    printf("}\n");
     free(times);
     free(outs);
     free(out_names);
