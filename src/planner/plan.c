@@ -52,6 +52,13 @@ static int slot_on_device(ox_plan *p, int *slot_cap, int *step_cap, int value, i
     return s;
 }
 
+/* Inputs a node reads only the shape of (Shape, Size): they are used
+ * where they live, so a device tensor costs no copy and no wait. */
+static int reads_only_shape(const ir_node *n, int k) {
+    return k == 0 && n->domain[0] == '\0' &&
+           (strcmp(n->op_type, "Shape") == 0 || strcmp(n->op_type, "Size") == 0);
+}
+
 int ox_plan_build(const ir_graph *g, ox_ep *const *eps, int n_eps, ox_plan *p, ox_error *err) {
     memset(p, 0, sizeof *p);
     pthread_mutex_init(&p->lock, NULL);
@@ -97,8 +104,9 @@ int ox_plan_build(const ir_graph *g, ox_ep *const *eps, int n_eps, ox_plan *p, o
         }
         for (int k = 0; k < n->n_inputs; k++) {
             int on_host = k < 32 && (host_read >> k & 1u);
-            ins[k] = n->inputs[k] < 0 ? -1
-                                      : slot_on_device(p, &slot_cap, &step_cap, n->inputs[k],
+            ins[k] = n->inputs[k] < 0            ? -1
+                     : reads_only_shape(n, k) ? n->inputs[k]
+                                              : slot_on_device(p, &slot_cap, &step_cap, n->inputs[k],
                                                        on_host ? host_ep : n->ep,
                                                        on_host ? OX_DEVICE_HOST : dev, copy_of, n_eps);
             if (n->inputs[k] >= 0 && ins[k] < 0) {

@@ -36,15 +36,18 @@ static int s_gelu(const ir_node *node, const ir_type *const *in, int n) {
     return ox_vk_f32_inputs(in, n, 1) && (strcmp(ap, "none") == 0 || strcmp(ap, "tanh") == 0);
 }
 
+/* Ranks unknown at load time (decoders fed by data-dependent shapes) are
+ * taken: the kernels check them at run time, and an output needing more
+ * folded dimensions than the shaders hold is the only refusal then. */
 static int s_binary(const ir_node *node, const ir_type *const *in, int n) {
     (void)node;
-    return n == 2 && ox_vk_f32_inputs(in, n, 2) && in[0]->rank >= 0 && in[1]->rank >= 0 &&
-           in[0]->rank <= MAX_RANK_BINARY && in[1]->rank <= MAX_RANK_BINARY;
+    return n == 2 && ox_vk_f32_inputs(in, n, 2) && in[0]->rank <= MAX_RANK_BINARY &&
+           in[1]->rank <= MAX_RANK_BINARY;
 }
 
 static int s_matmul(const ir_node *node, const ir_type *const *in, int n) {
     (void)node;
-    return n == 2 && ox_vk_f32_inputs(in, n, 2) && in[0]->rank >= 1 && in[1]->rank >= 1 &&
+    return n == 2 && ox_vk_f32_inputs(in, n, 2) && in[0]->rank != 0 && in[1]->rank != 0 &&
            in[0]->rank <= MAX_BATCH_RANK + 2 && in[1]->rank <= MAX_BATCH_RANK + 2;
 }
 
@@ -117,6 +120,10 @@ int ox_vk_claims(const vk_ep *v, const ir_node *node, const ir_type *const *in, 
         if (in[i] && !ox_vk_fits(v, ox_vk_known_numel(in[i]), ox_dtype_size(in[i]->dtype))) return 0;
     const char *op = node->op_type;
     int64_t out = -1;
+    int ranks_known = n >= 2 && in[0] && in[1] && in[0]->rank >= 0 && in[1]->rank >= 0;
+    if (!ranks_known && (!strcmp(op, "Add") || !strcmp(op, "Sub") || !strcmp(op, "Mul") ||
+                         !strcmp(op, "Div") || !strcmp(op, "MatMul")))
+        return 1; /* sizes checked at run time */
     if (!strcmp(op, "Add") || !strcmp(op, "Sub") || !strcmp(op, "Mul") || !strcmp(op, "Div")) {
         out = broadcast_numel(in[0], 0, in[1], 0);
     } else if (!strcmp(op, "MatMul")) {
@@ -316,6 +323,7 @@ static int k_matmul(ox_kernel_ctx *c) {
     if (check_all(c) != 0) return -1;
     const ox_tensor *a = c->inputs[0], *b = c->inputs[1];
     int ra = a->rank, rb = b->rank;
+    if (ra < 1 || rb < 1) return ox_kernel_fail(c, ONYX_INVALID_ARGUMENT, "MatMul: scalar operand");
     int64_t M = ra >= 2 ? a->dims[ra - 2] : 1, K = a->dims[ra - 1];
     int64_t Kb = rb >= 2 ? b->dims[rb - 2] : b->dims[0], N = rb >= 2 ? b->dims[rb - 1] : 1;
     if (K != Kb)
