@@ -148,7 +148,10 @@ onyx_status *onyx_session_options_set_providers(onyx_session_options *opts,
  * separated by ',' or '+'; added to ONYX_VK_DISABLE), "place" ("dense",
  * the default: connected groups of Vulkan nodes with no convolution or
  * matrix product run on the CPU instead, as their copies would cost more
- * than they save; "all": every node the provider can run stays on it). */
+ * than they save; "all": every node the provider can run stays on it),
+ * "pipeline_cache" (a file keeping compiled pipelines between processes:
+ * read at session creation when written for the same device, driver and
+ * onyx version, otherwise ignored; written when the session is freed). */
 onyx_status *onyx_session_options_set_provider_option(onyx_session_options *opts, const char *provider,
                                                       const char *key, const char *value);
 onyx_status *onyx_session_options_set_optimization_level(onyx_session_options *opts,

@@ -32,7 +32,7 @@ void usage_run(void) {
            "  --providers A,B      execution providers in priority order, each with\n"
            "                       options as NAME:KEY=VALUE[:KEY=VALUE] (vulkan:\n"
            "                       device=N, disable=int64+fp16+subgroup+hostmap,\n"
-           "                       place=dense|all)\n"
+           "                       place=dense|all, pipeline_cache=FILE)\n"
            "  --opt-level LEVEL    graph optimization: none, basic or all\n"
            "  --log-level LEVEL    diagnostics on stderr: error (default), warning,\n"
            "                       info (placement, memory plan) or verbose\n"

@@ -246,6 +246,7 @@ static void query_caps(vk_ep *v, unsigned mask) {
                          (c->subgroup_ops & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT) &&
                          (c->subgroup_ops & VK_SUBGROUP_FEATURE_BASIC_BIT) &&
                          c->subgroup_size >= VK_WG / 64;
+    memcpy(c->pipeline_cache_uuid, p->pipelineCacheUUID, VK_UUID_SIZE);
     c->max_storage_buffer_range = p->limits.maxStorageBufferRange;
     c->max_allocation_size = m3.maxMemoryAllocationSize;
     c->max_workgroup_invocations = p->limits.maxComputeWorkGroupInvocations;

@@ -76,6 +76,7 @@ static void vk_destroy(ox_ep *ep) {
     if (!v) return;
     ox_vk_exec_free(v);
     ox_vk_device_close(v);
+    free(v->pipeline_cache_path);
     pthread_mutex_destroy(&v->lock);
     free(v);
 }
@@ -133,9 +134,9 @@ static int device_option(const ox_ep_options *opts, int *device, ox_error *err) 
 }
 
 ox_ep *ox_vulkan_ep_create(const ox_ep_options *opts, ox_error *err) {
-    static const char *const KNOWN[] = {"device", "disable", "place"};
+    static const char *const KNOWN[] = {"device", "disable", "place", "pipeline_cache"};
     int device;
-    if (ox_ep_options_allow(opts, "vulkan", KNOWN, 3, err) != 0 || device_option(opts, &device, err) != 0)
+    if (ox_ep_options_allow(opts, "vulkan", KNOWN, 4, err) != 0 || device_option(opts, &device, err) != 0)
         return NULL;
     const char *place = ox_ep_option(opts, "place");
     if (place && strcmp(place, "all") != 0 && strcmp(place, "dense") != 0) {
@@ -151,6 +152,17 @@ ox_ep *ox_vulkan_ep_create(const ox_ep_options *opts, ox_error *err) {
     pthread_mutex_init(&v->lock, NULL);
     v->base.name = "vulkan";
     v->place_all = place && strcmp(place, "all") == 0;
+    const char *cache = ox_ep_option(opts, "pipeline_cache");
+    if (cache && !cache[0]) {
+        ox_fail(err, ONYX_INVALID_ARGUMENT, "vulkan: option pipeline_cache needs a file name");
+        vk_destroy(&v->base);
+        return NULL;
+    }
+    if (cache && !(v->pipeline_cache_path = strdup(cache))) {
+        ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
+        vk_destroy(&v->base);
+        return NULL;
+    }
     v->base.device = OX_VULKAN_DEVICE;
     v->base.ops = &VK_OPS;
     v->base.impl = v;
@@ -171,6 +183,7 @@ void ox_vulkan_ep_get_stats(const ox_ep *ep, ox_vk_stats *out) {
     out->copies_to_host = atomic_load(&v->to_host);
     out->copies_from_host = atomic_load(&v->from_host);
     out->live_buffers = atomic_load(&v->live);
+    out->pipeline_cache_loaded = v->pipeline_cache_loaded;
 }
 
 void ox_vulkan_ep_describe(const ox_ep *ep, char *buf, size_t size) {

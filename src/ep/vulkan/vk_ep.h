@@ -44,6 +44,7 @@ typedef struct ox_vk_caps {
     uint32_t max_workgroup_size[3], max_workgroup_count[3];
     uint32_t max_push_constants_size;
     uint32_t min_storage_offset_alignment; /* minStorageBufferOffsetAlignment */
+    uint8_t pipeline_cache_uuid[16]; /* pipelineCacheUUID: changes with the driver build */
     int host_mapped; /* tensors live in host-visible memory, copied by memcpy */
     unsigned masked; /* OX_VK_MASK_* bits from ONYX_VK_DISABLE */
 } ox_vk_caps;
@@ -54,10 +55,14 @@ typedef struct ox_vk_stats {
     long copies_to_host;   /* provider copies, not counting kernel-internal reads */
     long copies_from_host;
     long live_buffers;     /* tensor buffers allocated and not yet freed */
+    int pipeline_cache_loaded; /* the pipeline_cache file matched and was read */
 } ox_vk_stats;
 
 /* Options (opts may be NULL): "device" (index among the usable devices,
- * in the driver's order), "disable" (capability mask, as ONYX_VK_DISABLE). */
+ * in the driver's order), "disable" (capability mask, as ONYX_VK_DISABLE),
+ * "place" (dense or all), "pipeline_cache" (a file: compiled pipelines
+ * are read from it at creation when it was written for this device,
+ * driver and onyx version, and written back when the provider goes). */
 ox_ep *ox_vulkan_ep_create(const ox_ep_options *opts, ox_error *err);
 const ox_vk_caps *ox_vulkan_ep_caps(const ox_ep *ep);
 void ox_vulkan_ep_get_stats(const ox_ep *ep, ox_vk_stats *out);

@@ -200,7 +200,7 @@ static VkPipeline pipeline_locked(vk_ep *v, const vk_shader *sh, ox_error *err) 
                   .stage = VK_SHADER_STAGE_COMPUTE_BIT, .module = mod, .pName = "main"},
         .layout = v->pipe_layout};
     VkPipeline pipe;
-    r = v->f.vkCreateComputePipelines(v->device, VK_NULL_HANDLE, 1, &ci, NULL, &pipe);
+    r = v->f.vkCreateComputePipelines(v->device, v->pipeline_cache, 1, &ci, NULL, &pipe);
     v->f.vkDestroyShaderModule(v->device, mod, NULL);
     if (r != VK_SUCCESS) {
         ox_vk_fail(err, "vkCreateComputePipelines", r);
@@ -293,6 +293,7 @@ int ox_vk_exec_init(vk_ep *v, ox_error *err) {
         v->pipe_layout = VK_NULL_HANDLE;
         return ox_vk_fail(err, "vkCreatePipelineLayout", r);
     }
+    if (ox_vk_pipeline_cache_open(v, err) != 0) return -1;
     return ox_vk_buf_make(v, 16, v->mem_type_device, 0, &v->dummy, err);
 }
 
@@ -305,6 +306,7 @@ void ox_vk_exec_free(vk_ep *v) {
     v->f.vkDeviceWaitIdle(v->device);
     ox_vk_streams_destroy(v);
     for (int p = 0; p < v->n_pipes; p++) v->f.vkDestroyPipeline(v->device, v->pipes[p].pipe, NULL);
+    ox_vk_pipeline_cache_close(v);
     ox_vk_buf_drop(v, &v->staging);
     ox_vk_buf_drop(v, &v->dummy);
     if (v->pipe_layout) v->f.vkDestroyPipelineLayout(v->device, v->pipe_layout, NULL);

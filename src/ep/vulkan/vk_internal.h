@@ -35,6 +35,7 @@
     X(vkCmdBindPipeline) X(vkCmdBindDescriptorSets) X(vkCmdPushConstants) X(vkCmdDispatch) \
     X(vkCmdCopyBuffer) X(vkCmdFillBuffer) X(vkCmdPipelineBarrier) X(vkCreateFence)         \
     X(vkDestroyFence) X(vkResetFences) X(vkWaitForFences) X(vkQueueSubmit)                 \
+    X(vkCreatePipelineCache) X(vkDestroyPipelineCache) X(vkGetPipelineCacheData)          \
     X(vkDeviceWaitIdle)
 
 #define OX_VK_FIELD(name) PFN_##name name;
@@ -112,6 +113,9 @@ typedef struct vk_ep {
         VkPipeline pipe;
     } pipes[VK_MAX_PIPES]; /* made on first use */
     int n_pipes;
+    VkPipelineCache pipeline_cache; /* always made; filled from the file when it matches */
+    char *pipeline_cache_path;      /* option pipeline_cache, or NULL */
+    int pipeline_cache_loaded;
     vk_buf dummy;   /* bound to unused bindings */
     vk_buf staging; /* made on first staged copy */
 
@@ -144,6 +148,10 @@ void ox_vk_exec_free(vk_ep *v);
 int ox_vk_buf_make(vk_ep *v, VkDeviceSize bytes, uint32_t mem_type, int map, vk_buf *b,
                    ox_error *err);
 void ox_vk_buf_drop(vk_ep *v, vk_buf *b);
+/* vk_pipeline_cache.c: the pipeline cache and its file. */
+int ox_vk_pipeline_cache_open(vk_ep *v, ox_error *err);
+/* Writes the file (when the option names one) and destroys the cache. */
+void ox_vk_pipeline_cache_close(vk_ep *v);
 /* The pipeline for a shader, made on first use. */
 VkPipeline ox_vk_pipeline(vk_ep *v, const vk_shader *sh, ox_error *err);
 /* Host <-> device bytes at an offset into b, completed before returning
