@@ -21,7 +21,9 @@ echo "== sanitizer build and tests (ASan + UBSan)"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DONYX_SANITIZE=ON \
   -DONYX_ZOO_DIR="$PWD/build/models" >/dev/null
 cmake --build build-asan -j"$jobs"
+# tests/lsan_suppressions.txt names only third-party driver code (lavapipe)
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+  LSAN_OPTIONS=suppressions="$PWD/../tests/lsan_suppressions.txt" \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j"$jobs")
 
 echo "== fuzzing (libFuzzer, clang, ASan + UBSan)"
