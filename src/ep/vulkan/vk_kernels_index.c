@@ -45,10 +45,13 @@ static int axis_of(const ir_node *node, int rank, int64_t dflt, int64_t *axis) {
     return 1;
 }
 
+/* Indices of unknown rank (a Tile of a data-dependent shape, in the
+ * DETR heads) are taken: the kernel checks the ranks at run time, where
+ * a mismatch is the model's error on any provider. */
 static int s_gather_elements(const ir_node *node, const ir_type *const *in, int n) {
     int64_t axis;
     return n == 2 && ox_vk_idx_words_type(in[0]) && ox_vk_idx_type(in[1]) && in[0]->rank >= 1 &&
-           in[0]->rank <= OX_VK_IDX_RANK && in[1]->rank == in[0]->rank &&
+           in[0]->rank <= OX_VK_IDX_RANK && (in[1]->rank < 0 || in[1]->rank == in[0]->rank) &&
            axis_of(node, in[0]->rank, 0, &axis);
 }
 
