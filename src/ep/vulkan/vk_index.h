@@ -18,6 +18,12 @@ int ox_vk_idx_words_type(const ir_type *t);
 uint32_t ox_vk_idx_words(const ox_tensor *t);
 /* Row-major element strides of t. */
 void ox_vk_idx_strides(const ox_tensor *t, int64_t *st);
+/* GatherElements and ScatterElements: every indices dimension but the
+ * axis fits in the data's; fails ctx naming the dimension otherwise. */
+int ox_vk_idx_elements_fit(ox_kernel_ctx *c, const ox_tensor *x, const ox_tensor *ind, int64_t axis);
+/* The push constants both shaders share: indices dimensions and data
+ * strides, for a rank-r walk over the indices. */
+void ox_vk_idx_elements_walk(const ox_tensor *x, const ox_tensor *ind, uint32_t *dims, uint32_t *xs);
 
 int ox_vk_k_gather_nd(ox_kernel_ctx *c);
 int ox_vk_s_gather_nd(const ir_node *node, const ir_type *const *in, int n);

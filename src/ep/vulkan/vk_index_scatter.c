@@ -188,11 +188,7 @@ int ox_vk_k_scatter_elements(ox_kernel_ctx *c) {
         !ox_shape_equal(ind->dims, r, up->dims, r))
         return ox_kernel_fail(c, ONYX_INVALID_ARGUMENT, "%s: data, indices and updates do not match",
                               c->node->op_type);
-    for (int a = 0; a < r; a++)
-        if (a != axis && ind->dims[a] > x->dims[a])
-            return ox_kernel_fail(c, ONYX_INVALID_ARGUMENT,
-                                  "%s: indices dimension %d (%" PRId64 ") exceeds the data's (%" PRId64 ")",
-                                  c->node->op_type, a, ind->dims[a], x->dims[a]);
+    if (ox_vk_idx_elements_fit(c, x, ind, axis) != 0) return -1;
     int64_t n = ox_tensor_numel(ind);
     if (n == 0) return 0;
     struct {
@@ -201,12 +197,7 @@ int ox_vk_k_scatter_elements(ox_kernel_ctx *c) {
     } p = {(uint32_t)n, (uint32_t)r, (uint32_t)axis, (uint32_t)x->dims[axis],
            ind->dtype == ONYX_INT64, ox_vk_idx_words(x), (uint32_t)red, x->dtype == ONYX_INT32,
            {0}, {0}};
-    int64_t xs[OX_MAX_RANK];
-    ox_vk_idx_strides(x, xs);
-    for (int a = 0; a < r; a++) {
-        p.dims[a] = (uint32_t)ind->dims[a];
-        p.xs[a] = (uint32_t)xs[a];
-    }
+    ox_vk_idx_elements_walk(x, ind, p.dims, p.xs);
     vk_index_check ck = {.indices = ind, .axis_size = x->dims[axis], .axis = (int)axis};
     vk_dispatch d = {.shader = &VK_SHADER_index_scatter_elements,
                      .bufs = {ox_vk_buf(up), ox_vk_buf(ind), ox_vk_buf(y)}, .push = &p,

@@ -36,6 +36,24 @@ void ox_vk_idx_strides(const ox_tensor *t, int64_t *st) {
     }
 }
 
+int ox_vk_idx_elements_fit(ox_kernel_ctx *c, const ox_tensor *x, const ox_tensor *ind, int64_t axis) {
+    for (int a = 0; a < x->rank; a++)
+        if (a != axis && ind->dims[a] > x->dims[a])
+            return ox_kernel_fail(c, ONYX_INVALID_ARGUMENT,
+                                  "%s: indices dimension %d (%" PRId64 ") exceeds the data's (%" PRId64 ")",
+                                  c->node->op_type, a, ind->dims[a], x->dims[a]);
+    return 0;
+}
+
+void ox_vk_idx_elements_walk(const ox_tensor *x, const ox_tensor *ind, uint32_t *dims, uint32_t *xs) {
+    int64_t st[OX_MAX_RANK];
+    ox_vk_idx_strides(x, st);
+    for (int a = 0; a < x->rank; a++) {
+        dims[a] = (uint32_t)ind->dims[a];
+        xs[a] = (uint32_t)st[a];
+    }
+}
+
 /* ---- GatherElements ---- */
 
 static int axis_of(const ir_node *node, int rank, int64_t dflt, int64_t *axis) {
@@ -64,23 +82,14 @@ static int k_gather_elements(ox_kernel_ctx *c) {
     if (!axis_of(c->node, r, 0, &axis) || ind->rank != r || r > OX_VK_IDX_RANK)
         return ox_kernel_fail(c, ONYX_INVALID_ARGUMENT,
                               "GatherElements: axis or indices rank does not match the data");
-    for (int a = 0; a < r; a++)
-        if (a != axis && ind->dims[a] > x->dims[a])
-            return ox_kernel_fail(c, ONYX_INVALID_ARGUMENT,
-                                  "GatherElements: indices dimension %d (%" PRId64
-                                  ") exceeds the data's (%" PRId64 ")", a, ind->dims[a], x->dims[a]);
+    if (ox_vk_idx_elements_fit(c, x, ind, axis) != 0) return -1;
     int64_t n = ox_tensor_numel(ind);
     if (n == 0) return 0;
     struct {
         uint32_t n, rank, axis, axis_len, idx64, words, dims[OX_VK_IDX_RANK], xs[OX_VK_IDX_RANK];
     } p = {(uint32_t)n, (uint32_t)r, (uint32_t)axis, (uint32_t)x->dims[axis],
            ind->dtype == ONYX_INT64, ox_vk_idx_words(x), {0}, {0}};
-    int64_t xs[OX_MAX_RANK];
-    ox_vk_idx_strides(x, xs);
-    for (int a = 0; a < r; a++) {
-        p.dims[a] = (uint32_t)ind->dims[a];
-        p.xs[a] = (uint32_t)xs[a];
-    }
+    ox_vk_idx_elements_walk(x, ind, p.dims, p.xs);
     vk_index_check ck = {.indices = ind, .axis_size = x->dims[axis], .axis = (int)axis};
     vk_dispatch d = {.shader = &VK_SHADER_index_gather_elements,
                      .bufs = {ox_vk_buf(x), ox_vk_buf(ind), ox_vk_buf(y)}, .push = &p,
