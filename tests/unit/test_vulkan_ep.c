@@ -266,6 +266,81 @@ static void gather_cases(void) {
     }
 }
 
+/* Runs the model once on x (a Relu chain's input: y must be relu(x)) and
+ * returns the queue submits the run made; with fail_needle the run must
+ * fail with it. */
+static long submits_of_run(const uint8_t *buf, size_t len, const float *x, int64_t nx,
+                           const char *fail_needle) {
+    onyx_session *s = vc_session(buf, len, 1);
+    if (!s) return -1;
+    ox_vk_stats before, after;
+    ox_vulkan_ep_get_stats(s->eps[0], &before);
+    onyx_tensor *tx = NULL, *ty = NULL;
+    CHECK_OK(onyx_tensor_create(ONYX_FLOAT32, &nx, 1, &tx));
+    memcpy(onyx_tensor_data(tx), x, (size_t)nx * sizeof *x);
+    const char *in = "x", *out = "y";
+    onyx_status *st = onyx_session_run(s, &in, (const onyx_tensor *const *)&tx, 1, &out, &ty, 1);
+    if (fail_needle) {
+        CHECK(st && strstr(onyx_status_message(st), fail_needle));
+    } else {
+        CHECK(!st);
+        for (int64_t i = 0; ty && i < nx; i++)
+            CHECK(((float *)onyx_tensor_data(ty))[i] == (x[i] > 0 ? x[i] : 0.0f));
+    }
+    if (st) onyx_status_free(st);
+    ox_vulkan_ep_get_stats(s->eps[0], &after);
+    onyx_tensor_free(tx);
+    onyx_tensor_free(ty);
+    onyx_session_free(s);
+    return after.submits - before.submits;
+}
+
+/* A run longer than one stream's descriptor pool (512 dispatches) or flag
+ * table (64 index checks) submits early and goes on: the results are
+ * those of the whole chain, and an out-of-range index past the first
+ * submission is still reported. */
+static void stream_limit_cases(void) {
+    float x[6] = {-1.5f, 0.25f, 3, -0.5f, 2, 0};
+    int64_t nx = 6;
+    /* 600 Relu: two submissions of dispatches, then one for the copy back */
+    mb_model *m = mb_new(13);
+    mb_input(m, "x", ONYX_FLOAT32, &nx, 1);
+    char a[16], b[16];
+    for (int i = 0; i < 600; i++) {
+        snprintf(a, sizeof a, i ? "h%d" : "x", i - 1);
+        snprintf(b, sizeof b, i == 599 ? "y" : "h%d", i);
+        mb_node(m, "Relu", a, b);
+    }
+    mb_output(m, "y", ONYX_FLOAT32, &nx, 1);
+    size_t len;
+    uint8_t *buf = mb_serialize(m, &len);
+    mb_free(m);
+    CHECK(submits_of_run(buf, len, x, nx, NULL) >= 2);
+    free(buf);
+    /* Relu, then 70 Gathers with checked indices (identity permutation),
+     * the last with an index out of range */
+    for (int bad = 0; bad < 2; bad++) {
+        m = mb_new(13);
+        mb_input(m, "x", ONYX_FLOAT32, &nx, 1);
+        mb_node(m, "Relu", "x", "g0");
+        int64_t perm[6] = {0, 1, 2, 3, 4, 5}, wrong[6] = {0, 1, 2, 3, 4, 6};
+        mb_init_int64(m, "perm", &nx, 1, perm);
+        mb_init_int64(m, "wrong", &nx, 1, wrong);
+        for (int i = 0; i < 70; i++) {
+            char ins[32];
+            snprintf(ins, sizeof ins, "g%d,%s", i, i == 69 && bad ? "wrong" : "perm");
+            snprintf(b, sizeof b, i == 69 ? "y" : "g%d", i + 1);
+            mb_node(m, "Gather", ins, b);
+        }
+        mb_output(m, "y", ONYX_FLOAT32, &nx, 1);
+        buf = mb_serialize(m, &len);
+        mb_free(m);
+        long n = submits_of_run(buf, len, x, nx, bad ? "index 6 (position 5 of the indices) is out of range" : NULL);
+        CHECK(n >= 2);
+        free(buf);
+    }
+}
+
 /* A chain that stays on the device between nodes (Softmax over a middle
  * axis in the middle). */
 static void chain_case(void) {
@@ -619,6 +694,7 @@ int main(int argc, char **argv) {
     vulkan_data_cases();
     vulkan_index_cases();
     chain_case();
+    stream_limit_cases();
     limit_cases(ox_vulkan_ep_caps(keep_driver_loaded));
     threads_case();
     if (!masked) option_cases();
