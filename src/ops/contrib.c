@@ -87,6 +87,51 @@ static int infer_fused_conv(ox_infer_ctx *c) {
     return 0;
 }
 
+/* onyx FusedConv (domain "onyx", version 1), written by the optimizer
+ * pass fuse_conv_activation and run by the CPU provider with its
+ * epilogue fused into the convolution:
+ *   inputs  X, W, B (optional), Z (optional, the output's shape)
+ *   output  Y = activation(Conv(X, W, B) + Z)
+ *   attributes: Conv's (auto_pad, dilations, group, kernel_shape, pads,
+ *   strides), `activation` (string: "" or absent for none, Relu, Clip,
+ *   Sigmoid, HardSigmoid, HardSwish, SiLU = x * sigmoid(x), LeakyRelu,
+ *   Tanh, Gelu (erf), GeluTanh) and `activation_params` (floats: Clip
+ *   min, max; HardSigmoid alpha, beta; LeakyRelu alpha; missing ones take
+ *   the ONNX operators' defaults). Inference is Conv's, on a view of the
+ *   node, plus the check of Z. */
+static const char *const ONYX_ACTIVATIONS[] = {"",        "Relu",      "Clip", "Sigmoid",
+                                               "HardSigmoid", "HardSwish", "SiLU", "LeakyRelu",
+                                               "Tanh",    "Gelu",      "GeluTanh"};
+
+static int infer_onyx_fused_conv(ox_infer_ctx *c) {
+    const char *act = ir_attr_string(c->node, "activation", "");
+    size_t i = 0, n = sizeof ONYX_ACTIVATIONS / sizeof ONYX_ACTIVATIONS[0];
+    while (i < n && strcmp(act, ONYX_ACTIVATIONS[i]) != 0) i++;
+    if (i == n)
+        return ox_infer_fail(c, ONYX_NOT_IMPLEMENTED, "FusedConv: activation '%s' is not supported", act);
+    ir_node view = *c->node;
+    view.op_type = (char *)"Conv";
+    view.domain = (char *)"";
+    view.opset = 11;
+    if (view.n_inputs > 3) view.n_inputs = 3;
+    const ox_op_schema *s = ox_op_find("", "Conv", 11);
+    if (!s || !s->infer) return ox_infer_fail(c, ONYX_NOT_IMPLEMENTED, "FusedConv: Conv is not available");
+    ox_infer_ctx sub = *c;
+    sub.node = &view;
+    sub.n_inputs = view.n_inputs < c->n_inputs ? view.n_inputs : c->n_inputs;
+    int rc = s->infer(&sub);
+    c->data_dependent = sub.data_dependent;
+    if (rc) return rc;
+    const ir_type *z = ox_infer_in(c, 3), *y = ox_infer_out(c, 0);
+    if (z && y && z->rank >= 0 && y->rank >= 0) {
+        int same = z->rank == y->rank;
+        for (int d = 0; same && d < z->rank; d++)
+            same = z->dims[d] < 0 || y->dims[d] < 0 || z->dims[d] == y->dims[d];
+        if (!same) return ox_infer_fail(c, ox_infer_bad_code(c), "FusedConv: Z must have the output's shape");
+    }
+    return 0;
+}
+
 static int infer_fused_gemm(ox_infer_ctx *c) {
     if (check_activation(c)) return -1;
     return infer_as_base(c, NULL);
@@ -215,6 +260,7 @@ static int infer_layernorm_v1(ox_infer_ctx *c) { return infer_as_base(c, NULL); 
 
 static const ox_op_schema OPS[] = {
     {"com.microsoft", "FusedConv", 1, 1, 2, 4, 1, 1, infer_fused_conv},
+    {"onyx", "FusedConv", 1, 1, 2, 4, 1, 1, infer_onyx_fused_conv},
     {"com.microsoft", "FusedGemm", 1, 1, 2, 3, 1, 1, infer_fused_gemm},
     {"com.microsoft", "FusedMatMul", 1, 1, 2, 2, 1, 1, infer_fused_matmul},
     {"com.microsoft", "FusedMatMulActivation", 1, 1, 2, 2, 1, 1, infer_fused_matmul},

@@ -4,6 +4,7 @@ static const ox_pass PASSES[] = {
     {"fold_constants", ONYX_OPT_BASIC, ox_pass_fold_constants},
     {"eliminate_identity", ONYX_OPT_BASIC, ox_pass_eliminate_identity},
     {"fuse_conv_bn", ONYX_OPT_ALL, ox_pass_fuse_conv_bn},
+    {"fuse_conv_activation", ONYX_OPT_ALL, ox_pass_fuse_conv_activation},
     {"prune_constants", ONYX_OPT_BASIC, ox_pass_prune_constants},
 };
 

@@ -13,8 +13,8 @@
 struct mb_model {
     Onnx__ModelProto model;
     Onnx__GraphProto graph;
-    Onnx__OperatorSetIdProto opset;
-    Onnx__OperatorSetIdProto *opsets[1];
+    Onnx__OperatorSetIdProto opset, extra[4];
+    Onnx__OperatorSetIdProto *opsets[5];
     Onnx__NodeProto **nodes;
     size_t cap_nodes;
     Onnx__TensorProto *inits[MAX_ITEMS];
@@ -237,6 +237,27 @@ void mb_attr_ints(mb_model *m, const char *name, const int64_t *v, size_t n) {
     a->n_ints = n;
     a->ints = alloc(m, n * sizeof(int64_t));
     memcpy(a->ints, v, n * sizeof(int64_t));
+}
+
+void mb_attr_floats(mb_model *m, const char *name, const float *v, size_t n) {
+    Onnx__AttributeProto *a = attr(m, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS);
+    a->n_floats = n;
+    a->floats = alloc(m, n * sizeof(float));
+    memcpy(a->floats, v, n * sizeof(float));
+}
+
+void mb_domain(mb_model *m, const char *domain, int64_t version) {
+    Onnx__NodeProto *n = m->nodes[m->graph.n_node - 1];
+    n->domain = dup(m, domain);
+    for (size_t i = 0; i < m->model.n_opset_import; i++)
+        if (strcmp(m->opsets[i]->domain, domain) == 0) return;
+    if (m->model.n_opset_import >= 5) return;
+    Onnx__OperatorSetIdProto *o = &m->extra[m->model.n_opset_import - 1];
+    onnx__operator_set_id_proto__init(o);
+    o->domain = dup(m, domain);
+    o->has_version = 1;
+    o->version = version;
+    m->opsets[m->model.n_opset_import++] = o;
 }
 
 void mb_attr_string(mb_model *m, const char *name, const char *s) {

@@ -27,6 +27,10 @@ void mb_attr_int(mb_model *m, const char *name, int64_t v);
 void mb_attr_float(mb_model *m, const char *name, float v);
 void mb_attr_ints(mb_model *m, const char *name, const int64_t *v, size_t n);
 void mb_attr_string(mb_model *m, const char *name, const char *s);
+void mb_attr_floats(mb_model *m, const char *name, const float *v, size_t n);
+/* Puts the most recent node in `domain`, importing it at `version` (up
+ * to four domains besides ai.onnx). */
+void mb_domain(mb_model *m, const char *domain, int64_t version);
 /* A graph attribute (Loop, Scan, If bodies): body is built like a model
  * (its opset is ignored) and is freed with m. */
 void mb_attr_graph(mb_model *m, const char *name, mb_model *body);

@@ -15,6 +15,7 @@
 
 #include "core/checked.h"
 #include "ep/cpu/kernels/conv_extra.h"
+#include "ep/cpu/kernels/conv_fast.h"
 #include "ep/cpu/kernels/gemm.h"
 #include "ep/cpu/kernels/kernel_util.h"
 #include "ep/cpu/kernels/saturate.h"
@@ -228,16 +229,17 @@ static inline void grid_step(const win_map *m, int64_t *o, int64_t len) {
 }
 
 #define DEF_IM2COL(T, NAME)                                                                     \
-    /* col[(c * k_sz + kk) * nc + (p - p0)] = x[c][target of p, kk] or 0 */                     \
+    /* col[(c * k_sz + kk - r0) * nc + (p - p0)] = x[c][target of p, kk] or 0 for the rows   \
+     * c * k_sz + kk in [r0, r1) */                                                             \
     static void NAME(const conv_geom *g, const win_map *m, const T *x, int64_t p0, int64_t p1,  \
-                     T *col) {                                                                  \
+                     int64_t r0, int64_t r1, T *col) {                                          \
         const int L = g->r - 1;                                                                 \
-        const int64_t nc = p1 - p0, rows = g->Cg * g->k_sz;                                     \
+        const int64_t nc = p1 - p0;                                                             \
         int64_t start[OX_MAX_RANK], kpos[OX_MAX_RANK], o[OX_MAX_RANK];                          \
         grid_pos(m, p0, start);                                                                 \
-        for (int64_t row = 0; row < rows; row++) {                                              \
+        for (int64_t row = r0; row < r1; row++) {                                               \
             const T *src = x + (row / g->k_sz) * g->in_sz;                                      \
-            T *dst = col + row * nc;                                                            \
+            T *dst = col + (row - r0) * nc;                                                     \
             kernel_pos(g, row % g->k_sz, kpos);                                                 \
             memcpy(o, start, sizeof(int64_t) * (size_t)g->r);                                   \
             const int64_t sL = m->stride[L], inL = m->tgt[L];                                   \
@@ -382,7 +384,7 @@ static int plan_chunks(conv_job *j, int64_t rows, int64_t positions, int64_t out
                 bm = xg + p0;                                                                   \
                 ldb = g->in_sz;                                                                 \
             } else {                                                                            \
-                IM2COL(g, &j->map, xg, p0, p1, buf);                                            \
+                IM2COL(g, &j->map, xg, p0, p1, 0, K, buf);                                            \
                 bm = buf;                                                                       \
                 ldb = p1 - p0;                                                                  \
             }                                                                                   \
@@ -399,7 +401,10 @@ static int plan_chunks(conv_job *j, int64_t rows, int64_t positions, int64_t out
         free(buf);                                                                              \
     }                                                                                           \
                                                                                                 \
-    static int conv_core_##SUF(ox_kernel_ctx *ctx, const conv_geom *g, const T *x, const T *w,  \
+    /* unused for float32 (conv_f32 runs it); the float64 instance serves \
+     * the integer convolutions */                                          \
+    __attribute__((unused)) static int conv_core_##SUF(ox_kernel_ctx *ctx, const conv_geom *g,  \
+                                                       const T *x, const T *w,                  \
                                const T *b, T *y) {                                              \
         if (g->N == 0 || g->M == 0 || g->out_sz == 0) return 0;                                 \
         conv_job j = {.g = g, .x = x, .w = w, .b = b, .y = y, .pool = ctx->pool, .stop = ctx->stop};               \
@@ -473,93 +478,135 @@ DEF_CONV_CORE(float, f32, ox_gemm_f32, im2col_f32, col2im_f32)
 DEF_CONV_CORE(double, f64, ox_gemm_f64, im2col_f64, col2im_f64)
 
 /* ================================================================ */
-/* direct float32 convolution for one input channel per group (depthwise
- * and channel multipliers) in 1-D or 2-D: each tap is a row update over
- * the output positions it reaches, no column matrix needed */
+/* float32: depthwise kernel or GEMM on prepacked weights, with the
+ * epilogue (bias, residual, activation) fused (conv_fast.h) */
 
-#define DW_MAX_KW 64
+/* Per-node state: the weights packed at session creation. */
+typedef struct conv_state {
+    ox_conv_packed packed;
+} conv_state;
 
-typedef struct dw_job {
+typedef struct cols_job {
     const conv_geom *g;
-    const float *x, *w, *b;
-    float *y;
-    int64_t IH, IW, OH, OW, KH, KW, sh, sw, dh, dw, ph, pw;
-    int64_t lo[DW_MAX_KW], hi[DW_MAX_KW]; /* output columns reached by tap column kw */
-} dw_job;
+    win_map map;
+    const float *x;
+} cols_job;
 
-static int64_t ceil_div_pos(int64_t a, int64_t b) { return a <= 0 ? -((-a) / b) : a / b + (a % b != 0); }
-
-static void dw_range(void *arg, int64_t t0, int64_t t1) {
-    const dw_job *j = arg;
-    const conv_geom *g = j->g;
-    for (int64_t t = t0; t < t1; t++) {
-        int64_t n = t / g->M, m = t % g->M, c = m / g->Mg;
-        const float *x = j->x + (n * g->C + c) * j->IH * j->IW;
-        const float *w = j->w + m * j->KH * j->KW;
-        float *y = j->y + t * j->OH * j->OW;
-        float bv = j->b ? j->b[m] : 0.0f;
-        for (int64_t i = 0; i < j->OH * j->OW; i++) y[i] = bv;
-        for (int64_t oh = 0; oh < j->OH; oh++) {
-            float *yr = y + oh * j->OW;
-            for (int64_t kh = 0; kh < j->KH; kh++) {
-                int64_t ih = oh * j->sh - j->ph + kh * j->dh;
-                if (ih < 0 || ih >= j->IH) continue;
-                const float *xr = x + ih * j->IW;
-                for (int64_t kw = 0; kw < j->KW; kw++) {
-                    float wv = w[kh * j->KW + kw];
-                    int64_t off = kw * j->dw - j->pw, lo = j->lo[kw], hi = j->hi[kw];
-                    if (lo >= hi) continue;
-                    if (j->sw == 1) {
-                        ox_vec_axpy(yr + lo, xr + lo + off, wv, hi - lo);
-                    } else {
-                        for (int64_t ow = lo; ow < hi; ow++) yr[ow] += wv * xr[ow * j->sw + off];
-                    }
+/* im2col of rows [k0, k0 + kc) and positions [p0, p1) written straight
+ * into the GEMM's packed layout: nr-wide panels, k-major, the ragged
+ * last panel zero-filled. */
+static void conv_cols(const void *arg, int64_t n, int64_t grp, int64_t k0, int64_t kc, int64_t p0,
+                      int64_t p1, int nr, float *dst) {
+    const cols_job *c = arg;
+    const conv_geom *g = c->g;
+    const win_map *m = &c->map;
+    const float *x = c->x + (n * g->C + grp * g->Cg) * g->in_sz;
+    const int L = g->r - 1;
+    const int64_t ncols = p1 - p0, pstride = (int64_t)nr * kc;
+    int64_t start[OX_MAX_RANK], kpos[OX_MAX_RANK], o[OX_MAX_RANK];
+    grid_pos(m, p0, start);
+    const int64_t sL = m->stride[L], inL = m->tgt[L];
+    for (int64_t row = k0; row < k0 + kc; row++) {
+        const float *src = x + (row / g->k_sz) * g->in_sz;
+        float *base = dst + (row - k0) * nr;
+        kernel_pos(g, row % g->k_sz, kpos);
+        memcpy(o, start, sizeof(int64_t) * (size_t)g->r);
+        const int64_t kL = kpos[L] * m->dil[L] - m->pad[L];
+        for (int64_t col = 0; col < ncols;) {
+            int64_t len = m->grid[L] - o[L];
+            if (len > ncols - col) len = ncols - col;
+            int64_t off = lead_offset(m, o, kpos);
+            const float *s = off < 0 ? NULL : src + off;
+            int64_t i0 = o[L] * sL + kL;
+            /* the run [col, col + len) in pieces that stay in one panel */
+            for (int64_t t = 0; t < len;) {
+                int64_t q = (col + t) / nr, within = (col + t) % nr;
+                int64_t piece = nr - within < len - t ? nr - within : len - t;
+                float *d = base + q * pstride + within;
+                int64_t i = i0 + t * sL;
+                if (!s) {
+                    memset(d, 0, sizeof(float) * (size_t)piece);
+                } else if (sL == 1 && i >= 0 && i + piece <= inL) {
+                    memcpy(d, s + i, sizeof(float) * (size_t)piece);
+                } else {
+                    for (int64_t u = 0; u < piece; u++, i += sL) d[u] = (i >= 0 && i < inL) ? s[i] : 0.0f;
                 }
+                t += piece;
             }
+            col += len;
+            grid_step(m, o, len);
+        }
+        if (ncols % nr) {
+            float *d = base + (ncols / nr) * pstride + ncols % nr;
+            memset(d, 0, sizeof(float) * (size_t)(nr - ncols % nr));
         }
     }
 }
 
-/* 1 when it ran the convolution. */
-static int try_depthwise(ox_kernel_ctx *ctx, const conv_geom *g, const float *x, const float *w,
-                         const float *b, float *y) {
-    if (g->Cg != 1 || g->r > 2) return 0;
-    dw_job j = {.g = g, .x = x, .w = w, .b = b, .y = y};
-    int two = g->r == 2;
-    j.IH = two ? g->in[0] : 1;
-    j.OH = two ? g->out[0] : 1;
-    j.KH = two ? g->k[0] : 1;
-    j.sh = two ? g->stride[0] : 1;
-    j.dh = two ? g->dil[0] : 1;
-    j.ph = two ? g->pb[0] : 0;
-    int L = g->r - 1;
-    j.IW = g->in[L];
-    j.OW = g->out[L];
-    j.KW = g->k[L];
-    j.sw = g->stride[L];
-    j.dw = g->dil[L];
-    j.pw = g->pb[L];
-    if (j.KW > DW_MAX_KW) return 0;
-    /* pads and dilations are attributes: where the tap offsets or the work
-     * per plane overflow int64, the general path (checked) takes over */
-    int64_t planes = g->N * g->M, per;
-    if (!ox_mul_i64(j.OH, j.OW, &per) || !ox_mul_i64(per, j.KH, &per) || !ox_mul_i64(per, j.KW, &per))
-        return 0;
-    for (int64_t kw = 0; kw < j.KW; kw++) {
-        int64_t off, neg, lim, hi;
-        if (!ox_mul_i64(kw, j.dw, &off) || !ox_sub_i64(off, j.pw, &off) || !ox_sub_i64(0, off, &neg) ||
-            !ox_sub_i64(j.IW - 1, off, &lim))
-            return 0;
-        int64_t lo = ceil_div_pos(neg, j.sw);
-        if (lo < 0) lo = 0;
-        /* last ow with ow * sw + off <= IW - 1 */
-        hi = lim < 0 ? 0 : lim / j.sw + 1;
-        if (hi > j.OW) hi = j.OW;
-        j.lo[kw] = lo;
-        j.hi[kw] = hi < lo ? lo : hi;
+/* 1 when the depthwise kernel handles this geometry */
+static int depthwise_fits(const conv_geom *g) { return g->Cg == 1 && g->r <= 2; }
+
+static int conv_f32(ox_kernel_ctx *ctx, const conv_geom *g, const float *x, const float *w,
+                    const float *b, const float *z, const ox_act *act, float *y) {
+    if (g->N == 0 || g->M == 0 || g->out_sz == 0) return 0;
+    ox_cpu_isa isa = ox_cpu_isa_active();
+    if (depthwise_fits(g)) {
+        int two = g->r == 2, L = g->r - 1;
+        ox_dw_args d = {.N = g->N, .C = g->C, .mult = g->Mg,
+                        .IH = two ? g->in[0] : 1, .IW = g->in[L],
+                        .OH = two ? g->out[0] : 1, .OW = g->out[L],
+                        .KH = two ? g->k[0] : 1, .KW = g->k[L],
+                        .sh = two ? g->stride[0] : 1, .sw = g->stride[L],
+                        .dh = two ? g->dil[0] : 1, .dw = g->dil[L],
+                        .ph = two ? g->pb[0] : 0, .pw = g->pb[L],
+                        .x = x, .w = w, .bias = b, .z = z, .y = y, .act = *act, .isa = isa};
+        int rc = ox_conv_depthwise_f32(ctx->pool, ctx->stop, &d);
+        if (rc < 0) return ox_cpu_oom(ctx);
+        if (rc > 0) return 0;
     }
-    ox_parallel_for(ctx->pool, planes, per >= 16384 ? 1 : 16384 / (per ? per : 1), dw_range, &j);
-    return 1;
+    const int64_t K = g->Cg * g->k_sz;
+    const conv_state *st = ctx->state;
+    ox_conv_packed own = {0}, *pw = &own;
+    if (st && st->packed.data && st->packed.G == g->G && st->packed.Mg == g->Mg && st->packed.K == K)
+        pw = (ox_conv_packed *)&st->packed;
+    else if (ox_conv_pack_weights(w, g->G, g->Mg, K, &own))
+        return ox_cpu_oom(ctx);
+    cols_job cj = {.g = g, .x = x};
+    win_map_init(&cj.map, g, 1);
+    ox_conv_gemm_args ga = {.w = pw, .N = g->N, .P = g->out_sz, .x = x, .x_img = g->C * g->in_sz,
+                            .x_grp = g->Cg * g->in_sz, .cols = all_ones_kernel(g) ? NULL : conv_cols,
+                            .cols_arg = &cj, .bias = b, .z = z, .y = y, .act = *act, .isa = isa};
+    int rc = ox_conv_gemm_run(ctx->pool, ctx->stop, &ga);
+    ox_conv_packed_free(&own);
+    return rc ? ox_cpu_oom(ctx) : 0;
+}
+
+/* Packs a constant float32 W once; any other W is packed per call. */
+static int conv_init(const ir_node *node, const ox_tensor *const *consts, int n_inputs, void **state,
+                     ox_error *err) {
+    (void)err;
+    *state = NULL;
+    const ox_tensor *w = n_inputs > 1 ? consts[1] : NULL;
+    if (!w || w->dtype != ONYX_FLOAT32 || w->rank < 3 || w->dims[0] < 1) return 0;
+    int64_t G = ir_attr_int(node, "group", 1), M = w->dims[0];
+    if (G < 1 || M % G) return 0; /* the run reports the mismatch */
+    int64_t K = ox_tensor_numel(w) / M;
+    if (w->dims[1] == 1 && w->rank <= 4) return 0; /* depthwise: read in place */
+    conv_state *st = calloc(1, sizeof *st);
+    if (!st) return 0;
+    if (ox_conv_pack_weights(w->data, G, M / G, K, &st->packed)) {
+        free(st); /* packed per run instead */
+        return 0;
+    }
+    *state = st;
+    return 0;
+}
+
+static void conv_release(void *state) {
+    conv_state *st = state;
+    if (!st) return;
+    ox_conv_packed_free(&st->packed);
+    free(st);
 }
 
 /* ================================================================ */
@@ -575,7 +622,8 @@ static int run_half(ox_kernel_ctx *ctx, const conv_geom *g, int transpose) {
     if (!x || !w || !y || (B && !b)) {
         rc = ox_cpu_oom(ctx);
     } else {
-        rc = transpose ? convt_core_f32(ctx, g, x, w, b, y) : conv_core_f32(ctx, g, x, w, b, y);
+        ox_act none = {OX_ACT_NONE, 0, 0};
+        rc = transpose ? convt_core_f32(ctx, g, x, w, b, y) : conv_f32(ctx, g, x, w, b, NULL, &none, y);
         if (!rc) ox_cpu_from_f32(Y, y);
     }
     free(x);
@@ -600,12 +648,11 @@ static int conv_like(ox_kernel_ctx *ctx, int transpose) {
     if (W->dtype != X->dtype || (B && B->dtype != X->dtype))
         return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "%s: X, W and B must share one element type",
                               ctx->node->op_type);
+    ox_act none = {OX_ACT_NONE, 0, 0};
     switch (X->dtype) {
     case ONYX_FLOAT32:
         if (transpose) return convt_core_f32(ctx, &g, X->data, W->data, B ? B->data : NULL, Y->data);
-        if (g.N * g.M * g.out_sz == 0) return 0;
-        if (try_depthwise(ctx, &g, X->data, W->data, B ? B->data : NULL, Y->data)) return 0;
-        return conv_core_f32(ctx, &g, X->data, W->data, B ? B->data : NULL, Y->data);
+        return conv_f32(ctx, &g, X->data, W->data, B ? B->data : NULL, NULL, &none, Y->data);
     case ONYX_FLOAT64:
         return transpose ? convt_core_f64(ctx, &g, X->data, W->data, B ? B->data : NULL, Y->data)
                          : conv_core_f64(ctx, &g, X->data, W->data, B ? B->data : NULL, Y->data);
@@ -616,6 +663,35 @@ static int conv_like(ox_kernel_ctx *ctx, int transpose) {
         return ox_kernel_fail(ctx, ONYX_NOT_IMPLEMENTED, "%s: element type %s is not supported",
                               ctx->node->op_type, ox_dtype_name(X->dtype));
     }
+}
+
+/* onyx FusedConv (schema in src/ops/contrib.c): Conv, then + Z, then the
+ * activation, all in the convolution's epilogue. float32 only. */
+static int fused_conv_compute(ox_kernel_ctx *ctx) {
+    const ox_tensor *X = ox_cpu_input(ctx, 0), *W = ox_cpu_input(ctx, 1), *B = ox_cpu_input(ctx, 2),
+                    *Z = ox_cpu_input(ctx, 3);
+    ox_tensor *Y = ctx->outputs[0];
+    conv_geom g;
+    if (geom_make(ctx, X, W, Y, 0, &g) || check_bias(ctx, B, g.M)) return -1;
+    if (X->dtype != ONYX_FLOAT32 || W->dtype != ONYX_FLOAT32 || (B && B->dtype != ONYX_FLOAT32))
+        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "FusedConv: X, W and B must be float32");
+    if (Z && (Z->dtype != ONYX_FLOAT32 || !ox_shape_equal(Z->dims, Z->rank, Y->dims, Y->rank)))
+        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
+                              "FusedConv: Z must be float32 with the output's shape");
+    size_t np = 0;
+    const float *params = ir_attr_floats(ctx->node, "activation_params", &np);
+    ox_act act;
+    const char *name = ir_attr_string(ctx->node, "activation", "");
+    if (ox_act_parse(name, params, (int)np, &act))
+        return ox_kernel_fail(ctx, ONYX_NOT_IMPLEMENTED, "FusedConv: activation '%s' is not supported",
+                              name);
+    return conv_f32(ctx, &g, X->data, W->data, B ? B->data : NULL, Z ? Z->data : NULL, &act, Y->data);
+}
+
+static int supports_f32(const ir_node *node, const ir_type *const *inputs, int n_inputs) {
+    (void)node;
+    if (n_inputs < 1 || !inputs[0]) return 1;
+    return inputs[0]->dtype == ONYX_FLOAT32 || inputs[0]->dtype == ONYX_UNDEFINED;
 }
 
 static int conv_compute(ox_kernel_ctx *ctx) { return conv_like(ctx, 0); }
@@ -845,7 +921,8 @@ static int col2im_compute(ox_kernel_ctx *ctx) {
 }
 
 static const ox_kernel_def KERNELS[] = {
-    {"", "Conv", 1, 22, conv_compute, ox_cpu_supports_float, NULL, NULL},
+    {"", "Conv", 1, 22, conv_compute, ox_cpu_supports_float, conv_init, conv_release},
+    {"onyx", "FusedConv", 1, 1, fused_conv_compute, supports_f32, conv_init, conv_release},
     {"", "ConvTranspose", 1, 22, conv_transpose_compute, ox_cpu_supports_float, NULL, NULL},
     {"", "ConvInteger", 10, 17, conv_integer_compute, NULL, NULL, NULL},
     {"", "QLinearConv", 10, 17, qlinear_conv_compute, NULL, NULL, NULL},

@@ -1,0 +1,184 @@
+/* Direct depthwise convolution (one input channel per group), 1-D or 2-D,
+ * any stride, dilation and padding (see conv_fast.h).
+ *
+ * Each input plane is first copied into `stride` phase planes with the
+ * horizontal padding written as zeros: phase f holds padded columns
+ * f, f + s, f + 2s, ... So output column ow and kernel column kw read
+ * padded column ow * s + kw * dw, which is element ow + (kw * dw) / s of
+ * phase (kw * dw) % s: consecutive output columns read consecutive
+ * floats for every stride, and no tap needs a bounds test. Rows in the
+ * vertical padding are skipped. The rows are padded on the right by a
+ * few vectors, so whole vectors are computed past the row end and only
+ * the stores are cut to length. */
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/checked.h"
+#include "ep/cpu/kernels/conv_fast.h"
+
+/* Taps of one kernel plane handled by the vector kernel. */
+#define DW_MAX_TAPS 64
+/* Widest vector in floats and the columns one step computes. */
+#define DW_VMAX 16
+#define DW_UNROLL 4
+
+typedef struct dw_job {
+    const ox_dw_args *a;
+    const ox_stop *stop;
+    int64_t pwd;                        /* floats per phase row */
+    int64_t koff[DW_MAX_TAPS];          /* per kernel column: phase * IH * pwd + index */
+    void (*rows)(const struct dw_job *j, const float *planes, const float *w, float *y, int64_t oh0,
+                 int64_t oh1);
+    atomic_int failed;
+} dw_job;
+
+/* The output rows [oh0, oh1) of one plane, VT being a vector of VW
+ * floats. Four independent accumulators hide the multiply-add latency. */
+#define DEF_DW_ROWS(SUF, VT, VW, TARGET)                                                          \
+    typedef float VT __attribute__((vector_size(VW * 4)));                                        \
+    TARGET static void dw_rows_##SUF(const dw_job *j, const float *planes, const float *w,        \
+                                     float *y, int64_t oh0, int64_t oh1) {                        \
+        const ox_dw_args *a = j->a;                                                               \
+        const int64_t KH = a->KH, KW = a->KW, OW = a->OW, pwd = j->pwd;                           \
+        VT wv[DW_MAX_TAPS];                                                                       \
+        for (int64_t t = 0; t < KH * KW; t++) wv[t] = (VT){0} + w[t];                             \
+        for (int64_t oh = oh0; oh < oh1; oh++) {                                                  \
+            const float *rows[DW_MAX_TAPS];                                                       \
+            const VT *wr[DW_MAX_TAPS];                                                            \
+            int nr = 0;                                                                           \
+            for (int64_t kh = 0; kh < KH; kh++) {                                                 \
+                int64_t ih = oh * a->sh - a->ph + kh * a->dh;                                     \
+                if (ih < 0 || ih >= a->IH) continue;                                              \
+                rows[nr] = planes + ih * pwd;                                                     \
+                wr[nr++] = wv + kh * KW;                                                          \
+            }                                                                                     \
+            float *yr = y + oh * OW;                                                              \
+            for (int64_t ow = 0; ow < OW; ow += VW * DW_UNROLL) {                                 \
+                VT acc[DW_UNROLL];                                                                \
+                for (int u = 0; u < DW_UNROLL; u++) acc[u] = (VT){0};                             \
+                for (int r = 0; r < nr; r++) {                                                    \
+                    const float *src = rows[r] + ow;                                              \
+                    for (int64_t kw = 0; kw < KW; kw++) {                                         \
+                        const float *s = src + j->koff[kw];                                       \
+                        VT wk = wr[r][kw];                                                        \
+                        for (int u = 0; u < DW_UNROLL; u++) {                                     \
+                            VT v;                                                                 \
+                            memcpy(&v, s + u * VW, sizeof v);                                     \
+                            acc[u] += wk * v;                                                     \
+                        }                                                                         \
+                    }                                                                             \
+                }                                                                                 \
+                for (int u = 0; u < DW_UNROLL; u++) {                                             \
+                    int64_t o = ow + u * VW;                                                      \
+                    if (o + VW <= OW) {                                                           \
+                        memcpy(yr + o, &acc[u], sizeof acc[u]);                                   \
+                    } else if (o < OW) {                                                          \
+                        memcpy(yr + o, &acc[u], sizeof(float) * (size_t)(OW - o));                \
+                    }                                                                             \
+                }                                                                                 \
+            }                                                                                     \
+        }                                                                                         \
+    }
+
+DEF_DW_ROWS(portable, dw_v4f, 4, )
+#if defined(__x86_64__) && defined(__GNUC__)
+DEF_DW_ROWS(avx2, dw_v8f, 8, __attribute__((target("avx2,fma"))))
+DEF_DW_ROWS(avx512, dw_v16f, 16, __attribute__((target("avx512f"))))
+#endif
+
+/* Phase planes of input plane x (IH x IW) into planes. */
+static void fill_phases(const ox_dw_args *a, int64_t pwd, const float *x, float *planes) {
+    const int64_t s = a->sw, IW = a->IW;
+    for (int64_t f = 0; f < s; f++) {
+        float *pf = planes + f * a->IH * pwd;
+        for (int64_t ih = 0; ih < a->IH; ih++) {
+            const float *xr = x + ih * IW;
+            float *d = pf + ih * pwd;
+            if (s == 1) {
+                /* column jj of the row holds input column jj - pw */
+                int64_t lo = a->pw < pwd ? a->pw : pwd;
+                int64_t hi = a->pw + IW < pwd ? a->pw + IW : pwd;
+                if (hi < lo) hi = lo;
+                memset(d, 0, sizeof(float) * (size_t)lo);
+                memcpy(d + lo, xr, sizeof(float) * (size_t)(hi - lo));
+                memset(d + hi, 0, sizeof(float) * (size_t)(pwd - hi));
+                continue;
+            }
+            /* jj in [lo, hi) reads input column jj * s + f - pw */
+            int64_t lo = a->pw - f <= 0 ? 0 : (a->pw - f + s - 1) / s;
+            int64_t hi = IW - 1 + a->pw - f < 0 ? 0 : (IW - 1 + a->pw - f) / s + 1;
+            if (lo > pwd) lo = pwd;
+            if (hi > pwd) hi = pwd;
+            if (hi < lo) hi = lo;
+            memset(d, 0, sizeof(float) * (size_t)lo);
+            const float *xs = xr + lo * s + f - a->pw;
+            if (s == 2)
+                for (int64_t jj = 0; jj < hi - lo; jj++) d[lo + jj] = xs[2 * jj];
+            else
+                for (int64_t jj = 0; jj < hi - lo; jj++) d[lo + jj] = xs[jj * s];
+            memset(d + hi, 0, sizeof(float) * (size_t)(pwd - hi));
+        }
+    }
+}
+
+static void dw_tasks(void *arg, int64_t t0, int64_t t1) {
+    dw_job *j = arg;
+    const ox_dw_args *a = j->a;
+    size_t n = (size_t)(a->sw * a->IH * j->pwd);
+    float *planes = malloc(sizeof(float) * (n > 0 ? n : 1));
+    if (!planes) {
+        atomic_store(&j->failed, 1);
+        return;
+    }
+    const int64_t M = a->C * a->mult, plane_out = a->OH * a->OW;
+    int64_t filled = -1;
+    for (int64_t t = t0; t < t1; t++) {
+        if (ox_stop_requested(j->stop)) break;
+        int64_t nimg = t / M, m = t % M, c = m / a->mult;
+        int64_t src = nimg * a->C + c;
+        if (src != filled) {
+            fill_phases(a, j->pwd, a->x + src * a->IH * a->IW, planes);
+            filled = src;
+        }
+        float *y = a->y + t * plane_out;
+        j->rows(j, planes, a->w + m * a->KH * a->KW, y, 0, a->OH);
+        const float *bias = a->bias ? a->bias + m : NULL;
+        if (bias || a->z || a->act.kind != OX_ACT_NONE) {
+            /* one bias for the whole plane: the plane is handled as one row */
+            ox_conv_epilogue(y, plane_out, 1, plane_out, bias, a->z ? a->z + t * plane_out : NULL,
+                             plane_out, &a->act);
+        }
+    }
+    free(planes);
+}
+
+int ox_conv_depthwise_f32(ox_threadpool *pool, const ox_stop *stop, const ox_dw_args *a) {
+    if (a->KH * a->KW > DW_MAX_TAPS || a->KW > DW_MAX_TAPS) return 0;
+    dw_job j = {.a = a, .stop = stop, .rows = dw_rows_portable};
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (a->isa == OX_ISA_AVX512)
+        j.rows = dw_rows_avx512;
+    else if (a->isa == OX_ISA_AVX2)
+        j.rows = dw_rows_avx2;
+#endif
+    /* the widest padded column any output reads, per phase, plus room for
+     * the whole vectors computed past the row end; every term is an
+     * attribute, so each step is checked and a shape past it is left to
+     * the general path */
+    int64_t span, last, pwd, per, planes;
+    if (!ox_mul_i64(a->OW - 1, a->sw, &span) || !ox_muladd_i64(a->KW - 1, a->dw, span, &last) ||
+        !ox_add_i64(last / a->sw + 1, DW_VMAX * DW_UNROLL, &pwd) || !ox_mul_i64(pwd, a->IH, &per) ||
+        !ox_mul_i64(per, a->sw, &per) || per > (int64_t)1 << 28)
+        return 0;
+    j.pwd = pwd;
+    for (int64_t kw = 0; kw < a->KW; kw++) {
+        int64_t c = kw * a->dw;
+        j.koff[kw] = (c % a->sw) * a->IH * pwd + c / a->sw;
+    }
+    atomic_init(&j.failed, 0);
+    if (!ox_mul_i64(a->N, a->C * a->mult, &planes)) return 0;
+    int64_t work = a->OH * a->OW * a->KH * a->KW;
+    ox_parallel_for(pool, planes, work >= 16384 ? 1 : 16384 / (work > 0 ? work : 1), dw_tasks, &j);
+    return atomic_load(&j.failed) ? -1 : 1;
+}

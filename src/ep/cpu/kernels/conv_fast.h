@@ -1,0 +1,118 @@
+/* Fast float32 convolution paths of the CPU provider: a GEMM whose weight
+ * operand is packed once (at session creation when W is a constant), a
+ * direct depthwise kernel, and the epilogue both apply to each output
+ * tile while it is in cache (bias, then a residual Z, then an
+ * activation). Each has AVX-512, AVX2+FMA and portable variants chosen at
+ * run time. */
+#ifndef ONYX_EP_CPU_KERNELS_CONV_FAST_H
+#define ONYX_EP_CPU_KERNELS_CONV_FAST_H
+
+#include <stdint.h>
+
+#include "core/stop.h"
+#include "core/threadpool.h"
+
+/* Instruction-set variants, best last. The environment variable
+ * ONYX_CPU_ISA ("portable", "avx2", "avx512") caps the choice below what
+ * the machine has, so tests run every variant on one machine. */
+typedef enum ox_cpu_isa { OX_ISA_PORTABLE = 0, OX_ISA_AVX2 = 1, OX_ISA_AVX512 = 2 } ox_cpu_isa;
+
+/* The best variant this machine supports. */
+ox_cpu_isa ox_cpu_isa_best(void);
+/* ox_cpu_isa_best capped by ONYX_CPU_ISA. */
+ox_cpu_isa ox_cpu_isa_active(void);
+
+/* Activations a convolution's epilogue applies. */
+typedef enum ox_act_kind {
+    OX_ACT_NONE,
+    OX_ACT_RELU,
+    OX_ACT_CLIP,        /* a = min, b = max */
+    OX_ACT_SIGMOID,
+    OX_ACT_HARDSIGMOID, /* max(0, min(1, a * x + b)) */
+    OX_ACT_HARDSWISH,   /* x * max(0, min(1, x / 6 + 1/2)) */
+    OX_ACT_SILU,        /* x * sigmoid(x) */
+    OX_ACT_LEAKYRELU,   /* a = slope */
+    OX_ACT_TANH,
+    OX_ACT_GELU,        /* exact, with erf */
+    OX_ACT_GELU_TANH,   /* the tanh approximation */
+} ox_act_kind;
+
+typedef struct ox_act {
+    ox_act_kind kind;
+    float a, b;
+} ox_act;
+
+/* Parses an activation name of the onyx FusedConv operator ("" or NULL
+ * for none) with its parameters (Clip: min, max; HardSigmoid: alpha,
+ * beta; LeakyRelu: alpha; missing ones take the ONNX operators'
+ * defaults). Returns -1 for an unknown name or too few parameters. */
+int ox_act_parse(const char *name, const float *params, int n_params, ox_act *act);
+
+/* rows x cols of C (row stride ldc): c += bias[row] (bias may be NULL),
+ * then c += z (z may be NULL, row stride ldz), then the activation. */
+void ox_conv_epilogue(float *c, int64_t ldc, int64_t rows, int64_t cols, const float *bias,
+                      const float *z, int64_t ldz, const ox_act *act);
+
+/* Weights of one convolution (G groups of an Mg x K matrix each) packed
+ * into the row panels the GEMM kernels read: per group, per KC-deep slab
+ * of K, panels of OX_CONV_MR rows, k-major inside a panel, zero rows past
+ * Mg. The layout is the same for every ISA variant. */
+#define OX_CONV_MR 6
+#define OX_CONV_KC 256
+
+typedef struct ox_conv_packed {
+    int64_t G, Mg, K, Mp; /* Mp: Mg rounded up to OX_CONV_MR */
+    float *data;          /* G * Mp * K floats, 64-byte aligned */
+} ox_conv_packed;
+
+/* Packs w (G * Mg rows of K floats). Returns 0, or -1 when out of memory
+ * or sizes overflow. */
+int ox_conv_pack_weights(const float *w, int64_t G, int64_t Mg, int64_t K, ox_conv_packed *out);
+void ox_conv_packed_free(ox_conv_packed *p);
+
+/* Builds rows [k0, k0 + kc) and columns [p0, p1) of the column matrix
+ * (im2col) of image n, group grp into dst in the packed layout of the
+ * GEMM: nr-wide panels of kc rows each (kc * nr floats apart), k-major,
+ * zero columns past p1 - p0 in the last panel. */
+typedef void (*ox_conv_cols_fn)(const void *arg, int64_t n, int64_t grp, int64_t k0, int64_t kc,
+                                int64_t p0, int64_t p1, int nr, float *dst);
+
+/* One convolution lowered to GEMMs: for every image n < N and group grp,
+ * Y[n, grp] (Mg x P, row stride P) = packed W[grp] x B(n, grp), then the
+ * epilogue with bias + grp * Mg and z (laid out as Y). B(n, grp) is X read
+ * in place when cols is NULL (1x1, stride 1, no padding: K x P at
+ * x + n * x_img + grp * x_grp, row stride P), else built block by block by
+ * cols(cols_arg, ...). Returns 0, or -1 when scratch memory could not be
+ * allocated (Y is then unspecified). */
+typedef struct ox_conv_gemm_args {
+    const ox_conv_packed *w;
+    int64_t N, P;         /* images, output positions per image */
+    const float *x;       /* input, for the direct case */
+    int64_t x_img, x_grp; /* strides of X per image and per group, in floats */
+    ox_conv_cols_fn cols; /* NULL: direct */
+    const void *cols_arg;
+    const float *bias; /* G * Mg values or NULL */
+    const float *z;    /* residual laid out as y, or NULL */
+    float *y;
+    ox_act act;
+    ox_cpu_isa isa;
+} ox_conv_gemm_args;
+
+int ox_conv_gemm_run(ox_threadpool *pool, const ox_stop *stop, const ox_conv_gemm_args *a);
+
+/* Direct depthwise convolution, 1-D or 2-D, one input channel per group
+ * (mult output channels each). Returns 1 when it ran, 0 when the shape
+ * is not one it handles (the caller takes another path), -1 out of
+ * memory. */
+typedef struct ox_dw_args {
+    int64_t N, C, mult;
+    int64_t IH, IW, OH, OW, KH, KW, sh, sw, dh, dw, ph, pw;
+    const float *x, *w, *bias, *z;
+    float *y;
+    ox_act act;
+    ox_cpu_isa isa;
+} ox_dw_args;
+
+int ox_conv_depthwise_f32(ox_threadpool *pool, const ox_stop *stop, const ox_dw_args *a);
+
+#endif

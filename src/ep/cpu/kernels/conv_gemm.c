@@ -1,0 +1,454 @@
+/* Convolution as GEMM with prepacked weights and a fused epilogue (see
+ * conv_fast.h). Loop order per task (a block of output positions of one
+ * image and group, and a range of weight row panels): for each KC-deep
+ * slab the column block is packed once into NR-wide panels; each panel
+ * (KC x NR, in L1) then meets every weight panel of the range (streamed
+ * from L2). The last slab's tile gets the epilogue right after it is
+ * stored, while it is still in L1. */
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/checked.h"
+#include "ep/cpu/kernels/conv_fast.h"
+#include "ep/cpu/kernels/elementwise.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define OX_CONV_X86 1
+#endif
+
+#define MR OX_CONV_MR
+#define KC OX_CONV_KC
+
+/* ---------------------------------------------------------------- */
+/* variant choice */
+
+ox_cpu_isa ox_cpu_isa_best(void) {
+#ifdef OX_CONV_X86
+    if (__builtin_cpu_supports("avx512f")) return OX_ISA_AVX512;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return OX_ISA_AVX2;
+#endif
+    return OX_ISA_PORTABLE;
+}
+
+ox_cpu_isa ox_cpu_isa_active(void) {
+    ox_cpu_isa best = ox_cpu_isa_best();
+    const char *e = getenv("ONYX_CPU_ISA");
+    if (!e) return best;
+    ox_cpu_isa cap = strcmp(e, "portable") == 0 ? OX_ISA_PORTABLE
+                     : strcmp(e, "avx2") == 0   ? OX_ISA_AVX2
+                                                : OX_ISA_AVX512;
+    return cap < best ? cap : best;
+}
+
+/* ---------------------------------------------------------------- */
+/* activations and the epilogue */
+
+int ox_act_parse(const char *name, const float *params, int n_params, ox_act *act) {
+    static const struct {
+        const char *name;
+        ox_act_kind kind;
+        float a, b;
+    } KINDS[] = {{"", OX_ACT_NONE, 0, 0},
+                 {"Relu", OX_ACT_RELU, 0, 0},
+                 {"Clip", OX_ACT_CLIP, -INFINITY, INFINITY},
+                 {"Sigmoid", OX_ACT_SIGMOID, 0, 0},
+                 {"HardSigmoid", OX_ACT_HARDSIGMOID, 0.2f, 0.5f},
+                 {"HardSwish", OX_ACT_HARDSWISH, 0, 0},
+                 {"SiLU", OX_ACT_SILU, 0, 0},
+                 {"LeakyRelu", OX_ACT_LEAKYRELU, 0.01f, 0},
+                 {"Tanh", OX_ACT_TANH, 0, 0},
+                 {"Gelu", OX_ACT_GELU, 0, 0},
+                 {"GeluTanh", OX_ACT_GELU_TANH, 0, 0}};
+    if (!name) name = "";
+    for (size_t i = 0; i < sizeof KINDS / sizeof KINDS[0]; i++) {
+        if (strcmp(KINDS[i].name, name) != 0) continue;
+        act->kind = KINDS[i].kind;
+        act->a = n_params > 0 && params ? params[0] : KINDS[i].a;
+        act->b = n_params > 1 && params ? params[1] : KINDS[i].b;
+        return 0;
+    }
+    return -1;
+}
+
+/* min(max(v, lo), hi) with bit selects, so loops vectorize (a float ?:
+ * blocks if-conversion under -ftrapping-math) */
+static inline float clampf(float v, float lo, float hi) {
+    v = sel_f32(v < lo, lo, v);
+    return sel_f32(v > hi, hi, v);
+}
+
+static inline float sigmoidf(float x) { return 1.0f / (1.0f + fast_expf(-x)); }
+
+/* One row, in place. The exp and tanh are elementwise.h's vectorizable
+ * ones, which the standalone operators use too, so fused and unfused
+ * graphs agree closely. */
+static void act_row(float *y, int64_t n, const ox_act *act) {
+    const float a = act->a, b = act->b;
+    switch (act->kind) {
+    case OX_ACT_NONE: break;
+    case OX_ACT_RELU:
+        for (int64_t i = 0; i < n; i++) y[i] = sel_f32(y[i] < 0.0f, 0.0f, y[i]);
+        break;
+    case OX_ACT_CLIP:
+        for (int64_t i = 0; i < n; i++) y[i] = clampf(y[i], a, b);
+        break;
+    case OX_ACT_SIGMOID:
+        for (int64_t i = 0; i < n; i++) y[i] = sigmoidf(y[i]);
+        break;
+    case OX_ACT_HARDSIGMOID:
+        for (int64_t i = 0; i < n; i++) y[i] = clampf(a * y[i] + b, 0.0f, 1.0f);
+        break;
+    case OX_ACT_HARDSWISH:
+        for (int64_t i = 0; i < n; i++) y[i] = y[i] * clampf(y[i] / 6.0f + 0.5f, 0.0f, 1.0f);
+        break;
+    case OX_ACT_SILU:
+        for (int64_t i = 0; i < n; i++) y[i] = y[i] * sigmoidf(y[i]);
+        break;
+    case OX_ACT_LEAKYRELU:
+        for (int64_t i = 0; i < n; i++) y[i] = sel_f32(y[i] < 0.0f, a * y[i], y[i]);
+        break;
+    case OX_ACT_TANH:
+        for (int64_t i = 0; i < n; i++) y[i] = fast_tanhf(y[i]);
+        break;
+    case OX_ACT_GELU:
+        for (int64_t i = 0; i < n; i++) y[i] = 0.5f * y[i] * (1.0f + erff(y[i] * 0.70710678118654752f));
+        break;
+    case OX_ACT_GELU_TANH:
+        for (int64_t i = 0; i < n; i++) {
+            float x = y[i];
+            y[i] = 0.5f * x * (1.0f + fast_tanhf(0.7978845608028654f * (x + 0.044715f * x * x * x)));
+        }
+        break;
+    }
+}
+
+void ox_conv_epilogue(float *c, int64_t ldc, int64_t rows, int64_t cols, const float *bias,
+                      const float *z, int64_t ldz, const ox_act *act) {
+    for (int64_t i = 0; i < rows; i++) {
+        float *cr = c + i * ldc;
+        if (bias) {
+            float bv = bias[i];
+            for (int64_t x = 0; x < cols; x++) cr[x] += bv;
+        }
+        if (z) {
+            const float *zr = z + i * ldz;
+            for (int64_t x = 0; x < cols; x++) cr[x] += zr[x];
+        }
+        act_row(cr, cols, act);
+    }
+}
+
+/* ---------------------------------------------------------------- */
+/* packing */
+
+int ox_conv_pack_weights(const float *w, int64_t G, int64_t Mg, int64_t K, ox_conv_packed *out) {
+    memset(out, 0, sizeof *out);
+    int64_t Mp = (Mg + MR - 1) / MR * MR, n;
+    if (!ox_mul_i64(G, Mp, &n) || !ox_mul_i64(n, K, &n) || n > (int64_t)(SIZE_MAX / 8)) return -1;
+    size_t bytes = ((size_t)(n > 0 ? n : 1) * sizeof(float) + 63) / 64 * 64;
+    float *d = aligned_alloc(64, bytes);
+    if (!d) return -1;
+    for (int64_t g = 0; g < G; g++) {
+        const float *wg = w + g * Mg * K;
+        float *dg = d + g * Mp * K;
+        for (int64_t k0 = 0; k0 < K; k0 += KC) {
+            int64_t kc = K - k0 < KC ? K - k0 : KC;
+            float *slab = dg + k0 * Mp;
+            for (int64_t p = 0; p < Mp; p += MR) {
+                float *dst = slab + p * kc;
+                for (int64_t i = 0; i < MR; i++) {
+                    if (p + i < Mg) {
+                        const float *src = wg + (p + i) * K + k0;
+                        for (int64_t k = 0; k < kc; k++) dst[k * MR + i] = src[k];
+                    } else {
+                        for (int64_t k = 0; k < kc; k++) dst[k * MR + i] = 0.0f;
+                    }
+                }
+            }
+        }
+    }
+    out->G = G;
+    out->Mg = Mg;
+    out->K = K;
+    out->Mp = Mp;
+    out->data = d;
+    return 0;
+}
+
+void ox_conv_packed_free(ox_conv_packed *p) {
+    if (!p) return;
+    free(p->data);
+    p->data = NULL;
+}
+
+/* rows [0, kc) x columns [0, ncols) of src (row stride lds) into nr-wide
+ * panels, k-major, zero columns past ncols */
+static void pack_cols(const float *src, int64_t lds, int64_t kc, int64_t ncols, int nr, float *dst) {
+    for (int64_t q = 0; q < ncols; q += nr) {
+        int64_t cols = ncols - q < nr ? ncols - q : nr;
+        float *d = dst + q * kc;
+        const float *s = src + q;
+        if (cols == nr) {
+            for (int64_t k = 0; k < kc; k++) memcpy(d + k * nr, s + k * lds, sizeof(float) * (size_t)nr);
+        } else {
+            for (int64_t k = 0; k < kc; k++) {
+                memcpy(d + k * nr, s + k * lds, sizeof(float) * (size_t)cols);
+                memset(d + k * nr + cols, 0, sizeof(float) * (size_t)(nr - cols));
+            }
+        }
+    }
+}
+
+/* ---------------------------------------------------------------- */
+/* register tiles: C[rows x cols] (=|+=) A panel (kc x MR) x B panel
+ * (kc x nr) */
+
+typedef float v4f __attribute__((vector_size(16)));
+
+static void tile_portable(int rows, int cols, int64_t kc, const float *restrict a,
+                          const float *restrict b, float *c, int64_t ldc, int add) {
+    v4f acc[MR][4];
+    for (int i = 0; i < MR; i++)
+        for (int j = 0; j < 4; j++) acc[i][j] = (v4f){0, 0, 0, 0};
+    for (int64_t k = 0; k < kc; k++) {
+        v4f bv[4];
+        memcpy(bv, b, sizeof bv);
+        for (int i = 0; i < MR; i++) {
+            v4f av = (v4f){0, 0, 0, 0} + a[i];
+            for (int j = 0; j < 4; j++) acc[i][j] += av * bv[j];
+        }
+        a += MR;
+        b += 16;
+    }
+    for (int i = 0; i < rows; i++) {
+        float t[16];
+        memcpy(t, acc[i], sizeof t);
+        float *cr = c + i * ldc;
+        if (add)
+            for (int x = 0; x < cols; x++) cr[x] += t[x];
+        else
+            for (int x = 0; x < cols; x++) cr[x] = t[x];
+    }
+}
+
+#ifdef OX_CONV_X86
+__attribute__((target("avx2,fma"), always_inline)) static inline void
+tile_avx2_r(const int rows, int cols, int64_t kc, const float *restrict a, const float *restrict b,
+            float *c, int64_t ldc, int add) {
+    __m256 lo[MR], hi[MR];
+#pragma GCC unroll 6
+    for (int i = 0; i < MR; i++)
+        if (i < rows) lo[i] = hi[i] = _mm256_setzero_ps();
+    for (int64_t k = 0; k < kc; k++) {
+        __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
+#pragma GCC unroll 6
+        for (int i = 0; i < MR; i++)
+            if (i < rows) {
+                __m256 av = _mm256_broadcast_ss(a + i);
+                lo[i] = _mm256_fmadd_ps(av, b0, lo[i]);
+                hi[i] = _mm256_fmadd_ps(av, b1, hi[i]);
+            }
+        a += MR;
+        b += 16;
+    }
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    __m256i m0 = _mm256_cmpgt_epi32(_mm256_set1_epi32(cols), lane);
+    __m256i m1 = _mm256_cmpgt_epi32(_mm256_set1_epi32(cols - 8), lane);
+#pragma GCC unroll 6
+    for (int i = 0; i < MR; i++)
+        if (i < rows) {
+            float *cr = c + i * ldc;
+            __m256 r0 = lo[i], r1 = hi[i];
+            if (add) {
+                r0 = _mm256_add_ps(_mm256_maskload_ps(cr, m0), r0);
+                r1 = _mm256_add_ps(_mm256_maskload_ps(cr + 8, m1), r1);
+            }
+            if (cols == 16) {
+                _mm256_storeu_ps(cr, r0);
+                _mm256_storeu_ps(cr + 8, r1);
+            } else {
+                _mm256_maskstore_ps(cr, m0, r0);
+                _mm256_maskstore_ps(cr + 8, m1, r1);
+            }
+        }
+}
+
+__attribute__((target("avx2,fma"))) static void tile_avx2(int rows, int cols, int64_t kc,
+                                                          const float *a, const float *b, float *c,
+                                                          int64_t ldc, int add) {
+    switch (rows) {
+    case 1: tile_avx2_r(1, cols, kc, a, b, c, ldc, add); break;
+    case 2: tile_avx2_r(2, cols, kc, a, b, c, ldc, add); break;
+    case 3: tile_avx2_r(3, cols, kc, a, b, c, ldc, add); break;
+    case 4: tile_avx2_r(4, cols, kc, a, b, c, ldc, add); break;
+    case 5: tile_avx2_r(5, cols, kc, a, b, c, ldc, add); break;
+    default: tile_avx2_r(MR, cols, kc, a, b, c, ldc, add); break;
+    }
+}
+
+__attribute__((target("avx512f"), always_inline)) static inline void
+tile_avx512_r(const int rows, int cols, int64_t kc, const float *restrict a, const float *restrict b,
+              float *c, int64_t ldc, int add) {
+    __m512 lo[MR], hi[MR];
+#pragma GCC unroll 6
+    for (int i = 0; i < MR; i++)
+        if (i < rows) lo[i] = hi[i] = _mm512_setzero_ps();
+    for (int64_t k = 0; k < kc; k++) {
+        __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
+#pragma GCC unroll 6
+        for (int i = 0; i < MR; i++)
+            if (i < rows) {
+                __m512 av = _mm512_set1_ps(a[i]);
+                lo[i] = _mm512_fmadd_ps(av, b0, lo[i]);
+                hi[i] = _mm512_fmadd_ps(av, b1, hi[i]);
+            }
+        a += MR;
+        b += 32;
+    }
+    __mmask16 m0 = cols >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << cols) - 1);
+    __mmask16 m1 = cols >= 32 ? (__mmask16)0xFFFF
+                   : cols > 16 ? (__mmask16)((1u << (cols - 16)) - 1)
+                               : (__mmask16)0;
+#pragma GCC unroll 6
+    for (int i = 0; i < MR; i++)
+        if (i < rows) {
+            float *cr = c + i * ldc;
+            __m512 r0 = lo[i], r1 = hi[i];
+            if (add) {
+                r0 = _mm512_add_ps(_mm512_maskz_loadu_ps(m0, cr), r0);
+                r1 = _mm512_add_ps(_mm512_maskz_loadu_ps(m1, cr + 16), r1);
+            }
+            _mm512_mask_storeu_ps(cr, m0, r0);
+            _mm512_mask_storeu_ps(cr + 16, m1, r1);
+        }
+}
+
+__attribute__((target("avx512f"))) static void tile_avx512(int rows, int cols, int64_t kc,
+                                                           const float *a, const float *b, float *c,
+                                                           int64_t ldc, int add) {
+    switch (rows) {
+    case 1: tile_avx512_r(1, cols, kc, a, b, c, ldc, add); break;
+    case 2: tile_avx512_r(2, cols, kc, a, b, c, ldc, add); break;
+    case 3: tile_avx512_r(3, cols, kc, a, b, c, ldc, add); break;
+    case 4: tile_avx512_r(4, cols, kc, a, b, c, ldc, add); break;
+    case 5: tile_avx512_r(5, cols, kc, a, b, c, ldc, add); break;
+    default: tile_avx512_r(MR, cols, kc, a, b, c, ldc, add); break;
+    }
+}
+#endif
+
+typedef void (*tile_fn)(int rows, int cols, int64_t kc, const float *a, const float *b, float *c,
+                        int64_t ldc, int add);
+
+/* ---------------------------------------------------------------- */
+/* driver */
+
+/* Column block width: a multiple of every variant's panel width. */
+#define NB 256
+
+typedef struct cg_job {
+    const ox_conv_gemm_args *a;
+    const ox_stop *stop;
+    tile_fn tile;
+    int nr;
+    int64_t nb, nblocks, mchunks, chunk_panels;
+    atomic_int failed;
+} cg_job;
+
+static void cg_tasks(void *arg, int64_t t0, int64_t t1) {
+    cg_job *j = arg;
+    const ox_conv_gemm_args *a = j->a;
+    const ox_conv_packed *w = a->w;
+    const int64_t G = w->G, Mg = w->Mg, K = w->K, P = a->P, M = G * Mg;
+    const int64_t kmax = K < KC ? K : KC, nbp = (j->nb + j->nr - 1) / j->nr * j->nr;
+    size_t need = (size_t)(kmax * nbp);
+    float *scratch = aligned_alloc(64, (need * sizeof(float) + 63) / 64 * 64 + 64);
+    if (!scratch) {
+        atomic_store(&j->failed, 1);
+        return;
+    }
+    float *bp = scratch;
+    const int64_t panels = w->Mp / MR;
+    for (int64_t t = t0; t < t1; t++) {
+        int64_t mc = t % j->mchunks, rest = t / j->mchunks;
+        int64_t blk = rest % j->nblocks, ng = rest / j->nblocks;
+        int64_t n = ng / G, grp = ng % G;
+        int64_t p0 = blk * j->nb, p1 = p0 + j->nb < P ? p0 + j->nb : P, ncols = p1 - p0;
+        int64_t q0 = mc * j->chunk_panels, q1 = q0 + j->chunk_panels < panels ? q0 + j->chunk_panels : panels;
+        float *yg = a->y + (n * M + grp * Mg) * P;
+        const float *zg = a->z ? a->z + (n * M + grp * Mg) * P : NULL;
+        const float *bias = a->bias ? a->bias + grp * Mg : NULL;
+        const float *wg = w->data + grp * w->Mp * K;
+        for (int64_t k0 = 0; k0 < K; k0 += KC) {
+            if (ox_stop_requested(j->stop)) goto done;
+            int64_t kc = K - k0 < KC ? K - k0 : KC;
+            if (!a->cols) {
+                const float *src = a->x + n * a->x_img + grp * a->x_grp + k0 * P + p0;
+                pack_cols(src, P, kc, ncols, j->nr, bp);
+            } else {
+                a->cols(a->cols_arg, n, grp, k0, kc, p0, p1, j->nr, bp);
+            }
+            const float *ws = wg + k0 * w->Mp;
+            int add = k0 > 0, last = k0 + kc >= K;
+            for (int64_t q = 0; q < ncols; q += j->nr) {
+                int cols = (int)(ncols - q < j->nr ? ncols - q : j->nr);
+                for (int64_t pi = q0; pi < q1; pi++) {
+                    int64_t p = pi * MR;
+                    int rows = (int)(Mg - p < MR ? Mg - p : MR);
+                    float *c = yg + p * P + p0 + q;
+                    j->tile(rows, cols, kc, ws + p * kc, bp + q * kc, c, P, add);
+                    if (last && (bias || zg || a->act.kind != OX_ACT_NONE))
+                        ox_conv_epilogue(c, P, rows, cols, bias ? bias + p : NULL,
+                                         zg ? zg + p * P + p0 + q : NULL, P, &a->act);
+                }
+            }
+        }
+    }
+done:
+    free(scratch);
+}
+
+int ox_conv_gemm_run(ox_threadpool *pool, const ox_stop *stop, const ox_conv_gemm_args *a) {
+    const ox_conv_packed *w = a->w;
+    const int64_t G = w->G, Mg = w->Mg, P = a->P;
+    if (a->N <= 0 || G * Mg <= 0 || P <= 0) return 0;
+    if (w->K <= 0) {
+        /* no input channels: the sums are empty */
+        for (int64_t n = 0; n < a->N; n++) {
+            float *yn = a->y + n * G * Mg * P;
+            memset(yn, 0, sizeof(float) * (size_t)(G * Mg * P));
+            ox_conv_epilogue(yn, P, G * Mg, P, a->bias, a->z ? a->z + n * G * Mg * P : NULL, P,
+                             &a->act);
+        }
+        return 0;
+    }
+    cg_job j = {.a = a, .stop = stop, .tile = tile_portable, .nr = 16};
+#ifdef OX_CONV_X86
+    if (a->isa == OX_ISA_AVX512) {
+        j.tile = tile_avx512;
+        j.nr = 32;
+    } else if (a->isa == OX_ISA_AVX2) {
+        j.tile = tile_avx2;
+    }
+#endif
+    atomic_init(&j.failed, 0);
+    int threads = ox_threadpool_size(pool);
+    int64_t outer = a->N * G, panels = w->Mp / MR;
+    j.nb = NB;
+    /* enough tasks for every thread: narrower column blocks first (down
+     * to 64), then ranges of weight panels */
+    while (threads > 1 && j.nb > 64 && outer * ((P + j.nb - 1) / j.nb) < 4 * threads) j.nb /= 2;
+    j.nblocks = (P + j.nb - 1) / j.nb;
+    j.mchunks = 1;
+    int64_t tasks = outer * j.nblocks;
+    if (threads > 1 && tasks < 4 * threads) {
+        j.mchunks = (4 * threads + tasks - 1) / tasks;
+        if (j.mchunks > panels) j.mchunks = panels;
+    }
+    j.chunk_panels = (panels + j.mchunks - 1) / j.mchunks;
+    j.mchunks = (panels + j.chunk_panels - 1) / j.chunk_panels;
+    ox_parallel_for(pool, tasks * j.mchunks, 1, cg_tasks, &j);
+    return atomic_load(&j.failed) ? -1 : 0;
+}

@@ -1,0 +1,255 @@
+/* The float32 convolution paths of the CPU provider (prepacked GEMM with
+ * and without im2col, depthwise) and onyx FusedConv's epilogue (bias,
+ * residual Z, every activation) against a direct reference computed in
+ * double: odd sizes, groups, pads, strides, dilations, 1-D to 3-D, an
+ * empty batch, weights as constants (packed at session creation) and as
+ * graph inputs (packed per run), one and two threads. Every case runs
+ * under every instruction-set variant this machine has (ONYX_CPU_ISA caps
+ * the kernels' choice; the portable one always runs). Tolerance: 2e-5
+ * plus 2e-5 of the magnitude of the reference and of the sum of |terms|,
+ * which bounds float32 accumulation over these sizes. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "ep/cpu/kernels/conv_fast.h"
+#include "model_builder.h"
+
+typedef struct conv_case {
+    const char *name;
+    int r;
+    int64_t N, C, M, G;
+    int64_t in[3], k[3], stride[3], dil[3], pads[6];
+    int bias, z, w_input, threads;
+    const char *act; /* NULL: plain Conv; else onyx FusedConv with it */
+    float params[2];
+    int n_params;
+} conv_case;
+
+static float frand(unsigned *s) {
+    *s = *s * 1664525u + 1013904223u;
+    return (float)((*s >> 8) & 0xffff) / 32768.0f - 1.0f;
+}
+
+static double act_ref(const conv_case *c, double x) {
+    const char *a = c->act ? c->act : "";
+    double p0 = c->params[0], p1 = c->params[1];
+    if (!strcmp(a, "Relu")) return x > 0 ? x : 0;
+    if (!strcmp(a, "Clip")) return x < p0 ? p0 : x > p1 ? p1 : x;
+    if (!strcmp(a, "Sigmoid")) return 1 / (1 + exp(-x));
+    if (!strcmp(a, "HardSigmoid")) {
+        double v = p0 * x + p1;
+        return v < 0 ? 0 : v > 1 ? 1 : v;
+    }
+    if (!strcmp(a, "HardSwish")) {
+        double v = x / 6 + 0.5;
+        return x * (v < 0 ? 0 : v > 1 ? 1 : v);
+    }
+    if (!strcmp(a, "SiLU")) return x / (1 + exp(-x));
+    if (!strcmp(a, "LeakyRelu")) return x >= 0 ? x : p0 * x;
+    if (!strcmp(a, "Tanh")) return tanh(x);
+    if (!strcmp(a, "Gelu")) return 0.5 * x * (1 + erf(x / sqrt(2.0)));
+    if (!strcmp(a, "GeluTanh")) return 0.5 * x * (1 + tanh(sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
+    return x;
+}
+
+static int64_t out_size(const conv_case *c, int d) {
+    int64_t ek = (c->k[d] - 1) * c->dil[d] + 1;
+    return (c->in[d] + c->pads[d] + c->pads[d + c->r] - ek) / c->stride[d] + 1;
+}
+
+static int64_t prod(const int64_t *v, int n) {
+    int64_t p = 1;
+    for (int i = 0; i < n; i++) p *= v[i];
+    return p;
+}
+
+/* y and, per element, the sum of |terms| (for the tolerance) */
+static void reference(const conv_case *c, const float *x, const float *w, const float *b, const float *z,
+                      double *y, double *mag) {
+    int r = c->r;
+    int64_t out[3] = {1, 1, 1}, in[3] = {1, 1, 1}, k[3] = {1, 1, 1}, s[3] = {1, 1, 1}, dl[3] = {1, 1, 1},
+            pb[3] = {0, 0, 0};
+    /* padded to three axes with leading ones */
+    for (int d = 0; d < r; d++) {
+        int e = 3 - r + d;
+        out[e] = out_size(c, d);
+        in[e] = c->in[d];
+        k[e] = c->k[d];
+        s[e] = c->stride[d];
+        dl[e] = c->dil[d];
+        pb[e] = c->pads[d];
+    }
+    int64_t Cg = c->C / c->G, Mg = c->M / c->G, P = prod(out, 3), I = prod(in, 3), KS = prod(k, 3);
+    for (int64_t n = 0; n < c->N; n++)
+        for (int64_t m = 0; m < c->M; m++)
+            for (int64_t p = 0; p < P; p++) {
+                int64_t o0 = p / (out[1] * out[2]), o1 = p / out[2] % out[1], o2 = p % out[2];
+                double acc = b ? b[m] : 0, mg = fabs(acc);
+                int64_t grp = m / Mg;
+                for (int64_t cc = 0; cc < Cg; cc++)
+                    for (int64_t q = 0; q < KS; q++) {
+                        int64_t k0 = q / (k[1] * k[2]), k1 = q / k[2] % k[1], k2 = q % k[2];
+                        int64_t i0 = o0 * s[0] + k0 * dl[0] - pb[0], i1 = o1 * s[1] + k1 * dl[1] - pb[1],
+                                i2 = o2 * s[2] + k2 * dl[2] - pb[2];
+                        if (i0 < 0 || i0 >= in[0] || i1 < 0 || i1 >= in[1] || i2 < 0 || i2 >= in[2]) continue;
+                        double t = (double)x[(n * c->C + grp * Cg + cc) * I + (i0 * in[1] + i1) * in[2] + i2] *
+                                   w[(m * Cg + cc) * KS + q];
+                        acc += t;
+                        mg += fabs(t);
+                    }
+                int64_t at = (n * c->M + m) * P + p;
+                if (z) {
+                    acc += z[at];
+                    mg += fabs(z[at]);
+                }
+                y[at] = act_ref(c, acc);
+                mag[at] = mg;
+            }
+}
+
+static void run_case(onyx_env *env, const conv_case *c, const char *const *isas, int n_isas) {
+    unsigned seed = 777;
+    int r = c->r;
+    int64_t dx[5] = {c->N, c->C}, dw[5] = {c->M, c->C / c->G}, dy[5] = {c->N, c->M}, db[1] = {c->M};
+    for (int d = 0; d < r; d++) {
+        dx[d + 2] = c->in[d];
+        dw[d + 2] = c->k[d];
+        dy[d + 2] = out_size(c, d);
+    }
+    int64_t nx = prod(dx, r + 2), nw = prod(dw, r + 2), ny = prod(dy, r + 2);
+    float *x = malloc(sizeof(float) * (size_t)(nx + 1)), *w = malloc(sizeof(float) * (size_t)(nw + 1));
+    float *b = malloc(sizeof(float) * (size_t)(c->M + 1)), *z = malloc(sizeof(float) * (size_t)(ny + 1));
+    double *ref = malloc(sizeof(double) * (size_t)(ny + 1)), *mag = malloc(sizeof(double) * (size_t)(ny + 1));
+    for (int64_t i = 0; i < nx; i++) x[i] = frand(&seed);
+    for (int64_t i = 0; i < nw; i++) w[i] = frand(&seed);
+    for (int64_t i = 0; i < c->M; i++) b[i] = frand(&seed);
+    for (int64_t i = 0; i < ny; i++) z[i] = frand(&seed);
+    reference(c, x, w, c->bias ? b : NULL, c->z ? z : NULL, ref, mag);
+
+    mb_model *m = mb_new(17);
+    mb_input(m, "x", ONYX_FLOAT32, dx, r + 2);
+    if (c->w_input)
+        mb_input(m, "w", ONYX_FLOAT32, dw, r + 2);
+    else
+        mb_init_float(m, "w", dw, r + 2, w);
+    if (c->bias) mb_init_float(m, "b", db, 1, b);
+    if (c->z) mb_input(m, "z", ONYX_FLOAT32, dy, r + 2);
+    mb_output(m, "y", ONYX_FLOAT32, dy, r + 2);
+    char ins[32];
+    snprintf(ins, sizeof ins, "x,w,%s%s", c->bias ? "b" : "", c->z ? ",z" : "");
+    mb_node(m, c->act ? "FusedConv" : "Conv", ins, "y");
+    if (c->act) {
+        mb_domain(m, "onyx", 1);
+        mb_attr_string(m, "activation", c->act);
+        if (c->n_params) mb_attr_floats(m, "activation_params", c->params, (size_t)c->n_params);
+    }
+    int64_t pads[6];
+    memcpy(pads, c->pads, sizeof pads);
+    mb_attr_ints(m, "strides", c->stride, (size_t)r);
+    mb_attr_ints(m, "dilations", c->dil, (size_t)r);
+    mb_attr_ints(m, "pads", pads, (size_t)(2 * r));
+    mb_attr_int(m, "group", c->G);
+    size_t len;
+    uint8_t *buf = mb_serialize(m, &len);
+    mb_free(m);
+
+    onyx_session_options *o = NULL;
+    onyx_session *s = NULL;
+    CHECK_OK(onyx_session_options_create(&o));
+    CHECK_OK(onyx_session_options_set_threads(o, c->threads));
+    CHECK_OK(onyx_session_create_from_buffer(env, buf, len, o, &s));
+    for (int v = 0; s && v < n_isas; v++) {
+        setenv("ONYX_CPU_ISA", isas[v], 1);
+        onyx_tensor *t[3] = {NULL, NULL, NULL}, *out = NULL;
+        const char *names[3] = {"x", NULL, NULL};
+        int k = 1;
+        CHECK_OK(onyx_tensor_wrap(ONYX_FLOAT32, dx, r + 2, x, sizeof(float) * (size_t)nx, &t[0]));
+        if (c->w_input) {
+            names[k] = "w";
+            CHECK_OK(onyx_tensor_wrap(ONYX_FLOAT32, dw, r + 2, w, sizeof(float) * (size_t)nw, &t[k++]));
+        }
+        if (c->z) {
+            names[k] = "z";
+            CHECK_OK(onyx_tensor_wrap(ONYX_FLOAT32, dy, r + 2, z, sizeof(float) * (size_t)ny, &t[k++]));
+        }
+        const char *on[] = {"y"};
+        CHECK_OK(onyx_session_run(s, names, (const onyx_tensor *const *)t, (size_t)k, on, &out, 1));
+        if (out) {
+            const float *y = onyx_tensor_data(out);
+            int bad = 0;
+            for (int64_t i = 0; i < ny && bad < 5; i++) {
+                double tol = 2e-5 + 2e-5 * (fabs(ref[i]) + mag[i]);
+                if (!(fabs(y[i] - ref[i]) <= tol)) {
+                    fprintf(stderr, "%s [%s]: y[%lld] = %.9g, expected %.9g\n", c->name, isas[v], (long long)i,
+                            y[i], ref[i]);
+                    bad++;
+                }
+            }
+            CHECK(bad == 0);
+        }
+        for (int i = 0; i < 3; i++) onyx_tensor_free(t[i]);
+        onyx_tensor_free(out);
+    }
+    unsetenv("ONYX_CPU_ISA");
+    onyx_session_free(s);
+    onyx_session_options_free(o);
+    free(buf);
+    free(x);
+    free(w);
+    free(b);
+    free(z);
+    free(ref);
+    free(mag);
+}
+
+int main(void) {
+    const char *isas[3] = {"portable", NULL, NULL};
+    int n_isas = 1;
+    if (ox_cpu_isa_best() >= OX_ISA_AVX2) isas[n_isas++] = "avx2";
+    if (ox_cpu_isa_best() >= OX_ISA_AVX512) isas[n_isas++] = "avx512";
+    printf("variants:");
+    for (int i = 0; i < n_isas; i++) printf(" %s", isas[i]);
+    printf("\n");
+
+    static const conv_case cases[] = {
+        /* name, r, N, C, M, G, in, k, stride, dil, pads, bias, z, w_input, threads, act, params */
+        {"3x3 pad 1", 2, 1, 5, 7, 1, {9, 11}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, 1, 0, 0, 1, NULL, {0}, 0},
+        {"1x1 direct, residual, relu", 2, 2, 13, 33, 1, {10, 7}, {1, 1}, {1, 1}, {1, 1}, {0}, 1, 1, 0, 1,
+         "Relu", {0}, 0},
+        {"strided dilated grouped", 2, 2, 6, 4, 2, {13, 12}, {3, 3}, {2, 2}, {2, 2}, {0, 1, 2, 1}, 1, 0, 0, 1,
+         "HardSwish", {0}, 0},
+        {"1x1 strided", 2, 1, 8, 10, 1, {9, 9}, {1, 1}, {2, 2}, {1, 1}, {0}, 0, 0, 0, 1, "Sigmoid", {0}, 0},
+        {"K past one slab, wide", 2, 1, 40, 20, 1, {20, 30}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, 1, 1, 0, 1,
+         "LeakyRelu", {0.2f}, 1},
+        {"two threads", 2, 1, 24, 50, 1, {17, 19}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, 1, 1, 0, 2, "Clip",
+         {-0.5f, 0.75f}, 2},
+        {"two threads, few positions", 2, 2, 64, 70, 1, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {0}, 1, 0, 0, 2,
+         "Relu", {0}, 0},
+        {"weights as input", 2, 1, 7, 9, 1, {8, 6}, {2, 3}, {1, 2}, {1, 1}, {1, 0, 0, 1}, 1, 0, 1, 1,
+         "GeluTanh", {0}, 0},
+        {"depthwise 3x3", 2, 2, 8, 8, 8, {13, 17}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, 1, 0, 0, 1, "Clip",
+         {0.0f, 6.0f}, 2},
+        {"depthwise 5x5 stride 2, multiplier 2", 2, 1, 6, 12, 6, {15, 16}, {5, 5}, {2, 2}, {1, 1},
+         {2, 2, 2, 2}, 1, 1, 0, 1, "HardSigmoid", {0.3f, 0.4f}, 2},
+        {"depthwise dilated, asymmetric", 2, 1, 5, 5, 5, {11, 23}, {3, 3}, {2, 1}, {2, 3}, {0, 3, 2, 1}, 0,
+         0, 0, 2, "SiLU", {0}, 0},
+        {"depthwise stride 3, wide", 2, 1, 3, 3, 3, {7, 70}, {3, 4}, {1, 3}, {1, 1}, {1, 2, 1, 0}, 1, 0, 0, 1,
+         "Tanh", {0}, 0},
+        {"depthwise 1-D", 1, 2, 4, 4, 4, {37}, {7}, {3}, {1}, {3, 2}, 1, 0, 0, 1, "Sigmoid", {0}, 0},
+        {"1-D", 1, 1, 6, 5, 1, {29}, {4}, {2}, {2}, {1, 3}, 1, 1, 0, 1, "LeakyRelu", {0.1f}, 1},
+        {"3-D", 3, 1, 3, 4, 1, {4, 5, 6}, {2, 3, 3}, {1, 2, 1}, {1, 1, 2}, {0, 1, 1, 1, 0, 1}, 1, 0, 0, 1,
+         "Gelu", {0}, 0},
+        {"empty batch", 2, 0, 4, 6, 1, {5, 5}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, 1, 1, 0, 1, "Relu", {0},
+         0},
+        {"fused, no activation", 2, 1, 3, 6, 3, {6, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, 0, 1, 0, 1, "",
+         {0}, 0},
+    };
+    onyx_env *env = NULL;
+    CHECK_OK(onyx_env_create(&env));
+    for (size_t i = 0; env && i < sizeof cases / sizeof cases[0]; i++) run_case(env, &cases[i], isas, n_isas);
+    onyx_env_free(env);
+    CHECK_DONE();
+}

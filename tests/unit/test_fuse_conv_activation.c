@@ -1,0 +1,168 @@
+/* The fuse_conv_activation pass (level ALL): Conv chains become onyx
+ * FusedConv nodes (Relu, Clip from constant inputs, Sigmoid, HardSigmoid,
+ * HardSwish, x * Sigmoid(x), x * Clip(x + 3, 0, 6) / 6 after a folded
+ * Mul/Add by constants, LeakyRelu, Tanh, a residual Add before Relu),
+ * while a Conv whose output is a graph output or has a second reader
+ * keeps its activation node. The outputs match the unfused graph (level
+ * BASIC) within 1e-5 of their magnitude: the folded constants differ by
+ * one float32 rounding and both graphs use the same activation code. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "model_builder.h"
+
+enum { C = 3, M = 4, H = 8, W = 8, K = 3, OH = H - K + 1, OW = W - K + 1, NOUT = 14 };
+
+static const char *OUTS[NOUT] = {"y1", "y2", "y3", "y4", "y5", "y6", "y7",
+                                 "y8", "y9", "y10", "c10", "y11", "y11b", "y12"};
+
+static float frand(unsigned *s) {
+    *s = *s * 1664525u + 1013904223u;
+    return (float)((*s >> 8) & 0xffff) / 32768.0f - 1.0f;
+}
+
+static uint8_t *model(size_t *len) {
+    unsigned seed = 4242;
+    mb_model *m = mb_new(17);
+    int64_t dx[] = {1, C, H, W}, dy[] = {1, M, OH, OW}, dw[] = {M, C, K, K}, dm[] = {M},
+            dc[] = {1, M, 1, 1}, one[] = {1};
+    mb_input(m, "x", ONYX_FLOAT32, dx, 4);
+    mb_input(m, "r", ONYX_FLOAT32, dy, 4);
+    for (int i = 0; i < NOUT; i++) mb_output(m, OUTS[i], ONYX_FLOAT32, dy, 4);
+    float w[M * C * K * K], b[M], ch[M];
+    for (int i = 0; i < M * C * K * K; i++) w[i] = frand(&seed);
+    for (int i = 0; i < M; i++) {
+        b[i] = frand(&seed);
+        ch[i] = frand(&seed);
+    }
+    float s = 1.75f, three = 3.0f, zero = 0.0f, six = 6.0f, lo = -0.3f, hi = 0.4f;
+    mb_init_float(m, "w", dw, 4, w);
+    mb_init_float(m, "b", dm, 1, b);
+    mb_init_float(m, "ch", dc, 4, ch);
+    mb_init_float(m, "s", one, 1, &s);
+    mb_init_float(m, "three", NULL, 0, &three);
+    mb_init_float(m, "zero", NULL, 0, &zero);
+    mb_init_float(m, "six", NULL, 0, &six);
+    mb_init_float(m, "lo", NULL, 0, &lo);
+    mb_init_float(m, "hi", NULL, 0, &hi);
+    mb_node(m, "Conv", "x,w,b", "c1");
+    mb_node(m, "Relu", "c1", "y1");
+    mb_node(m, "Conv", "x,w", "c2");
+    mb_node(m, "Add", "r,c2", "a2");
+    mb_node(m, "Relu", "a2", "y2");
+    mb_node(m, "Conv", "x,w,b", "c3");
+    mb_node(m, "Mul", "s,c3", "m3");
+    mb_node(m, "Add", "m3,ch", "t3");
+    mb_node(m, "Add", "t3,three", "p3");
+    mb_node(m, "Clip", "p3,zero,six", "q3");
+    mb_node(m, "Mul", "t3,q3", "u3");
+    mb_node(m, "Div", "u3,six", "y3");
+    mb_node(m, "Conv", "x,w", "c4");
+    mb_node(m, "Sigmoid", "c4", "s4");
+    mb_node(m, "Mul", "s4,c4", "y4");
+    mb_node(m, "Conv", "x,w,b", "c5");
+    mb_node(m, "Clip", "c5,lo,hi", "y5");
+    mb_node(m, "Conv", "x,w,b", "c6");
+    mb_node(m, "HardSigmoid", "c6", "y6");
+    mb_attr_float(m, "alpha", 0.25f);
+    mb_attr_float(m, "beta", 0.4f);
+    mb_node(m, "Conv", "x,w,b", "c7");
+    mb_node(m, "LeakyRelu", "c7", "y7");
+    mb_attr_float(m, "alpha", 0.3f);
+    mb_node(m, "Conv", "x,w,b", "c8");
+    mb_node(m, "Tanh", "c8", "y8");
+    mb_node(m, "Conv", "x,w,b", "c9");
+    mb_node(m, "HardSwish", "c9", "y9");
+    /* not fused: c10 is a graph output, c11 has two readers */
+    mb_node(m, "Conv", "x,w,b", "c10");
+    mb_node(m, "Relu", "c10", "y10");
+    mb_node(m, "Conv", "x,w,b", "c11");
+    mb_node(m, "Relu", "c11", "y11");
+    mb_node(m, "Sigmoid", "c11", "y11b");
+    mb_node(m, "Conv", "x,w,b", "c12");
+    mb_node(m, "Sigmoid", "c12", "y12");
+    uint8_t *buf = mb_serialize(m, len);
+    mb_free(m);
+    return buf;
+}
+
+static size_t count_op(const onyx_session *s, const char *op) {
+    size_t n = 0;
+    for (size_t i = 0; i < onyx_session_node_count(s); i++)
+        n += strcmp(onyx_session_node_op_type(s, i), op) == 0;
+    return n;
+}
+
+static void run(onyx_session *s, onyx_tensor **outs) {
+    static float x[C * H * W], r[M * OH * OW];
+    unsigned seed = 99;
+    for (int i = 0; i < C * H * W; i++) x[i] = frand(&seed) * 2.0f;
+    for (int i = 0; i < M * OH * OW; i++) r[i] = frand(&seed);
+    int64_t dx[] = {1, C, H, W}, dr[] = {1, M, OH, OW};
+    onyx_tensor *t[2] = {NULL, NULL};
+    CHECK_OK(onyx_tensor_wrap(ONYX_FLOAT32, dx, 4, x, sizeof x, &t[0]));
+    CHECK_OK(onyx_tensor_wrap(ONYX_FLOAT32, dr, 4, r, sizeof r, &t[1]));
+    const char *in[] = {"x", "r"};
+    CHECK_OK(onyx_session_run(s, in, (const onyx_tensor *const *)t, 2, OUTS, outs, NOUT));
+    onyx_tensor_free(t[0]);
+    onyx_tensor_free(t[1]);
+}
+
+int main(void) {
+    onyx_env *env = NULL;
+    CHECK_OK(onyx_env_create(&env));
+    size_t len;
+    uint8_t *buf = model(&len);
+    onyx_session *basic = NULL, *all = NULL;
+    onyx_session_options *o = NULL;
+    CHECK_OK(onyx_session_options_create(&o));
+    CHECK_OK(onyx_session_options_set_optimization_level(o, ONYX_OPT_BASIC));
+    CHECK_OK(onyx_session_create_from_buffer(env, buf, len, o, &basic));
+    CHECK_OK(onyx_session_options_set_optimization_level(o, ONYX_OPT_ALL));
+    CHECK_OK(onyx_session_create_from_buffer(env, buf, len, o, &all));
+    if (!basic || !all) CHECK_DONE();
+    /* before */
+    CHECK(count_op(basic, "Conv") == 12);
+    CHECK(count_op(basic, "FusedConv") == 0);
+    /* after: ten chains fused, two Convs keep their readers */
+    CHECK(count_op(all, "FusedConv") == 10);
+    CHECK(count_op(all, "Conv") == 2);
+    CHECK(count_op(all, "Relu") == 2);
+    CHECK(count_op(all, "Sigmoid") == 1);
+    CHECK(count_op(all, "Mul") == 0);
+    CHECK(count_op(all, "Add") == 0);
+    CHECK(count_op(all, "Div") == 0);
+    CHECK(count_op(all, "Clip") == 0);
+    CHECK(count_op(all, "HardSigmoid") == 0);
+    CHECK(count_op(all, "HardSwish") == 0);
+    CHECK(count_op(all, "LeakyRelu") == 0);
+    CHECK(count_op(all, "Tanh") == 0);
+
+    onyx_tensor *ob[NOUT] = {0}, *oa[NOUT] = {0};
+    run(basic, ob);
+    run(all, oa);
+    for (int k = 0; k < NOUT; k++) {
+        if (!ob[k] || !oa[k]) continue;
+        const float *b = onyx_tensor_data(ob[k]), *a = onyx_tensor_data(oa[k]);
+        int bad = 0;
+        for (int i = 0; i < M * OH * OW && bad < 3; i++)
+            if (!(fabs(a[i] - b[i]) <= 1e-5 * (1.0 + fabs(b[i])))) {
+                fprintf(stderr, "%s[%d] = %.9g fused, %.9g unfused\n", OUTS[k], i, a[i], b[i]);
+                bad++;
+            }
+        CHECK(bad == 0);
+    }
+    for (int k = 0; k < NOUT; k++) {
+        onyx_tensor_free(ob[k]);
+        onyx_tensor_free(oa[k]);
+    }
+    free(buf);
+    onyx_session_options_free(o);
+    onyx_session_free(basic);
+    onyx_session_free(all);
+    onyx_env_free(env);
+    CHECK_DONE();
+}
