@@ -1,13 +1,13 @@
 /* Direct depthwise convolution (one input channel per group), 1-D or 2-D,
  * any stride, dilation and padding (see conv_fast.h).
  *
- * Each input plane is first copied into `stride` phase planes with the
- * horizontal padding written as zeros: phase f holds padded columns
- * f, f + s, f + 2s, ... So output column ow and kernel column kw read
- * padded column ow * s + kw * dw, which is element ow + (kw * dw) / s of
- * phase (kw * dw) % s: consecutive output columns read consecutive
- * floats for every stride, and no tap needs a bounds test. Rows in the
- * vertical padding are skipped. The rows are padded on the right by a
+ * Each input row is first copied into `stride` phase rows (stored one
+ * after another) with the horizontal padding written as zeros: phase f
+ * holds padded columns f, f + s, f + 2s, ... So output column ow and
+ * kernel column kw read padded column ow * s + kw * dw, which is element
+ * ow + (kw * dw) / s of phase (kw * dw) % s: consecutive output columns
+ * read consecutive floats for every stride, and no tap needs a bounds
+ * test. Rows in the vertical padding read a zero row. The rows are padded on the right by a
  * few vectors, so whole vectors are computed past the row end and only
  * the stores are cut to length. */
 #include <stdatomic.h>
@@ -21,61 +21,62 @@
 #define DW_MAX_TAPS 64
 /* Widest vector in floats and the columns one step computes. */
 #define DW_VMAX 16
-#define DW_UNROLL 4
+#define DW_UNROLL 4 /* vectors one step computes along a row, at most */
 
 typedef struct dw_job {
     const ox_dw_args *a;
     const ox_stop *stop;
     int64_t pwd;                        /* floats per phase row */
-    int64_t koff[DW_MAX_TAPS];          /* per kernel column: phase * IH * pwd + index */
-    void (*rows)(const struct dw_job *j, const float *planes, const float *w, float *y, int64_t oh0,
-                 int64_t oh1);
+    int64_t koff[DW_MAX_TAPS];          /* per kernel column: phase * pwd + index */
+    void (*rows)(const struct dw_job *j, const float *planes, const float *zero, const float *w, float *y,
+                 int64_t oh0, int64_t oh1);
     atomic_int failed;
 } dw_job;
 
 /* The output rows [oh0, oh1) of one plane, VT being a vector of VW
- * floats. Four independent accumulators hide the multiply-add latency. */
+ * floats. Each step computes four vectors at once, so four independent
+ * multiply-add chains hide the latency: four along a wide row, two on
+ * each of two rows, or one on each of four narrow rows. A kernel row in
+ * the vertical padding (or a row past the plane's end) reads the zero row
+ * `zero` instead, so every step is branch-free. */
 #define DEF_DW_ROWS(SUF, VT, VW, TARGET)                                                          \
     typedef float VT __attribute__((vector_size(VW * 4)));                                        \
-    TARGET static void dw_rows_##SUF(const dw_job *j, const float *planes, const float *w,        \
-                                     float *y, int64_t oh0, int64_t oh1) {                        \
+    TARGET static void dw_rows_##SUF(const dw_job *j, const float *planes, const float *zero,     \
+                                     const float *w, float *y, int64_t oh0, int64_t oh1) {        \
         const ox_dw_args *a = j->a;                                                               \
         const int64_t KH = a->KH, KW = a->KW, OW = a->OW, pwd = j->pwd;                           \
+        const int U = OW <= VW ? 1 : OW <= 2 * VW ? 2 : 4, RT = 4 / U;                            \
         VT wv[DW_MAX_TAPS];                                                                       \
         for (int64_t t = 0; t < KH * KW; t++) wv[t] = (VT){0} + w[t];                             \
-        for (int64_t oh = oh0; oh < oh1; oh++) {                                                  \
-            const float *rows[DW_MAX_TAPS];                                                       \
-            const VT *wr[DW_MAX_TAPS];                                                            \
-            int nr = 0;                                                                           \
-            for (int64_t kh = 0; kh < KH; kh++) {                                                 \
-                int64_t ih = oh * a->sh - a->ph + kh * a->dh;                                     \
-                if (ih < 0 || ih >= a->IH) continue;                                              \
-                rows[nr] = planes + ih * pwd;                                                     \
-                wr[nr++] = wv + kh * KW;                                                          \
-            }                                                                                     \
-            float *yr = y + oh * OW;                                                              \
-            for (int64_t ow = 0; ow < OW; ow += VW * DW_UNROLL) {                                 \
-                VT acc[DW_UNROLL];                                                                \
-                for (int u = 0; u < DW_UNROLL; u++) acc[u] = (VT){0};                             \
-                for (int r = 0; r < nr; r++) {                                                    \
-                    const float *src = rows[r] + ow;                                              \
+        for (int64_t oh = oh0; oh < oh1; oh += RT) {                                              \
+            for (int64_t ow = 0; ow < OW; ow += (int64_t)U * VW) {                                \
+                VT acc[4];                                                                        \
+                for (int u = 0; u < 4; u++) acc[u] = (VT){0};                                     \
+                for (int64_t kh = 0; kh < KH; kh++) {                                             \
+                    const float *src[4];                                                          \
+                    for (int u = 0; u < 4; u++) {                                                 \
+                        int64_t r = oh + u / U, ih = r * a->sh - a->ph + kh * a->dh;              \
+                        int64_t col = ow + (int64_t)(u % U) * VW;                                 \
+                        src[u] = (r < oh1 && ih >= 0 && ih < a->IH ? planes + ih * a->sw * pwd : zero) + col; \
+                    }                                                                             \
+                    const VT *wr = wv + kh * KW;                                                  \
                     for (int64_t kw = 0; kw < KW; kw++) {                                         \
-                        const float *s = src + j->koff[kw];                                       \
-                        VT wk = wr[r][kw];                                                        \
-                        for (int u = 0; u < DW_UNROLL; u++) {                                     \
+                        const int64_t off = j->koff[kw];                                          \
+                        for (int u = 0; u < 4; u++) {                                             \
                             VT v;                                                                 \
-                            memcpy(&v, s + u * VW, sizeof v);                                     \
-                            acc[u] += wk * v;                                                     \
+                            memcpy(&v, src[u] + off, sizeof v);                                   \
+                            acc[u] += wr[kw] * v;                                                 \
                         }                                                                         \
                     }                                                                             \
                 }                                                                                 \
-                for (int u = 0; u < DW_UNROLL; u++) {                                             \
-                    int64_t o = ow + u * VW;                                                      \
-                    if (o + VW <= OW) {                                                           \
-                        memcpy(yr + o, &acc[u], sizeof acc[u]);                                   \
-                    } else if (o < OW) {                                                          \
-                        memcpy(yr + o, &acc[u], sizeof(float) * (size_t)(OW - o));                \
-                    }                                                                             \
+                for (int u = 0; u < 4; u++) {                                                     \
+                    int64_t r = oh + u / U, o = ow + (int64_t)(u % U) * VW;                       \
+                    if (r >= oh1 || o >= OW) continue;                                            \
+                    float *yr = y + r * OW + o;                                                   \
+                    if (o + VW <= OW)                                                             \
+                        memcpy(yr, &acc[u], sizeof acc[u]);                                       \
+                    else                                                                          \
+                        memcpy(yr, &acc[u], sizeof(float) * (size_t)(OW - o));                    \
                 }                                                                                 \
             }                                                                                     \
         }                                                                                         \
@@ -91,10 +92,9 @@ DEF_DW_ROWS(avx512, dw_v16f, 16, __attribute__((target("avx512f"))))
 static void fill_phases(const ox_dw_args *a, int64_t pwd, const float *x, float *planes) {
     const int64_t s = a->sw, IW = a->IW;
     for (int64_t f = 0; f < s; f++) {
-        float *pf = planes + f * a->IH * pwd;
         for (int64_t ih = 0; ih < a->IH; ih++) {
             const float *xr = x + ih * IW;
-            float *d = pf + ih * pwd;
+            float *d = planes + (ih * s + f) * pwd;
             if (s == 1) {
                 /* column jj of the row holds input column jj - pw */
                 int64_t lo = a->pw < pwd ? a->pw : pwd;
@@ -125,12 +125,16 @@ static void fill_phases(const ox_dw_args *a, int64_t pwd, const float *x, float 
 static void dw_tasks(void *arg, int64_t t0, int64_t t1) {
     dw_job *j = arg;
     const ox_dw_args *a = j->a;
-    size_t n = (size_t)(a->sw * a->IH * j->pwd);
-    float *planes = malloc(sizeof(float) * (n > 0 ? n : 1));
+    /* the phase planes, then one zero row with room for the phase
+     * offsets a kernel column adds */
+    size_t n = (size_t)(a->sw * a->IH * j->pwd), nz = (size_t)(a->sw * j->pwd);
+    float *planes = malloc(sizeof(float) * (n + nz));
     if (!planes) {
         atomic_store(&j->failed, 1);
         return;
     }
+    float *zero = planes + n;
+    memset(zero, 0, sizeof(float) * nz);
     const int64_t M = a->C * a->mult, plane_out = a->OH * a->OW;
     int64_t filled = -1;
     for (int64_t t = t0; t < t1; t++) {
@@ -142,7 +146,7 @@ static void dw_tasks(void *arg, int64_t t0, int64_t t1) {
             filled = src;
         }
         float *y = a->y + t * plane_out;
-        j->rows(j, planes, a->w + m * a->KH * a->KW, y, 0, a->OH);
+        j->rows(j, planes, zero, a->w + m * a->KH * a->KW, y, 0, a->OH);
         const float *bias = a->bias ? a->bias + m : NULL;
         if (bias || a->z || a->act.kind != OX_ACT_NONE) {
             /* one bias for the whole plane: the plane is handled as one row */
@@ -174,7 +178,7 @@ int ox_conv_depthwise_f32(ox_threadpool *pool, const ox_stop *stop, const ox_dw_
     j.pwd = pwd;
     for (int64_t kw = 0; kw < a->KW; kw++) {
         int64_t c = kw * a->dw;
-        j.koff[kw] = (c % a->sw) * a->IH * pwd + c / a->sw;
+        j.koff[kw] = (c % a->sw) * pwd + c / a->sw;
     }
     atomic_init(&j.failed, 0);
     if (!ox_mul_i64(a->N, a->C * a->mult, &planes)) return 0;
