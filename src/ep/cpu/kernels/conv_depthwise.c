@@ -151,7 +151,7 @@ static void dw_tasks(void *arg, int64_t t0, int64_t t1) {
         if (bias || a->z || a->act.kind != OX_ACT_NONE) {
             /* one bias for the whole plane: the plane is handled as one row */
             ox_conv_epilogue(y, plane_out, 1, plane_out, bias, a->z ? a->z + t * plane_out : NULL,
-                             plane_out, &a->act);
+                             plane_out, &a->act, a->isa);
         }
     }
     free(planes);

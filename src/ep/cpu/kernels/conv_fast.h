@@ -49,9 +49,10 @@ typedef struct ox_act {
 int ox_act_parse(const char *name, const float *params, int n_params, ox_act *act);
 
 /* rows x cols of C (row stride ldc): c += bias[row] (bias may be NULL),
- * then c += z (z may be NULL, row stride ldz), then the activation. */
+ * then c += z (z may be NULL, row stride ldz), then the activation, in
+ * the instruction-set variant isa. */
 void ox_conv_epilogue(float *c, int64_t ldc, int64_t rows, int64_t cols, const float *bias,
-                      const float *z, int64_t ldz, const ox_act *act);
+                      const float *z, int64_t ldz, const ox_act *act, ox_cpu_isa isa);
 
 /* Weights of one convolution (G groups of an Mg x K matrix each) packed
  * into the row panels the GEMM kernels read: per group, per KC-deep slab

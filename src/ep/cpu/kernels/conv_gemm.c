@@ -84,7 +84,7 @@ static inline float sigmoidf(float x) { return 1.0f / (1.0f + fast_expf(-x)); }
 /* One row, in place. The exp and tanh are elementwise.h's vectorizable
  * ones, which the standalone operators use too, so fused and unfused
  * graphs agree closely. */
-static void act_row(float *y, int64_t n, const ox_act *act) {
+__attribute__((always_inline)) static inline void act_row(float *y, int64_t n, const ox_act *act) {
     const float a = act->a, b = act->b;
     switch (act->kind) {
     case OX_ACT_NONE: break;
@@ -124,20 +124,46 @@ static void act_row(float *y, int64_t n, const ox_act *act) {
     }
 }
 
-void ox_conv_epilogue(float *c, int64_t ldc, int64_t rows, int64_t cols, const float *bias,
-                      const float *z, int64_t ldz, const ox_act *act) {
-    for (int64_t i = 0; i < rows; i++) {
-        float *cr = c + i * ldc;
-        if (bias) {
-            float bv = bias[i];
-            for (int64_t x = 0; x < cols; x++) cr[x] += bv;
-        }
-        if (z) {
-            const float *zr = z + i * ldz;
-            for (int64_t x = 0; x < cols; x++) cr[x] += zr[x];
-        }
-        act_row(cr, cols, act);
+/* The epilogue compiled once per variant: the activations' loops then
+ * run on the variant's vector width. */
+#define DEF_EPILOGUE(SUF, TARGET)                                                                   \
+    TARGET static void epilogue_##SUF(float *c, int64_t ldc, int64_t rows, int64_t cols,            \
+                                      const float *bias, const float *z, int64_t ldz,               \
+                                      const ox_act *act) {                                          \
+        for (int64_t i = 0; i < rows; i++) {                                                        \
+            float *cr = c + i * ldc;                                                                \
+            if (bias) {                                                                             \
+                float bv = bias[i];                                                                 \
+                for (int64_t x = 0; x < cols; x++) cr[x] += bv;                                     \
+            }                                                                                       \
+            if (z) {                                                                                \
+                const float *zr = z + i * ldz;                                                      \
+                for (int64_t x = 0; x < cols; x++) cr[x] += zr[x];                                  \
+            }                                                                                       \
+            act_row(cr, cols, act);                                                                 \
+        }                                                                                           \
     }
+
+DEF_EPILOGUE(portable, )
+#ifdef OX_CONV_X86
+DEF_EPILOGUE(avx2, __attribute__((target("avx2,fma"))))
+DEF_EPILOGUE(avx512, __attribute__((target("avx512f"))))
+#endif
+
+void ox_conv_epilogue(float *c, int64_t ldc, int64_t rows, int64_t cols, const float *bias,
+                      const float *z, int64_t ldz, const ox_act *act, ox_cpu_isa isa) {
+#ifdef OX_CONV_X86
+    if (isa == OX_ISA_AVX512) {
+        epilogue_avx512(c, ldc, rows, cols, bias, z, ldz, act);
+        return;
+    }
+    if (isa == OX_ISA_AVX2) {
+        epilogue_avx2(c, ldc, rows, cols, bias, z, ldz, act);
+        return;
+    }
+#endif
+    (void)isa;
+    epilogue_portable(c, ldc, rows, cols, bias, z, ldz, act);
 }
 
 /* ---------------------------------------------------------------- */
@@ -401,7 +427,7 @@ static void cg_tasks(void *arg, int64_t t0, int64_t t1) {
                     j->tile(rows, cols, kc, ws + p * kc, bp + q * kc, c, P, add);
                     if (last && (bias || zg || a->act.kind != OX_ACT_NONE))
                         ox_conv_epilogue(c, P, rows, cols, bias ? bias + p : NULL,
-                                         zg ? zg + p * P + p0 + q : NULL, P, &a->act);
+                                         zg ? zg + p * P + p0 + q : NULL, P, &a->act, a->isa);
                 }
             }
         }
@@ -420,7 +446,7 @@ int ox_conv_gemm_run(ox_threadpool *pool, const ox_stop *stop, const ox_conv_gem
             float *yn = a->y + n * G * Mg * P;
             memset(yn, 0, sizeof(float) * (size_t)(G * Mg * P));
             ox_conv_epilogue(yn, P, G * Mg, P, a->bias, a->z ? a->z + n * G * Mg * P : NULL, P,
-                             &a->act);
+                             &a->act, a->isa);
         }
         return 0;
     }
