@@ -90,7 +90,8 @@ static int infer_fused_conv(ox_infer_ctx *c) {
 /* onyx FusedConv (domain "onyx", version 1), written by the optimizer
  * pass fuse_conv_activation and run by the CPU provider with its
  * epilogue fused into the convolution:
- *   inputs  X, W, B (optional), Z (optional, the output's shape)
+ *   inputs  X, W, B (optional), Z (optional: the output's shape, or one
+ *           that broadcasts to it without growing it)
  *   output  Y = activation(Conv(X, W, B) + Z)
  *   attributes: Conv's (auto_pad, dilations, group, kernel_shape, pads,
  *   strides), `activation` (string: "" or absent for none, Relu, Clip,
@@ -122,12 +123,17 @@ static int infer_onyx_fused_conv(ox_infer_ctx *c) {
     int rc = s->infer(&sub);
     c->data_dependent = sub.data_dependent;
     if (rc) return rc;
+    /* Z broadcasts into Y without growing it */
     const ir_type *z = ox_infer_in(c, 3), *y = ox_infer_out(c, 0);
     if (z && y && z->rank >= 0 && y->rank >= 0) {
-        int same = z->rank == y->rank;
-        for (int d = 0; same && d < z->rank; d++)
-            same = z->dims[d] < 0 || y->dims[d] < 0 || z->dims[d] == y->dims[d];
-        if (!same) return ox_infer_fail(c, ox_infer_bad_code(c), "FusedConv: Z must have the output's shape");
+        int fits = z->rank <= y->rank;
+        for (int d = 0; fits && d < z->rank; d++) {
+            int64_t zd = z->dims[z->rank - 1 - d], yd = y->dims[y->rank - 1 - d];
+            fits = zd < 0 || zd == 1 || yd < 0 || zd == yd;
+        }
+        if (!fits)
+            return ox_infer_fail(c, ox_infer_bad_code(c),
+                                 "FusedConv: Z must have the output's shape or broadcast to it");
     }
     return 0;
 }

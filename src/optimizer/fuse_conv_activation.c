@@ -165,22 +165,18 @@ static int fold_affine(ir_graph *g, int ci, const ox_tensor *s, int kind, int mu
 }
 
 /* Z may take the Conv output's place in an Add without changing the
- * output's shape or needing broadcasting: same rank, and on every axis
- * the same known size or both unknown. */
+ * output's shape: same rank, and on every axis the same known size or a
+ * size unknown on both sides (a dynamic batch). Should an unknown size
+ * turn out to broadcast, the FusedConv kernel broadcasts Z into Y, or
+ * fails the run when Y would have to grow; it never computes a wrong
+ * shape silently. */
 static int residual_fits(const ir_graph *g, int z, int y) {
     const ir_value *zv = &g->values[z], *yv = &g->values[y];
     if (!zv->has_type || !yv->has_type || zv->type.kind != OX_KIND_TENSOR ||
         zv->type.dtype != ONYX_FLOAT32 || zv->type.rank < 0 || zv->type.rank != yv->type.rank)
         return 0;
-    for (int d = 0; d < zv->type.rank; d++) {
-        int64_t a = zv->type.dims[d], b = yv->type.dims[d];
-        if (a != b) return 0;
-        if (a < 0) {
-            /* unknown on both sides: only the same symbolic name counts */
-            const char *pa = zv->type.dim_params[d], *pb = yv->type.dim_params[d];
-            if (!pa || !pb || strcmp(pa, pb) != 0) return 0;
-        }
-    }
+    for (int d = 0; d < zv->type.rank; d++)
+        if (zv->type.dims[d] != yv->type.dims[d]) return 0;
     return 1;
 }
 

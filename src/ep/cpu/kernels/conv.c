@@ -675,9 +675,16 @@ static int fused_conv_compute(ox_kernel_ctx *ctx) {
     if (geom_make(ctx, X, W, Y, 0, &g) || check_bias(ctx, B, g.M)) return -1;
     if (X->dtype != ONYX_FLOAT32 || W->dtype != ONYX_FLOAT32 || (B && B->dtype != ONYX_FLOAT32))
         return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "FusedConv: X, W and B must be float32");
-    if (Z && (Z->dtype != ONYX_FLOAT32 || !ox_shape_equal(Z->dims, Z->rank, Y->dims, Y->rank)))
-        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
-                              "FusedConv: Z must be float32 with the output's shape");
+    int broadcast = Z && !ox_shape_equal(Z->dims, Z->rank, Y->dims, Y->rank);
+    if (Z && (Z->dtype != ONYX_FLOAT32 || Z->rank > Y->rank))
+        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "FusedConv: Z must be float32 of the output's rank");
+    for (int d = 0; broadcast && d < Z->rank; d++) {
+        int64_t zd = Z->dims[Z->rank - 1 - d], yd = Y->dims[Y->rank - 1 - d];
+        if (zd != 1 && zd != yd)
+            return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
+                                  "FusedConv: Z (dimension %lld on axis %d) does not broadcast to the output (%lld)",
+                                  (long long)zd, Z->rank - 1 - d, (long long)yd);
+    }
     size_t np = 0;
     const float *params = ir_attr_floats(ctx->node, "activation_params", &np);
     ox_act act;
@@ -685,7 +692,31 @@ static int fused_conv_compute(ox_kernel_ctx *ctx) {
     if (ox_act_parse(name, params, (int)np, &act))
         return ox_kernel_fail(ctx, ONYX_NOT_IMPLEMENTED, "FusedConv: activation '%s' is not supported",
                               name);
-    return conv_f32(ctx, &g, X->data, W->data, B ? B->data : NULL, Z ? Z->data : NULL, &act, Y->data);
+    if (!broadcast)
+        return conv_f32(ctx, &g, X->data, W->data, B ? B->data : NULL, Z ? Z->data : NULL, &act, Y->data);
+    /* a Z that broadcasts (sizes the optimizer could not know): the
+     * convolution, then Z and the activation element by element */
+    ox_act none = {OX_ACT_NONE, 0, 0};
+    if (conv_f32(ctx, &g, X->data, W->data, B ? B->data : NULL, NULL, &none, Y->data)) return -1;
+    int64_t zs[OX_MAX_RANK], n = ox_tensor_numel(Y), inner = Y->rank ? Y->dims[Y->rank - 1] : 1;
+    int64_t st = 1;
+    for (int d = Y->rank - 1; d >= 0; d--) {
+        int64_t zd = d >= Y->rank - Z->rank ? Z->dims[d - (Y->rank - Z->rank)] : 1;
+        zs[d] = zd == 1 ? 0 : st;
+        st *= zd;
+    }
+    float *y = Y->data;
+    const float *z = Z->data;
+    for (int64_t base = 0; base < n && inner > 0; base += inner) {
+        int64_t zi = 0, rest = base;
+        for (int d = Y->rank - 1; d >= 0; d--) {
+            zi += (rest % Y->dims[d]) * zs[d];
+            rest /= Y->dims[d];
+        }
+        for (int64_t i = 0; i < inner; i++) y[base + i] += z[zi + i * zs[Y->rank - 1]];
+        ox_conv_epilogue(y + base, inner, 1, inner, NULL, NULL, 0, &act, ox_cpu_isa_active());
+    }
+    return 0;
 }
 
 static int supports_f32(const ir_node *node, const ir_type *const *inputs, int n_inputs) {
