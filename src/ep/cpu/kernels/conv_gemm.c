@@ -132,8 +132,25 @@ __attribute__((always_inline)) static inline void act_row(float *y, int64_t n, c
                                       const ox_act *act) {                                          \
         for (int64_t i = 0; i < rows; i++) {                                                        \
             float *cr = c + i * ldc;                                                                \
+            const float bv = bias ? bias[i] : 0.0f;                                                 \
+            /* the common cases in one pass over the row */                                         \
+            if (act->kind == OX_ACT_RELU || act->kind == OX_ACT_NONE) {                             \
+                const float lo = act->kind == OX_ACT_RELU ? 0.0f : -INFINITY;                       \
+                if (z) {                                                                            \
+                    const float *zr = z + i * ldz;                                                  \
+                    for (int64_t x = 0; x < cols; x++) {                                            \
+                        float v = cr[x] + bv + zr[x];                                               \
+                        cr[x] = sel_f32(v < lo, lo, v);                                             \
+                    }                                                                               \
+                } else {                                                                            \
+                    for (int64_t x = 0; x < cols; x++) {                                            \
+                        float v = cr[x] + bv;                                                       \
+                        cr[x] = sel_f32(v < lo, lo, v);                                             \
+                    }                                                                               \
+                }                                                                                   \
+                continue;                                                                           \
+            }                                                                                       \
             if (bias) {                                                                             \
-                float bv = bias[i];                                                                 \
                 for (int64_t x = 0; x < cols; x++) cr[x] += bv;                                     \
             }                                                                                       \
             if (z) {                                                                                \
