@@ -14,7 +14,7 @@
  * (schema in src/ops/contrib.c), which the CPU provider computes with the
  * epilogue applied to each output tile while it is in cache. Every value
  * the chain consumes inside itself must have no other reader and must not
- * be a graph output. */
+ * be a graph output. Sessions with a device provider skip the pass. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -399,7 +399,9 @@ static int fuse_one(ir_graph *g, const readers *r, unsigned char *dead, int ci, 
 }
 
 int ox_pass_fuse_conv_activation(ox_pass_ctx *ctx, ir_graph *g) {
-    if (ox_graph_has_subgraphs(g)) return 0;
+    /* FusedConv runs on the CPU only: with a device provider in the
+     * session, its Convs stay Convs so they can still go there */
+    if (!ctx->cpu_only || ox_graph_has_subgraphs(g)) return 0;
     int any = 0;
     for (int i = 0; i < g->n_nodes && !any; i++) any = is_op(&g->nodes[i], "Conv");
     if (!any) return 0;

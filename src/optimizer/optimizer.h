@@ -13,6 +13,7 @@
 typedef struct ox_pass_ctx {
     ir_model *model;
     ox_ep *cpu; /* evaluates constant subgraphs */
+    int cpu_only; /* the session has no other provider */
     ox_threadpool *pool;
     ox_error *err;
 } ox_pass_ctx;
@@ -24,7 +25,8 @@ typedef struct ox_pass {
     int (*run)(ox_pass_ctx *ctx, ir_graph *g);
 } ox_pass;
 
-int ox_optimize(ir_model *m, onyx_opt_level level, ox_ep *cpu, ox_threadpool *pool, ox_error *err);
+int ox_optimize(ir_model *m, onyx_opt_level level, ox_ep *cpu, int cpu_only, ox_threadpool *pool,
+                ox_error *err);
 
 /* Passes (src/optimizer/<name>.c). */
 int ox_pass_fold_constants(ox_pass_ctx *ctx, ir_graph *g);

@@ -15,8 +15,9 @@ int ox_graph_has_subgraphs(const ir_graph *g) {
     return 0;
 }
 
-int ox_optimize(ir_model *m, onyx_opt_level level, ox_ep *cpu, ox_threadpool *pool, ox_error *err) {
-    ox_pass_ctx ctx = {m, cpu, pool, err};
+int ox_optimize(ir_model *m, onyx_opt_level level, ox_ep *cpu, int cpu_only, ox_threadpool *pool,
+                ox_error *err) {
+    ox_pass_ctx ctx = {m, cpu, cpu_only, pool, err};
     /* Passes enable each other (folding exposes identities and vice
      * versa); a few rounds reach the fixed point on real models. */
     for (int round = 0; round < 4; round++) {
