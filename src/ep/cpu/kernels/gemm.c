@@ -601,6 +601,25 @@ static void row_vector_range(void *arg, int64_t c0, int64_t c1) {
     }
 }
 
+/* Few rows of A against a transposed B (a fully connected layer on a
+ * small batch): columns [c0, c1) of C as dot products, so each row of B
+ * is read once and nothing is packed. */
+static void few_rows_tb_range(void *arg, int64_t c0, int64_t c1) {
+    const gemm_job_f32 *j = arg;
+    for (int64_t x = c0; x < c1; x++) {
+        if (ox_stop_requested(j->stop)) return;
+        const float *b = j->B + x * j->ldb;
+        for (int64_t i = 0; i < j->M; i++) {
+            float s = j->alpha * dot_f32(j->A + i * j->lda, b, j->K);
+            float *c = j->C + i * j->ldc + x;
+            *c = j->beta == 0.0f ? s : s + j->beta * *c;
+        }
+    }
+}
+
+/* Rows of A up to which a transposed B is read in place by dot products. */
+#define FEW_ROWS_TB 8
+
 int ox_gemm_f32(ox_threadpool *pool, const ox_stop *stop, int trans_a, int trans_b, int64_t M, int64_t N, int64_t K,
                 float alpha, const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
                 float *C, int64_t ldc) {
@@ -626,6 +645,11 @@ int ox_gemm_f32(ox_threadpool *pool, const ox_stop *stop, int trans_a, int trans
     }
     if (M == 1) {
         ox_parallel_for(pool, N, K >= 64 ? 64 : 1024, row_vector_range, &j);
+        return 0;
+    }
+    if (!j.ta && j.tb && M <= FEW_ROWS_TB) {
+        int64_t per_col = M * K;
+        ox_parallel_for(pool, N, per_col >= 16384 ? 1 : 16384 / per_col, few_rows_tb_range, &j);
         return 0;
     }
     int64_t work = M * N * K;
