@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/strmap.h"
 #include "core/tensor.h"
 #include "optimizer/optimizer.h"
 
@@ -296,10 +297,10 @@ static int set_attr(ir_node *n, const char *name, ir_attr_type type, const char 
     n->attrs = na;
     ir_attr *a = &na[n->n_attrs];
     memset(a, 0, sizeof *a);
-    a->name = strdup(name);
+    a->name = ox_strdup(name);
     a->type = type;
     if (type == IR_ATTR_STRING) {
-        a->s = strdup(s);
+        a->s = ox_strdup(s);
         a->s_len = strlen(s);
     } else {
         a->floats = malloc(sizeof(float) * (size_t)(nf > 0 ? nf : 1));
@@ -325,7 +326,7 @@ static int rewrite(ir_graph *g, int ci, const chain *c, unsigned char *dead, ox_
         ni[3] = c->z;
         n->n_inputs = 4;
     }
-    char *op = strdup("FusedConv"), *dom = strdup("onyx");
+    char *op = ox_strdup("FusedConv"), *dom = ox_strdup("onyx");
     if (!op || !dom || set_attr(n, "activation", IR_ATTR_STRING, c->act ? c->act : "", NULL, 0) ||
         (c->n_params && set_attr(n, "activation_params", IR_ATTR_FLOATS, NULL, c->params, c->n_params))) {
         free(op);
