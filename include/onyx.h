@@ -225,6 +225,8 @@ typedef struct onyx_provider_stats {
     uint64_t copies_to_host;   /* tensors copied device -> host during runs */
     uint64_t copies_from_host; /* tensors copied host -> device during runs */
     uint64_t weight_uploads;   /* weights uploaded once to stay on the device */
+    uint64_t cpu_fallbacks;    /* nodes the provider declined at run time (a tensor
+                                  past its limits) that the CPU ran instead */
 } onyx_provider_stats;
 /* Fails when the session does not use the named provider. */
 onyx_status *onyx_session_provider_stats(const onyx_session *session, const char *provider,

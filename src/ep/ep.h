@@ -58,6 +58,17 @@ int ox_kernel_set_output(ox_kernel_ctx *ctx, int i, ox_tensor *value);
 int ox_kernel_fail(ox_kernel_ctx *ctx, onyx_code code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* For device kernels: this node cannot run on the device after all, for
+ * a reason found only now that the values' shapes are known (a tensor
+ * larger than one device buffer, a size past the device's limits). The
+ * executor then runs the node with the CPU provider: it copies the device
+ * inputs to the host, runs the CPU kernel, copies the outputs back to
+ * where the plan wants them, logs a warning with this reason the first
+ * time per node, and counts it in the provider's stats (cpu_fallbacks).
+ * The kernel must decline before writing any output. Returns -1, which
+ * the kernel returns. Outside a planned run it is a plain failure. */
+int ox_kernel_decline(ox_kernel_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* Nonzero when the run must stop (cancelled through its run options, or
  * past its time limit), with ctx->err saying why and where; the kernel
  * then frees what it holds and returns -1. Loop and Scan call it between

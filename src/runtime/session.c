@@ -126,8 +126,9 @@ static int prepare_kernels(onyx_session *s, ox_graph_exec *ge, ox_error *err) {
     ir_graph *g = ge->graph;
     ge->kernels = calloc((size_t)g->n_nodes + 1, sizeof *ge->kernels);
     ge->states = calloc((size_t)g->n_nodes + 1, sizeof *ge->states);
+    ge->declined = calloc((size_t)g->n_nodes + 1, sizeof *ge->declined);
     ge->schemas = calloc((size_t)g->n_nodes + 1, sizeof *ge->schemas);
-    if (!ge->kernels || !ge->states || !ge->schemas)
+    if (!ge->kernels || !ge->states || !ge->schemas || !ge->declined)
         return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
     for (int i = 0; i < g->n_nodes; i++) {
         ir_node *n = &g->nodes[i];
@@ -189,6 +190,7 @@ static void free_exec(onyx_session *s, ox_graph_exec *ge) {
             if (ge->states[i] && ge->kernels[i] && ge->kernels[i]->release)
                 ge->kernels[i]->release(ge->states[i]);
     free(ge->states);
+    free(ge->declined);
     free(ge->kernels);
     free(ge->schemas);
     free(ge->exec_nodes);

@@ -705,10 +705,12 @@ static void report_provider_stats(const onyx_session *s, uint64_t runs) {
         if (!st.runs) continue;
         fprintf(stderr,
                 "onyx [info] provider %s over %llu runs: %.1f kernels, %.1f submits, %.1f copies "
-                "to the host and %.1f from it per run; %llu weights uploaded once\n",
+                "to the host and %.1f from it per run; %llu weights uploaded once; %llu node runs "
+                "declined to the CPU\n",
                 name, (unsigned long long)runs, (double)st.kernel_launches / (double)runs,
                 (double)st.submits / (double)runs, (double)st.copies_to_host / (double)runs,
-                (double)st.copies_from_host / (double)runs, (unsigned long long)st.weight_uploads);
+                (double)st.copies_from_host / (double)runs, (unsigned long long)st.weight_uploads,
+                (unsigned long long)st.cpu_fallbacks);
     }
     onyx_env_free(env);
 }
