@@ -120,6 +120,13 @@ typedef struct ox_ep_ops {
      * group of connected device nodes without such a node back to the
      * CPU, so a light node between CPU nodes is no island of two copies. */
     int (*worth_placing)(ox_ep *ep, const ir_node *node);
+    /* Optional (NULL: never). 1 when this node's output 0 is exactly the
+     * bytes of its input 0 under another shape (Reshape, Flatten, Squeeze,
+     * Unsqueeze, Identity on a tensor): the planner may then make the
+     * output a view of the input's memory, and the executor skips the
+     * kernel. A view stays read-only like every value; the input's block
+     * lives until the view's last reader. */
+    int (*output_views_input)(ox_ep *ep, const ir_node *node);
     /* Run lifecycle (both optional, NULL for providers that compute
      * synchronously). run_begin makes the stream one run records its work
      * into (NULL with err set on failure); kernels find it in ctx->stream.
@@ -155,6 +162,10 @@ struct ox_ep {
     const ox_ep_ops *ops;
     void *impl;
 };
+
+/* The ONNX operators whose output 0 is input 0's bytes reshaped; what
+ * most providers answer for output_views_input. */
+int ox_op_output_is_reshape(const ir_node *node);
 
 /* Shared kernel lookup over tables, by domain, op and opset: the first
  * kernel in table order whose operator versions cover the node. */

@@ -375,6 +375,37 @@ static int exec_node(run_ctx *rc, const ox_step *st) {
     return r;
 }
 
+/* When the plan made this node's output a view (ox_slot_info.view) and
+ * the input is a tensor with exactly the bytes the inferred output needs,
+ * binds the output to the input's memory under the new shape: the node
+ * then needs no kernel. Returns 1 when bound. */
+static int bind_view(run_ctx *rc, const ox_step *st, const ox_tensor *in, const ir_type *out,
+                     int data_dependent) {
+    int sl = st->out_slots[0];
+    if (sl < 0 || !rc->ge->plan.slots[sl].view || !in || data_dependent) return 0;
+    if (in->kind != OX_KIND_TENSOR || out->kind != OX_KIND_TENSOR || out->dtype != in->dtype ||
+        out->rank < 0 || rc->slots[sl].mode != SLOT_EMPTY || rc->caller_out[sl])
+        return 0;
+    int64_t numel = 1;
+    for (int d = 0; d < out->rank; d++) {
+        if (out->dims[d] < 0) return 0;
+        numel *= out->dims[d];
+    }
+    if (numel != ox_tensor_numel(in)) return 0;
+    run_slot *rs = &rc->slots[sl];
+    memset(&rs->hdr, 0, sizeof rs->hdr);
+    rs->hdr.kind = OX_KIND_TENSOR;
+    rs->hdr.dtype = in->dtype;
+    rs->hdr.rank = out->rank;
+    memcpy(rs->hdr.dims, out->dims, (size_t)out->rank * sizeof *out->dims);
+    rs->hdr.data = in->data;
+    rs->hdr.nbytes = in->nbytes;
+    rs->hdr.device = in->device;
+    rs->t = &rs->hdr;
+    rs->mode = SLOT_BORROWED;
+    return 1;
+}
+
 static int exec_node_with(run_ctx *rc, const ox_step *st, ox_node_scratch *ns) {
     onyx_session *s = rc->s;
     ox_graph_exec *ge = rc->ge;
@@ -404,6 +435,7 @@ static int exec_node_with(run_ctx *rc, const ox_step *st, ox_node_scratch *ns) {
     ox_infer_ctx ic = {.node = n, .n_inputs = n->n_inputs, .inputs = in_types, .values = in_vals,
                        .n_outputs = n->n_outputs, .outputs = out_types, .runtime = 1, .err = err};
     if (ge->schemas[st->node]->infer(&ic) != 0) return -1;
+    if (bind_view(rc, st, ins[0], &out_types[0], ic.data_dependent)) return 0;
     for (int k = 0; k < n->n_outputs; k++) {
         outs[k] = NULL;
         int sl = st->out_slots[k];

@@ -72,9 +72,15 @@ static void cpu_destroy(ox_ep *ep) {
     free(ep);
 }
 
+static int cpu_output_views_input(ox_ep *ep, const ir_node *node) {
+    (void)ep;
+    return ox_op_output_is_reshape(node);
+}
+
 static const ox_ep_ops CPU_OPS = {
     .supports = cpu_supports,
     .find_kernel = cpu_find_kernel,
+    .output_views_input = cpu_output_views_input,
     .alloc = cpu_alloc,
     .free = cpu_free,
     .copy_to_host = cpu_copy,

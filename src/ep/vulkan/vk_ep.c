@@ -103,11 +103,17 @@ static int vk_worth_placing(ox_ep *ep, const ir_node *node) {
     return 0;
 }
 
+static int vk_output_views_input(ox_ep *ep, const ir_node *node) {
+    (void)ep;
+    return ox_op_output_is_reshape(node);
+}
+
 static const ox_ep_ops VK_OPS = {
     .supports = vk_supports,
     .find_kernel = vk_find_kernel,
     .host_inputs = ox_vk_host_inputs,
     .worth_placing = vk_worth_placing,
+    .output_views_input = vk_output_views_input,
     .run_begin = vk_run_begin,
     .run_end = vk_run_end,
     .alloc = vk_alloc,
