@@ -59,14 +59,16 @@ int ox_kernel_fail(ox_kernel_ctx *ctx, onyx_code code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 /* For device kernels: this node cannot run on the device after all, for
- * a reason found only now that the values' shapes are known (a tensor
- * larger than one device buffer, a size past the device's limits). The
+ * a reason found only at run time (a tensor, its shape now known, larger
+ * than one device buffer; a pipeline the driver would not build). The
  * executor then runs the node with the CPU provider: it copies the device
  * inputs to the host, runs the CPU kernel, copies the outputs back to
  * where the plan wants them, logs a warning with this reason the first
  * time per node, and counts it in the provider's stats (cpu_fallbacks).
- * The kernel must decline before writing any output. Returns -1, which
- * the kernel returns. Outside a planned run it is a plain failure. */
+ * Work the kernel recorded before declining stays ordered before the
+ * CPU's result on the stream, so it may decline at any point, provided it
+ * never writes its inputs. Returns -1, which the kernel returns. Outside a
+ * planned run it is a plain failure. */
 int ox_kernel_decline(ox_kernel_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Nonzero when the run must stop (cancelled through its run options, or

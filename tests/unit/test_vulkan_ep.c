@@ -630,6 +630,52 @@ static void decline_case(void) {
                 "vulkan: option max_buffer='12kb' is not a byte count of at least 4096");
 }
 
+/* A pipeline the driver will not build (ONYX_VK_REFUSE_SHADERS plays the
+ * driver) makes its nodes decline: MatMul and Softmax run on the CPU in
+ * every run, Relu between them stays on the device, and the results are
+ * the CPU provider's (1e-5 relative + 1e-6 absolute). */
+static void refused_shader_case(void) {
+    int64_t xd[2] = {3, 5}, wd[2] = {5, 4}, yd[2] = {3, 4};
+    float w[20], x[15];
+    for (int i = 0; i < 20; i++) w[i] = (float)((i * 7) % 11) / 5.0f - 1.0f;
+    for (int i = 0; i < 15; i++) x[i] = (float)((i * 5) % 9) / 4.0f - 1.0f;
+    mb_model *m = mb_new(13);
+    mb_input(m, "x", ONYX_FLOAT32, xd, 2);
+    mb_init_float(m, "w", wd, 2, w);
+    mb_node(m, "MatMul", "x,w", "h");
+    mb_node(m, "Relu", "h", "r");
+    mb_node(m, "Softmax", "r", "y");
+    mb_output(m, "y", ONYX_FLOAT32, yd, 2);
+    size_t len;
+    uint8_t *buf = mb_serialize(m, &len);
+    mb_free(m);
+    setenv("ONYX_VK_REFUSE_SHADERS", "matmul,softmax,softmax_subgroup", 1);
+    onyx_session *vk = vc_session(buf, len, 1), *cpu = vc_session(buf, len, 0);
+    unsetenv("ONYX_VK_REFUSE_SHADERS");
+    free(buf);
+    onyx_tensor *tx = NULL;
+    CHECK_OK(onyx_tensor_wrap(ONYX_FLOAT32, xd, 2, x, sizeof x, &tx));
+    const char *in = "x", *out = "y";
+    for (int run = 1; vk && cpu && run <= 2; run++) {
+        onyx_tensor *yv = NULL, *yc = NULL;
+        CHECK_OK(onyx_session_run(vk, &in, (const onyx_tensor *const *)&tx, 1, &out, &yv, 1));
+        CHECK_OK(onyx_session_run(cpu, &in, (const onyx_tensor *const *)&tx, 1, &out, &yc, 1));
+        for (int i = 0; yv && yc && i < 12; i++) {
+            float a = ((const float *)onyx_tensor_data(yv))[i], b = ((const float *)onyx_tensor_data(yc))[i];
+            CHECK(fabsf(a - b) <= 1e-5f * fabsf(b) + 1e-6f);
+        }
+        onyx_provider_stats st;
+        CHECK_OK(onyx_session_provider_stats(vk, "vulkan", &st));
+        CHECK(st.cpu_fallbacks == (uint64_t)(2 * run));
+        CHECK(st.kernel_launches >= (uint64_t)run); /* Relu */
+        onyx_tensor_free(yv);
+        onyx_tensor_free(yc);
+    }
+    onyx_tensor_free(tx);
+    onyx_session_free(vk);
+    onyx_session_free(cpu);
+}
+
 /* The pipeline cache file: written when a session goes, read by the next
  * one on this device; a file for anything else (here: a damaged header)
  * is ignored, and the session still runs. */
@@ -768,6 +814,7 @@ int main(int argc, char **argv) {
     if (!masked) option_cases();
     if (!masked) pipeline_cache_case();
     decline_case();
+    if (!masked) refused_shader_case();
     clock_gettime(CLOCK_MONOTONIC, &t1);
     printf("%d cases in %.1f s\n", n_cases,
            (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9);

@@ -77,6 +77,7 @@ static void vk_destroy(ox_ep *ep) {
     ox_vk_exec_free(v);
     ox_vk_device_close(v);
     free(v->pipeline_cache_path);
+    free(v->refused_shaders);
     pthread_mutex_destroy(&v->lock);
     free(v);
 }

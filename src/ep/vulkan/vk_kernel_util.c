@@ -77,6 +77,9 @@ int ox_vk_f32_inputs(const ir_type *const *in, int n, int required) {
 
 int ox_vk_run(ox_kernel_ctx *c, const vk_dispatch *d) {
     vk_ep *v = ox_vk_of(c);
+    /* a pipeline the driver will not build leaves the node to the CPU */
+    ox_error perr = {0};
+    if (!ox_vk_pipeline(v, d->shader, &perr)) return ox_kernel_decline(c, "%s", perr.msg);
     char what[300] = "";
     if (d->check) ir_node_label(c->node, what, sizeof what);
     if (c->stream) return ox_vk_record(v, c->stream, d, what, c->err);
