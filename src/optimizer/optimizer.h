@@ -15,6 +15,7 @@ typedef struct ox_pass_ctx {
     ox_ep *cpu; /* evaluates constant subgraphs */
     ox_threadpool *pool;
     ox_error *err;
+    onyx_log_level log_level; /* for passes that report what they did */
 } ox_pass_ctx;
 
 typedef struct ox_pass {
@@ -25,6 +26,10 @@ typedef struct ox_pass {
 } ox_pass;
 
 int ox_optimize(ir_model *m, onyx_opt_level level, ox_ep *cpu, ox_threadpool *pool, ox_error *err);
+/* The same, logging node counts (info: before and after; verbose: per
+ * pass and round) at the session's log level. */
+int ox_optimize_logged(ir_model *m, onyx_opt_level level, ox_ep *cpu, ox_threadpool *pool,
+                       onyx_log_level log_level, ox_error *err);
 
 /* Passes (src/optimizer/<name>.c). */
 int ox_pass_fold_constants(ox_pass_ctx *ctx, ir_graph *g);

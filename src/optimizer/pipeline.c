@@ -1,3 +1,4 @@
+#include "core/log.h"
 #include "optimizer/optimizer.h"
 
 static const ox_pass PASSES[] = {
@@ -15,14 +16,24 @@ int ox_graph_has_subgraphs(const ir_graph *g) {
 }
 
 int ox_optimize(ir_model *m, onyx_opt_level level, ox_ep *cpu, ox_threadpool *pool, ox_error *err) {
-    ox_pass_ctx ctx = {m, cpu, pool, err};
+    return ox_optimize_logged(m, level, cpu, pool, ONYX_LOG_ERROR, err);
+}
+
+int ox_optimize_logged(ir_model *m, onyx_opt_level level, ox_ep *cpu, ox_threadpool *pool,
+                       onyx_log_level log_level, ox_error *err) {
+    ox_pass_ctx ctx = {m, cpu, pool, err, log_level};
+    int nodes_before = m->graph->n_nodes;
     /* Passes enable each other (folding exposes identities and vice
      * versa); a few rounds reach the fixed point on real models. */
     for (int round = 0; round < 4; round++) {
         int changes = 0;
         for (size_t i = 0; i < sizeof PASSES / sizeof PASSES[0]; i++) {
             if (PASSES[i].level > level) continue;
+            int before = m->graph->n_nodes;
             int c = PASSES[i].run(&ctx, m->graph);
+            if (c > 0)
+                ox_log(log_level, ONYX_LOG_VERBOSE, "optimizer round %d: %s made %d changes, nodes %d -> %d",
+                       round + 1, PASSES[i].name, c, before, m->graph->n_nodes);
             if (c < 0) {
                 ox_error_prefix(err, "optimizer pass %s", PASSES[i].name);
                 return -1;
@@ -31,5 +42,9 @@ int ox_optimize(ir_model *m, onyx_opt_level level, ox_ep *cpu, ox_threadpool *po
         }
         if (!changes) break;
     }
+    static const char *const LEVELS[] = {"none", "basic", "all"};
+    ox_log(log_level, ONYX_LOG_INFO, "optimizer (level %s): %d nodes -> %d nodes",
+           LEVELS[level >= ONYX_OPT_NONE && level <= ONYX_OPT_ALL ? level : ONYX_OPT_ALL], nodes_before,
+           m->graph->n_nodes);
     return 0;
 }
