@@ -4,7 +4,10 @@
 static const ox_pass PASSES[] = {
     {"fold_constants", ONYX_OPT_BASIC, ox_pass_fold_constants},
     {"eliminate_identity", ONYX_OPT_BASIC, ox_pass_eliminate_identity},
+    {"eliminate_common", ONYX_OPT_BASIC, ox_pass_eliminate_common},
+    {"fold_shapes", ONYX_OPT_BASIC, ox_pass_fold_shapes},
     {"fuse_conv_bn", ONYX_OPT_ALL, ox_pass_fuse_conv_bn},
+    {"eliminate_dead", ONYX_OPT_BASIC, ox_pass_eliminate_dead},
     {"prune_constants", ONYX_OPT_BASIC, ox_pass_prune_constants},
 };
 
