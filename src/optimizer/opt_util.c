@@ -102,3 +102,83 @@ int ox_model_import_domain(ir_model *m, const char *domain, int64_t version, ox_
     m->n_opsets++;
     return 0;
 }
+
+static ir_attr *attr_slot(ir_node *n, const char *name, ox_error *err) {
+    for (int i = 0; i < n->n_attrs; i++)
+        if (strcmp(n->attrs[i].name, name) == 0) {
+            char *keep = n->attrs[i].name;
+            n->attrs[i].name = NULL;
+            ir_attr_clear(&n->attrs[i]);
+            n->attrs[i].name = keep;
+            return &n->attrs[i];
+        }
+    ir_attr *na = realloc(n->attrs, ((size_t)n->n_attrs + 1) * sizeof *na);
+    if (!na) {
+        ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
+        return NULL;
+    }
+    n->attrs = na;
+    ir_attr *a = &na[n->n_attrs];
+    memset(a, 0, sizeof *a);
+    if (!(a->name = ox_strdup(name))) {
+        ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
+        return NULL;
+    }
+    n->n_attrs++;
+    return a;
+}
+
+int ox_node_set_string(ir_node *n, const char *name, const char *s, ox_error *err) {
+    ir_attr *a = attr_slot(n, name, err);
+    if (!a) return -1;
+    a->type = IR_ATTR_STRING;
+    if (!(a->s = ox_strdup(s))) return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
+    a->s_len = strlen(s);
+    return 0;
+}
+
+int ox_node_set_floats(ir_node *n, const char *name, const float *v, size_t count, ox_error *err) {
+    ir_attr *a = attr_slot(n, name, err);
+    if (!a) return -1;
+    a->type = IR_ATTR_FLOATS;
+    if (!(a->floats = malloc((count ? count : 1) * sizeof *a->floats)))
+        return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
+    if (count) memcpy(a->floats, v, count * sizeof *v);
+    a->n = count;
+    return 0;
+}
+
+int ox_node_retype(ir_node *n, const char *op_type, const char *domain, int opset, ox_error *err) {
+    char *op = ox_strdup(op_type), *dom = ox_strdup(domain);
+    if (!op || !dom) {
+        free(op);
+        free(dom);
+        return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
+    }
+    free(n->op_type);
+    free(n->domain);
+    n->op_type = op;
+    n->domain = dom;
+    n->opset = opset;
+    return 0;
+}
+
+int ox_node_set_input(ir_node *n, int k, int v, ox_error *err) {
+    if (k >= n->n_inputs) {
+        int *ni = realloc(n->inputs, ((size_t)k + 1) * sizeof *ni);
+        if (!ni) return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
+        for (int i = n->n_inputs; i <= k; i++) ni[i] = -1;
+        n->inputs = ni;
+        n->n_inputs = k + 1;
+    }
+    n->inputs[k] = v;
+    return 0;
+}
+
+void ox_node_set_output(ir_graph *g, int i, int k, int v) {
+    ir_node *n = &g->nodes[i];
+    int old = n->outputs[k];
+    if (old >= 0 && g->values[old].producer == i) g->values[old].producer = -1;
+    n->outputs[k] = v;
+    g->values[v].producer = i;
+}

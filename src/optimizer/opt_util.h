@@ -44,4 +44,17 @@ int ox_infer_quietly(ir_graph *g);
  * so that a saved optimized graph declares the operators it uses. */
 int ox_model_import_domain(ir_model *m, const char *domain, int64_t version, ox_error *err);
 
+
+
+/* ---- node rewriting ---- */
+/* Sets (adding or replacing) a string / float-list attribute of n. */
+int ox_node_set_string(ir_node *n, const char *name, const char *s, ox_error *err);
+int ox_node_set_floats(ir_node *n, const char *name, const float *v, size_t count, ox_error *err);
+/* Gives n another operator: op_type, domain and opset. */
+int ox_node_retype(ir_node *n, const char *op_type, const char *domain, int opset, ox_error *err);
+/* Sets n's input k (growing the input list with omitted slots). */
+int ox_node_set_input(ir_node *n, int k, int v, ox_error *err);
+/* Makes node i of g produce value v as its output k (v's old producer,
+ * if any, loses it; the value n produced there loses its producer). */
+void ox_node_set_output(ir_graph *g, int i, int k, int v);
 #endif
