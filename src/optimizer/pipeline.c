@@ -7,6 +7,7 @@ static const ox_pass PASSES[] = {
     {"eliminate_common", ONYX_OPT_BASIC, ox_pass_eliminate_common},
     {"fold_shapes", ONYX_OPT_BASIC, ox_pass_fold_shapes},
     {"fuse_conv_bn", ONYX_OPT_ALL, ox_pass_fuse_conv_bn},
+    {"fuse_gelu", ONYX_OPT_ALL, ox_pass_fuse_gelu},
     {"fuse_matmul", ONYX_OPT_ALL, ox_pass_fuse_matmul},
     {"eliminate_dead", ONYX_OPT_BASIC, ox_pass_eliminate_dead},
     {"prune_constants", ONYX_OPT_BASIC, ox_pass_prune_constants},
