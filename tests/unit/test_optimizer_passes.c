@@ -168,6 +168,61 @@ out:
     onyx_session_free(basic);
 }
 
+/* ---- basic: Transpose / Reshape / Squeeze-Unsqueeze pairs ---- */
+
+static void test_transforms(onyx_env *env) {
+    mb_model *m = mb_new(17);
+    int64_t dx[] = {2, 3, 4}, d2[] = {2}, d1[] = {1};
+    mb_input(m, "x", ONYX_FLOAT32, dx, 3);
+    static const char *const OUTS[] = {"y1", "y2", "y3", "y4", "y5"};
+    for (int i = 0; i < 5; i++) mb_output(m, OUTS[i], ONYX_FLOAT32, NULL, -1);
+    int64_t p1[] = {1, 0, 2}, p2[] = {2, 0, 1}, s64[] = {6, 4}, s46[] = {4, 6}, s0[] = {0, -1}, a0[] = {0};
+    mb_init_int64(m, "s64", d2, 1, s64);
+    mb_init_int64(m, "s46", d2, 1, s46);
+    mb_init_int64(m, "s0", d2, 1, s0);
+    mb_init_int64(m, "a0", d1, 1, a0);
+    mb_node(m, "Transpose", "x", "t1");
+    mb_attr_ints(m, "perm", p1, 3);
+    mb_node(m, "Transpose", "t1", "t2");
+    mb_attr_ints(m, "perm", p1, 3);
+    mb_node(m, "Relu", "t2", "y1"); /* the pair is the identity */
+    mb_node(m, "Transpose", "x", "u1");
+    mb_attr_ints(m, "perm", p2, 3);
+    mb_node(m, "Transpose", "u1", "y2"); /* one Transpose, perm [1, 2, 0] */
+    mb_attr_ints(m, "perm", p2, 3);
+    mb_node(m, "Reshape", "x,s64", "r1");
+    mb_node(m, "Reshape", "r1,s46", "y3"); /* one Reshape */
+    mb_node(m, "Reshape", "r1,s0", "y4");  /* a 0 copies r1's dimension: kept */
+    mb_node(m, "Unsqueeze", "x,a0", "q1");
+    mb_node(m, "Squeeze", "q1,a0", "q2");
+    mb_node(m, "Neg", "q2", "y5");
+    size_t len;
+    uint8_t *buf = mb_serialize(m, &len);
+    mb_free(m);
+    onyx_session *none = open_model(env, buf, len, ONYX_OPT_NONE);
+    onyx_session *basic = open_model(env, buf, len, ONYX_OPT_BASIC);
+    free(buf);
+    if (none && basic) {
+        CHECK(count_op(none, "", "Transpose") == 4);
+        CHECK(count_op(basic, "", "Transpose") == 1);
+        CHECK(count_op(basic, "", "Reshape") == 3);
+        CHECK(count_op(basic, "", "Unsqueeze") == 0);
+        CHECK(count_op(basic, "", "Squeeze") == 0);
+        float x[24];
+        for (int i = 0; i < 24; i++) x[i] = (float)i - 11.5f;
+        onyx_tensor *on[5], *ob[5];
+        run(none, x, dx, 3, OUTS, on, 5);
+        run(basic, x, dx, 3, OUTS, ob, 5);
+        for (int k = 0; k < 5; k++) {
+            check_same(ob[k], on[k], 0.0, 0.0);
+            onyx_tensor_free(on[k]);
+            onyx_tensor_free(ob[k]);
+        }
+    }
+    onyx_session_free(none);
+    onyx_session_free(basic);
+}
+
 /* ---- all: MatMul fusions and the GELU pattern ---- */
 
 enum { K = 8, NO = 5, LAYERS = 8 };
@@ -321,6 +376,7 @@ int main(void) {
     CHECK_OK(onyx_env_create(&env));
     if (!env) CHECK_DONE();
     test_basic(env);
+    test_transforms(env);
     test_fusions(env);
     test_gelu_opset17(env);
     onyx_env_free(env);
