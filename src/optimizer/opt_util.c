@@ -137,6 +137,22 @@ int ox_node_set_string(ir_node *n, const char *name, const char *s, ox_error *er
     return 0;
 }
 
+int ox_node_set_float(ir_node *n, const char *name, float v, ox_error *err) {
+    ir_attr *a = attr_slot(n, name, err);
+    if (!a) return -1;
+    a->type = IR_ATTR_FLOAT;
+    a->f = v;
+    return 0;
+}
+
+int ox_node_set_int(ir_node *n, const char *name, int64_t v, ox_error *err) {
+    ir_attr *a = attr_slot(n, name, err);
+    if (!a) return -1;
+    a->type = IR_ATTR_INT;
+    a->i = v;
+    return 0;
+}
+
 int ox_node_set_floats(ir_node *n, const char *name, const float *v, size_t count, ox_error *err) {
     ir_attr *a = attr_slot(n, name, err);
     if (!a) return -1;

@@ -49,6 +49,8 @@ int ox_model_import_domain(ir_model *m, const char *domain, int64_t version, ox_
 /* ---- node rewriting ---- */
 /* Sets (adding or replacing) a string / float-list attribute of n. */
 int ox_node_set_string(ir_node *n, const char *name, const char *s, ox_error *err);
+int ox_node_set_float(ir_node *n, const char *name, float v, ox_error *err);
+int ox_node_set_int(ir_node *n, const char *name, int64_t v, ox_error *err);
 int ox_node_set_floats(ir_node *n, const char *name, const float *v, size_t count, ox_error *err);
 /* Gives n another operator: op_type, domain and opset. */
 int ox_node_retype(ir_node *n, const char *op_type, const char *domain, int opset, ox_error *err);

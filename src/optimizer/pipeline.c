@@ -8,6 +8,7 @@ static const ox_pass PASSES[] = {
     {"fold_shapes", ONYX_OPT_BASIC, ox_pass_fold_shapes},
     {"cancel_transforms", ONYX_OPT_BASIC, ox_pass_cancel_transforms},
     {"fuse_conv_bn", ONYX_OPT_ALL, ox_pass_fuse_conv_bn},
+    {"fuse_layernorm", ONYX_OPT_ALL, ox_pass_fuse_layernorm},
     {"fuse_gelu", ONYX_OPT_ALL, ox_pass_fuse_gelu},
     {"fuse_matmul", ONYX_OPT_ALL, ox_pass_fuse_matmul},
     {"eliminate_dead", ONYX_OPT_BASIC, ox_pass_eliminate_dead},

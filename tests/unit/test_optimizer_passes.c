@@ -7,7 +7,8 @@
  *   outputs equal to the unoptimized graph's exactly.
  * - all: MatMul + bias + activation -> onyx.FusedMatMul for every
  *   activation form, the Erf-written GELU -> Gelu (ONNX 20's, or
- *   com.microsoft's below opset 20) and into FusedMatMul; a product or
+ *   com.microsoft's below opset 20) and into FusedMatMul, LayerNormalization
+ *   written out with ReduceMean -> LayerNormalization; a product or
  *   sum with a second reader is not fused. Outputs within 1e-5 (relative,
  *   with a 1e-5 floor) of level basic's: the fused kernels compute the same
  *   float operations, the GELU's x / sqrt 2 becomes x * (1 / sqrt 2). */
@@ -371,6 +372,81 @@ static void test_gelu_opset17(onyx_env *env) {
     onyx_session_free(all);
 }
 
+/* ---- all: LayerNormalization written out (opset 12: ONNX Runtime's
+ * ONNX-domain LayerNormalization of opsets 1..16) ---- */
+
+static void test_layernorm(onyx_env *env) {
+    enum { H = 8 };
+    mb_model *m = mb_new(12);
+    int64_t dx[] = {2, 3, H}, dh[] = {H};
+    mb_input(m, "x", ONYX_FLOAT32, dx, 3);
+    mb_output(m, "y1", ONYX_FLOAT32, dx, 3);
+    mb_output(m, "y2", ONYX_FLOAT32, dx, 3);
+    float gamma[H], beta[H], two = 2.0f, eps1 = 1e-5f, eps2 = 1e-6f;
+    unsigned seed = 31;
+    for (int i = 0; i < H; i++) {
+        gamma[i] = 1.0f + frand(&seed);
+        beta[i] = frand(&seed);
+    }
+    mb_init_float(m, "gamma", dh, 1, gamma);
+    mb_init_float(m, "beta", dh, 1, beta);
+    mb_init_float(m, "two", NULL, 0, &two);
+    mb_init_float(m, "eps1", NULL, 0, &eps1);
+    mb_init_float(m, "eps2", NULL, 0, &eps2);
+    int64_t last[] = {-1}, two_ax[] = {2};
+    /* Pow form, axis -1, with beta */
+    mb_node(m, "ReduceMean", "x", "m1");
+    mb_attr_ints(m, "axes", last, 1);
+    mb_node(m, "Sub", "x,m1", "d1");
+    mb_node(m, "Pow", "d1,two", "p1");
+    mb_node(m, "ReduceMean", "p1", "v1");
+    mb_attr_ints(m, "axes", last, 1);
+    mb_node(m, "Add", "v1,eps1", "e1");
+    mb_node(m, "Sqrt", "e1", "s1");
+    mb_node(m, "Div", "d1,s1", "n1");
+    mb_node(m, "Mul", "n1,gamma", "g1");
+    mb_node(m, "Add", "beta,g1", "y1");
+    /* d * d, axis 2 (= rank - 1), no beta, on another input */
+    mb_node(m, "Neg", "x", "x2");
+    mb_node(m, "ReduceMean", "x2", "m2");
+    mb_attr_ints(m, "axes", two_ax, 1);
+    mb_node(m, "Sub", "x2,m2", "d2");
+    mb_node(m, "Mul", "d2,d2", "p2");
+    mb_node(m, "ReduceMean", "p2", "v2");
+    mb_attr_ints(m, "axes", two_ax, 1);
+    mb_node(m, "Add", "eps2,v2", "e2");
+    mb_node(m, "Sqrt", "e2", "s2");
+    mb_node(m, "Div", "d2,s2", "n2");
+    mb_node(m, "Mul", "gamma,n2", "y2");
+    size_t len;
+    uint8_t *buf = mb_serialize(m, &len);
+    mb_free(m);
+    onyx_session *basic = open_model(env, buf, len, ONYX_OPT_BASIC);
+    onyx_session *all = open_model(env, buf, len, ONYX_OPT_ALL);
+    free(buf);
+    if (basic && all) {
+        CHECK(count_op(basic, "", "ReduceMean") == 4);
+        CHECK(count_op(all, "", "LayerNormalization") == 2);
+        CHECK(count_op(all, "", "ReduceMean") == 0);
+        CHECK(count_op(all, "", "Sqrt") == 0);
+        CHECK(onyx_session_node_count(all) == 3); /* and the Neg */
+        float x[2 * 3 * H];
+        for (int i = 0; i < 2 * 3 * H; i++) x[i] = frand(&seed) * 3.0f + (float)(i % 5);
+        const char *names[] = {"y1", "y2"};
+        onyx_tensor *ob[2], *oa[2];
+        run(basic, x, dx, 3, names, ob, 2);
+        run(all, x, dx, 3, names, oa, 2);
+        for (int k = 0; k < 2; k++) {
+            /* statistics accumulated differently: a few float32 roundings */
+            check_same(oa[k], ob[k], 1e-5, 1e-5);
+            onyx_tensor_free(oa[k]);
+            onyx_tensor_free(ob[k]);
+        }
+    }
+    onyx_session_free(basic);
+    onyx_session_free(all);
+}
+
 int main(void) {
     onyx_env *env = NULL;
     CHECK_OK(onyx_env_create(&env));
@@ -379,6 +455,7 @@ int main(void) {
     test_transforms(env);
     test_fusions(env);
     test_gelu_opset17(env);
+    test_layernorm(env);
     onyx_env_free(env);
     CHECK_DONE();
 }
