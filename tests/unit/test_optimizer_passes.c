@@ -169,6 +169,62 @@ out:
     onyx_session_free(basic);
 }
 
+/* ---- basic: a Reshape target with the batch in it still tells the
+ * other dimensions, so shape arithmetic after it folds ---- */
+
+static void test_partial_shapes(onyx_env *env) {
+    mb_model *m = mb_new(17);
+    int64_t dx[] = {-1, 4, 6}, d1[] = {1}, d2[] = {2};
+    mb_input(m, "x", ONYX_FLOAT32, dx, 3);
+    mb_output(m, "r2", ONYX_FLOAT32, NULL, -1);
+    int64_t i0 = 0, i2[] = {2}, two_twelve[] = {2, 12}, a0[] = {0}, neg1[] = {-1};
+    mb_init_int64(m, "i0", NULL, 0, &i0);
+    mb_init_int64(m, "i2", d1, 1, i2);
+    mb_init_int64(m, "two_twelve", d2, 1, two_twelve);
+    mb_init_int64(m, "a0", d1, 1, a0);
+    mb_init_int64(m, "neg1", d1, 1, neg1);
+    mb_node(m, "Shape", "x", "s");
+    mb_node(m, "Gather", "s,i0", "b"); /* the batch, a scalar */
+    mb_node(m, "Unsqueeze", "b,a0", "bu");
+    mb_node(m, "Concat", "bu,two_twelve", "t");
+    mb_attr_int(m, "axis", 0);
+    mb_node(m, "Reshape", "x,t", "r"); /* [batch, 2, 12] */
+    mb_node(m, "Shape", "r", "s2");
+    mb_node(m, "Gather", "s2,i2", "last"); /* 12, known at load */
+    mb_node(m, "Concat", "neg1,last", "t2");
+    mb_attr_int(m, "axis", 0);
+    mb_node(m, "Reshape", "r,t2", "r2"); /* [2 batch, 12] */
+    size_t len;
+    uint8_t *buf = mb_serialize(m, &len);
+    mb_free(m);
+    onyx_session *none = open_model(env, buf, len, ONYX_OPT_NONE);
+    onyx_session *basic = open_model(env, buf, len, ONYX_OPT_BASIC);
+    free(buf);
+    if (none && basic) {
+        CHECK(count_op(none, "", "Shape") == 2);
+        /* Shape(r) folds only with r's dimensions known; then t2 is a
+         * constant, r2 reshapes x directly and the batch arithmetic that
+         * only r needed goes: one node is left */
+        CHECK(count_op(basic, "", "Shape") == 0);
+        CHECK(count_op(basic, "", "Concat") == 0);
+        CHECK(count_op(basic, "", "Reshape") == 1);
+        CHECK(onyx_session_node_count(basic) == 1);
+        float x[3 * 24];
+        for (int i = 0; i < 72; i++) x[i] = (float)i;
+        int64_t dims[] = {3, 4, 6};
+        const char *names[] = {"r2"};
+        onyx_tensor *on[1], *ob[1];
+        run(none, x, dims, 3, names, on, 1);
+        run(basic, x, dims, 3, names, ob, 1);
+        check_same(ob[0], on[0], 0.0, 0.0);
+        if (ob[0]) CHECK(onyx_tensor_dims(ob[0])[0] == 6 && onyx_tensor_dims(ob[0])[1] == 12);
+        onyx_tensor_free(on[0]);
+        onyx_tensor_free(ob[0]);
+    }
+    onyx_session_free(none);
+    onyx_session_free(basic);
+}
+
 /* ---- basic: Transpose / Reshape / Squeeze-Unsqueeze pairs ---- */
 
 static void test_transforms(onyx_env *env) {
@@ -453,6 +509,7 @@ int main(void) {
     if (!env) CHECK_DONE();
     test_basic(env);
     test_transforms(env);
+    test_partial_shapes(env);
     test_fusions(env);
     test_gelu_opset17(env);
     test_layernorm(env);
