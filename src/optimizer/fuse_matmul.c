@@ -12,7 +12,9 @@
  * product has another reader, or is a graph output or read by a subgraph
  * by name, is left alone, and so is an Add or activation in that
  * position; without a constant bias nothing fuses (MatMul alone is what
- * the plain kernel does). */
+ * the plain kernel does). Only when the CPU is the session's only
+ * provider: a device provider runs MatMul, Add and the activations but
+ * not this CPU-only operator. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -169,7 +171,7 @@ static int fuse_one(ir_graph *g, int i, int bias, int add, const act_match *act,
 
 int ox_pass_fuse_matmul(ox_pass_ctx *ctx, ir_graph *g) {
     int any = 0;
-    for (int i = 0; i < g->n_nodes && !any; i++) any = is_op(&g->nodes[i], "", "MatMul");
+    for (int i = 0; i < g->n_nodes && !any && ctx->cpu_only; i++) any = is_op(&g->nodes[i], "", "MatMul");
     if (!any) return 0;
     int typed = ox_infer_quietly(g) == 0;
     ox_readers r = {0};

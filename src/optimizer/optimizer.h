@@ -16,6 +16,10 @@ typedef struct ox_pass_ctx {
     ox_threadpool *pool;
     ox_error *err;
     onyx_log_level log_level; /* for passes that report what they did */
+    /* 1 when the CPU is the session's only provider: fusions into
+     * operators only the CPU runs (the onyx domain, com.microsoft) are
+     * made only then, so a device provider keeps the nodes it can take */
+    int cpu_only;
 } ox_pass_ctx;
 
 typedef struct ox_pass {
@@ -27,9 +31,10 @@ typedef struct ox_pass {
 
 int ox_optimize(ir_model *m, onyx_opt_level level, ox_ep *cpu, ox_threadpool *pool, ox_error *err);
 /* The same, logging node counts (info: before and after; verbose: per
- * pass and round) at the session's log level. */
+ * pass and round) at the session's log level; cpu_only as in ox_pass_ctx
+ * (ox_optimize: 1). */
 int ox_optimize_logged(ir_model *m, onyx_opt_level level, ox_ep *cpu, ox_threadpool *pool,
-                       onyx_log_level log_level, ox_error *err);
+                       onyx_log_level log_level, int cpu_only, ox_error *err);
 
 /* Passes (src/optimizer/<name>.c). */
 int ox_pass_fold_constants(ox_pass_ctx *ctx, ir_graph *g);

@@ -23,12 +23,12 @@ int ox_graph_has_subgraphs(const ir_graph *g) {
 }
 
 int ox_optimize(ir_model *m, onyx_opt_level level, ox_ep *cpu, ox_threadpool *pool, ox_error *err) {
-    return ox_optimize_logged(m, level, cpu, pool, ONYX_LOG_ERROR, err);
+    return ox_optimize_logged(m, level, cpu, pool, ONYX_LOG_ERROR, 1, err);
 }
 
 int ox_optimize_logged(ir_model *m, onyx_opt_level level, ox_ep *cpu, ox_threadpool *pool,
-                       onyx_log_level log_level, ox_error *err) {
-    ox_pass_ctx ctx = {m, cpu, pool, err, log_level};
+                       onyx_log_level log_level, int cpu_only, ox_error *err) {
+    ox_pass_ctx ctx = {m, cpu, pool, err, log_level, cpu_only};
     int nodes_before = m->graph->n_nodes;
     /* Passes enable each other (folding exposes identities and vice
      * versa); a few rounds reach the fixed point on real models. */
