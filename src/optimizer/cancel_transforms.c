@@ -20,8 +20,8 @@
 #include "optimizer/optimizer.h"
 
 static int is_op(const ir_node *n, const char *op) {
-    return !n->domain[0] && strcmp(n->op_type, op) == 0 && n->n_outputs == 1 && n->outputs[0] >= 0 &&
-           n->n_inputs >= 1 && n->inputs[0] >= 0;
+    return !n->domain[0] && strcmp(n->op_type, op) == 0 && n->n_outputs == 1 &&
+           n->outputs[0] >= 0 && n->n_inputs >= 1 && n->inputs[0] >= 0;
 }
 
 /* The node producing input 0 of n when it is an op of that type, or -1. */
@@ -72,7 +72,8 @@ int ox_pass_cancel_transforms(ox_pass_ctx *ctx, ir_graph *g) {
         int j;
         if (is_op(n, "Transpose") && (j = inner(g, n, "Transpose")) >= 0) {
             size_t np = 0, nq = 0;
-            const int64_t *p = ir_attr_ints(&g->nodes[j], "perm", &np), *q = ir_attr_ints(n, "perm", &nq);
+            const int64_t *p = ir_attr_ints(&g->nodes[j], "perm", &np),
+                          *q = ir_attr_ints(n, "perm", &nq);
             if (!p || !q || np != nq || np > OX_MAX_RANK) continue;
             int64_t r[OX_MAX_RANK];
             int identity = 1, ok = 1;
@@ -95,7 +96,8 @@ int ox_pass_cancel_transforms(ox_pass_ctx *ctx, ir_graph *g) {
             const ox_tensor *t = ox_const_value(g, n->inputs[1]);
             if (!t || t->dtype != ONYX_INT64) continue;
             int zero = 0;
-            for (int64_t k = 0; k < ox_tensor_numel(t); k++) zero |= ((const int64_t *)t->data)[k] == 0;
+            for (int64_t k = 0; k < ox_tensor_numel(t); k++)
+                zero |= ((const int64_t *)t->data)[k] == 0;
             if (zero && !ir_attr_int(n, "allowzero", 0)) continue;
             n->inputs[0] = g->nodes[j].inputs[0];
             changes++;

@@ -32,9 +32,9 @@ static uint64_t fnv(uint64_t h, const void *p, size_t n) {
 static uint64_t fnv_str(uint64_t h, const char *s) { return fnv(h, s, strlen(s) + 1); }
 
 static int is_random(const ir_node *n) {
-    static const char *const OPS[] = {"RandomNormal", "RandomUniform", "RandomNormalLike",
-                                      "RandomUniformLike", "Bernoulli", "Multinomial",
-                                      "Dropout"};
+    static const char *const OPS[] = {
+        "RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike",
+        "Bernoulli",    "Multinomial",   "Dropout"};
     if (n->domain[0]) return 1; /* other domains: no promise they are pure */
     for (size_t i = 0; i < sizeof OPS / sizeof OPS[0]; i++)
         if (strcmp(n->op_type, OPS[i]) == 0) return 1;
@@ -66,8 +66,11 @@ static int attr_equal(const ir_attr *a, const ir_attr *b) {
     case IR_ATTR_INT: return a->i == b->i;
     case IR_ATTR_STRING: return a->s_len == b->s_len && memcmp(a->s, b->s, a->s_len) == 0;
     case IR_ATTR_TENSOR: return tensor_equal(a->t, b->t);
-    case IR_ATTR_FLOATS: return a->n == b->n && (!a->n || memcmp(a->floats, b->floats, a->n * sizeof *a->floats) == 0);
-    case IR_ATTR_INTS: return a->n == b->n && (!a->n || memcmp(a->ints, b->ints, a->n * sizeof *a->ints) == 0);
+    case IR_ATTR_FLOATS:
+        return a->n == b->n &&
+               (!a->n || memcmp(a->floats, b->floats, a->n * sizeof *a->floats) == 0);
+    case IR_ATTR_INTS:
+        return a->n == b->n && (!a->n || memcmp(a->ints, b->ints, a->n * sizeof *a->ints) == 0);
     case IR_ATTR_STRINGS:
         if (a->n != b->n) return 0;
         for (size_t i = 0; i < a->n; i++)
@@ -138,7 +141,8 @@ typedef int (*same_fn)(const ir_graph *g, int a, int b);
 
 static size_t table_find(const table *t, const ir_graph *g, uint64_t h, int id, same_fn same) {
     size_t i = (size_t)h & (t->cap - 1);
-    while (t->ids[i] >= 0 && !(t->hashes[i] == h && same(g, t->ids[i], id))) i = (i + 1) & (t->cap - 1);
+    while (t->ids[i] >= 0 && !(t->hashes[i] == h && same(g, t->ids[i], id)))
+        i = (i + 1) & (t->cap - 1);
     return i;
 }
 
@@ -146,7 +150,9 @@ static int same_const(const ir_graph *g, int a, int b) {
     return tensor_equal(g->values[a].init, g->values[b].init);
 }
 
-static int same_node(const ir_graph *g, int a, int b) { return node_equal(&g->nodes[a], &g->nodes[b]); }
+static int same_node(const ir_graph *g, int a, int b) {
+    return node_equal(&g->nodes[a], &g->nodes[b]);
+}
 
 static int mergeable_const(const ir_graph *g, const unsigned char *pinned, int v) {
     const ox_tensor *t = ox_const_value(g, v);

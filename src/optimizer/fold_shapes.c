@@ -29,7 +29,9 @@
 #include "optimizer/opt_util.h"
 #include "optimizer/optimizer.h"
 
-static int is_op(const ir_node *n, const char *op) { return !n->domain[0] && strcmp(n->op_type, op) == 0; }
+static int is_op(const ir_node *n, const char *op) {
+    return !n->domain[0] && strcmp(n->op_type, op) == 0;
+}
 
 /* The entries of Shape node n's output, -1 where unknown, in out[0..*len).
  * Returns -1 when even its length is unknown. */
@@ -58,14 +60,16 @@ static ox_tensor *int64_tensor(const int64_t *vals, const int64_t *dims, int ran
 }
 
 /* Integer entries of a constant input (int32 or int64, at most max). */
-static int const_ints(const ir_graph *g, const ir_node *n, int k, int64_t *out, int max, int *count) {
+static int const_ints(const ir_graph *g, const ir_node *n, int k, int64_t *out, int max,
+                      int *count) {
     if (!ir_node_has_input(n, k)) return -1;
     const ox_tensor *t = ox_const_value(g, n->inputs[k]);
     if (!t || t->rank > 1 || (t->dtype != ONYX_INT64 && t->dtype != ONYX_INT32)) return -1;
     int64_t cnt = ox_tensor_numel(t);
     if (cnt > max) return -1;
     for (int64_t i = 0; i < cnt; i++)
-        out[i] = t->dtype == ONYX_INT64 ? ((const int64_t *)t->data)[i] : ((const int32_t *)t->data)[i];
+        out[i] =
+            t->dtype == ONYX_INT64 ? ((const int64_t *)t->data)[i] : ((const int32_t *)t->data)[i];
     *count = (int)cnt;
     return 0;
 }
@@ -110,7 +114,8 @@ static ox_tensor *fold(const ir_graph *g, const ir_node *n, ox_error *err) {
         if (!idx || const_ints(g, n, 1, vals, OX_MAX_RANK, &cnt) != 0) return NULL;
         for (int i = 0; i < cnt; i++) {
             int64_t j = vals[i] < 0 ? vals[i] + len : vals[i];
-            if (j < 0 || j >= len || ent[j] < 0) return NULL; /* out of range: left to fail at run time */
+            if (j < 0 || j >= len || ent[j] < 0)
+                return NULL; /* out of range: left to fail at run time */
             vals[i] = ent[j];
         }
         return int64_tensor(vals, idx->dims, idx->rank, err);
@@ -118,7 +123,8 @@ static ox_tensor *fold(const ir_graph *g, const ir_node *n, ox_error *err) {
     if (is_op(n, "Slice") && n->opset >= 10) {
         int64_t st[1], en[1], ax[1] = {0}, sp[1] = {1};
         int ns = 0, ne = 0, na = 1, np = 1;
-        if (const_ints(g, n, 1, st, 1, &ns) || const_ints(g, n, 2, en, 1, &ne) || ns != 1 || ne != 1)
+        if (const_ints(g, n, 1, st, 1, &ns) || const_ints(g, n, 2, en, 1, &ne) || ns != 1 ||
+            ne != 1)
             return NULL;
         if (ir_node_has_input(n, 3) && (const_ints(g, n, 3, ax, 1, &na) || na != 1)) return NULL;
         if (ir_node_has_input(n, 4) && (const_ints(g, n, 4, sp, 1, &np) || np != 1)) return NULL;
@@ -138,8 +144,8 @@ static ox_tensor *fold(const ir_graph *g, const ir_node *n, ox_error *err) {
 /* ---- partly known shape vectors ---- */
 
 typedef struct pvec {
-    int len;      /* -1: nothing known */
-    int scalar;   /* a 0-D value (len 1) */
+    int len;    /* -1: nothing known */
+    int scalar; /* a 0-D value (len 1) */
     int64_t e[OX_MAX_RANK];
     unsigned char known[OX_MAX_RANK];
 } pvec;
@@ -151,7 +157,8 @@ static int pv_from_const(const ox_tensor *t, pvec *p) {
     p->len = (int)n;
     p->scalar = t->rank == 0;
     for (int64_t i = 0; i < n; i++) {
-        p->e[i] = t->dtype == ONYX_INT64 ? ((const int64_t *)t->data)[i] : ((const int32_t *)t->data)[i];
+        p->e[i] =
+            t->dtype == ONYX_INT64 ? ((const int64_t *)t->data)[i] : ((const int32_t *)t->data)[i];
         p->known[i] = 1;
     }
     return 0;
@@ -168,7 +175,8 @@ static int64_t arith(const char *op, int64_t a, int64_t b, int *ok) {
     *ok = 1;
     if (strcmp(op, "Add") == 0) return a + b;
     if (strcmp(op, "Sub") == 0) return a - b;
-    if (a == 0 || b == 0 || (a < INT64_MAX / (b < 0 ? -b : b) && a > -(INT64_MAX / (b < 0 ? -b : b))))
+    if (a == 0 || b == 0 ||
+        (a < INT64_MAX / (b < 0 ? -b : b) && a > -(INT64_MAX / (b < 0 ? -b : b))))
         return a * b;
     *ok = 0;
     return 0;
@@ -234,12 +242,15 @@ static void pv_node(const ir_graph *g, pvec *pv, const ir_node *n, pvec *out) {
     if (strcmp(op, "Slice") == 0 && n->opset >= 10 && !a->scalar) {
         int64_t st[1], en[1], ax[1] = {0}, sp[1] = {1};
         int ns = 0, ne = 0, na = 1, np = 1;
-        if (const_ints(g, n, 1, st, 1, &ns) || const_ints(g, n, 2, en, 1, &ne) || ns != 1 || ne != 1) return;
+        if (const_ints(g, n, 1, st, 1, &ns) || const_ints(g, n, 2, en, 1, &ne) || ns != 1 ||
+            ne != 1)
+            return;
         if (ir_node_has_input(n, 3) && (const_ints(g, n, 3, ax, 1, &na) || na != 1)) return;
         if (ir_node_has_input(n, 4) && (const_ints(g, n, 4, sp, 1, &np) || np != 1)) return;
         int64_t dims[1] = {a->len}, start[1], step[1], cnt[1];
         ox_error local = {0};
-        if (ox_transform_slice_plan(dims, 1, st, en, ax, sp, 1, start, step, cnt, &local) != 0) return;
+        if (ox_transform_slice_plan(dims, 1, st, en, ax, sp, 1, start, step, cnt, &local) != 0)
+            return;
         for (int64_t i = 0; i < cnt[0]; i++) {
             out->e[i] = a->e[start[0] + i * step[0]];
             out->known[i] = a->known[start[0] + i * step[0]];
@@ -247,7 +258,8 @@ static void pv_node(const ir_graph *g, pvec *pv, const ir_node *n, pvec *out) {
         out->len = (int)cnt[0];
         return;
     }
-    if ((strcmp(op, "Add") == 0 || strcmp(op, "Sub") == 0 || strcmp(op, "Mul") == 0) && n->n_inputs == 2) {
+    if ((strcmp(op, "Add") == 0 || strcmp(op, "Sub") == 0 || strcmp(op, "Mul") == 0) &&
+        n->n_inputs == 2) {
         const pvec *b = pv_of(g, pv, n->inputs[1], &t1);
         if (!b || a->len != 1 || b->len != 1) return;
         int ok = 0;
@@ -272,8 +284,10 @@ static int refine_reshape(ir_graph *g, const ir_node *n, const pvec *t) {
     int64_t dims[OX_MAX_RANK], known_prod = 1, x_numel = 1;
     int infer_at = -1, all_known = 1;
     for (int d = 0; d < xr; d++) {
-        if (xv->type.dims[d] < 0) x_numel = -1;
-        else if (x_numel >= 0) x_numel *= xv->type.dims[d];
+        if (xv->type.dims[d] < 0)
+            x_numel = -1;
+        else if (x_numel >= 0)
+            x_numel *= xv->type.dims[d];
     }
     if (xr < 0) x_numel = -1;
     for (int i = 0; i < t->len; i++) {
@@ -294,8 +308,10 @@ static int refine_reshape(ir_graph *g, const ir_node *n, const pvec *t) {
             return 0; /* invalid: left to fail at run time */
         }
         if (i != infer_at) {
-            if (dims[i] < 0) all_known = 0;
-            else if (known_prod >= 0 && (dims[i] == 0 || known_prod <= INT64_MAX / dims[i])) known_prod *= dims[i];
+            if (dims[i] < 0)
+                all_known = 0;
+            else if (known_prod >= 0 && (dims[i] == 0 || known_prod <= INT64_MAX / dims[i]))
+                known_prod *= dims[i];
         }
     }
     if (infer_at >= 0 && all_known && x_numel >= 0 && known_prod > 0 && x_numel % known_prod == 0)

@@ -38,7 +38,8 @@ static int near(float a, double b) { return fabs((double)a - b) <= 1e-6 * fabs(b
 /* Whether value v is a float32 scalar constant close to want. */
 static int is_const(const ctx *c, int v, double want) {
     const ox_tensor *t = ox_const_value(c->g, v);
-    return t && t->dtype == ONYX_FLOAT32 && ox_tensor_numel(t) == 1 && near(*(const float *)t->data, want);
+    return t && t->dtype == ONYX_FLOAT32 && ox_tensor_numel(t) == 1 &&
+           near(*(const float *)t->data, want);
 }
 
 /* For a binary node n reading v: its other input, or -1. */
@@ -57,13 +58,15 @@ static int match(const ctx *c, int d, int *nodes) {
     if (dn->n_inputs != 2) return -1;
     int x = dn->inputs[0];
     if (!((is_op(dn, "Div") && is_const(c, dn->inputs[1], M_SQRT2)) ||
-          (is_op(dn, "Mul") && (is_const(c, dn->inputs[1], M_SQRT1_2) ||
-                                (is_const(c, dn->inputs[0], M_SQRT1_2) && (x = dn->inputs[1]) >= 0)))))
+          (is_op(dn, "Mul") &&
+           (is_const(c, dn->inputs[1], M_SQRT1_2) ||
+            (is_const(c, dn->inputs[0], M_SQRT1_2) && (x = dn->inputs[1]) >= 0)))))
         return -1;
     int e = sole(c, dn->outputs[0]);
     if (e < 0 || !is_op(&g->nodes[e], "Erf")) return -1;
     int a = sole(c, g->nodes[e].outputs[0]);
-    if (a < 0 || !is_op(&g->nodes[a], "Add") || !is_const(c, other_input(&g->nodes[a], g->nodes[e].outputs[0]), 1.0))
+    if (a < 0 || !is_op(&g->nodes[a], "Add") ||
+        !is_const(c, other_input(&g->nodes[a], g->nodes[e].outputs[0]), 1.0))
         return -1;
     int m = sole(c, g->nodes[a].outputs[0]);
     if (m < 0 || !is_op(&g->nodes[m], "Mul")) return -1;
@@ -75,15 +78,16 @@ static int match(const ctx *c, int d, int *nodes) {
     if (f == x) {
         /* (x * (1 + erf)) * 0.5 */
         int h = sole(c, g->nodes[m].outputs[0]);
-        if (h < 0 || !is_op(&g->nodes[h], "Mul") || !is_const(c, other_input(&g->nodes[h], g->nodes[m].outputs[0]), 0.5))
+        if (h < 0 || !is_op(&g->nodes[h], "Mul") ||
+            !is_const(c, other_input(&g->nodes[h], g->nodes[m].outputs[0]), 0.5))
             return -1;
         nodes[4] = h;
         return g->nodes[h].outputs[0];
     }
     /* (x * 0.5) * (1 + erf) */
     int h = f >= 0 ? g->values[f].producer : -1;
-    if (h < 0 || sole(c, f) != m || !is_op(&g->nodes[h], "Mul") || other_input(&g->nodes[h], x) < 0 ||
-        !is_const(c, other_input(&g->nodes[h], x), 0.5))
+    if (h < 0 || sole(c, f) != m || !is_op(&g->nodes[h], "Mul") ||
+        other_input(&g->nodes[h], x) < 0 || !is_const(c, other_input(&g->nodes[h], x), 0.5))
         return -1;
     nodes[4] = h;
     return g->nodes[m].outputs[0];
@@ -119,7 +123,8 @@ int ox_pass_fuse_gelu(ox_pass_ctx *pc, ir_graph *g) {
         ir_node *n = &g->nodes[i];
         int x = n->inputs[0];
         if (strcmp(n->op_type, "Mul") == 0 && is_const(&c, x, M_SQRT1_2)) x = n->inputs[1];
-        if (ox_node_retype(n, "Gelu", standard ? "" : "com.microsoft", standard ? (int)opset : 1, pc->err)) {
+        if (ox_node_retype(n, "Gelu", standard ? "" : "com.microsoft", standard ? (int)opset : 1,
+                           pc->err)) {
             rc = -1;
             break;
         }
@@ -130,7 +135,8 @@ int ox_pass_fuse_gelu(ox_pass_ctx *pc, ir_graph *g) {
         changes++;
     }
     if (rc == 0 && changes) {
-        if (!standard && ox_model_import_domain(pc->model, "com.microsoft", 1, pc->err) != 0) rc = -1;
+        if (!standard && ox_model_import_domain(pc->model, "com.microsoft", 1, pc->err) != 0)
+            rc = -1;
         else if (ir_graph_remove_nodes(g, dead) != 0)
             rc = ox_fail(pc->err, ONYX_OUT_OF_MEMORY, "out of memory");
     }

@@ -23,8 +23,8 @@ typedef struct ctx {
 } ctx;
 
 static int is_op(const ir_node *n, const char *op) {
-    return !n->domain[0] && strcmp(n->op_type, op) == 0 && n->n_outputs == 1 && n->outputs[0] >= 0 &&
-           n->n_inputs >= 1 && n->inputs[0] >= 0;
+    return !n->domain[0] && strcmp(n->op_type, op) == 0 && n->n_outputs == 1 &&
+           n->outputs[0] >= 0 && n->n_inputs >= 1 && n->inputs[0] >= 0;
 }
 
 /* The only reader of v (v keeps no name), or -1. */
@@ -80,7 +80,8 @@ static int match(const ctx *c, int i, int *nodes, int *count, int *gamma, int *b
     int n = 0;
     nodes[n++] = i;
     int s = sole(c, m->outputs[0]);
-    if (s < 0 || !is_op(&g->nodes[s], "Sub") || g->nodes[s].inputs[0] != x || g->nodes[s].n_inputs != 2)
+    if (s < 0 || !is_op(&g->nodes[s], "Sub") || g->nodes[s].inputs[0] != x ||
+        g->nodes[s].n_inputs != 2)
         return -1;
     nodes[n++] = s;
     int d = g->nodes[s].outputs[0];
@@ -93,8 +94,10 @@ static int match(const ctx *c, int i, int *nodes, int *count, int *gamma, int *b
         int reads = 0;
         for (int k = 0; k < nd->n_inputs; k++) reads += nd->inputs[k] == d;
         if (!reads) continue;
-        if (is_op(nd, "Div") && nd->inputs[0] == d && reads == 1) div = j;
-        else if (is_op(nd, "Mul") && reads == 2) sq = j;
+        if (is_op(nd, "Div") && nd->inputs[0] == d && reads == 1)
+            div = j;
+        else if (is_op(nd, "Mul") && reads == 2)
+            sq = j;
         else if (is_op(nd, "Pow") && reads == 1 && nd->inputs[0] == d) {
             const ox_tensor *e = scalar_f32(c, nd->inputs[1]);
             if (e && *(const float *)e->data == 2.0f) sq = j;
@@ -114,7 +117,8 @@ static int match(const ctx *c, int i, int *nodes, int *count, int *gamma, int *b
     int sr = sole(c, g->nodes[ae].outputs[0]);
     if (sr < 0 || !is_op(&g->nodes[sr], "Sqrt")) return -1;
     nodes[n++] = sr;
-    if (sole(c, g->nodes[sr].outputs[0]) != div || g->nodes[div].inputs[1] != g->nodes[sr].outputs[0])
+    if (sole(c, g->nodes[sr].outputs[0]) != div ||
+        g->nodes[div].inputs[1] != g->nodes[sr].outputs[0])
         return -1;
     nodes[n++] = div;
     int mg = sole(c, g->nodes[div].outputs[0]);
@@ -172,7 +176,8 @@ int ox_pass_fuse_layernorm(ox_pass_ctx *pc, ir_graph *g) {
         int64_t axis = -1;
         if (ox_node_retype(n, "LayerNormalization", "", (int)opset, pc->err) ||
             ox_node_set_input(n, 1, gamma, pc->err) || ox_node_set_input(n, 2, beta, pc->err) ||
-            ox_node_set_float(n, "epsilon", eps, pc->err) || ox_node_set_int(n, "axis", axis, pc->err)) {
+            ox_node_set_float(n, "epsilon", eps, pc->err) ||
+            ox_node_set_int(n, "axis", axis, pc->err)) {
             rc = -1;
             break;
         }

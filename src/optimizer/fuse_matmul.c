@@ -121,7 +121,9 @@ static int match_activation(const ir_graph *g, const ox_readers *r, const unsign
         }
         if (strcmp(n->op_type, "Gelu") == 0) {
             const char *ap = ir_attr_string(n, "approximate", "none");
-            m->name = strcmp(ap, "tanh") == 0 ? "GeluTanh" : strcmp(ap, "none") == 0 ? "Gelu" : NULL;
+            m->name = strcmp(ap, "tanh") == 0   ? "GeluTanh"
+                      : strcmp(ap, "none") == 0 ? "Gelu"
+                                                : NULL;
             return m->name ? 0 : -1;
         }
         return -1;
@@ -154,13 +156,14 @@ static int match_bias(const ir_graph *g, const ir_node *add, int v, int64_t n, i
     return b;
 }
 
-static int fuse_one(ir_graph *g, int i, int bias, int add, const act_match *act, unsigned char *dead,
-                    ox_error *err) {
+static int fuse_one(ir_graph *g, int i, int bias, int add, const act_match *act,
+                    unsigned char *dead, ox_error *err) {
     ir_node *n = &g->nodes[i];
     int out = act->name ? act->out : g->nodes[add].outputs[0];
     if (ox_node_retype(n, "FusedMatMul", "onyx", 1, err) || ox_node_set_input(n, 2, bias, err) ||
         ox_node_set_string(n, "activation", act->name ? act->name : "", err) ||
-        (act->n_params && ox_node_set_floats(n, "activation_params", act->params, act->n_params, err)))
+        (act->n_params &&
+         ox_node_set_floats(n, "activation_params", act->params, act->n_params, err)))
         return -1;
     ox_node_set_output(g, i, 0, out);
     dead[add] = 1;
@@ -171,7 +174,8 @@ static int fuse_one(ir_graph *g, int i, int bias, int add, const act_match *act,
 
 int ox_pass_fuse_matmul(ox_pass_ctx *ctx, ir_graph *g) {
     int any = 0;
-    for (int i = 0; i < g->n_nodes && !any && ctx->cpu_only; i++) any = is_op(&g->nodes[i], "", "MatMul");
+    for (int i = 0; i < g->n_nodes && !any && ctx->cpu_only; i++)
+        any = is_op(&g->nodes[i], "", "MatMul");
     if (!any) return 0;
     int typed = ox_infer_quietly(g) == 0;
     ox_readers r = {0};
@@ -197,7 +201,8 @@ int ox_pass_fuse_matmul(ox_pass_ctx *ctx, ir_graph *g) {
         if (bias < 0) continue;
         act_match act;
         if (match_activation(g, &r, pinned, g->nodes[add].outputs[0], &act) != 0) act.name = NULL;
-        if (act.name && ((act.nodes[0] >= 0 && dead[act.nodes[0]]) || (act.nodes[1] >= 0 && dead[act.nodes[1]])))
+        if (act.name && ((act.nodes[0] >= 0 && dead[act.nodes[0]]) ||
+                         (act.nodes[1] >= 0 && dead[act.nodes[1]])))
             act.name = NULL;
         if (!act.name) act.nodes[0] = act.nodes[1] = -1;
         if (fuse_one(g, i, bias, add, &act, dead, ctx->err) != 0) {
@@ -207,7 +212,8 @@ int ox_pass_fuse_matmul(ox_pass_ctx *ctx, ir_graph *g) {
         changes++;
     }
     if (rc == 0 && changes) {
-        if (ox_model_import_domain(ctx->model, "onyx", 1, ctx->err) != 0) rc = -1;
+        if (ox_model_import_domain(ctx->model, "onyx", 1, ctx->err) != 0)
+            rc = -1;
         else if (ir_graph_remove_nodes(g, dead) != 0)
             rc = ox_fail(ctx->err, ONYX_OUT_OF_MEMORY, "out of memory");
     }

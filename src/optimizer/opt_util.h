@@ -1,5 +1,5 @@
 /* Helpers shared by the optimizer passes: who reads each value, which
- * values must keep their names, value forwarding, new constants and a
+ * values must keep their names, value forwarding, node rewriting and a
  * quiet shape inference for passes that look at static shapes. */
 #ifndef ONYX_OPTIMIZER_OPT_UTIL_H
 #define ONYX_OPTIMIZER_OPT_UTIL_H
@@ -30,11 +30,6 @@ int ox_forward_resolve(int *forward, int v);
 /* Rewrites every node input through forward. */
 void ox_forward_apply(ir_graph *g, int *forward);
 
-/* A new value named after base and what (a fresh name), made a constant
- * holding t (taken, also on failure). Returns its id or -1. */
-int ox_add_constant(ir_graph *g, const char *base, const char *what, ox_tensor *t,
-                    ox_error *err);
-
 /* Runs static shape inference for a pass that reads value types; returns
  * 0 or -1 when it failed (the error is dropped: the session's own
  * inference after the passes reports it with its context). */
@@ -43,8 +38,6 @@ int ox_infer_quietly(ir_graph *g);
 /* Registers domain at version in the model's opset imports when absent,
  * so that a saved optimized graph declares the operators it uses. */
 int ox_model_import_domain(ir_model *m, const char *domain, int64_t version, ox_error *err);
-
-
 
 /* ---- node rewriting ---- */
 /* Sets (adding or replacing) a string / float-list attribute of n. */

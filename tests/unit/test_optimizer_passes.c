@@ -32,7 +32,8 @@ static size_t count_op(const onyx_session *s, const char *domain, const char *op
     return n;
 }
 
-static onyx_session *open_model(onyx_env *env, const uint8_t *buf, size_t len, onyx_opt_level level) {
+static onyx_session *open_model(onyx_env *env, const uint8_t *buf, size_t len,
+                                onyx_opt_level level) {
     onyx_session_options *o = NULL;
     onyx_session *s = NULL;
     CHECK_OK(onyx_session_options_create(&o));
@@ -43,8 +44,8 @@ static onyx_session *open_model(onyx_env *env, const uint8_t *buf, size_t len, o
 }
 
 /* Runs s on one float input x of the given shape; outs get n outputs. */
-static void run(onyx_session *s, const float *x, const int64_t *dims, int rank, const char *const *names,
-                onyx_tensor **outs, size_t n) {
+static void run(onyx_session *s, const float *x, const int64_t *dims, int rank,
+                const char *const *names, onyx_tensor **outs, size_t n) {
     size_t count = 1;
     for (int d = 0; d < rank; d++) count *= (size_t)dims[d];
     onyx_tensor *tx = NULL;
@@ -64,7 +65,8 @@ static void check_same(onyx_tensor *a, onyx_tensor *b, double rel, double abs_to
     CHECK(onyx_tensor_rank(a) == onyx_tensor_rank(b));
     CHECK(onyx_tensor_numel(a) == onyx_tensor_numel(b));
     if (onyx_tensor_numel(a) != onyx_tensor_numel(b)) return;
-    for (int d = 0; d < onyx_tensor_rank(a); d++) CHECK(onyx_tensor_dims(a)[d] == onyx_tensor_dims(b)[d]);
+    for (int d = 0; d < onyx_tensor_rank(a); d++)
+        CHECK(onyx_tensor_dims(a)[d] == onyx_tensor_dims(b)[d]);
     int64_t n = onyx_tensor_numel(a);
     if (onyx_tensor_dtype(a) == ONYX_INT64) {
         const int64_t *x = onyx_tensor_data(a), *y = onyx_tensor_data(b);
@@ -233,7 +235,8 @@ static void test_transforms(onyx_env *env) {
     mb_input(m, "x", ONYX_FLOAT32, dx, 3);
     static const char *const OUTS[] = {"y1", "y2", "y3", "y4", "y5"};
     for (int i = 0; i < 5; i++) mb_output(m, OUTS[i], ONYX_FLOAT32, NULL, -1);
-    int64_t p1[] = {1, 0, 2}, p2[] = {2, 0, 1}, s64[] = {6, 4}, s46[] = {4, 6}, s0[] = {0, -1}, a0[] = {0};
+    int64_t p1[] = {1, 0, 2}, p2[] = {2, 0, 1}, s64[] = {6, 4}, s46[] = {4, 6}, s0[] = {0, -1},
+            a0[] = {0};
     mb_init_int64(m, "s64", d2, 1, s64);
     mb_init_int64(m, "s46", d2, 1, s46);
     mb_init_int64(m, "s0", d2, 1, s0);
@@ -301,8 +304,10 @@ static uint8_t *fusion_model(size_t *len) {
     mb_model *m = mb_new(20);
     int64_t dx[] = {2, 3, K}, dy[] = {2, 3, NO};
     mb_input(m, "x", ONYX_FLOAT32, dx, 3);
-    static const char *const OUTS[] = {"y1", "y2", "y3", "y4", "y5", "y6", "y6b", "y7", "y7b", "y8"};
-    for (size_t i = 0; i < sizeof OUTS / sizeof OUTS[0]; i++) mb_output(m, OUTS[i], ONYX_FLOAT32, dy, 3);
+    static const char *const OUTS[] = {"y1", "y2",  "y3", "y4",  "y5",
+                                       "y6", "y6b", "y7", "y7b", "y8"};
+    for (size_t i = 0; i < sizeof OUTS / sizeof OUTS[0]; i++)
+        mb_output(m, OUTS[i], ONYX_FLOAT32, dy, 3);
     for (int i = 1; i <= LAYERS; i++) linear(m, &seed, i);
     float cmin = -0.1f, cmax = 0.2f, sqrt2 = 1.41421356f, one = 1.0f, half = 0.5f;
     mb_init_float(m, "cmin", NULL, 0, &cmin);
@@ -419,7 +424,8 @@ static void test_gelu_opset17(onyx_env *env) {
         if (oa[0]) {
             const float *y = onyx_tensor_data(oa[0]);
             for (int i = 0; i < 21; i++)
-                CHECK_NEAR(y[i], 0.5 * x[i] * (1.0 + erf(x[i] / sqrt(2.0))), 1e-6 + 1e-6 * fabs(x[i]));
+                CHECK_NEAR(y[i], 0.5 * x[i] * (1.0 + erf(x[i] / sqrt(2.0))),
+                           1e-6 + 1e-6 * fabs(x[i]));
         }
         onyx_tensor_free(oa[0]);
         onyx_tensor_free(ob[0]);

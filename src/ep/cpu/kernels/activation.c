@@ -88,7 +88,8 @@ static void act_range(const ox_act *act, float *restrict y, int64_t n) {
     case OX_ACT_GELU_TANH:
         for (int64_t i = 0; i < n; i++) {
             float x = y[i];
-            y[i] = 0.5f * x * (1.0f + fast_tanhf(0.79788456080286535588f * (x + 0.044715f * x * x * x)));
+            y[i] = 0.5f * x *
+                   (1.0f + fast_tanhf(0.79788456080286535588f * (x + 0.044715f * x * x * x)));
         }
         break;
     }

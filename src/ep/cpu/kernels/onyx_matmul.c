@@ -68,10 +68,12 @@ static int fused_matmul_compute(ox_kernel_ctx *ctx) {
     j.N = B->dims[1];
     j.rows = j.K ? ox_tensor_numel(A) / j.K : (A->rank > 1 ? ox_numel(A->dims, A->rank - 1) : 1);
     if (ox_tensor_numel(Y) != j.rows * j.N)
-        return ox_kernel_fail(ctx, ONYX_RUNTIME_ERROR, "FusedMatMul: output shape does not match inputs");
+        return ox_kernel_fail(ctx, ONYX_RUNTIME_ERROR,
+                              "FusedMatMul: output shape does not match inputs");
     if (bias && (bias->dtype != ONYX_FLOAT32 || ox_tensor_numel(bias) != j.N))
         return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
-                              "FusedMatMul: bias must be float32 with N = %lld values", (long long)j.N);
+                              "FusedMatMul: bias must be float32 with N = %lld values",
+                              (long long)j.N);
     if (j.rows == 0 || j.N == 0) return 0;
     j.A = A->data;
     j.B = B->data;
@@ -86,8 +88,8 @@ static int fused_matmul_compute(ox_kernel_ctx *ctx) {
     if (threads > 1 && chunks < threads) {
         /* too few chunks to share: one product over the pool, then the
          * epilogue split over rows */
-        if (ox_gemm_f32(ctx->pool, ctx->stop, 0, 0, j.rows, j.N, j.K, 1.0f, j.A, j.K, j.B, j.N, 0.0f,
-                        j.Y, j.N))
+        if (ox_gemm_f32(ctx->pool, ctx->stop, 0, 0, j.rows, j.N, j.K, 1.0f, j.A, j.K, j.B, j.N,
+                        0.0f, j.Y, j.N))
             return ox_cpu_oom(ctx);
         int64_t grain = 16384 / j.N;
         ox_parallel_for(ctx->pool, j.rows, grain < 1 ? 1 : grain, epilogue_range, &j);
