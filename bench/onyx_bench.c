@@ -4,8 +4,11 @@
  * With --providers (e.g. vulkan,cpu), also prints per device provider the
  * nodes it took and its kernels, submits and copies per timed run.
  *
+ * --opt-level none|basic|all sets the graph optimization level (default:
+ * the library's, all), to time what the optimizer's passes gain.
+ *
  * usage: onyx_bench MODEL [--threads N] [--runs N] [--warmup N] [--providers A,B]
- *                   NAME=FILE.npy ... */
+ *                   [--opt-level LEVEL] NAME=FILE.npy ... */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,11 +40,20 @@ int main(int argc, char **argv) {
     onyx_tensor *inputs[MAX_INPUTS];
     int n_in = 0, threads = 1, runs = 20, warmup = 3;
     char *providers = NULL;
+    int opt_level = -1;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--runs") && i + 1 < argc) runs = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--warmup") && i + 1 < argc) warmup = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--providers") && i + 1 < argc) providers = argv[++i];
+        else if (!strcmp(argv[i], "--opt-level") && i + 1 < argc) {
+            const char *l = argv[++i];
+            opt_level = !strcmp(l, "none") ? 0 : !strcmp(l, "basic") ? 1 : !strcmp(l, "all") ? 2 : -2;
+            if (opt_level == -2) {
+                fprintf(stderr, "onyx_bench: --opt-level must be none, basic or all\n");
+                return 1;
+            }
+        }
         else if (strchr(argv[i], '=') && model && n_in < MAX_INPUTS) {
             char *eq = strchr(argv[i], '=');
             *eq = '\0';
@@ -65,6 +77,8 @@ int main(int argc, char **argv) {
     onyx_status *st = onyx_env_create(&env);
     if (!st) st = onyx_session_options_create(&opts);
     if (!st) st = onyx_session_options_set_threads(opts, threads);
+    if (!st && opt_level >= 0)
+        st = onyx_session_options_set_optimization_level(opts, (onyx_opt_level)opt_level);
     const char *pnames[8];
     size_t n_prov = 0;
     for (char *save = NULL, *p = providers ? strtok_r(providers, ",", &save) : NULL; p && n_prov < 8;
