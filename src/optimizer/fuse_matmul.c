@@ -12,7 +12,13 @@
  * product has another reader, or is a graph output or read by a subgraph
  * by name, is left alone, and so is an Add or activation in that
  * position; without a constant bias nothing fuses (MatMul alone is what
- * the plain kernel does). Only when the CPU is the session's only
+ * the plain kernel does).
+ *
+ * Gemm(A, B, C) with a constant B, C absent or a constant bias of N
+ * values, transA 0, alpha and beta 1, followed by an activation, becomes
+ * the same FusedMatMul (with B transposed once into a new constant when
+ * transB is set); a Gemm alone already adds its bias in one pass and is
+ * left as it is. Only when the CPU is the session's only
  * provider: a device provider runs MatMul, Add and the activations but
  * not this CPU-only operator. */
 #include <math.h>
@@ -172,10 +178,57 @@ static int fuse_one(ir_graph *g, int i, int bias, int add, const act_match *act,
     return 0;
 }
 
+/* Gemm node i followed by an activation (in *act) as a FusedMatMul;
+ * 1 when fused, 0 when it does not match, -1 on error. */
+static int fuse_gemm(ir_graph *g, int i, const ox_readers *r, const unsigned char *pinned,
+                     unsigned char *dead, ox_error *err) {
+    const ir_node *n = &g->nodes[i];
+    if (n->n_outputs != 1 || n->n_inputs < 2 || n->inputs[0] < 0) return 0;
+    if (ir_attr_int(n, "transA", 0) != 0 || ir_attr_float(n, "alpha", 1.0f) != 1.0f) return 0;
+    const ox_tensor *w = ox_const_value(g, n->inputs[1]);
+    if (!w || w->dtype != ONYX_FLOAT32 || w->rank != 2) return 0;
+    int tb = ir_attr_int(n, "transB", 0) != 0;
+    int64_t k = w->dims[tb ? 1 : 0], nn = w->dims[tb ? 0 : 1];
+    int bias = ir_node_has_input(n, 2) ? n->inputs[2] : -1;
+    if (bias >= 0) {
+        const ox_tensor *c = ox_const_value(g, bias);
+        if (!c || c->dtype != ONYX_FLOAT32 || ir_attr_float(n, "beta", 1.0f) != 1.0f ||
+            ox_tensor_numel(c) != nn || c->rank < 1 || c->rank > 2 || c->dims[c->rank - 1] != nn)
+            return 0;
+    }
+    act_match act;
+    if (match_activation(g, r, pinned, n->outputs[0], &act) != 0 || !act.name) return 0;
+    for (int q = 0; q < 2; q++)
+        if (act.nodes[q] >= 0 && dead[act.nodes[q]]) return 0;
+    int wv = n->inputs[1];
+    if (tb) {
+        int64_t dims[2] = {k, nn};
+        ox_tensor *t = ox_tensor_new(ONYX_FLOAT32, dims, 2, err);
+        if (!t) return -1;
+        const float *src = w->data;
+        float *dst = t->data;
+        for (int64_t a = 0; a < nn; a++)
+            for (int64_t b = 0; b < k; b++) dst[b * nn + a] = src[a * k + b];
+        if ((wv = ox_add_constant(g, n->name, "W_transposed", t, err)) < 0) return -1;
+    }
+    ir_node *m = &g->nodes[i];
+    for (int a = 0; a < m->n_attrs; a++) ir_attr_clear(&m->attrs[a]);
+    m->n_attrs = 0;
+    if (ox_node_retype(m, "FusedMatMul", "onyx", 1, err) || ox_node_set_input(m, 1, wv, err) ||
+        ox_node_set_string(m, "activation", act.name, err) ||
+        (act.n_params && ox_node_set_floats(m, "activation_params", act.params, act.n_params, err)))
+        return -1;
+    m->n_inputs = bias >= 0 ? 3 : 2;
+    ox_node_set_output(g, i, 0, act.out);
+    for (int q = 0; q < 2; q++)
+        if (act.nodes[q] >= 0) dead[act.nodes[q]] = 1;
+    return 1;
+}
+
 int ox_pass_fuse_matmul(ox_pass_ctx *ctx, ir_graph *g) {
     int any = 0;
     for (int i = 0; i < g->n_nodes && !any && ctx->cpu_only; i++)
-        any = is_op(&g->nodes[i], "", "MatMul");
+        any = is_op(&g->nodes[i], "", "MatMul") || is_op(&g->nodes[i], "", "Gemm");
     if (!any) return 0;
     int typed = ox_infer_quietly(g) == 0;
     ox_readers r = {0};
@@ -190,6 +243,12 @@ int ox_pass_fuse_matmul(ox_pass_ctx *ctx, ir_graph *g) {
     int changes = 0, rc = 0;
     for (int i = 0; i < g->n_nodes && rc == 0; i++) {
         const ir_node *n = &g->nodes[i];
+        if (!dead[i] && is_op(n, "", "Gemm")) {
+            int f = fuse_gemm(g, i, &r, pinned, dead, ctx->err);
+            if (f < 0) rc = -1;
+            changes += f > 0;
+            continue;
+        }
         if (dead[i] || !is_op(n, "", "MatMul") || n->n_inputs != 2 || n->n_outputs != 1) continue;
         const ox_tensor *w = ox_const_value(g, n->inputs[1]);
         if (!w || w->dtype != ONYX_FLOAT32 || w->rank != 2 || n->inputs[0] < 0) continue;

@@ -1,5 +1,6 @@
 #include "optimizer/opt_util.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -64,6 +65,22 @@ void ox_forward_apply(ir_graph *g, int *forward) {
         for (int k = 0; k < n->n_inputs; k++)
             if (n->inputs[k] >= 0) n->inputs[k] = ox_forward_resolve(forward, n->inputs[k]);
     }
+}
+
+int ox_add_constant(ir_graph *g, const char *base, const char *what, ox_tensor *t, ox_error *err) {
+    char name[512];
+    /* a fresh name: the model may already use the obvious one */
+    for (int suffix = 0;; suffix++) {
+        snprintf(name, sizeof name, "%s/%s.%d", base && base[0] ? base : "onyx", what, suffix);
+        if (ir_graph_find(g, name) < 0) break;
+    }
+    int v = ir_graph_value(g, name, err);
+    if (v < 0) {
+        ox_tensor_free(t);
+        return -1;
+    }
+    ir_value_set_constant(g, v, t);
+    return v;
 }
 
 int ox_infer_quietly(ir_graph *g) {

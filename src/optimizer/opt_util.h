@@ -30,6 +30,10 @@ int ox_forward_resolve(int *forward, int v);
 /* Rewrites every node input through forward. */
 void ox_forward_apply(ir_graph *g, int *forward);
 
+/* A new value named base/what.N (a fresh name), made a constant holding
+ * t (taken, also on failure). Returns its id or -1. */
+int ox_add_constant(ir_graph *g, const char *base, const char *what, ox_tensor *t, ox_error *err);
+
 /* Runs static shape inference for a pass that reads value types; returns
  * 0 or -1 when it failed (the error is dropped: the session's own
  * inference after the passes reports it with its context). */

@@ -7,7 +7,8 @@
  *   outputs equal to the unoptimized graph's exactly.
  * - all: MatMul + bias + activation -> onyx.FusedMatMul for every
  *   activation form, the Erf-written GELU -> Gelu (ONNX 20's, or
- *   com.microsoft's below opset 20) and into FusedMatMul, LayerNormalization
+ *   com.microsoft's below opset 20) and into FusedMatMul, Gemm + activation
+ *   -> FusedMatMul (transB: weights transposed once), LayerNormalization
  *   written out with ReduceMean -> LayerNormalization; a product or
  *   sum with a second reader is not fused. Outputs within 1e-5 (relative,
  *   with a 1e-5 floor) of level basic's: the fused kernels compute the same
@@ -389,6 +390,58 @@ out:
     onyx_session_free(all);
 }
 
+/* Gemm + activation: with transB (weights transposed once into a new
+ * constant) and without; a Gemm with no activation stays a Gemm. */
+static void test_gemm_activation(onyx_env *env) {
+    enum { M = 4 };
+    unsigned seed = 555;
+    mb_model *m = mb_new(17);
+    int64_t dx[] = {M, K}, dy[] = {M, NO}, dwt[] = {NO, K}, dw[] = {K, NO}, db[] = {NO};
+    mb_input(m, "x", ONYX_FLOAT32, dx, 2);
+    mb_output(m, "y1", ONYX_FLOAT32, dy, 2);
+    mb_output(m, "y2", ONYX_FLOAT32, dy, 2);
+    mb_output(m, "y3", ONYX_FLOAT32, dy, 2);
+    float wt[NO * K], w[K * NO], b[NO];
+    for (int i = 0; i < NO * K; i++) wt[i] = frand(&seed);
+    for (int i = 0; i < NO * K; i++) w[i] = frand(&seed);
+    for (int i = 0; i < NO; i++) b[i] = frand(&seed);
+    mb_init_float(m, "wt", dwt, 2, wt);
+    mb_init_float(m, "w", dw, 2, w);
+    mb_init_float(m, "b", db, 1, b);
+    mb_node(m, "Gemm", "x,wt,b", "g1");
+    mb_attr_int(m, "transB", 1);
+    mb_node(m, "HardSwish", "g1", "y1");
+    mb_node(m, "Gemm", "x,w", "g2");
+    mb_node(m, "LeakyRelu", "g2", "y2");
+    mb_attr_float(m, "alpha", 0.3f);
+    mb_node(m, "Gemm", "x,w,b", "y3"); /* no activation */
+    size_t len;
+    uint8_t *buf = mb_serialize(m, &len);
+    mb_free(m);
+    onyx_session *basic = open_model(env, buf, len, ONYX_OPT_BASIC);
+    onyx_session *all = open_model(env, buf, len, ONYX_OPT_ALL);
+    free(buf);
+    if (basic && all) {
+        CHECK(count_op(all, "onyx", "FusedMatMul") == 2);
+        CHECK(count_op(all, "", "Gemm") == 1);
+        CHECK(count_op(all, "", "HardSwish") == 0);
+        CHECK(count_op(all, "", "LeakyRelu") == 0);
+        float x[M * K];
+        for (int i = 0; i < M * K; i++) x[i] = frand(&seed) * 8.0f;
+        const char *names[] = {"y1", "y2", "y3"};
+        onyx_tensor *ob[3], *oa[3];
+        run(basic, x, dx, 2, names, ob, 3);
+        run(all, x, dx, 2, names, oa, 3);
+        for (int k = 0; k < 3; k++) {
+            check_same(oa[k], ob[k], 1e-5, 1e-5);
+            onyx_tensor_free(oa[k]);
+            onyx_tensor_free(ob[k]);
+        }
+    }
+    onyx_session_free(basic);
+    onyx_session_free(all);
+}
+
 /* Below opset 20 the GELU becomes com.microsoft's Gelu: the other
  * operand order, (x * 0.5) * (1 + erf(x * (1 / sqrt 2))). */
 static void test_gelu_opset17(onyx_env *env) {
@@ -517,6 +570,7 @@ int main(void) {
     test_transforms(env);
     test_partial_shapes(env);
     test_fusions(env);
+    test_gemm_activation(env);
     test_gelu_opset17(env);
     test_layernorm(env);
     onyx_env_free(env);
