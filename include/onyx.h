@@ -99,9 +99,12 @@ typedef enum onyx_log_level {
 
 typedef enum onyx_opt_level {
     ONYX_OPT_NONE = 0,  /* run the graph as loaded */
-    ONYX_OPT_BASIC = 1, /* semantics-preserving clean-ups, constant folding */
+    /* semantics-preserving clean-ups: constant folding (shape chains
+     * included), common subexpressions, dead code, Transpose/Reshape pairs */
+    ONYX_OPT_BASIC = 1,
     /* also fusions (the default): BatchNormalization folded into a Conv
-     * with constant weights */
+     * with constant weights, MatMul + bias + activation, LayerNormalization
+     * and GELU written out in elementary operators */
     ONYX_OPT_ALL = 2,
 } onyx_opt_level;
 

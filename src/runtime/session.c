@@ -312,7 +312,9 @@ static int create(onyx_env *env, const char *path, const void *data, size_t size
     }
     if (create_providers(s, opts, err) != 0) goto fail;
     onyx_opt_level level = opts ? opts->opt_level : ONYX_OPT_ALL;
-    if (ox_optimize(s->model, level, s->eps[s->n_eps - 1], s->pool, err) != 0) goto fail;
+    if (ox_optimize_logged(s->model, level, s->eps[s->n_eps - 1], s->pool, s->log_level,
+                           s->n_eps == 1, err) != 0)
+        goto fail;
     if (ir_infer_shapes(s->graph, err) != 0) goto fail;
     if (build_exec(s, s->graph, &s->main, err) != 0) goto fail;
     if (build_subgraphs(s, s->graph, err) != 0) goto fail;
