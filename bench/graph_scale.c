@@ -76,7 +76,7 @@ static int time_stages(const uint8_t *buf, size_t len, double *sum) {
     if (rc) goto done;
     rc = -1;
     t = now();
-    if (report("optimizer passes", t, ox_optimize(model, ONYX_OPT_ALL, cpu, 1, pool, &err), &err))
+    if (report("optimizer passes", t, ox_optimize(model, ONYX_OPT_ALL, cpu, pool, &err), &err))
         goto done;
     t = now();
     if (report("shape inference", t, ir_infer_shapes(g, &err), &err)) goto done;

@@ -5,7 +5,7 @@
 # run the kernels, queue submits and host<->device copies, and the weight
 # uploads after the first run (0: weights stay on the device). On lavapipe
 # (Mesa's CPU driver, what CI has) the ratio measures the driver, not a
-# GPU. Needs: cmake --build build --target onyx_bench zoo_references
+# GPU. Needs: cmake --build build --target onyx_cli zoo_references
 #
 # usage: bench/vulkan.sh [BUILD_DIR] [ROUNDS] [CASE...]
 set -euo pipefail
@@ -13,7 +13,10 @@ cd "$(dirname "$0")/.."
 build=${1:-build}
 rounds=${2:-3}
 shift $(( $# > 2 ? 2 : $# ))
-refs=$build/models/references
+# the zoo lives where the build's ONYX_ZOO_DIR says (build/models by default)
+zoo=$(sed -n 's/^ONYX_ZOO_DIR:[A-Z]*=//p' "$build/CMakeCache.txt" 2>/dev/null || true)
+refs=${zoo:-$build/models}/references
+onyx=$build/tools/onyx/onyx
 [ -f "$refs/manifest.tsv" ] || { echo "no zoo references in $refs (build target zoo_references)" >&2; exit 1; }
 cases=("$@")
 [ ${#cases[@]} -gt 0 ] || cases=(ppocr_det ppocr_rec ppocr_cls resnet50 mobilenet_v3_small vit_tiny
@@ -31,8 +34,8 @@ for case in "${cases[@]}"; do
     $1=="case" {cur=$2} $1=="input" && cur==c {print $2 "=" d "/" $3}' "$refs/manifest.tsv")
   c=(); v=(); last=""
   for _ in $(seq "$rounds"); do
-    c+=("$("$build/bench/onyx_bench" "$model" --threads 2 --runs 5 --warmup 1 --providers cpu "${inputs[@]}" | field median_ms)")
-    last=$("$build/bench/onyx_bench" "$model" --threads 2 --runs 5 --warmup 1 --providers vulkan,cpu "${inputs[@]}")
+    c+=("$("$onyx" bench --json "$model" --threads 2 --runs 5 --warmup 1 --providers cpu "${inputs[@]}" | field median_ms)")
+    last=$("$onyx" bench --json "$model" --threads 2 --runs 5 --warmup 1 --providers vulkan,cpu "${inputs[@]}")
     v+=("$(printf '%s' "$last" | field median_ms)")
   done
   cm=$(printf '%s\n' "${c[@]}" | median); vm=$(printf '%s\n' "${v[@]}" | median)

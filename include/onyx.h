@@ -99,9 +99,12 @@ typedef enum onyx_log_level {
 
 typedef enum onyx_opt_level {
     ONYX_OPT_NONE = 0,  /* run the graph as loaded */
-    ONYX_OPT_BASIC = 1, /* semantics-preserving clean-ups, constant folding */
+    /* semantics-preserving clean-ups: constant folding (shape chains
+     * included), common subexpressions, dead code, Transpose/Reshape pairs */
+    ONYX_OPT_BASIC = 1,
     /* also fusions (the default): BatchNormalization folded into a Conv
-     * with constant weights */
+     * with constant weights, MatMul + bias + activation, LayerNormalization
+     * and GELU written out in elementary operators */
     ONYX_OPT_ALL = 2,
 } onyx_opt_level;
 
@@ -225,6 +228,8 @@ typedef struct onyx_provider_stats {
     uint64_t copies_to_host;   /* tensors copied device -> host during runs */
     uint64_t copies_from_host; /* tensors copied host -> device during runs */
     uint64_t weight_uploads;   /* weights uploaded once to stay on the device */
+    uint64_t cpu_fallbacks;    /* nodes the provider declined at run time (a tensor
+                                  past its limits) that the CPU ran instead */
 } onyx_provider_stats;
 /* Fails when the session does not use the named provider. */
 onyx_status *onyx_session_provider_stats(const onyx_session *session, const char *provider,

@@ -2,7 +2,8 @@
  * make_references.py) through onyx and compares every output with ONNX
  * Runtime's, at the tolerance the manifest names for it.
  *
- * usage: test_models MANIFEST [--model-variant NAME] [--providers A,B] [CASE...]
+ * usage: test_models MANIFEST [--model-variant NAME] [--providers A,B]
+ *                    [--opt-level none|basic|all] [CASE...]
  *
  * Without CASE names every case runs. --providers runs the cases with
  * those providers in priority order (e.g. vulkan,cpu) and prints per case
@@ -10,7 +11,8 @@
  * kernels, submissions and copies per run. --model-variant runs each case on
  * another file of the same model, X.NAME.onnx beside X.onnx (ONNX
  * Runtime's saved optimized graphs: ort_basic, ort_extended), against the
- * original model's references. Prints per output the largest
+ * original model's references. --opt-level sets the graph optimization
+ * level (default: the library's, all). Prints per output the largest
  * absolute and relative difference, then "N passed, N failed" over cases;
  * exits non-zero when any case fails.
  *
@@ -512,7 +514,7 @@ static void report_providers(const onyx_session *s, const char *providers) {
  * stays reachable. */
 static onyx_session *keep_loaded;
 
-static int run_case(onyx_env *env, const test_case *c, const char *providers) {
+static int run_case(onyx_env *env, const test_case *c, const char *providers, int opt_level) {
     printf("== %s (%s)\n", c->name, c->model);
     int rc = -1;
     onyx_session *s = NULL;
@@ -527,6 +529,8 @@ static int run_case(onyx_env *env, const test_case *c, const char *providers) {
     double t0 = now_s();
     onyx_session_options *o = NULL;
     onyx_status *st = onyx_session_options_create(&o);
+    if (!st && opt_level >= 0)
+        st = onyx_session_options_set_optimization_level(o, (onyx_opt_level)opt_level);
     if (!st && providers) {
         const char *names[8];
         size_t n = 0;
@@ -596,13 +600,15 @@ static int use_variant(test_case *c, const char *variant) {
 }
 
 int main(int argc, char **argv) {
-    const char *variant = NULL, *providers = NULL;
-    /* --model-variant NAME and --providers LIST may stand anywhere after
-     * the manifest */
+    const char *variant = NULL, *providers = NULL, *level = NULL;
+    /* --model-variant NAME, --providers LIST and --opt-level LEVEL may
+     * stand anywhere after the manifest */
     for (int a = 2; a < argc;)
-        if ((strcmp(argv[a], "--model-variant") == 0 || strcmp(argv[a], "--providers") == 0) &&
+        if ((strcmp(argv[a], "--model-variant") == 0 || strcmp(argv[a], "--providers") == 0 ||
+             strcmp(argv[a], "--opt-level") == 0) &&
             a + 1 < argc) {
             if (argv[a][2] == 'm') variant = argv[a + 1];
+            else if (argv[a][2] == 'o') level = argv[a + 1];
             else providers = argv[a + 1];
             for (int k = a; k + 2 < argc; k++) argv[k] = argv[k + 2];
             argc -= 2;
@@ -611,8 +617,19 @@ int main(int argc, char **argv) {
         }
     if (argc < 2) {
         fprintf(stderr,
-                "usage: test_models MANIFEST [--model-variant NAME] [--providers A,B] [CASE...]\n");
+                "usage: test_models MANIFEST [--model-variant NAME] [--providers A,B]\n"
+                "                   [--opt-level none|basic|all] [CASE...]\n");
         return 2;
+    }
+    int opt_level = -1;
+    if (level) {
+        static const char *const LEVELS[] = {"none", "basic", "all"};
+        for (int l = 0; l < 3; l++)
+            if (strcmp(level, LEVELS[l]) == 0) opt_level = l;
+        if (opt_level < 0) {
+            fprintf(stderr, "test_models: --opt-level must be none, basic or all, got '%s'\n", level);
+            return 2;
+        }
     }
     manifest m;
     if (load_manifest(argv[1], &m) != 0) return 2;
@@ -644,7 +661,7 @@ int main(int argc, char **argv) {
         int selected = argc == 2;
         for (int a = 2; a < argc && !selected; a++) selected = strcmp(m.cases[i].name, argv[a]) == 0;
         if (!selected) continue;
-        if (run_case(env, &m.cases[i], providers) == 0) passed++;
+        if (run_case(env, &m.cases[i], providers, opt_level) == 0) passed++;
         else failed++;
     }
     onyx_env_free(env);

@@ -278,6 +278,7 @@ onyx_status *onyx_session_provider_stats(const onyx_session *s, const char *prov
         ox_ep *ep = s->eps[e];
         if (strcmp(ep->name, provider) != 0) continue;
         if (ep->ops->get_stats) ep->ops->get_stats(ep, out);
+        out->cpu_fallbacks = atomic_load(&((onyx_session *)s)->cpu_fallbacks[e]);
         return NULL;
     }
     return ox_status_new(ONYX_INVALID_ARGUMENT, "the session does not use provider '%s'", provider);

@@ -58,6 +58,19 @@ int ox_kernel_set_output(ox_kernel_ctx *ctx, int i, ox_tensor *value);
 int ox_kernel_fail(ox_kernel_ctx *ctx, onyx_code code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* For device kernels: this node cannot run on the device after all, for
+ * a reason found only at run time (a tensor, its shape now known, larger
+ * than one device buffer; a pipeline the driver would not build). The
+ * executor then runs the node with the CPU provider: it copies the device
+ * inputs to the host, runs the CPU kernel, copies the outputs back to
+ * where the plan wants them, logs a warning with this reason the first
+ * time per node, and counts it in the provider's stats (cpu_fallbacks).
+ * Work the kernel recorded before declining stays ordered before the
+ * CPU's result on the stream, so it may decline at any point, provided it
+ * never writes its inputs. Returns -1, which the kernel returns. Outside a
+ * planned run it is a plain failure. */
+int ox_kernel_decline(ox_kernel_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* Nonzero when the run must stop (cancelled through its run options, or
  * past its time limit), with ctx->err saying why and where; the kernel
  * then frees what it holds and returns -1. Loop and Scan call it between
@@ -109,6 +122,13 @@ typedef struct ox_ep_ops {
      * group of connected device nodes without such a node back to the
      * CPU, so a light node between CPU nodes is no island of two copies. */
     int (*worth_placing)(ox_ep *ep, const ir_node *node);
+    /* Optional (NULL: never). 1 when this node's output 0 is exactly the
+     * bytes of its input 0 under another shape (Reshape, Flatten, Squeeze,
+     * Unsqueeze, Identity on a tensor): the planner may then make the
+     * output a view of the input's memory, and the executor skips the
+     * kernel. A view stays read-only like every value; the input's block
+     * lives until the view's last reader. */
+    int (*output_views_input)(ox_ep *ep, const ir_node *node);
     /* Run lifecycle (both optional, NULL for providers that compute
      * synchronously). run_begin makes the stream one run records its work
      * into (NULL with err set on failure); kernels find it in ctx->stream.
@@ -144,6 +164,10 @@ struct ox_ep {
     const ox_ep_ops *ops;
     void *impl;
 };
+
+/* The ONNX operators whose output 0 is input 0's bytes reshaped; what
+ * most providers answer for output_views_input. */
+int ox_op_output_is_reshape(const ir_node *node);
 
 /* Shared kernel lookup over tables, by domain, op and opset: the first
  * kernel in table order whose operator versions cover the node. */

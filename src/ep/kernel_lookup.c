@@ -74,3 +74,11 @@ void ox_kernel_index_free(ox_kernel_index *ix) {
     free(ix->next);
     memset(ix, 0, sizeof *ix);
 }
+
+int ox_op_output_is_reshape(const ir_node *node) {
+    static const char *const RESHAPES[] = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"};
+    if (node->domain[0] != '\0' || node->n_inputs < 1 || node->n_outputs < 1) return 0;
+    for (size_t i = 0; i < sizeof RESHAPES / sizeof RESHAPES[0]; i++)
+        if (strcmp(node->op_type, RESHAPES[i]) == 0) return 1;
+    return 0;
+}

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "optimizer/optimizer.h"
-#include "runtime/session.h"
+#include "runtime/node_host.h"
 
 /* Folded results above this size are left to run time: folding would
  * trade a cheap op for a large resident tensor, and at load no session

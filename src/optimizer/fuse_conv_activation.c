@@ -22,6 +22,7 @@
 
 #include "core/strmap.h"
 #include "core/tensor.h"
+#include "optimizer/opt_util.h"
 #include "optimizer/optimizer.h"
 
 /* Readers of every value: CSR lists of (node) built once per pass run.
@@ -427,6 +428,9 @@ int ox_pass_fuse_conv_activation(ox_pass_ctx *ctx, ir_graph *g) {
         }
         changes += c;
     }
+    /* the graph now names the onyx domain: import it, as a saved model
+     * would need */
+    if (rc == 0 && changes && ox_model_import_domain(ctx->model, "onyx", 1, ctx->err) != 0) rc = -1;
     if (rc == 0 && changes && ir_graph_remove_nodes(g, dead) != 0)
         rc = ox_fail(ctx->err, ONYX_OUT_OF_MEMORY, "out of memory");
     free(dead);

@@ -13,9 +13,13 @@
 typedef struct ox_pass_ctx {
     ir_model *model;
     ox_ep *cpu; /* evaluates constant subgraphs */
-    int cpu_only; /* the session has no other provider */
     ox_threadpool *pool;
     ox_error *err;
+    onyx_log_level log_level; /* for passes that report what they did */
+    /* 1 when the CPU is the session's only provider: fusions into
+     * operators only the CPU runs (the onyx domain, com.microsoft) are
+     * made only then, so a device provider keeps the nodes it can take */
+    int cpu_only;
 } ox_pass_ctx;
 
 typedef struct ox_pass {
@@ -25,8 +29,12 @@ typedef struct ox_pass {
     int (*run)(ox_pass_ctx *ctx, ir_graph *g);
 } ox_pass;
 
-int ox_optimize(ir_model *m, onyx_opt_level level, ox_ep *cpu, int cpu_only, ox_threadpool *pool,
-                ox_error *err);
+int ox_optimize(ir_model *m, onyx_opt_level level, ox_ep *cpu, ox_threadpool *pool, ox_error *err);
+/* The same, logging node counts (info: before and after; verbose: per
+ * pass and round) at the session's log level; cpu_only as in ox_pass_ctx
+ * (ox_optimize: 1). */
+int ox_optimize_logged(ir_model *m, onyx_opt_level level, ox_ep *cpu, ox_threadpool *pool,
+                       onyx_log_level log_level, int cpu_only, ox_error *err);
 
 /* Passes (src/optimizer/<name>.c). */
 int ox_pass_fold_constants(ox_pass_ctx *ctx, ir_graph *g);
@@ -34,6 +42,13 @@ int ox_pass_eliminate_identity(ox_pass_ctx *ctx, ir_graph *g);
 int ox_pass_prune_constants(ox_pass_ctx *ctx, ir_graph *g);
 int ox_pass_fuse_conv_bn(ox_pass_ctx *ctx, ir_graph *g);
 int ox_pass_fuse_conv_activation(ox_pass_ctx *ctx, ir_graph *g);
+int ox_pass_eliminate_common(ox_pass_ctx *ctx, ir_graph *g);
+int ox_pass_fold_shapes(ox_pass_ctx *ctx, ir_graph *g);
+int ox_pass_eliminate_dead(ox_pass_ctx *ctx, ir_graph *g);
+int ox_pass_fuse_matmul(ox_pass_ctx *ctx, ir_graph *g);
+int ox_pass_fuse_gelu(ox_pass_ctx *ctx, ir_graph *g);
+int ox_pass_cancel_transforms(ox_pass_ctx *ctx, ir_graph *g);
+int ox_pass_fuse_layernorm(ox_pass_ctx *ctx, ir_graph *g);
 
 /* 1 when a graph has nodes with subgraph attributes (whose bodies refer
  * to outer values by name, so renaming passes must leave it alone). */

@@ -1,10 +1,18 @@
+#include "core/log.h"
 #include "optimizer/optimizer.h"
 
 static const ox_pass PASSES[] = {
     {"fold_constants", ONYX_OPT_BASIC, ox_pass_fold_constants},
     {"eliminate_identity", ONYX_OPT_BASIC, ox_pass_eliminate_identity},
+    {"eliminate_common", ONYX_OPT_BASIC, ox_pass_eliminate_common},
+    {"fold_shapes", ONYX_OPT_BASIC, ox_pass_fold_shapes},
+    {"cancel_transforms", ONYX_OPT_BASIC, ox_pass_cancel_transforms},
     {"fuse_conv_bn", ONYX_OPT_ALL, ox_pass_fuse_conv_bn},
     {"fuse_conv_activation", ONYX_OPT_ALL, ox_pass_fuse_conv_activation},
+    {"fuse_layernorm", ONYX_OPT_ALL, ox_pass_fuse_layernorm},
+    {"fuse_gelu", ONYX_OPT_ALL, ox_pass_fuse_gelu},
+    {"fuse_matmul", ONYX_OPT_ALL, ox_pass_fuse_matmul},
+    {"eliminate_dead", ONYX_OPT_BASIC, ox_pass_eliminate_dead},
     {"prune_constants", ONYX_OPT_BASIC, ox_pass_prune_constants},
 };
 
@@ -15,16 +23,25 @@ int ox_graph_has_subgraphs(const ir_graph *g) {
     return 0;
 }
 
-int ox_optimize(ir_model *m, onyx_opt_level level, ox_ep *cpu, int cpu_only, ox_threadpool *pool,
-                ox_error *err) {
-    ox_pass_ctx ctx = {m, cpu, cpu_only, pool, err};
+int ox_optimize(ir_model *m, onyx_opt_level level, ox_ep *cpu, ox_threadpool *pool, ox_error *err) {
+    return ox_optimize_logged(m, level, cpu, pool, ONYX_LOG_ERROR, 1, err);
+}
+
+int ox_optimize_logged(ir_model *m, onyx_opt_level level, ox_ep *cpu, ox_threadpool *pool,
+                       onyx_log_level log_level, int cpu_only, ox_error *err) {
+    ox_pass_ctx ctx = {m, cpu, pool, err, log_level, cpu_only};
+    int nodes_before = m->graph->n_nodes;
     /* Passes enable each other (folding exposes identities and vice
      * versa); a few rounds reach the fixed point on real models. */
     for (int round = 0; round < 4; round++) {
         int changes = 0;
         for (size_t i = 0; i < sizeof PASSES / sizeof PASSES[0]; i++) {
             if (PASSES[i].level > level) continue;
+            int before = m->graph->n_nodes;
             int c = PASSES[i].run(&ctx, m->graph);
+            if (c > 0)
+                ox_log(log_level, ONYX_LOG_VERBOSE, "optimizer round %d: %s made %d changes, nodes %d -> %d",
+                       round + 1, PASSES[i].name, c, before, m->graph->n_nodes);
             if (c < 0) {
                 ox_error_prefix(err, "optimizer pass %s", PASSES[i].name);
                 return -1;
@@ -33,5 +50,9 @@ int ox_optimize(ir_model *m, onyx_opt_level level, ox_ep *cpu, int cpu_only, ox_
         }
         if (!changes) break;
     }
+    static const char *const LEVELS[] = {"none", "basic", "all"};
+    ox_log(log_level, ONYX_LOG_INFO, "optimizer (level %s): %d nodes -> %d nodes",
+           LEVELS[level >= ONYX_OPT_NONE && level <= ONYX_OPT_ALL ? level : ONYX_OPT_ALL], nodes_before,
+           m->graph->n_nodes);
     return 0;
 }

@@ -59,6 +59,40 @@ static int reads_only_shape(const ir_node *n, int k) {
            (strcmp(n->op_type, "Shape") == 0 || strcmp(n->op_type, "Size") == 0);
 }
 
+/* Marks the outputs of reshaping nodes as views of their input 0 (see
+ * ox_slot_info.view) and extends the lifetime of the memory they view:
+ * the root of a chain of views (Reshape of a Squeeze of a value) lives
+ * until the last reader of any view of it. Graph outputs are never views
+ * (the caller owns them), nor are values the run does not produce. */
+static int plan_views(const ir_graph *g, ox_ep *const *eps, ox_plan *p, int *last_use,
+                      const int *def_step) {
+    int *root = malloc(((size_t)p->n_slots + 1) * sizeof *root);
+    if (!root) return -1;
+    for (int s = 0; s < p->n_slots; s++) root[s] = -1;
+    for (int i = 0; i < p->n_steps; i++) {
+        const ox_step *st = &p->steps[i];
+        if (st->kind != OX_STEP_NODE) continue;
+        const ir_node *n = &g->nodes[st->node];
+        ox_ep *ep = eps[n->ep];
+        if (!ep->ops->output_views_input || !ep->ops->output_views_input(ep, n)) continue;
+        int in = st->in_slots[0], out = st->out_slots[0];
+        if (in < 0 || out < 0) continue;
+        ox_slot_info *o = &p->slots[out];
+        if (o->is_output || o->is_input || o->is_const || o->resident ||
+            o->device != p->slots[in].device)
+            continue;
+        o->view = 1;
+        root[out] = root[in] >= 0 ? root[in] : in;
+    }
+    for (int s = 0; s < p->n_slots; s++) {
+        if (root[s] < 0) continue;
+        int end = last_use[s] > def_step[s] ? last_use[s] : def_step[s];
+        if (end > last_use[root[s]]) last_use[root[s]] = end;
+    }
+    free(root);
+    return 0;
+}
+
 int ox_plan_build(const ir_graph *g, ox_ep *const *eps, int n_eps, ox_plan *p, ox_error *err) {
     memset(p, 0, sizeof *p);
     pthread_mutex_init(&p->lock, NULL);
@@ -172,12 +206,13 @@ int ox_plan_build(const ir_graph *g, ox_ep *const *eps, int n_eps, ox_plan *p, o
         for (int k = 0; k < n->n_outputs; k++)
             if (st->out_slots[k] >= 0) def_step[st->out_slots[k]] = i;
     }
+    if (plan_views(g, eps, p, last_use, def_step) != 0) goto oom;
     int *count = calloc((size_t)p->n_steps + 1, sizeof *count);
     if (!count) goto oom;
     for (int s = 0; s < p->n_slots; s++) {
         ox_slot_info *si = &p->slots[s];
         int keep = si->is_output || si->is_input || si->is_const || si->resident;
-        si->planned = !keep && si->device == OX_DEVICE_HOST && def_step[s] >= 0;
+        si->planned = !keep && !si->view && si->device == OX_DEVICE_HOST && def_step[s] >= 0;
         if (keep || def_step[s] < 0) {
             last_use[s] = -1;
             continue;

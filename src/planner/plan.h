@@ -39,6 +39,10 @@ typedef struct ox_slot_info {
     int resident;  /* device copy of an initializer: made by the first run
                       that needs it and kept by the graph for later runs */
     int planned;   /* eligible for the arena (host, produced, not output) */
+    int view;      /* output 0 of a reshaping node (output_views_input): shares
+                      the memory of that node's input 0 when the run finds
+                      matching bytes; never in the arena itself, and the
+                      slot it views lives as long as it does */
 } ox_slot_info;
 
 /* Arena layout for one set of input shapes. */

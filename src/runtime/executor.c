@@ -13,6 +13,7 @@
 #include "core/checked.h"
 #include "core/log.h"
 #include "ops/op.h"
+#include "runtime/node_host.h"
 #include "runtime/session.h"
 
 typedef enum slot_mode {
@@ -54,6 +55,7 @@ typedef struct node_exec {
     const ox_step *step;
     int64_t iteration;     /* set by Loop/Scan kernels for messages; -1 outside */
     atomic_int stop_code; /* why a poll inside the kernel said stop; 0 if none did */
+    int declined;         /* the kernel called ox_kernel_decline */
 } node_exec;
 
 /* Appends to buf at *off, never past size. */
@@ -268,60 +270,143 @@ int ox_kernel_fail(ox_kernel_ctx *ctx, onyx_code code, const char *fmt, ...) {
     return ox_fail(ctx->err, code, "%s", buf);
 }
 
-static void type_of(const ox_tensor *t, ir_type *ty) {
-    memset(ty, 0, sizeof *ty);
-    ty->kind = t->kind;
-    ty->dtype = t->kind == OX_KIND_TENSOR ? t->dtype : t->elem_dtype;
-    ty->rank = t->kind == OX_KIND_TENSOR ? t->rank : -1;
-    if (t->kind == OX_KIND_TENSOR) memcpy(ty->dims, t->dims, (size_t)t->rank * sizeof *t->dims);
+int ox_kernel_decline(ox_kernel_ctx *ctx, const char *fmt, ...) {
+    char buf[OX_ERROR_MSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    node_exec *ne = ctx->exec;
+    if (ne) ne->declined = 1;
+    return ox_fail(ctx->err, ONYX_NOT_IMPLEMENTED, "%s", buf);
 }
 
-/* Per-node scratch for inference and kernel arguments, one allocation
- * sized to the node: a node may have any number of inputs and outputs
- * (Concat of hundreds of tensors), and subgraph bodies recurse through
- * exec_node, so neither a fixed cap nor stack arrays will do. */
-typedef struct node_scratch {
-    ox_tensor **ins, **outs;
-    ir_type *in_types_store, *out_types;
-    const ir_type **in_types;
-    const ox_tensor **in_vals;
-} node_scratch;
-
-static void *node_scratch_new(node_scratch *ns, int n_in, int n_out) {
-    size_t ni = (size_t)(n_in > 0 ? n_in : 1), no = (size_t)(n_out > 0 ? n_out : 1);
-    size_t bytes = ni * (sizeof(ox_tensor *) + sizeof(ir_type) + sizeof(ir_type *) +
-                         sizeof(ox_tensor *)) +
-                   no * (sizeof(ox_tensor *) + sizeof(ir_type));
-    char *p = calloc(1, bytes);
-    if (!p) return NULL;
-    /* ir_type first: it has the strictest alignment */
-    ns->in_types_store = (ir_type *)p;
-    ns->out_types = ns->in_types_store + ni;
-    ns->ins = (ox_tensor **)(ns->out_types + no);
-    ns->outs = ns->ins + ni;
-    ns->in_types = (const ir_type **)(ns->outs + no);
-    ns->in_vals = (const ox_tensor **)(ns->in_types + ni);
-    return p;
+/* A device node that declined (ox_kernel_decline): the CPU provider runs
+ * it on host copies of its inputs, and its outputs go where the plan
+ * keeps them (device memory, usually). The copies are reserved against
+ * the session's memory limit like any run-time memory. */
+static int run_declined_node(run_ctx *rc, const ox_step *st, ox_tensor **ins, ox_tensor **outs,
+                             const char *why) {
+    onyx_session *s = rc->s;
+    const ox_plan *plan = &rc->ge->plan;
+    const ir_node *n = &rc->ge->graph->nodes[st->node];
+    ox_error *err = rc->err;
+    ox_ep *cpu = s->eps[s->n_eps - 1]; /* the session always ends with the CPU */
+    if (cpu->device != OX_DEVICE_HOST || n->ep == s->n_eps - 1)
+        return ox_fail(err, ONYX_NOT_IMPLEMENTED, "%s", why);
+    if (!atomic_exchange(&rc->ge->declined[st->node], 1))
+        ox_log(s->log_level, ONYX_LOG_WARNING, "%s node '%s' (%s) runs on the CPU instead: %s",
+               s->eps[n->ep]->name, n->name ? n->name : "", n->op_type, why);
+    atomic_fetch_add(&s->cpu_fallbacks[n->ep], 1);
+    size_t n_ptrs = (size_t)(n->n_inputs > 0 ? n->n_inputs : 1);
+    ox_ep **in_eps = calloc(n_ptrs, sizeof *in_eps);
+    void **in_streams = calloc(n_ptrs, sizeof *in_streams);
+    ox_tensor **host_out = calloc((size_t)n->n_outputs + 1, sizeof *host_out);
+    size_t reserved = 0;
+    int r = -1;
+    if (!in_eps || !in_streams || !host_out) {
+        ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
+        goto done;
+    }
+    for (int k = 0; k < n->n_inputs; k++) {
+        if (!ins[k] || ins[k]->device == OX_DEVICE_HOST) continue;
+        int e = plan->slots[st->in_slots[k]].ep;
+        in_eps[k] = s->eps[e];
+        in_streams[k] = rc->streams[e];
+        if (!ox_add_size(reserved, ins[k]->nbytes, &reserved)) reserved = SIZE_MAX;
+    }
+    if (ox_session_reserve(s, reserved, err) != 0) {
+        reserved = 0;
+        goto done;
+    }
+    if (ox_run_declined_on_host(cpu, n, ins, in_eps, in_streams, n->n_inputs, host_out,
+                                n->n_outputs, s->pool, err) != 0)
+        goto done;
+    for (int k = 0; k < n->n_outputs; k++) {
+        int sl = st->out_slots[k];
+        ox_tensor *h = host_out[k];
+        if (sl < 0 || !h) continue;
+        if (h->kind != OX_KIND_TENSOR || h->dtype == ONYX_STRING) {
+            ox_fail(err, ONYX_NOT_IMPLEMENTED, "output %d is not a numeric tensor", k);
+            goto done;
+        }
+        if (!outs[k]) {
+            if (alloc_slot(rc, sl, h->dtype, h->dims, h->rank) != 0) goto done;
+            outs[k] = rc->slots[sl].t;
+        } else if (outs[k]->dtype != h->dtype ||
+                   !ox_shape_equal(outs[k]->dims, outs[k]->rank, h->dims, h->rank)) {
+            ox_fail(err, ONYX_RUNTIME_ERROR, "the CPU kernel gave output %d another shape", k);
+            goto done;
+        }
+        const ox_slot_info *si = &plan->slots[sl];
+        if (si->device == OX_DEVICE_HOST) {
+            if (h->nbytes) memcpy(outs[k]->data, h->data, h->nbytes);
+        } else if (s->eps[si->ep]->ops->copy_from_host(s->eps[si->ep], rc->streams[si->ep],
+                                                         outs[k]->data, h->data, h->nbytes,
+                                                         err) != 0) {
+            goto done;
+        }
+    }
+    r = 0;
+done:
+    if (reserved) ox_mem_unreserve(&s->mem, reserved);
+    for (int k = 0; host_out && k < n->n_outputs; k++) ox_tensor_free(host_out[k]);
+    free(host_out);
+    free(in_eps);
+    free(in_streams);
+    if (r != 0) ox_error_prefix(err, "running the declined node on the CPU");
+    return r;
 }
 
 static int run_subgraph(ox_kernel_ctx *ctx, const ir_graph *g, ox_tensor *const *inputs,
                         int n_inputs, ox_tensor **outputs, int n_outputs);
 
-static int exec_node_with(run_ctx *rc, const ox_step *st, node_scratch *ns);
+static int exec_node_with(run_ctx *rc, const ox_step *st, ox_node_scratch *ns);
 
 /* Infers, allocates and computes one node. */
 static int exec_node(run_ctx *rc, const ox_step *st) {
     const ir_node *n = &rc->ge->graph->nodes[st->node];
     ox_error *err = rc->err;
-    node_scratch ns;
-    void *block = node_scratch_new(&ns, n->n_inputs, n->n_outputs);
+    ox_node_scratch ns;
+    void *block = ox_node_scratch_new(&ns, n->n_inputs, n->n_outputs);
     if (!block) return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
     int r = exec_node_with(rc, st, &ns);
     free(block);
     return r;
 }
 
-static int exec_node_with(run_ctx *rc, const ox_step *st, node_scratch *ns) {
+/* When the plan made this node's output a view (ox_slot_info.view) and
+ * the input is a tensor with exactly the bytes the inferred output needs,
+ * binds the output to the input's memory under the new shape: the node
+ * then needs no kernel. Returns 1 when bound. */
+static int bind_view(run_ctx *rc, const ox_step *st, const ox_tensor *in, const ir_type *out,
+                     int data_dependent) {
+    int sl = st->out_slots[0];
+    if (sl < 0 || !rc->ge->plan.slots[sl].view || !in || data_dependent) return 0;
+    if (in->kind != OX_KIND_TENSOR || out->kind != OX_KIND_TENSOR || out->dtype != in->dtype ||
+        out->rank < 0 || rc->slots[sl].mode != SLOT_EMPTY || rc->caller_out[sl])
+        return 0;
+    int64_t numel = 1;
+    for (int d = 0; d < out->rank; d++) {
+        if (out->dims[d] < 0) return 0;
+        numel *= out->dims[d];
+    }
+    if (numel != ox_tensor_numel(in)) return 0;
+    run_slot *rs = &rc->slots[sl];
+    memset(&rs->hdr, 0, sizeof rs->hdr);
+    rs->hdr.kind = OX_KIND_TENSOR;
+    rs->hdr.dtype = in->dtype;
+    rs->hdr.rank = out->rank;
+    memcpy(rs->hdr.dims, out->dims, (size_t)out->rank * sizeof *out->dims);
+    rs->hdr.data = in->data;
+    rs->hdr.nbytes = in->nbytes;
+    rs->hdr.device = in->device;
+    rs->t = &rs->hdr;
+    rs->mode = SLOT_BORROWED;
+    return 1;
+}
+
+static int exec_node_with(run_ctx *rc, const ox_step *st, ox_node_scratch *ns) {
     onyx_session *s = rc->s;
     ox_graph_exec *ge = rc->ge;
     const ir_graph *g = ge->graph;
@@ -342,7 +427,7 @@ static int exec_node_with(run_ctx *rc, const ox_step *st, node_scratch *ns) {
                                g->values[ge->plan.slots[sl].value].name);
             continue;
         }
-        type_of(ins[k], &in_types_store[k]);
+        ox_value_type(ins[k], &in_types_store[k]);
         in_types[k] = &in_types_store[k];
         if (ins[k]->device == OX_DEVICE_HOST) in_vals[k] = ins[k];
     }
@@ -350,6 +435,7 @@ static int exec_node_with(run_ctx *rc, const ox_step *st, node_scratch *ns) {
     ox_infer_ctx ic = {.node = n, .n_inputs = n->n_inputs, .inputs = in_types, .values = in_vals,
                        .n_outputs = n->n_outputs, .outputs = out_types, .runtime = 1, .err = err};
     if (ge->schemas[st->node]->infer(&ic) != 0) return -1;
+    if (bind_view(rc, st, ins[0], &out_types[0], ic.data_dependent)) return 0;
     for (int k = 0; k < n->n_outputs; k++) {
         outs[k] = NULL;
         int sl = st->out_slots[k];
@@ -376,6 +462,13 @@ static int exec_node_with(run_ctx *rc, const ox_step *st, node_scratch *ns) {
         /* the kernel cut its work short: whatever it wrote is discarded */
         ox_error_clear(err);
         return fail_stop(rc, n, ne.iteration, stopped);
+    }
+    if (failed && ne.declined) {
+        char why[OX_ERROR_MSG_MAX];
+        snprintf(why, sizeof why, "%s", err->msg);
+        ox_error_clear(err);
+        if (run_declined_node(rc, st, ins, outs, why) != 0) return -1;
+        failed = 0;
     }
     if (failed) {
         if (err->code == ONYX_OK) ox_fail(err, ONYX_RUNTIME_ERROR, "kernel failed");
@@ -926,79 +1019,6 @@ done:
     free(want);
     free(out_idx);
     return rc_val;
-}
-
-/* Whether the inferred outputs of a host run fit in max_bytes (0: any);
- * fails with err set when they do not or their size overflows. */
-static int host_outputs_fit(const ir_node *node, const ir_type *outs, int n_outputs, int data_dependent,
-                            size_t max_bytes, ox_error *err) {
-    size_t total = 0;
-    if (!max_bytes || data_dependent) return 0;
-    for (int i = 0; i < n_outputs; i++) {
-        if (outs[i].kind != OX_KIND_TENSOR || node->outputs[i] < 0) continue;
-        int64_t numel;
-        size_t bytes;
-        if (!ox_numel_checked(outs[i].dims, outs[i].rank, &numel) ||
-            !ox_nbytes_checked(numel, ox_dtype_size(outs[i].dtype), &bytes) ||
-            !ox_add_size(total, bytes, &total) || total > max_bytes)
-            return ox_fail(err, ONYX_OUT_OF_MEMORY,
-                           "%s '%s': outputs exceed %zu bytes, the cap for running it at load",
-                           node->op_type, node->name ? node->name : "", max_bytes);
-    }
-    return 0;
-}
-
-int ox_run_node_on_host(ox_ep *cpu, const ir_node *node, ox_tensor *const *inputs, int n_inputs,
-                        ox_tensor **outputs, int n_outputs, size_t max_out_bytes,
-                        ox_threadpool *pool, ox_error *err) {
-    const ox_kernel_def *k = cpu->ops->find_kernel(cpu, node);
-    const ox_op_schema *schema = ox_op_find(node->domain, node->op_type, node->opset);
-    if (!k || !schema || !schema->infer)
-        return ox_fail(err, ONYX_NOT_IMPLEMENTED, "no CPU kernel for %s", node->op_type);
-    node_scratch ns;
-    void *block = node_scratch_new(&ns, n_inputs, n_outputs);
-    if (!block) return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
-    ir_type *store = ns.in_types_store, *outs = ns.out_types;
-    const ir_type **types = ns.in_types;
-    for (int i = 0; i < n_inputs; i++) {
-        types[i] = NULL;
-        if (inputs[i]) {
-            type_of(inputs[i], &store[i]);
-            types[i] = &store[i];
-        }
-    }
-    memset(outs, 0, (size_t)n_outputs * sizeof *outs);
-    ox_infer_ctx ic = {.node = node, .n_inputs = n_inputs, .inputs = types,
-                       .values = (const ox_tensor *const *)inputs, .n_outputs = n_outputs,
-                       .outputs = outs, .runtime = 1, .err = err};
-    for (int i = 0; i < n_outputs; i++) outputs[i] = NULL;
-    if (schema->infer(&ic) != 0 ||
-        host_outputs_fit(node, outs, n_outputs, ic.data_dependent, max_out_bytes, err) != 0) {
-        free(block);
-        return -1;
-    }
-    for (int i = 0; i < n_outputs; i++) {
-        if (ic.data_dependent || outs[i].kind != OX_KIND_TENSOR || node->outputs[i] < 0) continue;
-        outputs[i] = ox_tensor_new(outs[i].dtype, outs[i].dims, outs[i].rank, err);
-        if (!outputs[i]) goto fail;
-    }
-    void *state = NULL;
-    if (k->init && k->init(node, (const ox_tensor *const *)inputs, n_inputs, &state, err) != 0) goto fail;
-    ox_kernel_ctx kc = {.node = node, .n_inputs = n_inputs, .inputs = inputs,
-                        .n_outputs = n_outputs, .outputs = outputs, .pool = pool, .state = state,
-                        .ep = cpu, .err = err, .exec = NULL};
-    int r = k->compute(&kc);
-    if (k->release && state) k->release(state);
-    if (r != 0) goto fail;
-    free(block);
-    return 0;
-fail:
-    free(block);
-    for (int i = 0; i < n_outputs; i++) {
-        ox_tensor_free(outputs[i]);
-        outputs[i] = NULL;
-    }
-    return -1;
 }
 
 void ox_session_plan_stats(onyx_session *s, ox_plan_stats *out) {

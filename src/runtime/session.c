@@ -126,8 +126,9 @@ static int prepare_kernels(onyx_session *s, ox_graph_exec *ge, ox_error *err) {
     ir_graph *g = ge->graph;
     ge->kernels = calloc((size_t)g->n_nodes + 1, sizeof *ge->kernels);
     ge->states = calloc((size_t)g->n_nodes + 1, sizeof *ge->states);
+    ge->declined = calloc((size_t)g->n_nodes + 1, sizeof *ge->declined);
     ge->schemas = calloc((size_t)g->n_nodes + 1, sizeof *ge->schemas);
-    if (!ge->kernels || !ge->states || !ge->schemas)
+    if (!ge->kernels || !ge->states || !ge->schemas || !ge->declined)
         return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
     for (int i = 0; i < g->n_nodes; i++) {
         ir_node *n = &g->nodes[i];
@@ -189,6 +190,7 @@ static void free_exec(onyx_session *s, ox_graph_exec *ge) {
             if (ge->states[i] && ge->kernels[i] && ge->kernels[i]->release)
                 ge->kernels[i]->release(ge->states[i]);
     free(ge->states);
+    free(ge->declined);
     free(ge->kernels);
     free(ge->schemas);
     free(ge->exec_nodes);
@@ -310,7 +312,9 @@ static int create(onyx_env *env, const char *path, const void *data, size_t size
     }
     if (create_providers(s, opts, err) != 0) goto fail;
     onyx_opt_level level = opts ? opts->opt_level : ONYX_OPT_ALL;
-    if (ox_optimize(s->model, level, s->eps[s->n_eps - 1], s->n_eps == 1, s->pool, err) != 0) goto fail;
+    if (ox_optimize_logged(s->model, level, s->eps[s->n_eps - 1], s->pool, s->log_level,
+                           s->n_eps == 1, err) != 0)
+        goto fail;
     if (ir_infer_shapes(s->graph, err) != 0) goto fail;
     if (build_exec(s, s->graph, &s->main, err) != 0) goto fail;
     if (build_subgraphs(s, s->graph, err) != 0) goto fail;

@@ -4,6 +4,7 @@
 #define ONYX_RUNTIME_SESSION_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 
 #include "core/threadpool.h"
 #include "ep/ep.h"
@@ -68,6 +69,9 @@ typedef struct ox_graph_exec {
      * (plan.slots[i].resident), guarded by arena_lock; freed with the
      * session, not counted against its memory limit (weights are not) */
     ox_tensor **resident;
+    /* per node: set once the node declined its device (ox_kernel_decline)
+     * and the warning saying so was logged */
+    atomic_uchar *declined;
 } ox_graph_exec;
 
 struct onyx_session {
@@ -88,6 +92,8 @@ struct onyx_session {
     int64_t param_count, param_bytes;
     /* run-time memory of all runs at once, against the options' limit */
     ox_mem_account mem;
+    /* per provider: nodes it declined at run time that the CPU ran */
+    atomic_ullong cpu_fallbacks[OX_MAX_EPS + 1];
 };
 
 /* The exec of the main graph or of a subgraph body; NULL if unknown. */
@@ -126,15 +132,6 @@ void *ox_arena_take(onyx_session *s, ox_graph_exec *ge, size_t size, size_t *got
 void ox_arena_give(onyx_session *s, ox_graph_exec *ge, void *data, size_t size);
 /* Frees the idle arenas of one graph exec, giving back their bytes. */
 void ox_arena_free_idle(onyx_session *s, ox_graph_exec *ge);
-
-/* Runs one node on the host with the CPU provider, outside any plan:
- * used by constant folding. outputs[i] receive owned values. Fails with
- * ONYX_OUT_OF_MEMORY before allocating when the outputs, as inferred
- * from the inputs' values, would take more than max_out_bytes (0: no
- * cap); outputs the kernel sizes itself (data-dependent) are not capped. */
-int ox_run_node_on_host(ox_ep *cpu, const ir_node *node, ox_tensor *const *inputs, int n_inputs,
-                        ox_tensor **outputs, int n_outputs, size_t max_out_bytes,
-                        ox_threadpool *pool, ox_error *err);
 
 /* Planner statistics for tests and reports. */
 typedef struct ox_plan_stats {

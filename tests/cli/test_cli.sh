@@ -93,8 +93,8 @@ make_junk() {
 make_junk >"$TMP/junk.bin"
 
 # ---- help and version ----
-for args in "--help" "-h" "help" "help run" "help info" "run --help" "info --help" \
-    "run -h" "info -h"; do
+for args in "--help" "-h" "help" "help run" "help info" "help bench" "run --help" \
+    "info --help" "bench --help" "run -h" "info -h" "bench -h"; do
     # shellcheck disable=SC2086
     if expect_ok "help_$(echo $args | tr ' -' '__')" $args; then
         expect_stdout "help_$(echo $args | tr ' -' '__')" "usage: onyx"
@@ -119,6 +119,24 @@ expect_error run_unknown_input run --input no_such_input_name="$TMP/junk.bin" "$
 expect_error run_bad_time_limit run --time-limit-ms soon "$MODEL"
 expect_error run_negative_time_limit run --time-limit-ms -5 "$MODEL"
 expect_error run_bad_memory_limit run --memory-limit 1GB "$MODEL"
+expect_error run_bad_dim run --dim batch "$MODEL"
+expect_error run_unused_dim run --dim no_such_dim=2 "$MODEL"
+expect_error bench_no_model bench
+expect_error bench_bad_option bench --frobnicate "$MODEL"
+expect_error bench_zero_runs bench --runs 0 "$MODEL"
+expect_error bench_bad_runs bench --runs many "$MODEL"
+expect_error bench_negative_warmup bench --warmup -1 "$MODEL"
+expect_error bench_bad_threads bench --threads -2 "$MODEL"
+expect_error bench_bad_level bench --opt-level extreme "$MODEL"
+expect_error bench_missing_value bench "$MODEL" --runs
+expect_error bench_bad_dim bench --dim batch=0 "$MODEL"
+grep -q "bench: --dim expects NAME=SIZE" "$TMP/bench_bad_dim.err" ||
+    fail "bench_bad_dim: $(cat "$TMP/bench_bad_dim.err")"
+expect_error bench_unused_dim bench --dim no_such_dim=2 "$MODEL"
+grep -q "'no_such_dim' names no open dimension" "$TMP/bench_unused_dim.err" ||
+    fail "bench_unused_dim: $(cat "$TMP/bench_unused_dim.err")"
+expect_error bench_unknown_input bench "$MODEL" no_such_input_name="$TMP/junk.bin"
+expect_error bench_provider_bad_option bench --providers cpu:threads "$MODEL"
 
 # ---- missing and corrupt files ----
 expect_error info_missing info "$TMP/does-not-exist.onnx"
@@ -126,6 +144,8 @@ grep -q "does-not-exist.onnx" "$TMP/info_missing.err" || fail "info_missing: pat
 expect_error run_missing run "$TMP/does-not-exist.onnx"
 expect_error info_junk info "$TMP/junk.bin"
 expect_error run_junk run "$TMP/junk.bin"
+expect_error bench_missing bench "$TMP/does-not-exist.onnx"
+expect_error bench_junk bench "$TMP/junk.bin"
 expect_error info_dir info "$TMP"
 
 # ---- info ----
@@ -197,6 +217,37 @@ if [ "$n_inputs" = "1" ]; then
             fail "run_npy_input: failure without a single error line"
         fi
     fi
+fi
+
+# ---- bench (fields and exit codes only: timings are never asserted) ----
+if expect_ok bench_text bench --runs 3 --warmup 1 --threads 1 "$MODEL"; then
+    for p in "^model: " "^session create: [0-9.]* ms$" \
+        "^latency over 3 runs after 1 warm-up: median [0-9.]* ms, min [0-9.]* ms, max [0-9.]* ms, mean [0-9.]* ms$" \
+        "^peak resident memory: .* (VmHWM), .* above the .* at start$"; do
+        expect_stdout bench_text "$p"
+    done
+fi
+if expect_ok bench_json bench --json --runs 2 --warmup 0 --threads 2 --opt-level basic "$MODEL"; then
+    [ "$(wc -l <"$TMP/bench_json.out")" -eq 1 ] || fail "bench_json: not one line"
+    for f in '"runtime": "onyx"' '"threads": 2' '"runs": 2' '"warmup": 0' '"create_ms": [0-9.]*,' \
+        '"median_ms": [0-9.]*,' '"min_ms": [0-9.]*,' '"max_ms": [0-9.]*,' '"mean_ms": [0-9.]*,' \
+        '"peak_rss_mib": [0-9.]*,' '"rss_start_mib": [0-9.]*,' '"rss_growth_mib": [0-9.]*,' \
+        '"providers": {}}$'; do
+        expect_stdout bench_json "$f"
+    done
+    # one JSON object a parser accepts, when a python is at hand
+    if command -v python3 >/dev/null 2>&1; then
+        python3 -c 'import json, sys; d = json.load(sys.stdin); assert d["min_ms"] <= d["median_ms"] <= d["max_ms"]' \
+            <"$TMP/bench_json.out" || fail "bench_json: not valid JSON or min <= median <= max fails"
+    fi
+fi
+# the open dimension by --dim, an input from a file, the provider list
+expect_ok bench_dim bench --dim batch=3 --runs 1 --json "$MODEL"
+grep -q "set to 1" "$TMP/bench_dim.err" && fail "bench_dim: --dim batch=3 not taken"
+expect_ok run_dim run --dim batch=3 "$MODEL" && expect_stdout run_dim "\[3, "
+expect_ok bench_providers bench --providers cpu --runs 1 "$MODEL"
+if [ "$n_inputs" = "1" ]; then
+    expect_error bench_junk_input bench "$MODEL" "$TMP/junk.bin"
 fi
 
 # ---- element types (fixtures from tests/cli/make_fixtures.py) ----

@@ -33,13 +33,18 @@ static uint8_t *model(size_t *len) {
     mb_input(m, "r", ONYX_FLOAT32, dy, 4);
     for (int i = 0; i < NOUT; i++) mb_output(m, OUTS[i], ONYX_FLOAT32, dy, 4);
     float w[M * C * K * K], b[M], ch[M];
-    for (int i = 0; i < M * C * K * K; i++) w[i] = frand(&seed);
     for (int i = 0; i < M; i++) {
         b[i] = frand(&seed);
         ch[i] = frand(&seed);
     }
     float s = 1.75f, three = 3.0f, zero = 0.0f, six = 6.0f, lo = -0.3f, hi = 0.4f;
-    mb_init_float(m, "w", dw, 4, w);
+    /* a weight per Conv: equal nodes would be merged by eliminate_common */
+    for (int k = 1; k <= 12; k++) {
+        char name[8];
+        snprintf(name, sizeof name, "w%d", k);
+        for (int i = 0; i < M * C * K * K; i++) w[i] = frand(&seed);
+        mb_init_float(m, name, dw, 4, w);
+    }
     mb_init_float(m, "b", dm, 1, b);
     mb_init_float(m, "ch", dc, 4, ch);
     mb_init_float(m, "s", one, 1, &s);
@@ -48,41 +53,41 @@ static uint8_t *model(size_t *len) {
     mb_init_float(m, "six", NULL, 0, &six);
     mb_init_float(m, "lo", NULL, 0, &lo);
     mb_init_float(m, "hi", NULL, 0, &hi);
-    mb_node(m, "Conv", "x,w,b", "c1");
+    mb_node(m, "Conv", "x,w1,b", "c1");
     mb_node(m, "Relu", "c1", "y1");
-    mb_node(m, "Conv", "x,w", "c2");
+    mb_node(m, "Conv", "x,w2", "c2");
     mb_node(m, "Add", "r,c2", "a2");
     mb_node(m, "Relu", "a2", "y2");
-    mb_node(m, "Conv", "x,w,b", "c3");
+    mb_node(m, "Conv", "x,w3,b", "c3");
     mb_node(m, "Mul", "s,c3", "m3");
     mb_node(m, "Add", "m3,ch", "t3");
     mb_node(m, "Add", "t3,three", "p3");
     mb_node(m, "Clip", "p3,zero,six", "q3");
     mb_node(m, "Mul", "t3,q3", "u3");
     mb_node(m, "Div", "u3,six", "y3");
-    mb_node(m, "Conv", "x,w", "c4");
+    mb_node(m, "Conv", "x,w4", "c4");
     mb_node(m, "Sigmoid", "c4", "s4");
     mb_node(m, "Mul", "s4,c4", "y4");
-    mb_node(m, "Conv", "x,w,b", "c5");
+    mb_node(m, "Conv", "x,w5,b", "c5");
     mb_node(m, "Clip", "c5,lo,hi", "y5");
-    mb_node(m, "Conv", "x,w,b", "c6");
+    mb_node(m, "Conv", "x,w6,b", "c6");
     mb_node(m, "HardSigmoid", "c6", "y6");
     mb_attr_float(m, "alpha", 0.25f);
     mb_attr_float(m, "beta", 0.4f);
-    mb_node(m, "Conv", "x,w,b", "c7");
+    mb_node(m, "Conv", "x,w7,b", "c7");
     mb_node(m, "LeakyRelu", "c7", "y7");
     mb_attr_float(m, "alpha", 0.3f);
-    mb_node(m, "Conv", "x,w,b", "c8");
+    mb_node(m, "Conv", "x,w8,b", "c8");
     mb_node(m, "Tanh", "c8", "y8");
-    mb_node(m, "Conv", "x,w,b", "c9");
+    mb_node(m, "Conv", "x,w9,b", "c9");
     mb_node(m, "HardSwish", "c9", "y9");
     /* not fused: c10 is a graph output, c11 has two readers */
-    mb_node(m, "Conv", "x,w,b", "c10");
+    mb_node(m, "Conv", "x,w10,b", "c10");
     mb_node(m, "Relu", "c10", "y10");
-    mb_node(m, "Conv", "x,w,b", "c11");
+    mb_node(m, "Conv", "x,w11,b", "c11");
     mb_node(m, "Relu", "c11", "y11");
     mb_node(m, "Sigmoid", "c11", "y11b");
-    mb_node(m, "Conv", "x,w,b", "c12");
+    mb_node(m, "Conv", "x,w12,b", "c12");
     mb_node(m, "Sigmoid", "c12", "y12");
     uint8_t *buf = mb_serialize(m, len);
     mb_free(m);

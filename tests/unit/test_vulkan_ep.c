@@ -535,7 +535,7 @@ static void option_cases(void) {
     CHECK_FAILS(create_with_options(bad_disable, 2, &s), ONYX_INVALID_ARGUMENT, "names 'nonsense'");
     const char *bad_key[] = {"devcie", "0"};
     CHECK_FAILS(create_with_options(bad_key, 2, &s), ONYX_INVALID_ARGUMENT,
-                "provider 'vulkan' has no option 'devcie' (its options: device, disable, place, pipeline_cache)");
+                "provider 'vulkan' has no option 'devcie' (its options: device, disable, place, pipeline_cache, max_buffer)");
     const char *far[] = {"device", "7"};
     CHECK_FAILS(create_with_options(far, 2, &s), ONYX_INVALID_ARGUMENT, "vulkan: device 7 was asked for; ");
     const char *not_num[] = {"device", "gpu0"};
@@ -560,6 +560,120 @@ static void option_cases(void) {
         CHECK((caps->masked & OX_VK_MASK_SUBGROUP) && (caps->masked & OX_VK_MASK_HOSTMAP));
         onyx_session_free(s);
     }
+}
+
+/* y = Relu(x @ w) for x of shape [rows, 16] and w [16, 2] on {"vulkan" with a 8 KiB
+ * buffer budget and place=all, "cpu"}, checked against a plain product
+ * (1e-5 relative + 1e-6 absolute: other summation orders); returns the
+ * provider's stats after the run. */
+static void decline_run(onyx_session *s, int64_t rows, const float *w, onyx_provider_stats *st) {
+    int64_t dims[2] = {rows, 16};
+    onyx_tensor *tx = NULL, *ty = NULL;
+    CHECK_OK(onyx_tensor_create(ONYX_FLOAT32, dims, 2, &tx));
+    float *x = onyx_tensor_data(tx);
+    for (int64_t i = 0; i < rows * 16; i++) x[i] = (float)((i * 37) % 23) / 11.0f - 1.0f;
+    const char *in = "x", *out = "y";
+    CHECK_OK(onyx_session_run(s, &in, (const onyx_tensor *const *)&tx, 1, &out, &ty, 1));
+    for (int64_t r = 0; ty && r < rows; r++)
+        for (int c = 0; c < 2; c++) {
+            double want = 0;
+            for (int k = 0; k < 16; k++) want += (double)x[r * 16 + k] * w[k * 2 + c];
+            if (want < 0) want = 0;
+            double got = ((const float *)onyx_tensor_data(ty))[r * 2 + c];
+            CHECK(fabs(got - want) <= 1e-5 * fabs(want) + 1e-6);
+        }
+    CHECK_OK(onyx_session_provider_stats(s, "vulkan", st));
+    onyx_tensor_free(tx);
+    onyx_tensor_free(ty);
+}
+
+/* A tensor found too large only at run time (a symbolic dimension) makes
+ * its node decline: the CPU runs that node on host copies, its output
+ * goes back to the device for the next node (Relu, whose input fits), the provider counts the
+ * fallback, and later runs with small inputs use the device again. */
+static void decline_case(void) {
+    int64_t xd[2] = {-1, 16}, wd[2] = {16, 2}, yd[2] = {-1, 2};
+    float w[32];
+    for (int i = 0; i < 32; i++) w[i] = (float)((i * 13) % 17) / 8.0f - 1.0f;
+    mb_model *m = mb_new(13);
+    mb_input(m, "x", ONYX_FLOAT32, xd, 2);
+    mb_init_float(m, "w", wd, 2, w);
+    mb_node(m, "MatMul", "x,w", "h");
+    mb_node(m, "Relu", "h", "y");
+    mb_output(m, "y", ONYX_FLOAT32, yd, 2);
+    size_t len;
+    uint8_t *buf = mb_serialize(m, &len);
+    mb_free(m);
+    onyx_session_options *o = NULL;
+    onyx_session *s = NULL;
+    const char *providers[] = {"vulkan", "cpu"};
+    CHECK_OK(onyx_session_options_create(&o));
+    CHECK_OK(onyx_session_options_set_providers(o, providers, 2));
+    CHECK_OK(onyx_session_options_set_provider_option(o, "vulkan", "place", "all"));
+    CHECK_OK(onyx_session_options_set_provider_option(o, "vulkan", "max_buffer", "8192"));
+    CHECK_OK(onyx_session_create_from_buffer(env, buf, len, o, &s));
+    onyx_session_options_free(o);
+    free(buf);
+    if (!s) return;
+    CHECK(strcmp(onyx_session_node_provider(s, 0), "vulkan") == 0);
+    onyx_provider_stats a, b, c;
+    decline_run(s, 4, w, &a);   /* x of 256 bytes: all on the device */
+    decline_run(s, 256, w, &b); /* x of 16 KiB: MatMul declines; h of 2 KiB stays */
+    decline_run(s, 4, w, &c);
+    CHECK(a.cpu_fallbacks == 0 && a.kernel_launches >= 2);
+    CHECK(b.cpu_fallbacks == 1 && b.kernel_launches >= a.kernel_launches + 1);
+    CHECK(c.cpu_fallbacks == 1 && c.kernel_launches >= b.kernel_launches + 2);
+    onyx_session_free(s);
+    /* a budget that is no byte count is the caller's mistake */
+    const char *bad[] = {"max_buffer", "12kb"};
+    CHECK_FAILS(create_with_options(bad, 2, &s), ONYX_INVALID_ARGUMENT,
+                "vulkan: option max_buffer='12kb' is not a byte count of at least 4096");
+}
+
+/* A pipeline the driver will not build (ONYX_VK_REFUSE_SHADERS plays the
+ * driver) makes its nodes decline: MatMul and Softmax run on the CPU in
+ * every run, Relu between them stays on the device, and the results are
+ * the CPU provider's (1e-5 relative + 1e-6 absolute). */
+static void refused_shader_case(void) {
+    int64_t xd[2] = {3, 5}, wd[2] = {5, 4}, yd[2] = {3, 4};
+    float w[20], x[15];
+    for (int i = 0; i < 20; i++) w[i] = (float)((i * 7) % 11) / 5.0f - 1.0f;
+    for (int i = 0; i < 15; i++) x[i] = (float)((i * 5) % 9) / 4.0f - 1.0f;
+    mb_model *m = mb_new(13);
+    mb_input(m, "x", ONYX_FLOAT32, xd, 2);
+    mb_init_float(m, "w", wd, 2, w);
+    mb_node(m, "MatMul", "x,w", "h");
+    mb_node(m, "Relu", "h", "r");
+    mb_node(m, "Softmax", "r", "y");
+    mb_output(m, "y", ONYX_FLOAT32, yd, 2);
+    size_t len;
+    uint8_t *buf = mb_serialize(m, &len);
+    mb_free(m);
+    setenv("ONYX_VK_REFUSE_SHADERS", "matmul,softmax,softmax_subgroup", 1);
+    onyx_session *vk = vc_session(buf, len, 1), *cpu = vc_session(buf, len, 0);
+    unsetenv("ONYX_VK_REFUSE_SHADERS");
+    free(buf);
+    onyx_tensor *tx = NULL;
+    CHECK_OK(onyx_tensor_wrap(ONYX_FLOAT32, xd, 2, x, sizeof x, &tx));
+    const char *in = "x", *out = "y";
+    for (int run = 1; vk && cpu && run <= 2; run++) {
+        onyx_tensor *yv = NULL, *yc = NULL;
+        CHECK_OK(onyx_session_run(vk, &in, (const onyx_tensor *const *)&tx, 1, &out, &yv, 1));
+        CHECK_OK(onyx_session_run(cpu, &in, (const onyx_tensor *const *)&tx, 1, &out, &yc, 1));
+        for (int i = 0; yv && yc && i < 12; i++) {
+            float a = ((const float *)onyx_tensor_data(yv))[i], b = ((const float *)onyx_tensor_data(yc))[i];
+            CHECK(fabsf(a - b) <= 1e-5f * fabsf(b) + 1e-6f);
+        }
+        onyx_provider_stats st;
+        CHECK_OK(onyx_session_provider_stats(vk, "vulkan", &st));
+        CHECK(st.cpu_fallbacks == (uint64_t)(2 * run));
+        CHECK(st.kernel_launches >= (uint64_t)run); /* Relu */
+        onyx_tensor_free(yv);
+        onyx_tensor_free(yc);
+    }
+    onyx_tensor_free(tx);
+    onyx_session_free(vk);
+    onyx_session_free(cpu);
 }
 
 /* The pipeline cache file: written when a session goes, read by the next
@@ -699,6 +813,8 @@ int main(int argc, char **argv) {
     threads_case();
     if (!masked) option_cases();
     if (!masked) pipeline_cache_case();
+    decline_case();
+    if (!masked) refused_shader_case();
     clock_gettime(CLOCK_MONOTONIC, &t1);
     printf("%d cases in %.1f s\n", n_cases,
            (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9);

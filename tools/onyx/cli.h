@@ -76,9 +76,78 @@ int cli_narrow_bits(onyx_dtype t);
 int cli_open_session(const char *model, const onyx_session_options *opts, onyx_env **env,
                      onyx_session **session);
 
+/* ---- what onyx run and onyx bench share ---- */
+
+/* --dim NAME=SIZE: the size of a symbolic input dimension in generated
+ * inputs. name points into argv; len is the name's length. */
+typedef struct cli_dim {
+    const char *name;
+    size_t len;
+    int64_t value;
+    int used; /* set when a generated input took it */
+} cli_dim;
+
+/* How the session is made and where its inputs come from. */
+typedef struct cli_session_args {
+    const char *providers; /* --providers list, as given */
+    const char **inputs;   /* --input specs: NAME=FILE, or FILE for a one-input model */
+    size_t n_inputs;
+    cli_dim *dims;
+    size_t n_dims;
+    uint64_t seed; /* of generated inputs */
+    int threads, has_threads;
+    int opt_level; /* -1: library default */
+} cli_session_args;
+void cli_session_args_init(cli_session_args *a);
+void cli_session_args_free(cli_session_args *a);
+/* argv[*i] as one of the shared options (--input, --dim, --seed,
+ * --threads, --providers, --opt-level); cmd prefixes error messages.
+ * Returns 1 when taken, 0 when argv[*i] is none of them, -1 after
+ * printing an error. */
+int cli_session_option(const char *cmd, int argc, char **argv, int *i, cli_session_args *a);
+int cli_add_input(cli_session_args *a, const char *spec);
+/* Threads, optimization level and providers (with their NAME:KEY=VALUE
+ * options) onto opts. */
+int cli_apply_session_args(const char *cmd, const cli_session_args *a, onyx_session_options *opts);
+
+/* Generated inputs: floats are seeded values in [0, 1) either way;
+ * integers and booleans are seeded small values (CLI_FILL_RANDOM, for
+ * onyx run) or zeros (CLI_FILL_ZERO_INTS, for onyx bench: valid as
+ * indices and lengths in any model, so a timing never fails on them). */
+typedef enum cli_fill { CLI_FILL_RANDOM, CLI_FILL_ZERO_INTS } cli_fill;
+
+/* A session's inputs and outputs, with a tensor for every input. */
+typedef struct cli_io {
+    onyx_value_info *in_infos, *out_infos;
+    const char **in_names, **out_names;
+    onyx_tensor **inputs;
+    size_t n_in, n_out;
+} cli_io;
+/* Loads the --input files (relabeling carrier types such as bfloat16
+ * stored as uint16) and generates the rest in model order from a.seed.
+ * On failure the error is printed; cli_io_free is needed either way. */
+int cli_prepare_io(const char *cmd, onyx_session *s, cli_session_args *a, cli_fill fill,
+                   cli_io *io);
+void cli_io_free(cli_io *io);
+
+double cli_now_ms(void); /* monotonic clock */
+int cli_cmp_double(const void *a, const void *b);
+
+/* Device providers (all but "cpu") the session uses, with their counters
+ * so far and the nodes placed on them; name points into env. */
+typedef struct cli_provider_use {
+    const char *name;
+    onyx_provider_stats stats;
+    size_t nodes;
+} cli_provider_use;
+size_t cli_device_providers(const onyx_env *env, const onyx_session *s, cli_provider_use *out,
+                            size_t max);
+
 int cmd_info(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
 void usage_info(void);
 void usage_run(void);
+void usage_bench(void);
 
 #endif

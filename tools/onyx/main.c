@@ -10,6 +10,7 @@ static void usage_main(void) {
            "commands:\n"
            "  info MODEL     describe a model's inputs, outputs, operators and weights\n"
            "  run MODEL      run a model on given or random inputs\n"
+           "  bench MODEL    time session creation and runs, report peak memory\n"
            "  help [COMMAND] show help for onyx or for one command\n"
            "\n"
            "options:\n"
@@ -27,6 +28,7 @@ static int cmd_help(int argc, char **argv) {
     if (argc > 2) return cli_error("help takes at most one command (see 'onyx --help')");
     if (strcmp(argv[1], "info") == 0) usage_info();
     else if (strcmp(argv[1], "run") == 0) usage_run();
+    else if (strcmp(argv[1], "bench") == 0) usage_bench();
     else if (strcmp(argv[1], "help") == 0) usage_main();
     else return cli_error("unknown command '%s' (see 'onyx --help')", argv[1]);
     return CLI_OK;
@@ -46,6 +48,7 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "help") == 0) return cmd_help(argc - 1, argv + 1);
     if (strcmp(cmd, "info") == 0) return cmd_info(argc - 1, argv + 1);
     if (strcmp(cmd, "run") == 0) return cmd_run(argc - 1, argv + 1);
+    if (strcmp(cmd, "bench") == 0) return cmd_bench(argc - 1, argv + 1);
     if (cmd[0] == '-') return cli_error("unknown option '%s' (see 'onyx --help')", cmd);
     return cli_error("unknown command '%s' (see 'onyx --help')", cmd);
 }

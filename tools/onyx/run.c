@@ -18,8 +18,8 @@ void usage_run(void) {
            "\n"
            "Runs MODEL once. Inputs not given with --input get random data from a\n"
            "seeded generator: floats uniform in [0, 1), integers in [0, 10), random\n"
-           "booleans; dimensions that are symbolic or unknown are set to 1. One\n"
-           "summary line is printed per output.\n"
+           "booleans; symbolic dimensions take their --dim value, others that are\n"
+           "unknown are set to 1. One summary line is printed per output.\n"
            "\n"
            "options:\n"
            "  --input NAME=FILE    bind input NAME to a .npy or TensorProto .pb file\n"
@@ -27,6 +27,7 @@ void usage_run(void) {
            "  --output-dir DIR     save each output as DIR/<output name>.npy, with\n"
            "                       characters other than letters, digits, '.', '_'\n"
            "                       and '-' replaced by '_' (without it nothing is saved)\n"
+           "  --dim NAME=SIZE      size of the symbolic dimension NAME in random inputs\n"
            "  --seed N             seed for random inputs (default 0)\n"
            "  --threads N          intra-op threads (default 0: one per core)\n"
            "  --providers A,B      execution providers in priority order, each with\n"
@@ -44,38 +45,19 @@ void usage_run(void) {
            "  -h, --help           show this help\n");
 }
 
-typedef struct input_arg {
-    const char *spec; /* NAME=FILE or FILE, as given */
-} input_arg;
-
 typedef struct run_args {
+    cli_session_args common; /* --input, --dim, --seed, --threads, --providers, --opt-level */
     const char *model;
     const char *out_dir;
-    const char *providers;
-    input_arg *inputs;
-    size_t n_inputs;
-    uint64_t seed;
-    int threads, has_threads;
-    int opt_level; /* -1: library default */
     int log_level; /* -1: errors only */
     uint64_t time_limit_ms; /* 0: none */
     uint64_t memory_limit;  /* 0: unlimited */
     uint64_t repeat;        /* extra timed runs after the first */
 } run_args;
 
-static uint64_t splitmix64(uint64_t *state) {
-    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-/* 24 random bits scaled into [0, 1): exact in float, never 1.0. */
-static float rand_unit_f32(uint64_t *s) { return (float)(splitmix64(s) >> 40) * 0x1p-24f; }
-
 static int parse_args(int argc, char **argv, run_args *a) {
     memset(a, 0, sizeof *a);
-    a->opt_level = -1;
+    cli_session_args_init(&a->common);
     a->log_level = -1;
     int only_positional = 0;
     for (int i = 1; i < argc; i++) {
@@ -94,35 +76,12 @@ static int parse_args(int argc, char **argv, run_args *a) {
         }
         if (strcmp(arg, "--") == 0) {
             only_positional = 1;
-        } else if ((m = cli_option_value(argc, argv, &i, "--input", &v)) != 0) {
+        } else if ((m = cli_session_option("run", argc, argv, &i, &a->common)) != 0) {
             if (m < 0) return CLI_FAIL;
-            input_arg *grown = realloc(a->inputs, (a->n_inputs + 1) * sizeof *grown);
-            if (!grown) return cli_error("out of memory");
-            a->inputs = grown;
-            a->inputs[a->n_inputs++].spec = v;
         } else if ((m = cli_option_value(argc, argv, &i, "--output-dir", &v)) != 0) {
             if (m < 0) return CLI_FAIL;
             if (!*v) return cli_error("run: --output-dir needs a folder");
             a->out_dir = v;
-        } else if ((m = cli_option_value(argc, argv, &i, "--seed", &v)) != 0) {
-            if (m < 0) return CLI_FAIL;
-            if (cli_parse_u64(v, &a->seed) != 0)
-                return cli_error("run: --seed expects a non-negative integer, got '%s'", v);
-        } else if ((m = cli_option_value(argc, argv, &i, "--threads", &v)) != 0) {
-            if (m < 0) return CLI_FAIL;
-            if (cli_parse_int(v, &a->threads) != 0 || a->threads < 0)
-                return cli_error("run: --threads expects a non-negative integer, got '%s'", v);
-            a->has_threads = 1;
-        } else if ((m = cli_option_value(argc, argv, &i, "--providers", &v)) != 0) {
-            if (m < 0) return CLI_FAIL;
-            a->providers = v;
-        } else if ((m = cli_option_value(argc, argv, &i, "--opt-level", &v)) != 0) {
-            if (m < 0) return CLI_FAIL;
-            if (strcmp(v, "none") == 0) a->opt_level = ONYX_OPT_NONE;
-            else if (strcmp(v, "basic") == 0) a->opt_level = ONYX_OPT_BASIC;
-            else if (strcmp(v, "all") == 0) a->opt_level = ONYX_OPT_ALL;
-            else
-                return cli_error("run: --opt-level expects none, basic or all, got '%s'", v);
         } else if ((m = cli_option_value(argc, argv, &i, "--log-level", &v)) != 0) {
             if (m < 0) return CLI_FAIL;
             static const char *const LEVELS[] = {"error", "warning", "info", "verbose"};
@@ -149,201 +108,6 @@ static int parse_args(int argc, char **argv, run_args *a) {
         }
     }
     if (!a->model) return cli_error("run: no model given (see 'onyx run --help')");
-    return CLI_OK;
-}
-
-/* Options after a provider's name, "name:key=value:key=value": each is
- * set for that provider (the text is cut at the first ':'). */
-static int set_provider_options(onyx_session_options *opts, char *entry, const char *list) {
-    char *colon = strchr(entry, ':');
-    if (!colon) return CLI_OK;
-    *colon = '\0';
-    for (char *p = colon + 1; p;) {
-        char *next = strchr(p, ':');
-        if (next) *next++ = '\0';
-        char *eq = strchr(p, '=');
-        if (!eq || eq == p)
-            return cli_error("run: --providers option '%s' of '%s' is not key=value (in '%s')", p, entry, list);
-        *eq = '\0';
-        onyx_status *st = onyx_session_options_set_provider_option(opts, entry, p, eq + 1);
-        if (st) return cli_status(st);
-        p = next;
-    }
-    return CLI_OK;
-}
-
-/* Splits "a:key=value, b" into trimmed names with their options; rejects
- * empty entries. */
-static int set_providers(onyx_session_options *opts, const char *list) {
-    char *copy = strdup(list);
-    const char **names = calloc(strlen(list) + 1, sizeof *names);
-    int rc = CLI_OK;
-    if (!copy || !names) {
-        rc = cli_error("out of memory");
-        goto out;
-    }
-    size_t n = 0;
-    for (char *p = copy;;) {
-        char *comma = strchr(p, ',');
-        if (comma) *comma = '\0';
-        while (*p == ' ' || *p == '\t') p++;
-        char *e = p + strlen(p);
-        while (e > p && (e[-1] == ' ' || e[-1] == '\t')) *--e = '\0';
-        if ((rc = set_provider_options(opts, p, list)) != CLI_OK) goto out;
-        if (!*p) {
-            rc = cli_error("run: --providers has an empty name in '%s'", list);
-            goto out;
-        }
-        names[n++] = p;
-        if (!comma) break;
-        p = comma + 1;
-    }
-    onyx_status *st = onyx_session_options_set_providers(opts, names, n);
-    if (st) rc = cli_status(st);
-out:
-    free(names);
-    free(copy);
-    return rc;
-}
-
-static int fill_random(onyx_tensor *t, uint64_t *s, const char *name) {
-    int64_t n = onyx_tensor_numel(t);
-    void *d = onyx_tensor_data(t);
-    onyx_dtype dt = onyx_tensor_dtype(t);
-    for (int64_t i = 0; i < n; i++) {
-        switch (dt) {
-        case ONYX_FLOAT32: ((float *)d)[i] = rand_unit_f32(s); break;
-        case ONYX_FLOAT64: ((double *)d)[i] = (double)(splitmix64(s) >> 11) * 0x1p-53; break;
-        case ONYX_COMPLEX64:
-            ((float *)d)[2 * i] = rand_unit_f32(s);
-            ((float *)d)[2 * i + 1] = rand_unit_f32(s);
-            break;
-        case ONYX_COMPLEX128:
-            ((double *)d)[2 * i] = (double)(splitmix64(s) >> 11) * 0x1p-53;
-            ((double *)d)[2 * i + 1] = (double)(splitmix64(s) >> 11) * 0x1p-53;
-            break;
-        /* as many random bits as the format holds below 1.0, so the value
-         * converts exactly and cannot round up to 1.0 */
-        case ONYX_FLOAT16:
-            ((uint16_t *)d)[i] = cli_float_to_half((float)(splitmix64(s) >> 53) * 0x1p-11f);
-            break;
-        case ONYX_BFLOAT16:
-            ((uint16_t *)d)[i] = cli_float_to_bf16((float)(splitmix64(s) >> 56) * 0x1p-8f);
-            break;
-        case ONYX_BOOL: ((uint8_t *)d)[i] = (uint8_t)(splitmix64(s) >> 63); break;
-        case ONYX_INT8: ((int8_t *)d)[i] = (int8_t)(splitmix64(s) % 10); break;
-        case ONYX_UINT8: ((uint8_t *)d)[i] = (uint8_t)(splitmix64(s) % 10); break;
-        case ONYX_INT16: ((int16_t *)d)[i] = (int16_t)(splitmix64(s) % 10); break;
-        case ONYX_UINT16: ((uint16_t *)d)[i] = (uint16_t)(splitmix64(s) % 10); break;
-        case ONYX_INT32: ((int32_t *)d)[i] = (int32_t)(splitmix64(s) % 10); break;
-        case ONYX_UINT32: ((uint32_t *)d)[i] = (uint32_t)(splitmix64(s) % 10); break;
-        case ONYX_INT64: ((int64_t *)d)[i] = (int64_t)(splitmix64(s) % 10); break;
-        case ONYX_UINT64: ((uint64_t *)d)[i] = splitmix64(s) % 10; break;
-        /* narrow types: small values inside each type's range */
-        case ONYX_INT4: ((int8_t *)d)[i] = (int8_t)(splitmix64(s) % 8); break;
-        case ONYX_UINT4: ((uint8_t *)d)[i] = (uint8_t)(splitmix64(s) % 10); break;
-        case ONYX_INT2: ((int8_t *)d)[i] = (int8_t)(splitmix64(s) % 2); break;
-        case ONYX_UINT2: ((uint8_t *)d)[i] = (uint8_t)(splitmix64(s) % 4); break;
-        default:
-            if (cli_is_narrow_float(dt)) {
-                ((uint8_t *)d)[i] = cli_narrow_random(dt, splitmix64(s));
-                break;
-            }
-            return cli_error("run: cannot make random %s data for input '%s'; give it with "
-                             "--input %s=FILE",
-                             onyx_dtype_name(dt), name, name);
-        }
-    }
-    return CLI_OK;
-}
-
-/* Files cannot always name the model's element type: numpy (and ONNX test
- * data written before bfloat16 had its own TensorProto type) store
- * bfloat16 as uint16 bits, and ml_dtypes saves float8, float4, int4 and
- * the like as opaque one-byte records that read as uint8. Where the model
- * asks for such a type and the file holds the carrier type, the bytes are
- * taken as the model's type, after checking they fit it. */
-static int relabel_input(const onyx_value_info *info, onyx_tensor **t) {
-    onyx_dtype want = info->dtype, got = onyx_tensor_dtype(*t);
-    if (info->kind != ONYX_KIND_TENSOR || onyx_tensor_kind(*t) != ONYX_KIND_TENSOR || want == got)
-        return CLI_OK;
-    int ok = (want == ONYX_BFLOAT16 && got == ONYX_UINT16) ||
-             ((cli_is_narrow_float(want) || cli_is_narrow_int(want)) && got == ONYX_UINT8) ||
-             ((want == ONYX_INT4 || want == ONYX_INT2) && got == ONYX_INT8);
-    if (!ok) return CLI_OK; /* the session reports the mismatch */
-    onyx_tensor *r;
-    onyx_status *st = onyx_tensor_create(want, onyx_tensor_dims(*t), onyx_tensor_rank(*t), &r);
-    if (st) return cli_status(st);
-    int64_t n = onyx_tensor_numel(*t);
-    const uint8_t *src = onyx_tensor_data(*t);
-    uint8_t *dst = onyx_tensor_data(r);
-    if (want == ONYX_BFLOAT16) {
-        if (n > 0) memcpy(dst, src, (size_t)n * 2);
-    } else {
-        int bits = cli_narrow_bits(want);
-        int is_signed = want == ONYX_INT4 || want == ONYX_INT2;
-        for (int64_t i = 0; i < n; i++) {
-            int v = src[i];
-            if (got == ONYX_INT8) {
-                v = (int8_t)src[i]; /* values: must be in range */
-                if (v < -(1 << (bits - 1)) || v >= (1 << (bits - 1))) goto out_of_range;
-            } else if (v >> bits) {
-                goto out_of_range; /* a bit pattern wider than the type */
-            } else if (is_signed && (v >> (bits - 1))) {
-                v -= 1 << bits; /* ml_dtypes' records hold two's complement low bits */
-            }
-            dst[i] = (uint8_t)v;
-            continue;
-        out_of_range:
-            onyx_tensor_free(r);
-            return cli_error("input '%s': element %" PRId64 " (%d) does not fit %s", info->name, i,
-                             got == ONYX_INT8 ? (int)(int8_t)src[i] : (int)src[i],
-                             onyx_dtype_name(want));
-        }
-    }
-    cli_note("input '%s': %s data taken as %s (files store that type as %s)", info->name,
-             onyx_dtype_name(got), onyx_dtype_name(want), onyx_dtype_name(got));
-    onyx_tensor_free(*t);
-    *t = r;
-    return CLI_OK;
-}
-
-static int random_input(const onyx_value_info *info, uint64_t *seed, onyx_tensor **out) {
-    *out = NULL;
-    if (info->kind != ONYX_KIND_TENSOR)
-        return cli_error("run: input '%s' is %s; give it with --input %s=FILE", info->name,
-                         info->kind == ONYX_KIND_SEQUENCE ? "a sequence" : "an optional",
-                         info->name);
-    if (info->rank < 0)
-        return cli_error("run: input '%s' has no known rank; give it with --input %s=FILE",
-                         info->name, info->name);
-    if (info->dtype == ONYX_STRING || info->dtype == ONYX_UNDEFINED)
-        return cli_error("run: cannot make random %s data for input '%s'; give it with "
-                         "--input %s=FILE",
-                         onyx_dtype_name(info->dtype), info->name, info->name);
-    int64_t dims[64];
-    if (info->rank > (int)(sizeof dims / sizeof dims[0]))
-        return cli_error("run: input '%s' has rank %d, too many dimensions", info->name,
-                         info->rank);
-    for (int i = 0; i < info->rank; i++) {
-        dims[i] = info->dims ? info->dims[i] : -1;
-        if (dims[i] < 0) {
-            const char *param = info->dim_params ? info->dim_params[i] : NULL;
-            if (param && *param)
-                cli_note("input '%s': dimension %d ('%s') set to 1", info->name, i, param);
-            else
-                cli_note("input '%s': dimension %d (unknown) set to 1", info->name, i);
-            dims[i] = 1;
-        }
-    }
-    onyx_tensor *t;
-    onyx_status *st = onyx_tensor_create(info->dtype, dims, info->rank, &t);
-    if (st) return cli_status(st);
-    if (fill_random(t, seed, info->name) != CLI_OK) {
-        onyx_tensor_free(t);
-        return CLI_FAIL;
-    }
-    *out = t;
     return CLI_OK;
 }
 
@@ -650,17 +414,6 @@ static int report_output(const char *raw_name, const char *qual, const onyx_tens
 
 /* ---- timing and provider counters ---- */
 
-static double now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* n more runs on the same inputs; prints their min and median. */
 static int timed_runs(onyx_session *s, const onyx_run_options *ro, const char **in_names,
                       onyx_tensor **inputs, size_t n_in, const char **out_names, size_t n_out,
@@ -670,10 +423,10 @@ static int timed_runs(onyx_session *s, const onyx_run_options *ro, const char **
     int rc = CLI_OK;
     if (!ms || !outs) rc = cli_error("out of memory");
     for (uint64_t r = 0; rc == CLI_OK && r < n; r++) {
-        double t0 = now_ms();
+        double t0 = cli_now_ms();
         onyx_status *st = onyx_session_run_with_options(s, ro, in_names, (const onyx_tensor *const *)inputs,
                                                         n_in, out_names, outs, n_out);
-        ms[r] = now_ms() - t0;
+        ms[r] = cli_now_ms() - t0;
         for (size_t i = 0; i < n_out; i++) {
             onyx_tensor_free(outs[i]);
             outs[i] = NULL;
@@ -681,7 +434,7 @@ static int timed_runs(onyx_session *s, const onyx_run_options *ro, const char **
         if (st) rc = cli_status(st);
     }
     if (rc == CLI_OK) {
-        qsort(ms, (size_t)n, sizeof *ms, cmp_double);
+        qsort(ms, (size_t)n, sizeof *ms, cli_cmp_double);
         printf("latency over %llu runs: min %.2f ms, median %.2f ms\n", (unsigned long long)n,
                ms[0], ms[n / 2]);
     }
@@ -691,41 +444,30 @@ static int timed_runs(onyx_session *s, const onyx_run_options *ro, const char **
 }
 
 /* Per device provider: kernels, submissions and copies per run. */
-static void report_provider_stats(const onyx_session *s, uint64_t runs) {
-    onyx_env *env = NULL;
-    if (onyx_env_create(&env) != NULL) return;
-    for (size_t p = 0; p < onyx_env_provider_count(env); p++) {
-        const char *name = onyx_env_provider_name(env, p);
-        onyx_provider_stats st;
-        onyx_status *e = onyx_session_provider_stats(s, name, &st);
-        if (e) {
-            onyx_status_free(e);
-            continue;
-        }
-        if (!st.runs) continue;
+static void report_provider_stats(const onyx_env *env, const onyx_session *s, uint64_t runs) {
+    cli_provider_use used[8];
+    size_t n = cli_device_providers(env, s, used, 8);
+    for (size_t p = 0; p < n; p++) {
+        const onyx_provider_stats *st = &used[p].stats;
+        if (!st->runs) continue;
         fprintf(stderr,
                 "onyx [info] provider %s over %llu runs: %.1f kernels, %.1f submits, %.1f copies "
-                "to the host and %.1f from it per run; %llu weights uploaded once\n",
-                name, (unsigned long long)runs, (double)st.kernel_launches / (double)runs,
-                (double)st.submits / (double)runs, (double)st.copies_to_host / (double)runs,
-                (double)st.copies_from_host / (double)runs, (unsigned long long)st.weight_uploads);
+                "to the host and %.1f from it per run; %llu weights uploaded once; %llu node runs "
+                "declined to the CPU\n",
+                used[p].name, (unsigned long long)runs, (double)st->kernel_launches / (double)runs,
+                (double)st->submits / (double)runs, (double)st->copies_to_host / (double)runs,
+                (double)st->copies_from_host / (double)runs, (unsigned long long)st->weight_uploads,
+                (unsigned long long)st->cpu_fallbacks);
     }
-    onyx_env_free(env);
 }
 
 /* ---- the command ---- */
-
-static int find_input(const onyx_value_info *infos, size_t n, const char *name, size_t len) {
-    for (size_t i = 0; i < n; i++)
-        if (strlen(infos[i].name) == len && strncmp(infos[i].name, name, len) == 0) return (int)i;
-    return -1;
-}
 
 int cmd_run(int argc, char **argv) {
     run_args a;
     int rc = parse_args(argc, argv, &a);
     if (rc != CLI_OK) {
-        free(a.inputs);
+        cli_session_args_free(&a.common);
         return rc == -2 ? CLI_OK : CLI_FAIL;
     }
 
@@ -733,16 +475,11 @@ int cmd_run(int argc, char **argv) {
     onyx_session *s = NULL;
     onyx_session_options *opts = NULL;
     onyx_run_options *run_opts = NULL;
-    onyx_value_info *in_infos = NULL, *out_infos = NULL;
-    onyx_tensor **inputs = NULL, **outputs = NULL;
-    const char **in_names = NULL, **out_names = NULL;
+    onyx_tensor **outputs = NULL;
+    cli_io io = {0};
     name_set used = {0};
-    size_t n_in = 0, n_out = 0;
 
     onyx_status *st = onyx_session_options_create(&opts);
-    if (!st && a.has_threads) st = onyx_session_options_set_threads(opts, a.threads);
-    if (!st && a.opt_level >= 0)
-        st = onyx_session_options_set_optimization_level(opts, (onyx_opt_level)a.opt_level);
     if (!st && a.log_level >= 0)
         st = onyx_session_options_set_log_level(opts, (onyx_log_level)a.log_level);
     if (!st && a.memory_limit)
@@ -753,110 +490,43 @@ int cmd_run(int argc, char **argv) {
         rc = cli_status(st);
         goto out;
     }
-    if (a.providers && (rc = set_providers(opts, a.providers)) != CLI_OK) goto out;
+    if ((rc = cli_apply_session_args("run", &a.common, opts)) != CLI_OK) goto out;
     if ((rc = cli_open_session(a.model, opts, &env, &s)) != CLI_OK) goto out;
 
     /* a bad output folder should fail before the model runs */
     if (a.out_dir && (rc = mkdir_p(a.out_dir)) != CLI_OK) goto out;
 
-    n_in = onyx_session_input_count(s);
-    n_out = onyx_session_output_count(s);
-    in_infos = calloc(n_in + 1, sizeof *in_infos);
-    out_infos = calloc(n_out + 1, sizeof *out_infos);
-    inputs = calloc(n_in + 1, sizeof *inputs);
-    in_names = calloc(n_in + 1, sizeof *in_names);
-    outputs = calloc(n_out + 1, sizeof *outputs);
-    out_names = calloc(n_out + 1, sizeof *out_names);
-    if (!in_infos || !out_infos || !inputs || !in_names || !outputs || !out_names) {
+    if ((rc = cli_prepare_io("run", s, &a.common, CLI_FILL_RANDOM, &io)) != CLI_OK) goto out;
+    outputs = calloc(io.n_out + 1, sizeof *outputs);
+    if (!outputs) {
         rc = cli_error("out of memory");
         goto out;
     }
-    for (size_t i = 0; i < n_in; i++) {
-        if ((st = onyx_session_input_info(s, i, &in_infos[i])) != NULL) {
-            rc = cli_status(st);
-            goto out;
-        }
-        in_names[i] = in_infos[i].name;
-    }
-    for (size_t i = 0; i < n_out; i++) {
-        if ((st = onyx_session_output_info(s, i, &out_infos[i])) != NULL) {
-            rc = cli_status(st);
-            goto out;
-        }
-        out_names[i] = out_infos[i].name;
-    }
 
-    for (size_t k = 0; k < a.n_inputs; k++) {
-        const char *spec = a.inputs[k].spec;
-        const char *eq = strchr(spec, '=');
-        const char *path;
-        int idx;
-        if (eq) {
-            idx = find_input(in_infos, n_in, spec, (size_t)(eq - spec));
-            if (idx < 0) {
-                rc = cli_error("run: model has no input named '%.*s'", (int)(eq - spec), spec);
-                goto out;
-            }
-            path = eq + 1;
-        } else if (n_in == 1) {
-            idx = 0;
-            path = spec;
-        } else {
-            rc = cli_error("run: --input expects NAME=FILE, got '%s'", spec);
-            goto out;
-        }
-        if (!*path) {
-            rc = cli_error("run: --input '%s' names no file", spec);
-            goto out;
-        }
-        if (inputs[idx]) {
-            rc = cli_error("run: input '%s' given more than once", in_infos[idx].name);
-            goto out;
-        }
-        if ((st = onyx_tensor_load(path, &inputs[idx])) != NULL) {
-            rc = cli_error("input '%s': %s", in_infos[idx].name, onyx_status_message(st));
-            onyx_status_free(st);
-            goto out;
-        }
-        if ((rc = relabel_input(&in_infos[idx], &inputs[idx])) != CLI_OK) goto out;
-    }
-    /* one stream across inputs in model order keeps runs reproducible */
-    uint64_t state = a.seed;
-    for (size_t i = 0; i < n_in; i++) {
-        if (inputs[i]) continue;
-        if ((rc = random_input(&in_infos[i], &state, &inputs[i])) != CLI_OK) goto out;
-    }
-
-    st = onyx_session_run_with_options(s, run_opts, in_names, (const onyx_tensor *const *)inputs,
-                                       n_in, out_names, outputs, n_out);
+    st = onyx_session_run_with_options(s, run_opts, io.in_names, (const onyx_tensor *const *)io.inputs,
+                                       io.n_in, io.out_names, outputs, io.n_out);
     if (st) {
         rc = cli_status(st);
         goto out;
     }
-    for (size_t i = 0; i < n_out && rc == CLI_OK; i++)
-        rc = report_output(out_names[i], "", outputs[i], a.out_dir, &used);
+    for (size_t i = 0; i < io.n_out && rc == CLI_OK; i++)
+        rc = report_output(io.out_names[i], "", outputs[i], a.out_dir, &used);
     if (rc == CLI_OK && a.repeat)
-        rc = timed_runs(s, run_opts, in_names, inputs, n_in, out_names, n_out, a.repeat);
-    if (rc == CLI_OK && a.log_level >= ONYX_LOG_INFO) report_provider_stats(s, a.repeat + 1);
+        rc = timed_runs(s, run_opts, io.in_names, io.inputs, io.n_in, io.out_names, io.n_out, a.repeat);
+    if (rc == CLI_OK && a.log_level >= ONYX_LOG_INFO) report_provider_stats(env, s, a.repeat + 1);
 
 out:
-    for (size_t i = 0; inputs && i < n_in; i++)
-        if (inputs[i]) onyx_tensor_free(inputs[i]);
-    for (size_t i = 0; outputs && i < n_out; i++)
+    for (size_t i = 0; outputs && i < io.n_out; i++)
         if (outputs[i]) onyx_tensor_free(outputs[i]);
     for (size_t i = 0; i < used.n; i++) free(used.names[i]);
     free(used.names);
-    free(inputs);
     free(outputs);
-    free(in_names);
-    free(out_names);
-    free(in_infos);
-    free(out_infos);
+    cli_io_free(&io);
     if (s) onyx_session_free(s);
     if (env) onyx_env_free(env);
     if (opts) onyx_session_options_free(opts);
     onyx_run_options_free(run_opts);
-    free(a.inputs);
+    cli_session_args_free(&a.common);
     if (rc == CLI_OK) cli_flush_notes();
     return rc;
 }

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli.h"
 
@@ -370,4 +371,453 @@ int cli_open_session(const char *model, const onyx_session_options *opts, onyx_e
         return rc;
     }
     return CLI_OK;
+}
+
+/* ---- options run and bench share ---- */
+
+void cli_session_args_init(cli_session_args *a) {
+    memset(a, 0, sizeof *a);
+    a->opt_level = -1;
+}
+
+void cli_session_args_free(cli_session_args *a) {
+    free(a->inputs);
+    free(a->dims);
+    a->inputs = NULL;
+    a->dims = NULL;
+    a->n_inputs = a->n_dims = 0;
+}
+
+int cli_add_input(cli_session_args *a, const char *spec) {
+    const char **grown = realloc(a->inputs, (a->n_inputs + 1) * sizeof *grown);
+    if (!grown) return cli_error("out of memory");
+    a->inputs = grown;
+    a->inputs[a->n_inputs++] = spec;
+    return CLI_OK;
+}
+
+static int add_dim(const char *cmd, cli_session_args *a, const char *spec) {
+    const char *eq = strchr(spec, '=');
+    uint64_t v = 0;
+    if (!eq || eq == spec || cli_parse_u64(eq + 1, &v) != 0 || v < 1 || v > (uint64_t)INT64_MAX)
+        return cli_error("%s: --dim expects NAME=SIZE with a positive size, got '%s'", cmd, spec);
+    for (size_t i = 0; i < a->n_dims; i++)
+        if (strlen(a->dims[i].name) == (size_t)(eq - spec) &&
+            strncmp(a->dims[i].name, spec, (size_t)(eq - spec)) == 0)
+            return cli_error("%s: --dim '%.*s' given more than once", cmd, (int)(eq - spec), spec);
+    cli_dim *grown = realloc(a->dims, (a->n_dims + 1) * sizeof *grown);
+    if (!grown) return cli_error("out of memory");
+    a->dims = grown;
+    /* the name is kept as a pointer into argv with its length */
+    a->dims[a->n_dims++] = (cli_dim){spec, (size_t)(eq - spec), (int64_t)v, 0};
+    return CLI_OK;
+}
+
+int cli_session_option(const char *cmd, int argc, char **argv, int *i, cli_session_args *a) {
+    const char *v = NULL;
+    int m;
+    if ((m = cli_option_value(argc, argv, i, "--input", &v)) != 0) {
+        if (m < 0) return -1;
+        return cli_add_input(a, v) == CLI_OK ? 1 : -1;
+    }
+    if ((m = cli_option_value(argc, argv, i, "--dim", &v)) != 0) {
+        if (m < 0) return -1;
+        return add_dim(cmd, a, v) == CLI_OK ? 1 : -1;
+    }
+    if ((m = cli_option_value(argc, argv, i, "--seed", &v)) != 0) {
+        if (m < 0) return -1;
+        if (cli_parse_u64(v, &a->seed) != 0) {
+            cli_error("%s: --seed expects a non-negative integer, got '%s'", cmd, v);
+            return -1;
+        }
+        return 1;
+    }
+    if ((m = cli_option_value(argc, argv, i, "--threads", &v)) != 0) {
+        if (m < 0) return -1;
+        if (cli_parse_int(v, &a->threads) != 0 || a->threads < 0) {
+            cli_error("%s: --threads expects a non-negative integer, got '%s'", cmd, v);
+            return -1;
+        }
+        a->has_threads = 1;
+        return 1;
+    }
+    if ((m = cli_option_value(argc, argv, i, "--providers", &v)) != 0) {
+        if (m < 0) return -1;
+        a->providers = v;
+        return 1;
+    }
+    if ((m = cli_option_value(argc, argv, i, "--opt-level", &v)) != 0) {
+        if (m < 0) return -1;
+        if (strcmp(v, "none") == 0) a->opt_level = ONYX_OPT_NONE;
+        else if (strcmp(v, "basic") == 0) a->opt_level = ONYX_OPT_BASIC;
+        else if (strcmp(v, "all") == 0) a->opt_level = ONYX_OPT_ALL;
+        else {
+            cli_error("%s: --opt-level expects none, basic or all, got '%s'", cmd, v);
+            return -1;
+        }
+        return 1;
+    }
+    return 0;
+}
+
+/* Options after a provider's name, "name:key=value:key=value": each is
+ * set for that provider (the text is cut at the first ':'). */
+static int set_provider_options(const char *cmd, onyx_session_options *opts, char *entry,
+                                const char *list) {
+    char *colon = strchr(entry, ':');
+    if (!colon) return CLI_OK;
+    *colon = '\0';
+    for (char *p = colon + 1; p;) {
+        char *next = strchr(p, ':');
+        if (next) *next++ = '\0';
+        char *eq = strchr(p, '=');
+        if (!eq || eq == p)
+            return cli_error("%s: --providers option '%s' of '%s' is not key=value (in '%s')", cmd, p,
+                             entry, list);
+        *eq = '\0';
+        onyx_status *st = onyx_session_options_set_provider_option(opts, entry, p, eq + 1);
+        if (st) return cli_status(st);
+        p = next;
+    }
+    return CLI_OK;
+}
+
+/* Splits "a:key=value, b" into trimmed names with their options; rejects
+ * empty entries. */
+static int set_providers(const char *cmd, onyx_session_options *opts, const char *list) {
+    char *copy = strdup(list);
+    const char **names = calloc(strlen(list) + 1, sizeof *names);
+    int rc = CLI_OK;
+    if (!copy || !names) {
+        rc = cli_error("out of memory");
+        goto out;
+    }
+    size_t n = 0;
+    for (char *p = copy;;) {
+        char *comma = strchr(p, ',');
+        if (comma) *comma = '\0';
+        while (*p == ' ' || *p == '\t') p++;
+        char *e = p + strlen(p);
+        while (e > p && (e[-1] == ' ' || e[-1] == '\t')) *--e = '\0';
+        if ((rc = set_provider_options(cmd, opts, p, list)) != CLI_OK) goto out;
+        if (!*p) {
+            rc = cli_error("%s: --providers has an empty name in '%s'", cmd, list);
+            goto out;
+        }
+        names[n++] = p;
+        if (!comma) break;
+        p = comma + 1;
+    }
+    onyx_status *st = onyx_session_options_set_providers(opts, names, n);
+    if (st) rc = cli_status(st);
+out:
+    free(names);
+    free(copy);
+    return rc;
+}
+
+int cli_apply_session_args(const char *cmd, const cli_session_args *a, onyx_session_options *opts) {
+    onyx_status *st = NULL;
+    if (a->has_threads) st = onyx_session_options_set_threads(opts, a->threads);
+    if (!st && a->opt_level >= 0)
+        st = onyx_session_options_set_optimization_level(opts, (onyx_opt_level)a->opt_level);
+    if (st) return cli_status(st);
+    return a->providers ? set_providers(cmd, opts, a->providers) : CLI_OK;
+}
+
+/* ---- inputs ---- */
+
+static uint64_t splitmix64(uint64_t *state) {
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* 24 random bits scaled into [0, 1): exact in float, never 1.0. */
+static float rand_unit_f32(uint64_t *s) { return (float)(splitmix64(s) >> 40) * 0x1p-24f; }
+
+static int fill_input(const char *cmd, onyx_tensor *t, uint64_t *s, const char *name, cli_fill fill) {
+    int64_t n = onyx_tensor_numel(t);
+    void *d = onyx_tensor_data(t);
+    onyx_dtype dt = onyx_tensor_dtype(t);
+    /* CLI_FILL_ZERO_INTS: integers and booleans stay zero, so index and
+     * length inputs are valid whatever the model indexes */
+    int zero_ints = fill == CLI_FILL_ZERO_INTS;
+    for (int64_t i = 0; i < n; i++) {
+        switch (dt) {
+        case ONYX_FLOAT32: ((float *)d)[i] = rand_unit_f32(s); break;
+        case ONYX_FLOAT64: ((double *)d)[i] = (double)(splitmix64(s) >> 11) * 0x1p-53; break;
+        case ONYX_COMPLEX64:
+            ((float *)d)[2 * i] = rand_unit_f32(s);
+            ((float *)d)[2 * i + 1] = rand_unit_f32(s);
+            break;
+        case ONYX_COMPLEX128:
+            ((double *)d)[2 * i] = (double)(splitmix64(s) >> 11) * 0x1p-53;
+            ((double *)d)[2 * i + 1] = (double)(splitmix64(s) >> 11) * 0x1p-53;
+            break;
+        /* as many random bits as the format holds below 1.0, so the value
+         * converts exactly and cannot round up to 1.0 */
+        case ONYX_FLOAT16:
+            ((uint16_t *)d)[i] = cli_float_to_half((float)(splitmix64(s) >> 53) * 0x1p-11f);
+            break;
+        case ONYX_BFLOAT16:
+            ((uint16_t *)d)[i] = cli_float_to_bf16((float)(splitmix64(s) >> 56) * 0x1p-8f);
+            break;
+        case ONYX_BOOL:
+        case ONYX_INT8:
+        case ONYX_UINT8:
+        case ONYX_INT16:
+        case ONYX_UINT16:
+        case ONYX_INT32:
+        case ONYX_UINT32:
+        case ONYX_INT64:
+        case ONYX_UINT64:
+        case ONYX_INT4:
+        case ONYX_UINT4:
+        case ONYX_INT2:
+        case ONYX_UINT2:
+            if (zero_ints) return CLI_OK; /* onyx_tensor_create zero-fills */
+            switch (dt) {
+            case ONYX_BOOL: ((uint8_t *)d)[i] = (uint8_t)(splitmix64(s) >> 63); break;
+            case ONYX_INT8: ((int8_t *)d)[i] = (int8_t)(splitmix64(s) % 10); break;
+            case ONYX_UINT8: ((uint8_t *)d)[i] = (uint8_t)(splitmix64(s) % 10); break;
+            case ONYX_INT16: ((int16_t *)d)[i] = (int16_t)(splitmix64(s) % 10); break;
+            case ONYX_UINT16: ((uint16_t *)d)[i] = (uint16_t)(splitmix64(s) % 10); break;
+            case ONYX_INT32: ((int32_t *)d)[i] = (int32_t)(splitmix64(s) % 10); break;
+            case ONYX_UINT32: ((uint32_t *)d)[i] = (uint32_t)(splitmix64(s) % 10); break;
+            case ONYX_INT64: ((int64_t *)d)[i] = (int64_t)(splitmix64(s) % 10); break;
+            case ONYX_UINT64: ((uint64_t *)d)[i] = splitmix64(s) % 10; break;
+            /* narrow types: small values inside each type's range */
+            case ONYX_INT4: ((int8_t *)d)[i] = (int8_t)(splitmix64(s) % 8); break;
+            case ONYX_UINT4: ((uint8_t *)d)[i] = (uint8_t)(splitmix64(s) % 10); break;
+            case ONYX_INT2: ((int8_t *)d)[i] = (int8_t)(splitmix64(s) % 2); break;
+            default: ((uint8_t *)d)[i] = (uint8_t)(splitmix64(s) % 4); break; /* UINT2 */
+            }
+            break;
+        default:
+            if (cli_is_narrow_float(dt)) {
+                ((uint8_t *)d)[i] = cli_narrow_random(dt, splitmix64(s));
+                break;
+            }
+            return cli_error("%s: cannot make %s data for input '%s'; give it with "
+                             "--input %s=FILE",
+                             cmd, onyx_dtype_name(dt), name, name);
+        }
+    }
+    return CLI_OK;
+}
+
+/* Files cannot always name the model's element type: numpy (and ONNX test
+ * data written before bfloat16 had its own TensorProto type) store
+ * bfloat16 as uint16 bits, and ml_dtypes saves float8, float4, int4 and
+ * the like as opaque one-byte records that read as uint8. Where the model
+ * asks for such a type and the file holds the carrier type, the bytes are
+ * taken as the model's type, after checking they fit it. */
+static int relabel_input(const onyx_value_info *info, onyx_tensor **t) {
+    onyx_dtype want = info->dtype, got = onyx_tensor_dtype(*t);
+    if (info->kind != ONYX_KIND_TENSOR || onyx_tensor_kind(*t) != ONYX_KIND_TENSOR || want == got)
+        return CLI_OK;
+    int ok = (want == ONYX_BFLOAT16 && got == ONYX_UINT16) ||
+             ((cli_is_narrow_float(want) || cli_is_narrow_int(want)) && got == ONYX_UINT8) ||
+             ((want == ONYX_INT4 || want == ONYX_INT2) && got == ONYX_INT8);
+    if (!ok) return CLI_OK; /* the session reports the mismatch */
+    onyx_tensor *r;
+    onyx_status *st = onyx_tensor_create(want, onyx_tensor_dims(*t), onyx_tensor_rank(*t), &r);
+    if (st) return cli_status(st);
+    int64_t n = onyx_tensor_numel(*t);
+    const uint8_t *src = onyx_tensor_data(*t);
+    uint8_t *dst = onyx_tensor_data(r);
+    if (want == ONYX_BFLOAT16) {
+        if (n > 0) memcpy(dst, src, (size_t)n * 2);
+    } else {
+        int bits = cli_narrow_bits(want);
+        int is_signed = want == ONYX_INT4 || want == ONYX_INT2;
+        for (int64_t i = 0; i < n; i++) {
+            int v = src[i];
+            if (got == ONYX_INT8) {
+                v = (int8_t)src[i]; /* values: must be in range */
+                if (v < -(1 << (bits - 1)) || v >= (1 << (bits - 1))) goto out_of_range;
+            } else if (v >> bits) {
+                goto out_of_range; /* a bit pattern wider than the type */
+            } else if (is_signed && (v >> (bits - 1))) {
+                v -= 1 << bits; /* ml_dtypes' records hold two's complement low bits */
+            }
+            dst[i] = (uint8_t)v;
+            continue;
+        out_of_range:
+            onyx_tensor_free(r);
+            return cli_error("input '%s': element %" PRId64 " (%d) does not fit %s", info->name, i,
+                             got == ONYX_INT8 ? (int)(int8_t)src[i] : (int)src[i],
+                             onyx_dtype_name(want));
+        }
+    }
+    cli_note("input '%s': %s data taken as %s (files store that type as %s)", info->name,
+             onyx_dtype_name(got), onyx_dtype_name(want), onyx_dtype_name(got));
+    onyx_tensor_free(*t);
+    *t = r;
+    return CLI_OK;
+}
+
+/* A generated input of the model's type; dimensions the model leaves open
+ * take their --dim value by name, else 1. */
+static int make_input(const char *cmd, const onyx_value_info *info, cli_session_args *a,
+                      uint64_t *seed, cli_fill fill, onyx_tensor **out) {
+    *out = NULL;
+    if (info->kind != ONYX_KIND_TENSOR)
+        return cli_error("%s: input '%s' is %s; give it with --input %s=FILE", cmd, info->name,
+                         info->kind == ONYX_KIND_SEQUENCE ? "a sequence" : "an optional",
+                         info->name);
+    if (info->rank < 0)
+        return cli_error("%s: input '%s' has no known rank; give it with --input %s=FILE", cmd,
+                         info->name, info->name);
+    if (info->dtype == ONYX_STRING || info->dtype == ONYX_UNDEFINED)
+        return cli_error("%s: cannot make %s data for input '%s'; give it with "
+                         "--input %s=FILE",
+                         cmd, onyx_dtype_name(info->dtype), info->name, info->name);
+    int64_t dims[64];
+    if (info->rank > (int)(sizeof dims / sizeof dims[0]))
+        return cli_error("%s: input '%s' has rank %d, too many dimensions", cmd, info->name,
+                         info->rank);
+    for (int i = 0; i < info->rank; i++) {
+        dims[i] = info->dims ? info->dims[i] : -1;
+        if (dims[i] >= 0) continue;
+        const char *param = info->dim_params ? info->dim_params[i] : NULL;
+        cli_dim *given = NULL;
+        for (size_t k = 0; param && k < a->n_dims; k++)
+            if (strlen(param) == a->dims[k].len && strncmp(param, a->dims[k].name, a->dims[k].len) == 0)
+                given = &a->dims[k];
+        if (given) {
+            dims[i] = given->value;
+            given->used = 1;
+        } else {
+            if (param && *param)
+                cli_note("input '%s': dimension %d ('%s') set to 1", info->name, i, param);
+            else
+                cli_note("input '%s': dimension %d (unknown) set to 1", info->name, i);
+            dims[i] = 1;
+        }
+    }
+    onyx_tensor *t;
+    onyx_status *st = onyx_tensor_create(info->dtype, dims, info->rank, &t);
+    if (st) return cli_status(st);
+    if (fill_input(cmd, t, seed, info->name, fill) != CLI_OK) {
+        onyx_tensor_free(t);
+        return CLI_FAIL;
+    }
+    *out = t;
+    return CLI_OK;
+}
+
+static int find_input(const onyx_value_info *infos, size_t n, const char *name, size_t len) {
+    for (size_t i = 0; i < n; i++)
+        if (strlen(infos[i].name) == len && strncmp(infos[i].name, name, len) == 0) return (int)i;
+    return -1;
+}
+
+int cli_prepare_io(const char *cmd, onyx_session *s, cli_session_args *a, cli_fill fill,
+                   cli_io *io) {
+    memset(io, 0, sizeof *io);
+    onyx_status *st;
+    size_t n_in = io->n_in = onyx_session_input_count(s);
+    size_t n_out = io->n_out = onyx_session_output_count(s);
+    io->in_infos = calloc(n_in + 1, sizeof *io->in_infos);
+    io->out_infos = calloc(n_out + 1, sizeof *io->out_infos);
+    io->inputs = calloc(n_in + 1, sizeof *io->inputs);
+    io->in_names = calloc(n_in + 1, sizeof *io->in_names);
+    io->out_names = calloc(n_out + 1, sizeof *io->out_names);
+    if (!io->in_infos || !io->out_infos || !io->inputs || !io->in_names || !io->out_names)
+        return cli_error("out of memory");
+    for (size_t i = 0; i < n_in; i++) {
+        if ((st = onyx_session_input_info(s, i, &io->in_infos[i])) != NULL) return cli_status(st);
+        io->in_names[i] = io->in_infos[i].name;
+    }
+    for (size_t i = 0; i < n_out; i++) {
+        if ((st = onyx_session_output_info(s, i, &io->out_infos[i])) != NULL) return cli_status(st);
+        io->out_names[i] = io->out_infos[i].name;
+    }
+    int rc;
+    for (size_t k = 0; k < a->n_inputs; k++) {
+        const char *spec = a->inputs[k];
+        const char *eq = strchr(spec, '=');
+        const char *path;
+        int idx;
+        if (eq) {
+            idx = find_input(io->in_infos, n_in, spec, (size_t)(eq - spec));
+            if (idx < 0)
+                return cli_error("%s: model has no input named '%.*s'", cmd, (int)(eq - spec), spec);
+            path = eq + 1;
+        } else if (n_in == 1) {
+            idx = 0;
+            path = spec;
+        } else {
+            return cli_error("%s: --input expects NAME=FILE, got '%s'", cmd, spec);
+        }
+        if (!*path) return cli_error("%s: --input '%s' names no file", cmd, spec);
+        if (io->inputs[idx])
+            return cli_error("%s: input '%s' given more than once", cmd, io->in_infos[idx].name);
+        if ((st = onyx_tensor_load(path, &io->inputs[idx])) != NULL) {
+            rc = cli_error("input '%s': %s", io->in_infos[idx].name, onyx_status_message(st));
+            onyx_status_free(st);
+            return rc;
+        }
+        if ((rc = relabel_input(&io->in_infos[idx], &io->inputs[idx])) != CLI_OK) return rc;
+    }
+    /* one stream across inputs in model order keeps runs reproducible */
+    uint64_t state = a->seed;
+    for (size_t i = 0; i < n_in; i++) {
+        if (io->inputs[i]) continue;
+        if ((rc = make_input(cmd, &io->in_infos[i], a, &state, fill, &io->inputs[i])) != CLI_OK)
+            return rc;
+    }
+    /* a misspelt --dim would otherwise leave the dimension at 1 unnoticed */
+    for (size_t k = 0; k < a->n_dims; k++)
+        if (!a->dims[k].used)
+            return cli_error("%s: --dim '%.*s' names no open dimension of a generated input", cmd,
+                             (int)a->dims[k].len, a->dims[k].name);
+    return CLI_OK;
+}
+
+void cli_io_free(cli_io *io) {
+    for (size_t i = 0; io->inputs && i < io->n_in; i++)
+        if (io->inputs[i]) onyx_tensor_free(io->inputs[i]);
+    free(io->inputs);
+    free(io->in_names);
+    free(io->out_names);
+    free(io->in_infos);
+    free(io->out_infos);
+    memset(io, 0, sizeof *io);
+}
+
+/* ---- timing and provider counters ---- */
+
+double cli_now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+int cli_cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+size_t cli_device_providers(const onyx_env *env, const onyx_session *s, cli_provider_use *out,
+                            size_t max) {
+    size_t n = 0;
+    for (size_t p = 0; p < onyx_env_provider_count(env) && n < max; p++) {
+        const char *name = onyx_env_provider_name(env, p);
+        if (strcmp(name, "cpu") == 0) continue;
+        onyx_status *e = onyx_session_provider_stats(s, name, &out[n].stats);
+        if (e) { /* the session does not use it */
+            onyx_status_free(e);
+            continue;
+        }
+        out[n].name = name;
+        out[n].nodes = 0;
+        for (size_t i = 0; i < onyx_session_node_count(s); i++)
+            out[n].nodes += strcmp(onyx_session_node_provider(s, i), name) == 0;
+        n++;
+    }
+    return n;
 }

@@ -26,8 +26,9 @@ extern const ox_kernel_table ox_cpu_kernels_ml;
 extern const ox_kernel_table ox_cpu_kernels_contrib;
 extern const ox_kernel_table ox_cpu_kernels_codec;
 extern const ox_kernel_table ox_cpu_kernels_cast;
+extern const ox_kernel_table ox_cpu_kernels_onyx_matmul;
 
-#define N_FAMILIES 22
+#define N_FAMILIES 23
 
 typedef struct cpu_ep {
     ox_ep base;
@@ -72,9 +73,15 @@ static void cpu_destroy(ox_ep *ep) {
     free(ep);
 }
 
+static int cpu_output_views_input(ox_ep *ep, const ir_node *node) {
+    (void)ep;
+    return ox_op_output_is_reshape(node);
+}
+
 static const ox_ep_ops CPU_OPS = {
     .supports = cpu_supports,
     .find_kernel = cpu_find_kernel,
+    .output_views_input = cpu_output_views_input,
     .alloc = cpu_alloc,
     .free = cpu_free,
     .copy_to_host = cpu_copy,
@@ -98,6 +105,7 @@ ox_ep *ox_cpu_ep_create(const ox_ep_options *opts, ox_error *err) {
         &ox_cpu_kernels_control,     &ox_cpu_kernels_sequence, &ox_cpu_kernels_attention,
         &ox_cpu_kernels_ml,          &ox_cpu_kernels_contrib,   &ox_cpu_kernels_codec,
         &ox_cpu_kernels_cast,
+        &ox_cpu_kernels_onyx_matmul,
     };
     for (int i = 0; i < N_FAMILIES; i++) c->tables[i] = *families[i];
     if (ox_kernel_index_build(&c->index, c->tables, N_FAMILIES, err) != 0) {

@@ -77,6 +77,7 @@ static void vk_destroy(ox_ep *ep) {
     ox_vk_exec_free(v);
     ox_vk_device_close(v);
     free(v->pipeline_cache_path);
+    free(v->refused_shaders);
     pthread_mutex_destroy(&v->lock);
     free(v);
 }
@@ -103,11 +104,17 @@ static int vk_worth_placing(ox_ep *ep, const ir_node *node) {
     return 0;
 }
 
+static int vk_output_views_input(ox_ep *ep, const ir_node *node) {
+    (void)ep;
+    return ox_op_output_is_reshape(node);
+}
+
 static const ox_ep_ops VK_OPS = {
     .supports = vk_supports,
     .find_kernel = vk_find_kernel,
     .host_inputs = ox_vk_host_inputs,
     .worth_placing = vk_worth_placing,
+    .output_views_input = vk_output_views_input,
     .run_begin = vk_run_begin,
     .run_end = vk_run_end,
     .alloc = vk_alloc,
@@ -133,10 +140,29 @@ static int device_option(const ox_ep_options *opts, int *device, ox_error *err) 
     return 0;
 }
 
+/* The "max_buffer" option: the most bytes one tensor may take on the
+ * device (a budget below the device's own storage-buffer range; larger
+ * tensors make their nodes run on the CPU). 0 when absent. */
+static int max_buffer_option(const ox_ep_options *opts, uint64_t *bytes, ox_error *err) {
+    const char *s = ox_ep_option(opts, "max_buffer");
+    *bytes = 0;
+    if (!s) return 0;
+    char *end = NULL;
+    errno = 0;
+    unsigned long long b = strtoull(s, &end, 10);
+    if (!s[0] || s[0] == '-' || *end || errno || b < 4096)
+        return ox_fail(err, ONYX_INVALID_ARGUMENT,
+                       "vulkan: option max_buffer='%s' is not a byte count of at least 4096", s);
+    *bytes = b;
+    return 0;
+}
+
 ox_ep *ox_vulkan_ep_create(const ox_ep_options *opts, ox_error *err) {
-    static const char *const KNOWN[] = {"device", "disable", "place", "pipeline_cache"};
+    static const char *const KNOWN[] = {"device", "disable", "place", "pipeline_cache", "max_buffer"};
     int device;
-    if (ox_ep_options_allow(opts, "vulkan", KNOWN, 4, err) != 0 || device_option(opts, &device, err) != 0)
+    uint64_t max_buffer;
+    if (ox_ep_options_allow(opts, "vulkan", KNOWN, 5, err) != 0 || device_option(opts, &device, err) != 0 ||
+        max_buffer_option(opts, &max_buffer, err) != 0)
         return NULL;
     const char *place = ox_ep_option(opts, "place");
     if (place && strcmp(place, "all") != 0 && strcmp(place, "dense") != 0) {
@@ -171,6 +197,8 @@ ox_ep *ox_vulkan_ep_create(const ox_ep_options *opts, ox_error *err) {
         vk_destroy(&v->base);
         return NULL;
     }
+    if (max_buffer && max_buffer < v->caps.max_storage_buffer_range)
+        v->caps.max_storage_buffer_range = max_buffer;
     return &v->base;
 }
 

@@ -177,10 +177,27 @@ int ox_vk_write(vk_ep *v, vk_buf *b, size_t offset, const void *src, size_t byte
 
 /* ---- pipelines ---- */
 
+/* Whether ONYX_VK_REFUSE_SHADERS names this shader. */
+static int refused(const vk_ep *v, const char *name) {
+    size_t len = strlen(name);
+    for (const char *p = v->refused_shaders; p && *p;) {
+        const char *end = strchr(p, ',');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        if (n == len && strncmp(p, name, n) == 0) return 1;
+        p = end ? end + 1 : p + n;
+    }
+    return 0;
+}
+
 /* The pipeline for shader sh, made on first use (lock held). */
 static VkPipeline pipeline_locked(vk_ep *v, const vk_shader *sh, ox_error *err) {
     for (int i = 0; i < v->n_pipes; i++)
         if (v->pipes[i].shader == sh) return v->pipes[i].pipe;
+    if (refused(v, sh->name)) {
+        ox_vk_fail(err, "vkCreateComputePipelines", VK_ERROR_INITIALIZATION_FAILED);
+        ox_error_prefix(err, "shader %s (refused through ONYX_VK_REFUSE_SHADERS)", sh->name);
+        return VK_NULL_HANDLE;
+    }
     if (v->n_pipes == VK_MAX_PIPES) {
         ox_fail(err, ONYX_RUNTIME_ERROR, "vulkan: more than %d shaders", VK_MAX_PIPES);
         return VK_NULL_HANDLE;
@@ -294,6 +311,9 @@ int ox_vk_exec_init(vk_ep *v, ox_error *err) {
         return ox_vk_fail(err, "vkCreatePipelineLayout", r);
     }
     if (ox_vk_pipeline_cache_open(v, err) != 0) return -1;
+    const char *refuse = getenv("ONYX_VK_REFUSE_SHADERS");
+    if (refuse && refuse[0] && !(v->refused_shaders = strdup(refuse)))
+        return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
     return ox_vk_buf_make(v, 16, v->mem_type_device, 0, &v->dummy, err);
 }
 

@@ -115,6 +115,9 @@ typedef struct vk_ep {
     int n_pipes;
     VkPipelineCache pipeline_cache; /* always made; filled from the file when it matches */
     char *pipeline_cache_path;      /* option pipeline_cache, or NULL */
+    /* ONYX_VK_REFUSE_SHADERS (fault injection for tests): shader names,
+     * comma-separated, whose pipelines fail as a driver's might; or NULL */
+    char *refused_shaders;
     int pipeline_cache_loaded;
     vk_buf dummy;   /* bound to unused bindings */
     vk_buf staging; /* made on first staged copy */

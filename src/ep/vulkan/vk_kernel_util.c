@@ -27,11 +27,11 @@ static int check_tensor(ox_kernel_ctx *c, const ox_tensor *t, const char *what, 
         return ox_kernel_fail(c, ONYX_RUNTIME_ERROR, "vulkan: %s %d is not in Vulkan memory", what, i);
     int64_t n = ox_tensor_numel(t);
     if (!ox_vk_fits(v, n, ox_dtype_size(t->dtype)))
-        return ox_kernel_fail(c, ONYX_NOT_IMPLEMENTED,
-                              "vulkan: %s %d has %" PRId64 " elements (%zu bytes), more than one "
-                              "storage buffer holds on %s (%llu bytes, 2^31 elements)",
-                              what, i, n, t->nbytes, v->caps.device_name,
-                              (unsigned long long)v->caps.max_storage_buffer_range);
+        return ox_kernel_decline(c,
+                                 "vulkan: %s %d has %" PRId64 " elements (%zu bytes), more than one "
+                                 "storage buffer holds on %s (%llu bytes, 2^31 elements)",
+                                 what, i, n, t->nbytes, v->caps.device_name,
+                                 (unsigned long long)v->caps.max_storage_buffer_range);
     return 0;
 }
 
@@ -77,6 +77,9 @@ int ox_vk_f32_inputs(const ir_type *const *in, int n, int required) {
 
 int ox_vk_run(ox_kernel_ctx *c, const vk_dispatch *d) {
     vk_ep *v = ox_vk_of(c);
+    /* a pipeline the driver will not build leaves the node to the CPU */
+    ox_error perr = {0};
+    if (!ox_vk_pipeline(v, d->shader, &perr)) return ox_kernel_decline(c, "%s", perr.msg);
     char what[300] = "";
     if (d->check) ir_node_label(c->node, what, sizeof what);
     if (c->stream) return ox_vk_record(v, c->stream, d, what, c->err);

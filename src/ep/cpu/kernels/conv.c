@@ -689,7 +689,7 @@ static int fused_conv_compute(ox_kernel_ctx *ctx) {
     const float *params = ir_attr_floats(ctx->node, "activation_params", &np);
     ox_act act;
     const char *name = ir_attr_string(ctx->node, "activation", "");
-    if (ox_act_parse(name, params, (int)np, &act))
+    if (ox_act_parse(name, params, np, &act))
         return ox_kernel_fail(ctx, ONYX_NOT_IMPLEMENTED, "FusedConv: activation '%s' is not supported",
                               name);
     if (!broadcast)

@@ -11,6 +11,7 @@
 
 #include "core/stop.h"
 #include "core/threadpool.h"
+#include "ep/cpu/kernels/activation.h"
 
 /* Instruction-set variants, best last. The environment variable
  * ONYX_CPU_ISA ("portable", "avx2", "avx512") caps the choice below what
@@ -21,32 +22,6 @@ typedef enum ox_cpu_isa { OX_ISA_PORTABLE = 0, OX_ISA_AVX2 = 1, OX_ISA_AVX512 = 
 ox_cpu_isa ox_cpu_isa_best(void);
 /* ox_cpu_isa_best capped by ONYX_CPU_ISA. */
 ox_cpu_isa ox_cpu_isa_active(void);
-
-/* Activations a convolution's epilogue applies. */
-typedef enum ox_act_kind {
-    OX_ACT_NONE,
-    OX_ACT_RELU,
-    OX_ACT_CLIP,        /* a = min, b = max */
-    OX_ACT_SIGMOID,
-    OX_ACT_HARDSIGMOID, /* max(0, min(1, a * x + b)) */
-    OX_ACT_HARDSWISH,   /* x * max(0, min(1, x / 6 + 1/2)) */
-    OX_ACT_SILU,        /* x * sigmoid(x) */
-    OX_ACT_LEAKYRELU,   /* a = slope */
-    OX_ACT_TANH,
-    OX_ACT_GELU,        /* exact, with erf */
-    OX_ACT_GELU_TANH,   /* the tanh approximation */
-} ox_act_kind;
-
-typedef struct ox_act {
-    ox_act_kind kind;
-    float a, b;
-} ox_act;
-
-/* Parses an activation name of the onyx FusedConv operator ("" or NULL
- * for none) with its parameters (Clip: min, max; HardSigmoid: alpha,
- * beta; LeakyRelu: alpha; missing ones take the ONNX operators'
- * defaults). Returns -1 for an unknown name or too few parameters. */
-int ox_act_parse(const char *name, const float *params, int n_params, ox_act *act);
 
 /* rows x cols of C (row stride ldc): c += bias[row] (bias may be NULL),
  * then c += z (z may be NULL, row stride ldz), then the activation, in

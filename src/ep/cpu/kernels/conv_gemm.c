@@ -45,33 +45,6 @@ ox_cpu_isa ox_cpu_isa_active(void) {
 /* ---------------------------------------------------------------- */
 /* activations and the epilogue */
 
-int ox_act_parse(const char *name, const float *params, int n_params, ox_act *act) {
-    static const struct {
-        const char *name;
-        ox_act_kind kind;
-        float a, b;
-    } KINDS[] = {{"", OX_ACT_NONE, 0, 0},
-                 {"Relu", OX_ACT_RELU, 0, 0},
-                 {"Clip", OX_ACT_CLIP, -INFINITY, INFINITY},
-                 {"Sigmoid", OX_ACT_SIGMOID, 0, 0},
-                 {"HardSigmoid", OX_ACT_HARDSIGMOID, 0.2f, 0.5f},
-                 {"HardSwish", OX_ACT_HARDSWISH, 0, 0},
-                 {"SiLU", OX_ACT_SILU, 0, 0},
-                 {"LeakyRelu", OX_ACT_LEAKYRELU, 0.01f, 0},
-                 {"Tanh", OX_ACT_TANH, 0, 0},
-                 {"Gelu", OX_ACT_GELU, 0, 0},
-                 {"GeluTanh", OX_ACT_GELU_TANH, 0, 0}};
-    if (!name) name = "";
-    for (size_t i = 0; i < sizeof KINDS / sizeof KINDS[0]; i++) {
-        if (strcmp(KINDS[i].name, name) != 0) continue;
-        act->kind = KINDS[i].kind;
-        act->a = n_params > 0 && params ? params[0] : KINDS[i].a;
-        act->b = n_params > 1 && params ? params[1] : KINDS[i].b;
-        return 0;
-    }
-    return -1;
-}
-
 /* min(max(v, lo), hi) with bit selects, so loops vectorize (a float ?:
  * blocks if-conversion under -ftrapping-math) */
 static inline float clampf(float v, float lo, float hi) {
@@ -85,7 +58,7 @@ static inline float sigmoidf(float x) { return 1.0f / (1.0f + fast_expf(-x)); }
  * ones, which the standalone operators use too, so fused and unfused
  * graphs agree closely. */
 __attribute__((always_inline)) static inline void act_row(float *y, int64_t n, const ox_act *act) {
-    const float a = act->a, b = act->b;
+    const float a = act->p0, b = act->p1;
     switch (act->kind) {
     case OX_ACT_NONE: break;
     case OX_ACT_RELU:

@@ -1,0 +1,107 @@
+/* CPU kernel of onyx.FusedMatMul (schema in src/ops/onyx_matmul.c):
+ * Y = activation(A B + bias), with B a [K, N] matrix. A's leading
+ * dimensions are rows of one [rows, K] x [K, N] product, computed by the
+ * shared gemm in chunks of rows; each chunk gets its bias and activation
+ * right after the gemm wrote it, while it is still in cache, instead of
+ * the separate passes over memory of MatMul, Add and the activation. */
+#include <stdatomic.h>
+
+#include "ep/cpu/kernels/activation.h"
+#include "ep/cpu/kernels/gemm.h"
+#include "ep/cpu/kernels/kernel_util.h"
+#include "ep/ep.h"
+
+/* Rows per chunk: about this many bytes of Y, so a chunk stays in L2
+ * between the gemm and its epilogue. */
+#define CHUNK_BYTES (256 << 10)
+
+typedef struct fmm_job {
+    const float *A, *B, *bias;
+    float *Y;
+    int64_t rows, K, N, chunk;
+    ox_act act;
+    const ox_stop *stop;
+    atomic_int failed;
+} fmm_job;
+
+static void chunk_range(void *arg, int64_t c0, int64_t c1) {
+    fmm_job *j = arg;
+    for (int64_t c = c0; c < c1; c++) {
+        int64_t r0 = c * j->chunk, r1 = r0 + j->chunk < j->rows ? r0 + j->chunk : j->rows;
+        if (ox_gemm_f32(NULL, j->stop, 0, 0, r1 - r0, j->N, j->K, 1.0f, j->A + r0 * j->K, j->K,
+                        j->B, j->N, 0.0f, j->Y + r0 * j->N, j->N)) {
+            atomic_store(&j->failed, 1);
+            return;
+        }
+        ox_act_bias_rows(&j->act, j->Y + r0 * j->N, r1 - r0, j->N, j->N, j->bias);
+    }
+}
+
+static void epilogue_range(void *arg, int64_t r0, int64_t r1) {
+    fmm_job *j = arg;
+    ox_act_bias_rows(&j->act, j->Y + r0 * j->N, r1 - r0, j->N, j->N, j->bias);
+}
+
+static int supports_f32(const ir_node *node, const ir_type *const *inputs, int n_inputs) {
+    (void)node;
+    for (int i = 0; i < n_inputs; i++)
+        if (inputs[i] && inputs[i]->dtype != ONYX_FLOAT32 && inputs[i]->dtype != ONYX_UNDEFINED)
+            return 0;
+    return 1;
+}
+
+static int fused_matmul_compute(ox_kernel_ctx *ctx) {
+    const ox_tensor *A = ctx->inputs[0], *B = ctx->inputs[1], *bias = ox_cpu_input(ctx, 2);
+    ox_tensor *Y = ctx->outputs[0];
+    fmm_job j = {0};
+    size_t np = 0;
+    const float *params = ir_attr_floats(ctx->node, "activation_params", &np);
+    const char *act = ir_attr_string(ctx->node, "activation", "");
+    if (ox_act_parse(act, params, np, &j.act) != 0)
+        return ox_kernel_fail(ctx, ONYX_NOT_IMPLEMENTED,
+                              "FusedMatMul: activation '%s' with %zu parameters is not supported",
+                              act, np);
+    if (B->rank != 2 || A->rank < 1 || A->dims[A->rank - 1] != B->dims[0])
+        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
+                              "FusedMatMul: A's last dimension must match B's rows, B 2-D");
+    j.K = B->dims[0];
+    j.N = B->dims[1];
+    j.rows = j.K ? ox_tensor_numel(A) / j.K : (A->rank > 1 ? ox_numel(A->dims, A->rank - 1) : 1);
+    if (ox_tensor_numel(Y) != j.rows * j.N)
+        return ox_kernel_fail(ctx, ONYX_RUNTIME_ERROR,
+                              "FusedMatMul: output shape does not match inputs");
+    if (bias && (bias->dtype != ONYX_FLOAT32 || ox_tensor_numel(bias) != j.N))
+        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
+                              "FusedMatMul: bias must be float32 with N = %lld values",
+                              (long long)j.N);
+    if (j.rows == 0 || j.N == 0) return 0;
+    j.A = A->data;
+    j.B = B->data;
+    j.bias = bias ? bias->data : NULL;
+    j.Y = Y->data;
+    j.stop = ctx->stop;
+    atomic_init(&j.failed, 0);
+    int64_t chunk = CHUNK_BYTES / (int64_t)sizeof(float) / j.N;
+    chunk = chunk < 16 ? 16 : (chunk + 7) / 8 * 8;
+    int threads = ox_threadpool_size(ctx->pool);
+    int64_t chunks = (j.rows + chunk - 1) / chunk;
+    if (threads > 1 && chunks < threads) {
+        /* too few chunks to share: one product over the pool, then the
+         * epilogue split over rows */
+        if (ox_gemm_f32(ctx->pool, ctx->stop, 0, 0, j.rows, j.N, j.K, 1.0f, j.A, j.K, j.B, j.N,
+                        0.0f, j.Y, j.N))
+            return ox_cpu_oom(ctx);
+        int64_t grain = 16384 / j.N;
+        ox_parallel_for(ctx->pool, j.rows, grain < 1 ? 1 : grain, epilogue_range, &j);
+        return 0;
+    }
+    j.chunk = chunk;
+    ox_parallel_for(ctx->pool, chunks, 1, chunk_range, &j);
+    return atomic_load(&j.failed) ? ox_cpu_oom(ctx) : 0;
+}
+
+static const ox_kernel_def KERNELS[] = {
+    {"onyx", "FusedMatMul", 1, 1, fused_matmul_compute, supports_f32, NULL, NULL},
+};
+
+const ox_kernel_table ox_cpu_kernels_onyx_matmul = {KERNELS, sizeof KERNELS / sizeof KERNELS[0]};

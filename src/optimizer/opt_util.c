@@ -1,0 +1,199 @@
+#include "optimizer/opt_util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/strmap.h"
+
+int ox_readers_init(ox_readers *r, const ir_graph *g) {
+    r->count = calloc((size_t)g->n_values + 1, sizeof *r->count);
+    r->node = malloc(((size_t)g->n_values + 1) * sizeof *r->node);
+    if (!r->count || !r->node) {
+        ox_readers_free(r);
+        return -1;
+    }
+    for (int v = 0; v < g->n_values; v++) r->node[v] = -1;
+    for (int i = 0; i < g->n_nodes; i++) {
+        const ir_node *n = &g->nodes[i];
+        for (int k = 0; k < n->n_inputs + n->n_implicit; k++) {
+            int v = k < n->n_inputs ? n->inputs[k] : n->implicit[k - n->n_inputs];
+            if (v < 0) continue;
+            r->count[v]++;
+            r->node[v] = i;
+        }
+    }
+    return 0;
+}
+
+void ox_readers_free(ox_readers *r) {
+    free(r->count);
+    free(r->node);
+    r->count = r->node = NULL;
+}
+
+unsigned char *ox_pinned_values(const ir_graph *g) {
+    unsigned char *p = calloc((size_t)g->n_values + 1, 1);
+    if (!p) return NULL;
+    for (int v = 0; v < g->n_values; v++) p[v] = (unsigned char)(g->values[v].is_output != 0);
+    for (int i = 0; i < g->n_nodes; i++)
+        for (int k = 0; k < g->nodes[i].n_implicit; k++) p[g->nodes[i].implicit[k]] = 1;
+    return p;
+}
+
+const ox_tensor *ox_const_value(const ir_graph *g, int v) {
+    if (v < 0 || v >= g->n_values) return NULL;
+    const ir_value *val = &g->values[v];
+    if (!val->init || val->is_input || val->init->kind != OX_KIND_TENSOR) return NULL;
+    return val->init;
+}
+
+int ox_forward_resolve(int *forward, int v) {
+    int root = v;
+    while (forward[root] >= 0) root = forward[root];
+    while (forward[v] >= 0) {
+        int next = forward[v];
+        forward[v] = root;
+        v = next;
+    }
+    return root;
+}
+
+void ox_forward_apply(ir_graph *g, int *forward) {
+    for (int i = 0; i < g->n_nodes; i++) {
+        ir_node *n = &g->nodes[i];
+        for (int k = 0; k < n->n_inputs; k++)
+            if (n->inputs[k] >= 0) n->inputs[k] = ox_forward_resolve(forward, n->inputs[k]);
+    }
+}
+
+int ox_add_constant(ir_graph *g, const char *base, const char *what, ox_tensor *t, ox_error *err) {
+    char name[512];
+    /* a fresh name: the model may already use the obvious one */
+    for (int suffix = 0;; suffix++) {
+        snprintf(name, sizeof name, "%s/%s.%d", base && base[0] ? base : "onyx", what, suffix);
+        if (ir_graph_find(g, name) < 0) break;
+    }
+    int v = ir_graph_value(g, name, err);
+    if (v < 0) {
+        ox_tensor_free(t);
+        return -1;
+    }
+    ir_value_set_constant(g, v, t);
+    return v;
+}
+
+int ox_infer_quietly(ir_graph *g) {
+    ox_error local = {0};
+    int rc = ir_infer_shapes(g, &local);
+    ox_error_clear(&local);
+    return rc;
+}
+
+int ox_model_import_domain(ir_model *m, const char *domain, int64_t version, ox_error *err) {
+    if (ir_model_opset(m, domain) >= 0) return 0;
+    ir_opset *no = realloc(m->opsets, ((size_t)m->n_opsets + 1) * sizeof *no);
+    if (!no) return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
+    m->opsets = no;
+    no[m->n_opsets].domain = ox_strdup(domain);
+    if (!no[m->n_opsets].domain) return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
+    no[m->n_opsets].version = version;
+    m->n_opsets++;
+    return 0;
+}
+
+static ir_attr *attr_slot(ir_node *n, const char *name, ox_error *err) {
+    for (int i = 0; i < n->n_attrs; i++)
+        if (strcmp(n->attrs[i].name, name) == 0) {
+            char *keep = n->attrs[i].name;
+            n->attrs[i].name = NULL;
+            ir_attr_clear(&n->attrs[i]);
+            n->attrs[i].name = keep;
+            return &n->attrs[i];
+        }
+    ir_attr *na = realloc(n->attrs, ((size_t)n->n_attrs + 1) * sizeof *na);
+    if (!na) {
+        ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
+        return NULL;
+    }
+    n->attrs = na;
+    ir_attr *a = &na[n->n_attrs];
+    memset(a, 0, sizeof *a);
+    if (!(a->name = ox_strdup(name))) {
+        ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
+        return NULL;
+    }
+    n->n_attrs++;
+    return a;
+}
+
+int ox_node_set_string(ir_node *n, const char *name, const char *s, ox_error *err) {
+    ir_attr *a = attr_slot(n, name, err);
+    if (!a) return -1;
+    a->type = IR_ATTR_STRING;
+    if (!(a->s = ox_strdup(s))) return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
+    a->s_len = strlen(s);
+    return 0;
+}
+
+int ox_node_set_float(ir_node *n, const char *name, float v, ox_error *err) {
+    ir_attr *a = attr_slot(n, name, err);
+    if (!a) return -1;
+    a->type = IR_ATTR_FLOAT;
+    a->f = v;
+    return 0;
+}
+
+int ox_node_set_int(ir_node *n, const char *name, int64_t v, ox_error *err) {
+    ir_attr *a = attr_slot(n, name, err);
+    if (!a) return -1;
+    a->type = IR_ATTR_INT;
+    a->i = v;
+    return 0;
+}
+
+int ox_node_set_floats(ir_node *n, const char *name, const float *v, size_t count, ox_error *err) {
+    ir_attr *a = attr_slot(n, name, err);
+    if (!a) return -1;
+    a->type = IR_ATTR_FLOATS;
+    if (!(a->floats = malloc((count ? count : 1) * sizeof *a->floats)))
+        return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
+    if (count) memcpy(a->floats, v, count * sizeof *v);
+    a->n = count;
+    return 0;
+}
+
+int ox_node_retype(ir_node *n, const char *op_type, const char *domain, int opset, ox_error *err) {
+    char *op = ox_strdup(op_type), *dom = ox_strdup(domain);
+    if (!op || !dom) {
+        free(op);
+        free(dom);
+        return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
+    }
+    free(n->op_type);
+    free(n->domain);
+    n->op_type = op;
+    n->domain = dom;
+    n->opset = opset;
+    return 0;
+}
+
+int ox_node_set_input(ir_node *n, int k, int v, ox_error *err) {
+    if (k >= n->n_inputs) {
+        int *ni = realloc(n->inputs, ((size_t)k + 1) * sizeof *ni);
+        if (!ni) return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
+        for (int i = n->n_inputs; i <= k; i++) ni[i] = -1;
+        n->inputs = ni;
+        n->n_inputs = k + 1;
+    }
+    n->inputs[k] = v;
+    return 0;
+}
+
+void ox_node_set_output(ir_graph *g, int i, int k, int v) {
+    ir_node *n = &g->nodes[i];
+    int old = n->outputs[k];
+    if (old >= 0 && g->values[old].producer == i) g->values[old].producer = -1;
+    n->outputs[k] = v;
+    g->values[v].producer = i;
+}

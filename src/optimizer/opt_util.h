@@ -1,0 +1,59 @@
+/* Helpers shared by the optimizer passes: who reads each value, which
+ * values must keep their names, value forwarding, node rewriting and a
+ * quiet shape inference for passes that look at static shapes. */
+#ifndef ONYX_OPTIMIZER_OPT_UTIL_H
+#define ONYX_OPTIMIZER_OPT_UTIL_H
+
+#include "ir/ir.h"
+
+/* Per value: how many node inputs (and subgraph captures) read it, and
+ * one node that does (the last in node order). Arrays of n_values + 1. */
+typedef struct ox_readers {
+    int *count;
+    int *node;
+} ox_readers;
+int ox_readers_init(ox_readers *r, const ir_graph *g);
+void ox_readers_free(ox_readers *r);
+
+/* 1 for values whose name someone outside the node list sees: graph
+ * outputs and values that subgraph bodies read by name. Passes never
+ * rename or drop them. Array of n_values + 1, or NULL when out of memory. */
+unsigned char *ox_pinned_values(const ir_graph *g);
+
+/* The constant tensor behind value v (an initializer that is not a graph
+ * input, or a folded constant), or NULL. */
+const ox_tensor *ox_const_value(const ir_graph *g, int v);
+
+/* forward[v] >= 0: readers of v read forward[v] instead. Follows chains
+ * and shortens them. */
+int ox_forward_resolve(int *forward, int v);
+/* Rewrites every node input through forward. */
+void ox_forward_apply(ir_graph *g, int *forward);
+
+/* A new value named base/what.N (a fresh name), made a constant holding
+ * t (taken, also on failure). Returns its id or -1. */
+int ox_add_constant(ir_graph *g, const char *base, const char *what, ox_tensor *t, ox_error *err);
+
+/* Runs static shape inference for a pass that reads value types; returns
+ * 0 or -1 when it failed (the error is dropped: the session's own
+ * inference after the passes reports it with its context). */
+int ox_infer_quietly(ir_graph *g);
+
+/* Registers domain at version in the model's opset imports when absent,
+ * so that a saved optimized graph declares the operators it uses. */
+int ox_model_import_domain(ir_model *m, const char *domain, int64_t version, ox_error *err);
+
+/* ---- node rewriting ---- */
+/* Sets (adding or replacing) a string / float-list attribute of n. */
+int ox_node_set_string(ir_node *n, const char *name, const char *s, ox_error *err);
+int ox_node_set_float(ir_node *n, const char *name, float v, ox_error *err);
+int ox_node_set_int(ir_node *n, const char *name, int64_t v, ox_error *err);
+int ox_node_set_floats(ir_node *n, const char *name, const float *v, size_t count, ox_error *err);
+/* Gives n another operator: op_type, domain and opset. */
+int ox_node_retype(ir_node *n, const char *op_type, const char *domain, int opset, ox_error *err);
+/* Sets n's input k (growing the input list with omitted slots). */
+int ox_node_set_input(ir_node *n, int k, int v, ox_error *err);
+/* Makes node i of g produce value v as its output k (v's old producer,
+ * if any, loses it; the value n produced there loses its producer). */
+void ox_node_set_output(ir_graph *g, int i, int k, int v);
+#endif

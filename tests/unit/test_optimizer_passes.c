@@ -1,0 +1,578 @@
+/* The optimizer passes each change the graph as they claim and keep its
+ * values:
+ * - basic: common-subexpression elimination (equal constants, equal
+ *   nodes; never random operators), shape folding (Shape/Gather of the
+ *   static dimensions of a dynamic-batch input fold into a constant
+ *   Reshape target, the batch dimension stays), dead-code elimination;
+ *   outputs equal to the unoptimized graph's exactly.
+ * - all: MatMul + bias + activation -> onyx.FusedMatMul for every
+ *   activation form, the Erf-written GELU -> Gelu (ONNX 20's, or
+ *   com.microsoft's below opset 20) and into FusedMatMul, Gemm + activation
+ *   -> FusedMatMul (transB: weights transposed once), LayerNormalization
+ *   written out with ReduceMean -> LayerNormalization; a product or
+ *   sum with a second reader is not fused. Outputs within 1e-5 (relative,
+ *   with a 1e-5 floor) of level basic's: the fused kernels compute the same
+ *   float operations, the GELU's x / sqrt 2 becomes x * (1 / sqrt 2). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "model_builder.h"
+
+static float frand(unsigned *s) {
+    *s = *s * 1664525u + 1013904223u;
+    return (float)((*s >> 8) & 0xffff) / 65536.0f - 0.5f;
+}
+
+static size_t count_op(const onyx_session *s, const char *domain, const char *op) {
+    size_t n = 0;
+    for (size_t i = 0; i < onyx_session_node_count(s); i++)
+        n += strcmp(onyx_session_node_op_type(s, i), op) == 0 &&
+             strcmp(onyx_session_node_domain(s, i), domain) == 0;
+    return n;
+}
+
+static onyx_session *open_model(onyx_env *env, const uint8_t *buf, size_t len,
+                                onyx_opt_level level) {
+    onyx_session_options *o = NULL;
+    onyx_session *s = NULL;
+    CHECK_OK(onyx_session_options_create(&o));
+    CHECK_OK(onyx_session_options_set_optimization_level(o, level));
+    CHECK_OK(onyx_session_create_from_buffer(env, buf, len, o, &s));
+    onyx_session_options_free(o);
+    return s;
+}
+
+/* Runs s on one float input x of the given shape; outs get n outputs. */
+static void run(onyx_session *s, const float *x, const int64_t *dims, int rank,
+                const char *const *names, onyx_tensor **outs, size_t n) {
+    size_t count = 1;
+    for (int d = 0; d < rank; d++) count *= (size_t)dims[d];
+    onyx_tensor *tx = NULL;
+    CHECK_OK(onyx_tensor_wrap(ONYX_FLOAT32, dims, rank, (void *)x, count * sizeof *x, &tx));
+    const char *in[] = {"x"};
+    for (size_t i = 0; i < n; i++) outs[i] = NULL;
+    CHECK_OK(onyx_session_run(s, in, (const onyx_tensor *const *)&tx, 1, names, outs, n));
+    onyx_tensor_free(tx);
+}
+
+/* a and b of the same shape and type, element by element within
+ * rel * |b| + abs (0, 0: bit-equal values) */
+static void check_same(onyx_tensor *a, onyx_tensor *b, double rel, double abs_tol) {
+    CHECK(a && b);
+    if (!a || !b) return;
+    CHECK(onyx_tensor_dtype(a) == onyx_tensor_dtype(b));
+    CHECK(onyx_tensor_rank(a) == onyx_tensor_rank(b));
+    CHECK(onyx_tensor_numel(a) == onyx_tensor_numel(b));
+    if (onyx_tensor_numel(a) != onyx_tensor_numel(b)) return;
+    for (int d = 0; d < onyx_tensor_rank(a); d++)
+        CHECK(onyx_tensor_dims(a)[d] == onyx_tensor_dims(b)[d]);
+    int64_t n = onyx_tensor_numel(a);
+    if (onyx_tensor_dtype(a) == ONYX_INT64) {
+        const int64_t *x = onyx_tensor_data(a), *y = onyx_tensor_data(b);
+        for (int64_t i = 0; i < n; i++) CHECK(x[i] == y[i]);
+        return;
+    }
+    const float *x = onyx_tensor_data(a), *y = onyx_tensor_data(b);
+    for (int64_t i = 0; i < n; i++) CHECK_NEAR(x[i], y[i], rel * fabs(y[i]) + abs_tol);
+}
+
+/* ---- basic: CSE, shape folding, dead code ---- */
+
+static uint8_t *basic_model(size_t *len) {
+    mb_model *m = mb_new(17);
+    int64_t dx[] = {-1, 4, 6}, dy[] = {-1, 24}, d1[] = {1};
+    mb_input(m, "x", ONYX_FLOAT32, dx, 3);
+    mb_output(m, "y", ONYX_FLOAT32, dy, 2);
+    mb_output(m, "bsz", ONYX_INT64, d1, 1);
+    mb_output(m, "pp", ONYX_INT64, d1, 1);
+    mb_output(m, "z", ONYX_FLOAT32, dx, 3);
+    mb_output(m, "uu", ONYX_FLOAT32, dx, 3);
+    int64_t i0[] = {0}, i1[] = {1}, i2[] = {2}, neg1[] = {-1};
+    mb_init_int64(m, "idx0", d1, 1, i0);
+    mb_init_int64(m, "idx1", d1, 1, i1);
+    mb_init_int64(m, "idx1b", d1, 1, i1); /* the same constant again */
+    mb_init_int64(m, "idx2", d1, 1, i2);
+    mb_init_int64(m, "neg1", d1, 1, neg1);
+    mb_node(m, "Shape", "x", "s");
+    mb_node(m, "Gather", "s,idx1", "g1");
+    mb_node(m, "Gather", "s,idx1b", "g1b");
+    mb_node(m, "Gather", "s,idx2", "g2");
+    mb_node(m, "Mul", "g1,g2", "p");
+    mb_node(m, "Mul", "g1b,g2", "pb");
+    mb_node(m, "Concat", "neg1,p", "t");
+    mb_attr_int(m, "axis", 0);
+    mb_node(m, "Reshape", "x,t", "y");
+    mb_node(m, "Gather", "s,idx0", "bsz"); /* the batch: unknown at load */
+    mb_node(m, "Add", "p,pb", "pp");
+    mb_node(m, "Relu", "x", "r1");
+    mb_node(m, "Relu", "x", "r2");
+    mb_node(m, "Add", "r1,r2", "z");
+    /* read by nobody */
+    mb_node(m, "Sigmoid", "x", "d1");
+    mb_node(m, "Tanh", "d1", "d2");
+    /* two samples with the same seed are still two samples */
+    mb_node(m, "RandomUniformLike", "x", "u1");
+    mb_attr_float(m, "seed", 1.0f);
+    mb_node(m, "RandomUniformLike", "x", "u2");
+    mb_attr_float(m, "seed", 1.0f);
+    mb_node(m, "Add", "u1,u2", "uu");
+    uint8_t *buf = mb_serialize(m, len);
+    mb_free(m);
+    return buf;
+}
+
+static void test_basic(onyx_env *env) {
+    size_t len;
+    uint8_t *buf = basic_model(&len);
+    onyx_session *none = open_model(env, buf, len, ONYX_OPT_NONE);
+    onyx_session *basic = open_model(env, buf, len, ONYX_OPT_BASIC);
+    free(buf);
+    if (!none || !basic) goto out;
+    CHECK(count_op(none, "", "Relu") == 2);
+    CHECK(count_op(none, "", "Gather") == 4);
+    CHECK(count_op(basic, "", "Relu") == 1);    /* CSE */
+    CHECK(count_op(basic, "", "Shape") == 1);   /* for the batch dimension */
+    CHECK(count_op(basic, "", "Gather") == 1);  /* the batch dimension */
+    CHECK(count_op(basic, "", "Mul") == 0);     /* folded */
+    CHECK(count_op(basic, "", "Concat") == 0);  /* folded */
+    CHECK(count_op(basic, "", "Reshape") == 1); /* now with a constant target */
+    CHECK(count_op(basic, "", "Sigmoid") == 0); /* dead */
+    CHECK(count_op(basic, "", "Tanh") == 0);    /* dead */
+    CHECK(count_op(basic, "", "RandomUniformLike") == 2);
+    CHECK(count_op(basic, "", "Add") == 2); /* z and uu; pp folded */
+
+    enum { B = 2, N = B * 4 * 6 };
+    float x[N];
+    unsigned seed = 7;
+    for (int i = 0; i < N; i++) x[i] = frand(&seed) * 4.0f;
+    int64_t dims[] = {B, 4, 6};
+    const char *names[] = {"y", "bsz", "pp", "z"};
+    onyx_tensor *on[4], *ob[4];
+    run(none, x, dims, 3, names, on, 4);
+    run(basic, x, dims, 3, names, ob, 4);
+    for (int k = 0; k < 4; k++) check_same(ob[k], on[k], 0.0, 0.0);
+    if (ob[0] && ob[1] && ob[2] && ob[3]) {
+        CHECK(onyx_tensor_dims(ob[0])[0] == B && onyx_tensor_dims(ob[0])[1] == 24);
+        const float *y = onyx_tensor_data(ob[0]), *z = onyx_tensor_data(ob[3]);
+        for (int i = 0; i < N; i++) {
+            CHECK(y[i] == x[i]);
+            CHECK(z[i] == 2.0f * (x[i] > 0 ? x[i] : 0.0f));
+        }
+        CHECK(((const int64_t *)onyx_tensor_data(ob[1]))[0] == B);
+        CHECK(((const int64_t *)onyx_tensor_data(ob[2]))[0] == 48);
+    }
+    for (int k = 0; k < 4; k++) {
+        onyx_tensor_free(on[k]);
+        onyx_tensor_free(ob[k]);
+    }
+out:
+    onyx_session_free(none);
+    onyx_session_free(basic);
+}
+
+/* ---- basic: a Reshape target with the batch in it still tells the
+ * other dimensions, so shape arithmetic after it folds ---- */
+
+static void test_partial_shapes(onyx_env *env) {
+    mb_model *m = mb_new(17);
+    int64_t dx[] = {-1, 4, 6}, d1[] = {1}, d2[] = {2};
+    mb_input(m, "x", ONYX_FLOAT32, dx, 3);
+    mb_output(m, "r2", ONYX_FLOAT32, NULL, -1);
+    int64_t i0 = 0, i2[] = {2}, two_twelve[] = {2, 12}, a0[] = {0}, neg1[] = {-1};
+    mb_init_int64(m, "i0", NULL, 0, &i0);
+    mb_init_int64(m, "i2", d1, 1, i2);
+    mb_init_int64(m, "two_twelve", d2, 1, two_twelve);
+    mb_init_int64(m, "a0", d1, 1, a0);
+    mb_init_int64(m, "neg1", d1, 1, neg1);
+    mb_node(m, "Shape", "x", "s");
+    mb_node(m, "Gather", "s,i0", "b"); /* the batch, a scalar */
+    mb_node(m, "Unsqueeze", "b,a0", "bu");
+    mb_node(m, "Concat", "bu,two_twelve", "t");
+    mb_attr_int(m, "axis", 0);
+    mb_node(m, "Reshape", "x,t", "r"); /* [batch, 2, 12] */
+    mb_node(m, "Shape", "r", "s2");
+    mb_node(m, "Gather", "s2,i2", "last"); /* 12, known at load */
+    mb_node(m, "Concat", "neg1,last", "t2");
+    mb_attr_int(m, "axis", 0);
+    mb_node(m, "Reshape", "r,t2", "r2"); /* [2 batch, 12] */
+    size_t len;
+    uint8_t *buf = mb_serialize(m, &len);
+    mb_free(m);
+    onyx_session *none = open_model(env, buf, len, ONYX_OPT_NONE);
+    onyx_session *basic = open_model(env, buf, len, ONYX_OPT_BASIC);
+    free(buf);
+    if (none && basic) {
+        CHECK(count_op(none, "", "Shape") == 2);
+        /* Shape(r) folds only with r's dimensions known; then t2 is a
+         * constant, r2 reshapes x directly and the batch arithmetic that
+         * only r needed goes: one node is left */
+        CHECK(count_op(basic, "", "Shape") == 0);
+        CHECK(count_op(basic, "", "Concat") == 0);
+        CHECK(count_op(basic, "", "Reshape") == 1);
+        CHECK(onyx_session_node_count(basic) == 1);
+        float x[3 * 24];
+        for (int i = 0; i < 72; i++) x[i] = (float)i;
+        int64_t dims[] = {3, 4, 6};
+        const char *names[] = {"r2"};
+        onyx_tensor *on[1], *ob[1];
+        run(none, x, dims, 3, names, on, 1);
+        run(basic, x, dims, 3, names, ob, 1);
+        check_same(ob[0], on[0], 0.0, 0.0);
+        if (ob[0]) CHECK(onyx_tensor_dims(ob[0])[0] == 6 && onyx_tensor_dims(ob[0])[1] == 12);
+        onyx_tensor_free(on[0]);
+        onyx_tensor_free(ob[0]);
+    }
+    onyx_session_free(none);
+    onyx_session_free(basic);
+}
+
+/* ---- basic: Transpose / Reshape / Squeeze-Unsqueeze pairs ---- */
+
+static void test_transforms(onyx_env *env) {
+    mb_model *m = mb_new(17);
+    int64_t dx[] = {2, 3, 4}, d2[] = {2}, d1[] = {1};
+    mb_input(m, "x", ONYX_FLOAT32, dx, 3);
+    static const char *const OUTS[] = {"y1", "y2", "y3", "y4", "y5"};
+    for (int i = 0; i < 5; i++) mb_output(m, OUTS[i], ONYX_FLOAT32, NULL, -1);
+    int64_t p1[] = {1, 0, 2}, p2[] = {2, 0, 1}, s64[] = {6, 4}, s46[] = {4, 6}, s0[] = {0, -1},
+            a0[] = {0};
+    mb_init_int64(m, "s64", d2, 1, s64);
+    mb_init_int64(m, "s46", d2, 1, s46);
+    mb_init_int64(m, "s0", d2, 1, s0);
+    mb_init_int64(m, "a0", d1, 1, a0);
+    mb_node(m, "Transpose", "x", "t1");
+    mb_attr_ints(m, "perm", p1, 3);
+    mb_node(m, "Transpose", "t1", "t2");
+    mb_attr_ints(m, "perm", p1, 3);
+    mb_node(m, "Relu", "t2", "y1"); /* the pair is the identity */
+    mb_node(m, "Transpose", "x", "u1");
+    mb_attr_ints(m, "perm", p2, 3);
+    mb_node(m, "Transpose", "u1", "y2"); /* one Transpose, perm [1, 2, 0] */
+    mb_attr_ints(m, "perm", p2, 3);
+    mb_node(m, "Reshape", "x,s64", "r1");
+    mb_node(m, "Reshape", "r1,s46", "y3"); /* one Reshape */
+    mb_node(m, "Reshape", "r1,s0", "y4");  /* a 0 copies r1's dimension: kept */
+    mb_node(m, "Unsqueeze", "x,a0", "q1");
+    mb_node(m, "Squeeze", "q1,a0", "q2");
+    mb_node(m, "Neg", "q2", "y5");
+    size_t len;
+    uint8_t *buf = mb_serialize(m, &len);
+    mb_free(m);
+    onyx_session *none = open_model(env, buf, len, ONYX_OPT_NONE);
+    onyx_session *basic = open_model(env, buf, len, ONYX_OPT_BASIC);
+    free(buf);
+    if (none && basic) {
+        CHECK(count_op(none, "", "Transpose") == 4);
+        CHECK(count_op(basic, "", "Transpose") == 1);
+        CHECK(count_op(basic, "", "Reshape") == 3);
+        CHECK(count_op(basic, "", "Unsqueeze") == 0);
+        CHECK(count_op(basic, "", "Squeeze") == 0);
+        float x[24];
+        for (int i = 0; i < 24; i++) x[i] = (float)i - 11.5f;
+        onyx_tensor *on[5], *ob[5];
+        run(none, x, dx, 3, OUTS, on, 5);
+        run(basic, x, dx, 3, OUTS, ob, 5);
+        for (int k = 0; k < 5; k++) {
+            check_same(ob[k], on[k], 0.0, 0.0);
+            onyx_tensor_free(on[k]);
+            onyx_tensor_free(ob[k]);
+        }
+    }
+    onyx_session_free(none);
+    onyx_session_free(basic);
+}
+
+/* ---- all: MatMul fusions and the GELU pattern ---- */
+
+enum { K = 8, NO = 5, LAYERS = 8 };
+
+static void linear(mb_model *m, unsigned *seed, int i) {
+    float w[K * NO], b[NO];
+    for (int j = 0; j < K * NO; j++) w[j] = frand(seed);
+    for (int j = 0; j < NO; j++) b[j] = frand(seed);
+    int64_t dw[] = {K, NO}, db[] = {NO};
+    char wn[16], bn[16];
+    snprintf(wn, sizeof wn, "w%d", i);
+    snprintf(bn, sizeof bn, "b%d", i);
+    mb_init_float(m, wn, dw, 2, w);
+    mb_init_float(m, bn, db, 1, b);
+}
+
+static uint8_t *fusion_model(size_t *len) {
+    unsigned seed = 4242;
+    mb_model *m = mb_new(20);
+    int64_t dx[] = {2, 3, K}, dy[] = {2, 3, NO};
+    mb_input(m, "x", ONYX_FLOAT32, dx, 3);
+    static const char *const OUTS[] = {"y1", "y2",  "y3", "y4",  "y5",
+                                       "y6", "y6b", "y7", "y7b", "y8"};
+    for (size_t i = 0; i < sizeof OUTS / sizeof OUTS[0]; i++)
+        mb_output(m, OUTS[i], ONYX_FLOAT32, dy, 3);
+    for (int i = 1; i <= LAYERS; i++) linear(m, &seed, i);
+    float cmin = -0.1f, cmax = 0.2f, sqrt2 = 1.41421356f, one = 1.0f, half = 0.5f;
+    mb_init_float(m, "cmin", NULL, 0, &cmin);
+    mb_init_float(m, "cmax", NULL, 0, &cmax);
+    mb_init_float(m, "sqrt2", NULL, 0, &sqrt2);
+    mb_init_float(m, "one", NULL, 0, &one);
+    mb_init_float(m, "half", NULL, 0, &half);
+    mb_node(m, "MatMul", "x,w1", "m1");
+    mb_node(m, "Add", "m1,b1", "a1");
+    mb_node(m, "Relu", "a1", "y1");
+    mb_node(m, "MatMul", "x,w2", "m2");
+    mb_node(m, "Add", "b2,m2", "a2"); /* bias first */
+    mb_node(m, "Gelu", "a2", "y2");
+    mb_attr_string(m, "approximate", "tanh");
+    mb_node(m, "MatMul", "x,w3", "m3");
+    mb_node(m, "Add", "m3,b3", "a3");
+    mb_node(m, "Sigmoid", "a3", "s3");
+    mb_node(m, "Mul", "s3,a3", "y3"); /* SiLU */
+    mb_node(m, "MatMul", "x,w4", "m4");
+    mb_node(m, "Add", "m4,b4", "y4"); /* bias alone */
+    mb_node(m, "MatMul", "x,w5", "m5");
+    mb_node(m, "Add", "m5,b5", "a5");
+    mb_node(m, "Clip", "a5,cmin,cmax", "y5");
+    mb_node(m, "MatMul", "x,w6", "m6");
+    mb_node(m, "Add", "m6,b6", "a6"); /* two readers: the activation stays */
+    mb_node(m, "HardSwish", "a6", "y6");
+    mb_node(m, "Relu", "a6", "y6b");
+    mb_node(m, "MatMul", "x,w7", "m7"); /* two readers: nothing fuses */
+    mb_node(m, "Add", "m7,b7", "y7");
+    mb_node(m, "Neg", "m7", "y7b");
+    mb_node(m, "MatMul", "x,w8", "m8"); /* GELU written out */
+    mb_node(m, "Add", "m8,b8", "a8");
+    mb_node(m, "Div", "a8,sqrt2", "g_d");
+    mb_node(m, "Erf", "g_d", "g_e");
+    mb_node(m, "Add", "g_e,one", "g_a");
+    mb_node(m, "Mul", "a8,g_a", "g_m");
+    mb_node(m, "Mul", "g_m,half", "y8");
+    uint8_t *buf = mb_serialize(m, len);
+    mb_free(m);
+    return buf;
+}
+
+static void test_fusions(onyx_env *env) {
+    size_t len;
+    uint8_t *buf = fusion_model(&len);
+    onyx_session *basic = open_model(env, buf, len, ONYX_OPT_BASIC);
+    onyx_session *all = open_model(env, buf, len, ONYX_OPT_ALL);
+    free(buf);
+    if (!basic || !all) goto out;
+    CHECK(count_op(basic, "", "MatMul") == LAYERS);
+    CHECK(count_op(all, "onyx", "FusedMatMul") == 7);
+    CHECK(count_op(all, "", "MatMul") == 1); /* m7 */
+    CHECK(count_op(all, "", "Add") == 1);    /* y7 */
+    CHECK(count_op(all, "", "Gelu") == 0);
+    CHECK(count_op(all, "", "Erf") == 0);
+    CHECK(count_op(all, "", "Sigmoid") == 0);
+    CHECK(count_op(all, "", "Clip") == 0);
+    CHECK(count_op(all, "", "HardSwish") == 1);
+    CHECK(count_op(all, "", "Relu") == 1); /* y6b's */
+    CHECK(count_op(all, "", "Neg") == 1);
+
+    enum { N = 2 * 3 * K };
+    float x[N];
+    unsigned seed = 99;
+    for (int i = 0; i < N; i++) x[i] = frand(&seed) * 6.0f;
+    int64_t dims[] = {2, 3, K};
+    const char *names[] = {"y1", "y2", "y3", "y4", "y5", "y6", "y6b", "y7", "y7b", "y8"};
+    enum { NOUT = sizeof names / sizeof names[0] };
+    onyx_tensor *ob[NOUT], *oa[NOUT];
+    run(basic, x, dims, 3, names, ob, NOUT);
+    run(all, x, dims, 3, names, oa, NOUT);
+    for (int k = 0; k < NOUT; k++) {
+        check_same(oa[k], ob[k], 1e-5, 1e-5);
+        onyx_tensor_free(oa[k]);
+        onyx_tensor_free(ob[k]);
+    }
+out:
+    onyx_session_free(basic);
+    onyx_session_free(all);
+}
+
+/* Gemm + activation: with transB (weights transposed once into a new
+ * constant) and without; a Gemm with no activation stays a Gemm. */
+static void test_gemm_activation(onyx_env *env) {
+    enum { M = 4 };
+    unsigned seed = 555;
+    mb_model *m = mb_new(17);
+    int64_t dx[] = {M, K}, dy[] = {M, NO}, dwt[] = {NO, K}, dw[] = {K, NO}, db[] = {NO};
+    mb_input(m, "x", ONYX_FLOAT32, dx, 2);
+    mb_output(m, "y1", ONYX_FLOAT32, dy, 2);
+    mb_output(m, "y2", ONYX_FLOAT32, dy, 2);
+    mb_output(m, "y3", ONYX_FLOAT32, dy, 2);
+    float wt[NO * K], w[K * NO], b[NO];
+    for (int i = 0; i < NO * K; i++) wt[i] = frand(&seed);
+    for (int i = 0; i < NO * K; i++) w[i] = frand(&seed);
+    for (int i = 0; i < NO; i++) b[i] = frand(&seed);
+    mb_init_float(m, "wt", dwt, 2, wt);
+    mb_init_float(m, "w", dw, 2, w);
+    mb_init_float(m, "b", db, 1, b);
+    mb_node(m, "Gemm", "x,wt,b", "g1");
+    mb_attr_int(m, "transB", 1);
+    mb_node(m, "HardSwish", "g1", "y1");
+    mb_node(m, "Gemm", "x,w", "g2");
+    mb_node(m, "LeakyRelu", "g2", "y2");
+    mb_attr_float(m, "alpha", 0.3f);
+    mb_node(m, "Gemm", "x,w,b", "y3"); /* no activation */
+    size_t len;
+    uint8_t *buf = mb_serialize(m, &len);
+    mb_free(m);
+    onyx_session *basic = open_model(env, buf, len, ONYX_OPT_BASIC);
+    onyx_session *all = open_model(env, buf, len, ONYX_OPT_ALL);
+    free(buf);
+    if (basic && all) {
+        CHECK(count_op(all, "onyx", "FusedMatMul") == 2);
+        CHECK(count_op(all, "", "Gemm") == 1);
+        CHECK(count_op(all, "", "HardSwish") == 0);
+        CHECK(count_op(all, "", "LeakyRelu") == 0);
+        float x[M * K];
+        for (int i = 0; i < M * K; i++) x[i] = frand(&seed) * 8.0f;
+        const char *names[] = {"y1", "y2", "y3"};
+        onyx_tensor *ob[3], *oa[3];
+        run(basic, x, dx, 2, names, ob, 3);
+        run(all, x, dx, 2, names, oa, 3);
+        for (int k = 0; k < 3; k++) {
+            check_same(oa[k], ob[k], 1e-5, 1e-5);
+            onyx_tensor_free(oa[k]);
+            onyx_tensor_free(ob[k]);
+        }
+    }
+    onyx_session_free(basic);
+    onyx_session_free(all);
+}
+
+/* Below opset 20 the GELU becomes com.microsoft's Gelu: the other
+ * operand order, (x * 0.5) * (1 + erf(x * (1 / sqrt 2))). */
+static void test_gelu_opset17(onyx_env *env) {
+    mb_model *m = mb_new(17);
+    int64_t dx[] = {3, 7};
+    mb_input(m, "x", ONYX_FLOAT32, dx, 2);
+    mb_output(m, "y", ONYX_FLOAT32, dx, 2);
+    float inv = 0.70710678f, one = 1.0f, half = 0.5f;
+    mb_init_float(m, "inv", NULL, 0, &inv);
+    mb_init_float(m, "one", NULL, 0, &one);
+    mb_init_float(m, "half", NULL, 0, &half);
+    mb_node(m, "Mul", "inv,x", "d");
+    mb_node(m, "Erf", "d", "e");
+    mb_node(m, "Add", "one,e", "a");
+    mb_node(m, "Mul", "x,half", "h");
+    mb_node(m, "Mul", "h,a", "y");
+    size_t len;
+    uint8_t *buf = mb_serialize(m, &len);
+    mb_free(m);
+    onyx_session *basic = open_model(env, buf, len, ONYX_OPT_BASIC);
+    onyx_session *all = open_model(env, buf, len, ONYX_OPT_ALL);
+    free(buf);
+    if (basic && all) {
+        CHECK(onyx_session_node_count(all) == 1);
+        CHECK(count_op(all, "com.microsoft", "Gelu") == 1);
+        float x[21];
+        for (int i = 0; i < 21; i++) x[i] = (float)(i - 10) * 0.45f;
+        const char *names[] = {"y"};
+        onyx_tensor *ob[1], *oa[1];
+        run(basic, x, dx, 2, names, ob, 1);
+        run(all, x, dx, 2, names, oa, 1);
+        check_same(oa[0], ob[0], 1e-5, 1e-6);
+        if (oa[0]) {
+            const float *y = onyx_tensor_data(oa[0]);
+            for (int i = 0; i < 21; i++)
+                CHECK_NEAR(y[i], 0.5 * x[i] * (1.0 + erf(x[i] / sqrt(2.0))),
+                           1e-6 + 1e-6 * fabs(x[i]));
+        }
+        onyx_tensor_free(oa[0]);
+        onyx_tensor_free(ob[0]);
+    }
+    onyx_session_free(basic);
+    onyx_session_free(all);
+}
+
+/* ---- all: LayerNormalization written out (opset 12: ONNX Runtime's
+ * ONNX-domain LayerNormalization of opsets 1..16) ---- */
+
+static void test_layernorm(onyx_env *env) {
+    enum { H = 8 };
+    mb_model *m = mb_new(12);
+    int64_t dx[] = {2, 3, H}, dh[] = {H};
+    mb_input(m, "x", ONYX_FLOAT32, dx, 3);
+    mb_output(m, "y1", ONYX_FLOAT32, dx, 3);
+    mb_output(m, "y2", ONYX_FLOAT32, dx, 3);
+    float gamma[H], beta[H], two = 2.0f, eps1 = 1e-5f, eps2 = 1e-6f;
+    unsigned seed = 31;
+    for (int i = 0; i < H; i++) {
+        gamma[i] = 1.0f + frand(&seed);
+        beta[i] = frand(&seed);
+    }
+    mb_init_float(m, "gamma", dh, 1, gamma);
+    mb_init_float(m, "beta", dh, 1, beta);
+    mb_init_float(m, "two", NULL, 0, &two);
+    mb_init_float(m, "eps1", NULL, 0, &eps1);
+    mb_init_float(m, "eps2", NULL, 0, &eps2);
+    int64_t last[] = {-1}, two_ax[] = {2};
+    /* Pow form, axis -1, with beta */
+    mb_node(m, "ReduceMean", "x", "m1");
+    mb_attr_ints(m, "axes", last, 1);
+    mb_node(m, "Sub", "x,m1", "d1");
+    mb_node(m, "Pow", "d1,two", "p1");
+    mb_node(m, "ReduceMean", "p1", "v1");
+    mb_attr_ints(m, "axes", last, 1);
+    mb_node(m, "Add", "v1,eps1", "e1");
+    mb_node(m, "Sqrt", "e1", "s1");
+    mb_node(m, "Div", "d1,s1", "n1");
+    mb_node(m, "Mul", "n1,gamma", "g1");
+    mb_node(m, "Add", "beta,g1", "y1");
+    /* d * d, axis 2 (= rank - 1), no beta, on another input */
+    mb_node(m, "Neg", "x", "x2");
+    mb_node(m, "ReduceMean", "x2", "m2");
+    mb_attr_ints(m, "axes", two_ax, 1);
+    mb_node(m, "Sub", "x2,m2", "d2");
+    mb_node(m, "Mul", "d2,d2", "p2");
+    mb_node(m, "ReduceMean", "p2", "v2");
+    mb_attr_ints(m, "axes", two_ax, 1);
+    mb_node(m, "Add", "eps2,v2", "e2");
+    mb_node(m, "Sqrt", "e2", "s2");
+    mb_node(m, "Div", "d2,s2", "n2");
+    mb_node(m, "Mul", "gamma,n2", "y2");
+    size_t len;
+    uint8_t *buf = mb_serialize(m, &len);
+    mb_free(m);
+    onyx_session *basic = open_model(env, buf, len, ONYX_OPT_BASIC);
+    onyx_session *all = open_model(env, buf, len, ONYX_OPT_ALL);
+    free(buf);
+    if (basic && all) {
+        CHECK(count_op(basic, "", "ReduceMean") == 4);
+        CHECK(count_op(all, "", "LayerNormalization") == 2);
+        CHECK(count_op(all, "", "ReduceMean") == 0);
+        CHECK(count_op(all, "", "Sqrt") == 0);
+        CHECK(onyx_session_node_count(all) == 3); /* and the Neg */
+        float x[2 * 3 * H];
+        for (int i = 0; i < 2 * 3 * H; i++) x[i] = frand(&seed) * 3.0f + (float)(i % 5);
+        const char *names[] = {"y1", "y2"};
+        onyx_tensor *ob[2], *oa[2];
+        run(basic, x, dx, 3, names, ob, 2);
+        run(all, x, dx, 3, names, oa, 2);
+        for (int k = 0; k < 2; k++) {
+            /* statistics accumulated differently: a few float32 roundings */
+            check_same(oa[k], ob[k], 1e-5, 1e-5);
+            onyx_tensor_free(oa[k]);
+            onyx_tensor_free(ob[k]);
+        }
+    }
+    onyx_session_free(basic);
+    onyx_session_free(all);
+}
+
+int main(void) {
+    onyx_env *env = NULL;
+    CHECK_OK(onyx_env_create(&env));
+    if (!env) CHECK_DONE();
+    test_basic(env);
+    test_transforms(env);
+    test_partial_shapes(env);
+    test_fusions(env);
+    test_gemm_activation(env);
+    test_gelu_opset17(env);
+    test_layernorm(env);
+    onyx_env_free(env);
+    CHECK_DONE();
+}
