@@ -104,20 +104,10 @@ static int channel_const(const ox_tensor *t, int r, int64_t M) {
 
 /* A new constant value named after the node, owning t. */
 static int add_constant(ir_graph *g, int ci, const char *what, ox_tensor *t, ox_error *err) {
-    char name[512];
+    char label[32];
+    snprintf(label, sizeof label, "%s_fused", what);
     const ir_node *conv = &g->nodes[ci];
-    const char *base = conv->name && conv->name[0] ? conv->name : "Conv";
-    for (int suffix = 0;; suffix++) {
-        snprintf(name, sizeof name, "%s/%s_fused.%d", base, what, suffix);
-        if (ir_graph_find(g, name) < 0) break;
-    }
-    int v = ir_graph_value(g, name, err);
-    if (v < 0) {
-        ox_tensor_free(t);
-        return -1;
-    }
-    ir_value_set_constant(g, v, t);
-    return v;
+    return ox_add_constant(g, conv->name && conv->name[0] ? conv->name : "Conv", label, t, err);
 }
 
 /* Folds y = conv(x) * s (mul) or conv(x) + s into new weights and bias. */

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "optimizer/optimizer.h"
+#include "optimizer/opt_util.h"
 
 /* A float32 constant (not a graph input) of exactly n elements, or NULL. */
 static const ox_tensor *const_f32(const ir_graph *g, const ir_node *n, int k, int64_t numel) {
@@ -78,20 +79,9 @@ static int foldable_bn(const ir_graph *g, const readers *r, int ci) {
 /* A new constant value named after the node, owning t. */
 static int add_constant(ir_graph *g, const ir_node *conv, const char *what, ox_tensor *t,
                         ox_error *err) {
-    char name[512];
-    const char *base = conv->name && conv->name[0] ? conv->name : "Conv";
-    /* a fresh name: the model may already use the obvious one */
-    for (int suffix = 0;; suffix++) {
-        snprintf(name, sizeof name, "%s/%s_bn_folded.%d", base, what, suffix);
-        if (ir_graph_find(g, name) < 0) break;
-    }
-    int v = ir_graph_value(g, name, err);
-    if (v < 0) {
-        ox_tensor_free(t);
-        return -1;
-    }
-    ir_value_set_constant(g, v, t);
-    return v;
+    char label[32];
+    snprintf(label, sizeof label, "%s_bn_folded", what);
+    return ox_add_constant(g, conv->name && conv->name[0] ? conv->name : "Conv", label, t, err);
 }
 
 static int fold_one(ir_graph *g, int ci, int bi, ox_error *err) {

@@ -100,15 +100,10 @@ int ox_pass_fuse_gelu(ox_pass_ctx *pc, ir_graph *g) {
     int64_t opset = ir_model_opset(pc->model, "");
     int standard = opset >= 20;
     if (!standard && !pc->cpu_only) return 0;
-    ox_readers r = {0};
-    unsigned char *pinned = ox_pinned_values(g);
-    unsigned char *dead = calloc((size_t)g->n_nodes + 1, 1);
-    if (!pinned || !dead || ox_readers_init(&r, g) != 0) {
-        free(pinned);
-        free(dead);
-        ox_readers_free(&r);
+    ox_readers r;
+    unsigned char *pinned, *dead;
+    if (ox_match_state_init(g, &r, &pinned, &dead) != 0)
         return ox_fail(pc->err, ONYX_OUT_OF_MEMORY, "out of memory");
-    }
     ctx c = {g, &r, pinned};
     int changes = 0, rc = 0;
     for (int i = 0; i < g->n_nodes && rc == 0; i++) {
@@ -140,8 +135,6 @@ int ox_pass_fuse_gelu(ox_pass_ctx *pc, ir_graph *g) {
         else if (ir_graph_remove_nodes(g, dead) != 0)
             rc = ox_fail(pc->err, ONYX_OUT_OF_MEMORY, "out of memory");
     }
-    free(pinned);
-    free(dead);
-    ox_readers_free(&r);
+    ox_match_state_free(&r, pinned, dead);
     return rc == 0 ? changes : -1;
 }

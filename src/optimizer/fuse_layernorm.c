@@ -148,15 +148,10 @@ int ox_pass_fuse_layernorm(ox_pass_ctx *pc, ir_graph *g) {
     for (int i = 0; i < g->n_nodes && !any; i++) any = is_op(&g->nodes[i], "ReduceMean");
     if (!any || ox_infer_quietly(g) != 0) return 0;
     int64_t opset = ir_model_opset(pc->model, "");
-    ox_readers r = {0};
-    unsigned char *pinned = ox_pinned_values(g);
-    unsigned char *dead = calloc((size_t)g->n_nodes + 1, 1);
-    if (!pinned || !dead || ox_readers_init(&r, g) != 0) {
-        free(pinned);
-        free(dead);
-        ox_readers_free(&r);
+    ox_readers r;
+    unsigned char *pinned, *dead;
+    if (ox_match_state_init(g, &r, &pinned, &dead) != 0)
         return ox_fail(pc->err, ONYX_OUT_OF_MEMORY, "out of memory");
-    }
     ctx c = {g, &r, pinned};
     int changes = 0, rc = 0;
     for (int i = 0; i < g->n_nodes && rc == 0; i++) {
@@ -189,8 +184,6 @@ int ox_pass_fuse_layernorm(ox_pass_ctx *pc, ir_graph *g) {
     }
     if (rc == 0 && changes && ir_graph_remove_nodes(g, dead) != 0)
         rc = ox_fail(pc->err, ONYX_OUT_OF_MEMORY, "out of memory");
-    free(pinned);
-    free(dead);
-    ox_readers_free(&r);
+    ox_match_state_free(&r, pinned, dead);
     return rc == 0 ? changes : -1;
 }

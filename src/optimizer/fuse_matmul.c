@@ -231,15 +231,10 @@ int ox_pass_fuse_matmul(ox_pass_ctx *ctx, ir_graph *g) {
         any = is_op(&g->nodes[i], "", "MatMul") || is_op(&g->nodes[i], "", "Gemm");
     if (!any) return 0;
     int typed = ox_infer_quietly(g) == 0;
-    ox_readers r = {0};
-    unsigned char *pinned = ox_pinned_values(g);
-    unsigned char *dead = calloc((size_t)g->n_nodes + 1, 1);
-    if (!pinned || !dead || ox_readers_init(&r, g) != 0) {
-        free(pinned);
-        free(dead);
-        ox_readers_free(&r);
+    ox_readers r;
+    unsigned char *pinned, *dead;
+    if (ox_match_state_init(g, &r, &pinned, &dead) != 0)
         return ox_fail(ctx->err, ONYX_OUT_OF_MEMORY, "out of memory");
-    }
     int changes = 0, rc = 0;
     for (int i = 0; i < g->n_nodes && rc == 0; i++) {
         const ir_node *n = &g->nodes[i];
@@ -276,8 +271,6 @@ int ox_pass_fuse_matmul(ox_pass_ctx *ctx, ir_graph *g) {
         else if (ir_graph_remove_nodes(g, dead) != 0)
             rc = ox_fail(ctx->err, ONYX_OUT_OF_MEMORY, "out of memory");
     }
-    free(pinned);
-    free(dead);
-    ox_readers_free(&r);
+    ox_match_state_free(&r, pinned, dead);
     return rc == 0 ? changes : -1;
 }

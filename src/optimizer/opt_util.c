@@ -197,3 +197,20 @@ void ox_node_set_output(ir_graph *g, int i, int k, int v) {
     n->outputs[k] = v;
     g->values[v].producer = i;
 }
+
+int ox_match_state_init(const ir_graph *g, ox_readers *r, unsigned char **pinned,
+                        unsigned char **dead) {
+    memset(r, 0, sizeof *r);
+    *pinned = ox_pinned_values(g);
+    *dead = calloc((size_t)g->n_nodes + 1, 1);
+    if (*pinned && *dead && ox_readers_init(r, g) == 0) return 0;
+    ox_match_state_free(r, *pinned, *dead);
+    *pinned = *dead = NULL;
+    return -1;
+}
+
+void ox_match_state_free(ox_readers *r, unsigned char *pinned, unsigned char *dead) {
+    free(pinned);
+    free(dead);
+    ox_readers_free(r);
+}

@@ -20,6 +20,13 @@ void ox_readers_free(ox_readers *r);
  * rename or drop them. Array of n_values + 1, or NULL when out of memory. */
 unsigned char *ox_pinned_values(const ir_graph *g);
 
+/* What a pattern-matching pass keeps while it rewrites: the readers of
+ * every value, the pinned values, and a per-node "removed" flag (zeroed).
+ * On failure (out of memory) all three are freed and -1 is returned. */
+int ox_match_state_init(const ir_graph *g, ox_readers *r, unsigned char **pinned,
+                        unsigned char **dead);
+void ox_match_state_free(ox_readers *r, unsigned char *pinned, unsigned char *dead);
+
 /* The constant tensor behind value v (an initializer that is not a graph
  * input, or a folded constant), or NULL. */
 const ox_tensor *ox_const_value(const ir_graph *g, int v);
