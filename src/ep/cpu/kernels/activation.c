@@ -37,8 +37,7 @@ int ox_act_parse(const char *name, const float *params, size_t n, ox_act *out) {
 }
 
 /* The loops below use the branch-free float helpers of elementwise.h
- * (fast_expf, fast_tanhf, sel_f32) so that they vectorise; erf stays
- * libm's, as in the Gelu kernel. */
+ * (fast_expf, fast_tanhf, fast_erff, sel_f32) so that they vectorise. */
 static void act_range(const ox_act *act, float *restrict y, int64_t n) {
     const float a = act->p0, b = act->p1;
     switch (act->kind) {
@@ -83,7 +82,7 @@ static void act_range(const ox_act *act, float *restrict y, int64_t n) {
         break;
     case OX_ACT_GELU:
         for (int64_t i = 0; i < n; i++)
-            y[i] = 0.5f * y[i] * (1.0f + erff(y[i] * 0.70710678118654752440f));
+            y[i] = fast_gelu(y[i]);
         break;
     case OX_ACT_GELU_TANH:
         for (int64_t i = 0; i < n; i++) {

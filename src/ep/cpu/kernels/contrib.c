@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ep/cpu/kernels/elementwise.h"
 #include "ep/cpu/kernels/kernel_util.h"
 #include "ep/ep.h"
 #include "ops/contrib.h"
@@ -236,7 +237,7 @@ static int gelu_family_compute(ox_kernel_ctx *ctx) {
         }
     } else {
         /* Gelu and BiasGelu: the exact form with erf */
-        for (int64_t i = 0; i < n; i++) y[i] = 0.5f * y[i] * (1.0f + erff(y[i] * 0.70710678f));
+        for (int64_t i = 0; i < n; i++) y[i] = fast_gelu(y[i]);
     }
     return 0;
 }

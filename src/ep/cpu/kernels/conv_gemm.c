@@ -86,7 +86,7 @@ __attribute__((always_inline)) static inline void act_row(float *y, int64_t n, c
         for (int64_t i = 0; i < n; i++) y[i] = fast_tanhf(y[i]);
         break;
     case OX_ACT_GELU:
-        for (int64_t i = 0; i < n; i++) y[i] = 0.5f * y[i] * (1.0f + erff(y[i] * 0.70710678118654752f));
+        for (int64_t i = 0; i < n; i++) y[i] = fast_gelu(y[i]);
         break;
     case OX_ACT_GELU_TANH:
         for (int64_t i = 0; i < n; i++) {

@@ -149,10 +149,60 @@ static inline float fast_tanhf(float x) {
     return sel_f32(a < 0.55f, small, big);
 }
 
+/* erf and GELU without branches, so that their loops vectorise.
+ * |z| < 0.5: erf by its odd Taylor series to z^13 (the first term left out
+ * is under 1e-9 relative). |z| >= 0.5: erfc(|z|) = R(t) e^(-z^2) with
+ * t = 1/(1 + 0.47047|z|) and R a degree-8 polynomial fitted (least squares,
+ * relative) to erfc(z) e^(z^2) on [0.5, 10]: 1.3e-7 relative in exact
+ * arithmetic, under 4e-7 in float. erfc is kept apart so that 1 + erf(z)
+ * for negative z (GELU's tail) needs no subtraction that cancels. Checked
+ * by unit.elementwise_ops: erf within 5e-7 absolute, GELU within 2e-6
+ * relative for x >= -4 and 1e-5 below (the rounding of z^2 in e^(-z^2)). */
+static inline float erf_taylor(float z) {
+    const float u = z * z;
+    float p = 1.0f / 9360;
+    p = p * u - 1.0f / 1320;
+    p = p * u + 1.0f / 216;
+    p = p * u - 1.0f / 42;
+    p = p * u + 1.0f / 10;
+    p = p * u - 1.0f / 3;
+    p = p * u + 1.0f;
+    return 1.12837916709551257f * z * p;
+}
+
+/* erfc(a) for a >= 0.5 */
+static inline float erfc_tail(float a) {
+    const float t = 1.0f / (1.0f + 0.47047f * a);
+    float r = 7.949805984e-02f;
+    r = r * t - 2.415571403e-01f;
+    r = r * t + 1.576193734e-01f;
+    r = r * t + 5.528118889e-02f;
+    r = r * t + 1.810031978e-01f;
+    r = r * t + 2.379558913e-01f;
+    r = r * t + 2.647649541e-01f;
+    r = r * t + 2.655212718e-01f;
+    r = r * t - 4.213043480e-06f;
+    return r * fast_expf(-a * a);
+}
+
+static inline float fast_erff(float x) {
+    const float a = fabsf(x);
+    return sel_f32(a < 0.5f, erf_taylor(x), copysignf(1.0f - erfc_tail(a), x));
+}
+
+/* x * (1 + erf(x / sqrt 2)) / 2, the exact GELU */
+static inline float fast_gelu(float x) {
+    const float z = x * 0.70710678118654752440f, a = fabsf(z);
+    const float tail = erfc_tail(a);
+    const float one_plus_erf = sel_f32(a < 0.5f, 1.0f + erf_taylor(z), sel_f32(z < 0.0f, tail, 2.0f - tail));
+    return 0.5f * x * one_plus_erf;
+}
+
 /* float (and the float16/bfloat16 that compute in float) take the fast
  * versions; double keeps libm. */
 #define GEXP(x) _Generic((x), float: fast_expf(x), default: exp(x))
 #define GTANH(x) _Generic((x), float: fast_tanhf(x), default: tanh(x))
+#define GGELU(x) _Generic((x), float: fast_gelu(x), default: 0.5 * (x) * (1 + erf((x) * 0.70710678118654752440)))
 
 /* Kernels defined in elementwise_unary.c (math, activations, Clip,
  * BitwiseNot, BitCast) and elementwise_softmax.c, as ox_ew_<name>. */

@@ -88,7 +88,7 @@ typedef struct un_ctx {
 /* x * tanh(softplus(x)) */
 #define E_MISH(C, W, x) ((x) * GTANH((x) > 0 ? (x) + log1p(exp(-(x))) : log1p(exp(x))))
 /* Gelu-20: x * Phi(x) exactly (approximate="none"), or its tanh fit */
-#define E_GELU(C, W, x) ((C)0.5 * (x) * ((C)1 + erf((x) * (C)0.70710678118654752440)))
+#define E_GELU(C, W, x) ((C)GGELU(x))
 #define E_GELU_TANH(C, W, x)                                                          \
     ((C)0.5 * (x) *                                                                   \
      ((C)1 + GTANH((C)0.79788456080286535588 * ((x) + (C)0.044715 * (x) * (x) * (x)))))
