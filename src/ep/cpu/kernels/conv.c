@@ -529,7 +529,12 @@ static void conv_cols(const void *arg, int64_t n, int64_t grp, int64_t k0, int64
                 } else if (sL == 1 && i >= 0 && i + piece <= inL) {
                     memcpy(d, s + i, sizeof(float) * (size_t)piece);
                 } else {
-                    for (int64_t u = 0; u < piece; u++, i += sL) d[u] = (i >= 0 && i < inL) ? s[i] : 0.0f;
+                    for (int64_t u = 0; u < piece; u++) {
+                        d[u] = (i >= 0 && i < inL) ? s[i] : 0.0f;
+                        /* not past the last: a stride near INT64_MAX that
+                         * fits one window would overflow */
+                        if (u + 1 < piece) i += sL;
+                    }
                 }
                 t += piece;
             }
