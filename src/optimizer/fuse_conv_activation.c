@@ -102,14 +102,6 @@ static int channel_const(const ox_tensor *t, int r, int64_t M) {
     return 2;
 }
 
-/* A new constant value named after the node, owning t. */
-static int add_constant(ir_graph *g, int ci, const char *what, ox_tensor *t, ox_error *err) {
-    char label[32];
-    snprintf(label, sizeof label, "%s_fused", what);
-    const ir_node *conv = &g->nodes[ci];
-    return ox_add_constant(g, conv->name && conv->name[0] ? conv->name : "Conv", label, t, err);
-}
-
 /* Folds y = conv(x) * s (mul) or conv(x) + s into new weights and bias. */
 static int fold_affine(ir_graph *g, int ci, const ox_tensor *s, int kind, int mul, ox_error *err) {
     ir_node *conv = &g->nodes[ci];
@@ -132,28 +124,7 @@ static int fold_affine(ir_graph *g, int ci, const ox_tensor *s, int kind, int mu
             for (int64_t i = 0; i < per; i++)
                 ((float *)nw->data)[c * per + i] = (float)((double)((const float *)w->data)[c * per + i] * sv);
     }
-    if (conv->n_inputs < 3) {
-        int *ni = realloc(conv->inputs, 3 * sizeof *ni);
-        if (!ni) {
-            ox_tensor_free(nw);
-            ox_tensor_free(nb);
-            return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
-        }
-        conv->inputs = ni;
-        conv->inputs[2] = -1;
-        conv->n_inputs = 3;
-    }
-    int vw = -1;
-    if (nw && (vw = add_constant(g, ci, "W", nw, err)) < 0) {
-        ox_tensor_free(nb);
-        return -1;
-    }
-    int vb = add_constant(g, ci, "B", nb, err);
-    if (vb < 0) return -1;
-    conv = &g->nodes[ci];
-    if (vw >= 0) conv->inputs[1] = vw;
-    conv->inputs[2] = vb;
-    return 0;
+    return ox_conv_replace_weights(g, ci, nw, nb, "fused", err);
 }
 
 /* Z may take the Conv output's place in an Add without changing the

@@ -26,38 +26,16 @@ static const ox_tensor *const_f32(const ir_graph *g, const ir_node *n, int k, in
     return v->init;
 }
 
-/* Who reads each value, counted once before the pass: per value, the
- * number of node inputs reading it and the last node doing so. Folding
- * only swaps a Conv's constant weights for new constants, so the counts
- * of the Conv outputs the pass asks about stay right throughout. */
-typedef struct readers {
-    int n_values;
-    int *count;
-    int *node;
-} readers;
-
-static int readers_init(readers *r, const ir_graph *g) {
-    r->n_values = g->n_values;
-    r->count = calloc((size_t)g->n_values + 1, sizeof *r->count);
-    r->node = malloc(((size_t)g->n_values + 1) * sizeof *r->node);
-    if (!r->count || !r->node) return -1;
-    for (int i = 0; i < g->n_nodes; i++)
-        for (int k = 0; k < g->nodes[i].n_inputs; k++) {
-            int v = g->nodes[i].inputs[k];
-            if (v < 0) continue;
-            r->count[v]++;
-            r->node[v] = i;
-        }
-    return 0;
-}
-
 /* The BatchNormalization that alone reads Conv node ci's output and can
- * fold into it, or -1. */
-static int foldable_bn(const ir_graph *g, const readers *r, int ci) {
+ * fold into it, or -1. r counts the readers of the first n_counted values,
+ * once before the pass: folding only swaps a Conv's weights for new
+ * constants (values past n_counted), so the counts it asks about stay
+ * right throughout. */
+static int foldable_bn(const ir_graph *g, const ox_readers *r, int n_counted, int ci) {
     const ir_node *conv = &g->nodes[ci];
     if (conv->domain[0] || strcmp(conv->op_type, "Conv") != 0 || conv->n_outputs != 1) return -1;
     int out = conv->outputs[0];
-    if (out < 0 || out >= r->n_values || g->values[out].is_output || r->count[out] != 1) return -1;
+    if (out < 0 || out >= n_counted || g->values[out].is_output || r->count[out] != 1) return -1;
     const ox_tensor *w = const_f32(g, conv, 1, -1);
     if (!w || w->rank < 3) return -1;
     int64_t m = w->dims[0];
@@ -74,14 +52,6 @@ static int foldable_bn(const ir_graph *g, const readers *r, int ci) {
     for (int k = 1; k < 5; k++)
         if (!const_f32(g, bn, k, m)) return -1;
     return j;
-}
-
-/* A new constant value named after the node, owning t. */
-static int add_constant(ir_graph *g, const ir_node *conv, const char *what, ox_tensor *t,
-                        ox_error *err) {
-    char label[32];
-    snprintf(label, sizeof label, "%s_bn_folded", what);
-    return ox_add_constant(g, conv->name && conv->name[0] ? conv->name : "Conv", label, t, err);
 }
 
 static int fold_one(ir_graph *g, int ci, int bi, ox_error *err) {
@@ -108,24 +78,9 @@ static int fold_one(ir_graph *g, int ci, int bi, ox_error *err) {
         double bias = b ? (double)((const float *)b->data)[c] : 0.0;
         nbd[c] = (float)((bias - (double)mean[c]) * s + (double)beta[c]);
     }
-    if (conv->n_inputs < 3) {
-        int *ni = realloc(conv->inputs, 3 * sizeof *ni);
-        if (!ni) {
-            ox_tensor_free(nw);
-            ox_tensor_free(nb);
-            return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
-        }
-        conv->inputs = ni;
-        conv->inputs[2] = -1;
-        conv->n_inputs = 3;
-    }
-    int vw = add_constant(g, conv, "W", nw, err);
-    int vb = vw >= 0 ? add_constant(g, conv, "B", nb, err) : (ox_tensor_free(nb), -1);
-    if (vw < 0 || vb < 0) return -1;
+    if (ox_conv_replace_weights(g, ci, nw, nb, "bn_folded", err) != 0) return -1;
     conv = &g->nodes[ci];
     bn = &g->nodes[bi];
-    conv->inputs[1] = vw;
-    conv->inputs[2] = vb;
     /* the Conv now produces the BatchNormalization's output directly */
     int old = conv->outputs[0], y = bn->outputs[0];
     conv->outputs[0] = y;
@@ -138,17 +93,17 @@ int ox_pass_fuse_conv_bn(ox_pass_ctx *ctx, ir_graph *g) {
     /* subgraph bodies read outer values by name; leave such graphs alone */
     if (ox_graph_has_subgraphs(g)) return 0;
     unsigned char *dead = calloc((size_t)g->n_nodes + 1, 1);
-    readers r = {0};
-    if (!dead || readers_init(&r, g) != 0) {
+    ox_readers r = {0};
+    const int n_counted = g->n_values;
+    if (!dead || ox_readers_init(&r, g) != 0) {
         free(dead);
-        free(r.count);
-        free(r.node);
+        ox_readers_free(&r);
         return ox_fail(ctx->err, ONYX_OUT_OF_MEMORY, "out of memory");
     }
     int changes = 0, rc = 0;
     for (int i = 0; i < g->n_nodes && rc == 0; i++) {
         if (dead[i]) continue;
-        int j = foldable_bn(g, &r, i);
+        int j = foldable_bn(g, &r, n_counted, i);
         if (j < 0 || dead[j]) continue;
         if (fold_one(g, i, j, ctx->err) != 0) {
             rc = -1;
@@ -160,7 +115,6 @@ int ox_pass_fuse_conv_bn(ox_pass_ctx *ctx, ir_graph *g) {
     if (rc == 0 && changes && ir_graph_remove_nodes(g, dead) != 0)
         rc = ox_fail(ctx->err, ONYX_OUT_OF_MEMORY, "out of memory");
     free(dead);
-    free(r.count);
-    free(r.node);
+    ox_readers_free(&r);
     return rc == 0 ? changes : -1;
 }

@@ -214,3 +214,39 @@ void ox_match_state_free(ox_readers *r, unsigned char *pinned, unsigned char *de
     free(dead);
     ox_readers_free(r);
 }
+
+/* A new constant named after Conv node ci: "<conv>/<what>_<tag>.k". */
+static int conv_constant(ir_graph *g, int ci, const char *what, const char *tag, ox_tensor *t,
+                         ox_error *err) {
+    char label[64];
+    snprintf(label, sizeof label, "%s_%s", what, tag);
+    const ir_node *conv = &g->nodes[ci];
+    return ox_add_constant(g, conv->name && conv->name[0] ? conv->name : "Conv", label, t, err);
+}
+
+int ox_conv_replace_weights(ir_graph *g, int ci, ox_tensor *nw, ox_tensor *nb, const char *tag,
+                            ox_error *err) {
+    ir_node *conv = &g->nodes[ci];
+    if (conv->n_inputs < 3) {
+        int *ni = realloc(conv->inputs, 3 * sizeof *ni);
+        if (!ni) {
+            ox_tensor_free(nw);
+            ox_tensor_free(nb);
+            return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
+        }
+        conv->inputs = ni;
+        conv->inputs[2] = -1;
+        conv->n_inputs = 3;
+    }
+    int vw = -1;
+    if (nw && (vw = conv_constant(g, ci, "W", tag, nw, err)) < 0) {
+        ox_tensor_free(nb);
+        return -1;
+    }
+    int vb = conv_constant(g, ci, "B", tag, nb, err);
+    if (vb < 0) return -1;
+    conv = &g->nodes[ci]; /* adding values may move the node array */
+    if (vw >= 0) conv->inputs[1] = vw;
+    conv->inputs[2] = vb;
+    return 0;
+}

@@ -27,6 +27,12 @@ int ox_match_state_init(const ir_graph *g, ox_readers *r, unsigned char **pinned
                         unsigned char **dead);
 void ox_match_state_free(ox_readers *r, unsigned char *pinned, unsigned char *dead);
 
+/* Gives Conv node ci new constant weights: nw (NULL keeps W) and the bias
+ * nb, both taken over, named after the node ("<conv>/W_<tag>.0"); a Conv
+ * without a bias input grows one. On failure both are freed. */
+int ox_conv_replace_weights(ir_graph *g, int ci, ox_tensor *nw, ox_tensor *nb, const char *tag,
+                            ox_error *err);
+
 /* The constant tensor behind value v (an initializer that is not a graph
  * input, or a folded constant), or NULL. */
 const ox_tensor *ox_const_value(const ir_graph *g, int v);
