@@ -284,10 +284,11 @@ static int refine_reshape(ir_graph *g, const ir_node *n, const pvec *t) {
     int64_t dims[OX_MAX_RANK], known_prod = 1, x_numel = 1;
     int infer_at = -1, all_known = 1;
     for (int d = 0; d < xr; d++) {
-        if (xv->type.dims[d] < 0)
-            x_numel = -1;
+        int64_t dd = xv->type.dims[d];
+        if (dd < 0 || (x_numel > 0 && dd > INT64_MAX / x_numel))
+            x_numel = -1; /* unknown, or too large to be a real tensor */
         else if (x_numel >= 0)
-            x_numel *= xv->type.dims[d];
+            x_numel *= dd;
     }
     if (xr < 0) x_numel = -1;
     for (int i = 0; i < t->len; i++) {
@@ -312,6 +313,8 @@ static int refine_reshape(ir_graph *g, const ir_node *n, const pvec *t) {
                 all_known = 0;
             else if (known_prod >= 0 && (dims[i] == 0 || known_prod <= INT64_MAX / dims[i]))
                 known_prod *= dims[i];
+            else
+                known_prod = -1; /* overflows: nothing can be inferred */
         }
     }
     if (infer_at >= 0 && all_known && x_numel >= 0 && known_prod > 0 && x_numel % known_prod == 0)
