@@ -182,6 +182,17 @@ onyx_status *onyx_session_options_set_external_data_dir(onyx_session_options *op
  * output buffers, a kernel's internal scratch buffers (e.g. packed GEMM
  * panels), staging buffers of device copies, and small bookkeeping. */
 onyx_status *onyx_session_options_set_memory_limit(onyx_session_options *opts, size_t bytes);
+/* A TESTING AID: perturbs one node's outputs in every run, by more than
+ * any tolerance, so that cross-checking (onyx check) can be shown to find
+ * a wrong node. spec is "<node name>[@<provider>]": the model's node name
+ * (a node that optimization merged into another, e.g. a Relu fused into a
+ * Conv, selects the node that now computes it) and, optionally, the
+ * provider it must run on. Floats become x + 1 + |x|; integers and
+ * booleans have their lowest bit flipped. By default a session takes the
+ * spec from the environment variable ONYX_INJECT_FAULT; setting it here
+ * overrides that, and "" turns injection off (as reference sessions do). */
+onyx_status *onyx_session_options_set_fault_injection(onyx_session_options *opts,
+                                                      const char *spec);
 
 /* ---- sessions ---- */
 onyx_status *onyx_session_create(onyx_env *env, const char *model_path,
@@ -217,6 +228,30 @@ const char *onyx_session_node_op_type(const onyx_session *session, size_t node_i
 const char *onyx_session_node_domain(const onyx_session *session, size_t node_index);
 /* Name of the provider the node was assigned to ("cpu", ...). */
 const char *onyx_session_node_provider(const onyx_session *session, size_t node_index);
+/* The node's inputs and outputs by value name ("" for an omitted one);
+ * counts are 0 and names NULL when an index is out of range. */
+size_t onyx_session_node_input_count(const onyx_session *session, size_t node_index);
+const char *onyx_session_node_input_name(const onyx_session *session, size_t node_index,
+                                         size_t input_index);
+size_t onyx_session_node_output_count(const onyx_session *session, size_t node_index);
+const char *onyx_session_node_output_name(const onyx_session *session, size_t node_index,
+                                          size_t output_index);
+/* When optimization merged model nodes into this one (a fusion, a folded
+ * BatchNormalization, a duplicate removed): their names, this node's own
+ * first. 0 for a node that computes only itself. */
+size_t onyx_session_node_origin_count(const onyx_session *session, size_t node_index);
+const char *onyx_session_node_origin(const onyx_session *session, size_t node_index,
+                                     size_t origin_index);
+/* Text for people, written snprintf-style into buf (may be NULL when
+ * size is 0); each returns the length the whole text needs, 0 when the
+ * index is out of range. attributes: "axis=1 pads=[1,1,1,1]", long lists
+ * shortened. kernel: the provider and kernel running the node, with the
+ * variant the kernel chose at session creation where it has several
+ * ("cpu Conv: im2col gemm, avx2"). */
+size_t onyx_session_node_attributes(const onyx_session *session, size_t node_index, char *buf,
+                                    size_t size);
+size_t onyx_session_node_kernel(const onyx_session *session, size_t node_index, char *buf,
+                                size_t size);
 
 /* What one provider did for this session's runs so far (all runs, all
  * threads). Kernel launches, submissions and copies are counted by device
@@ -292,6 +327,19 @@ onyx_status *onyx_session_run_with_options(onyx_session *session,
                                            const onyx_tensor *const *inputs, size_t input_count,
                                            const char *const *output_names, onyx_tensor **outputs,
                                            size_t output_count);
+
+/* Capture: a callback each run using these options calls after each
+ * node of the model's main graph ran, once per output it produced, with
+ * node_index as in onyx_session_node_name and the value on the host (a
+ * device value is copied to the host for the call). The value is valid
+ * only during the call; copy what you keep. Capture changes neither the
+ * plan nor the results, only the time a run takes. Runs on several
+ * threads may call it at once. fn NULL turns capture off. Not while a run
+ * uses the options. */
+typedef void (*onyx_capture_fn)(void *user, size_t node_index, size_t output_index,
+                                const char *value_name, const onyx_tensor *value);
+onyx_status *onyx_run_options_set_capture(onyx_run_options *opts, onyx_capture_fn fn,
+                                          void *user);
 
 /* Bytes counted against the session's memory limit now (see
  * onyx_session_options_set_memory_limit), counted also when there is no

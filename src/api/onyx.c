@@ -3,6 +3,7 @@
 #include "onyx.h"
 
 #include <libgen.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -89,6 +90,7 @@ void onyx_session_options_free(onyx_session_options *opts) {
     free(opts->ep_options);
     for (int i = 0; i < opts->n_providers; i++) free(opts->providers[i]);
     free(opts->external_data_dir);
+    free(opts->fault_spec);
     free(opts);
 }
 
@@ -174,6 +176,16 @@ onyx_status *onyx_session_options_set_log_level(onyx_session_options *opts, onyx
 onyx_status *onyx_session_options_set_memory_limit(onyx_session_options *opts, size_t bytes) {
     CHECK_ARG(opts, "opts is NULL");
     opts->memory_limit = bytes;
+    return NULL;
+}
+
+onyx_status *onyx_session_options_set_fault_injection(onyx_session_options *opts,
+                                                      const char *spec) {
+    CHECK_ARG(opts, "opts is NULL");
+    char *copy = ox_strdup(spec ? spec : "");
+    if (!copy) return ox_status_new(ONYX_OUT_OF_MEMORY, "out of memory");
+    free(opts->fault_spec);
+    opts->fault_spec = copy;
     return NULL;
 }
 
@@ -270,6 +282,66 @@ const char *onyx_session_node_provider(const onyx_session *s, size_t i) {
     return n ? s->eps[n->ep]->name : NULL;
 }
 
+size_t onyx_session_node_input_count(const onyx_session *s, size_t i) {
+    const ir_node *n = exec_node_at(s, i);
+    return n ? (size_t)n->n_inputs : 0;
+}
+
+size_t onyx_session_node_output_count(const onyx_session *s, size_t i) {
+    const ir_node *n = exec_node_at(s, i);
+    return n ? (size_t)n->n_outputs : 0;
+}
+
+static const char *value_name(const onyx_session *s, int v) {
+    return v >= 0 ? s->graph->values[v].name : "";
+}
+
+const char *onyx_session_node_input_name(const onyx_session *s, size_t i, size_t k) {
+    const ir_node *n = exec_node_at(s, i);
+    return n && k < (size_t)n->n_inputs ? value_name(s, n->inputs[k]) : NULL;
+}
+
+const char *onyx_session_node_output_name(const onyx_session *s, size_t i, size_t k) {
+    const ir_node *n = exec_node_at(s, i);
+    return n && k < (size_t)n->n_outputs ? value_name(s, n->outputs[k]) : NULL;
+}
+
+size_t onyx_session_node_origin_count(const onyx_session *s, size_t i) {
+    const ir_node *n = exec_node_at(s, i);
+    return n ? (size_t)n->n_origins : 0;
+}
+
+const char *onyx_session_node_origin(const onyx_session *s, size_t i, size_t k) {
+    const ir_node *n = exec_node_at(s, i);
+    return n && k < (size_t)n->n_origins ? n->origins[k] : NULL;
+}
+
+size_t onyx_session_node_attributes(const onyx_session *s, size_t i, char *buf, size_t size) {
+    const ir_node *n = exec_node_at(s, i);
+    if (!buf) size = 0;
+    if (!n) {
+        if (size) buf[0] = '\0';
+        return 0;
+    }
+    return ir_node_format_attrs(n, buf, size);
+}
+
+size_t onyx_session_node_kernel(const onyx_session *s, size_t i, char *buf, size_t size) {
+    const ir_node *n = exec_node_at(s, i);
+    if (!buf) size = 0;
+    if (!n) {
+        if (size) buf[0] = '\0';
+        return 0;
+    }
+    int pos = s->main.exec_nodes[i];
+    const ox_kernel_def *k = s->main.kernels[pos];
+    const char *variant = k && k->describe ? k->describe(s->main.states[pos]) : NULL;
+    int w = snprintf(buf, size, "%s %s%s%s%s%s", s->eps[n->ep]->name, n->domain[0] ? n->domain : "",
+                     n->domain[0] ? "." : "", k ? k->name : n->op_type, variant ? ": " : "",
+                     variant ? variant : "");
+    return w > 0 ? (size_t)w : 0;
+}
+
 onyx_status *onyx_session_provider_stats(const onyx_session *s, const char *provider,
                                          onyx_provider_stats *out) {
     CHECK_ARG(s && provider && out, "NULL argument");
@@ -361,6 +433,16 @@ onyx_status *onyx_run_options_create(onyx_run_options **out) {
     if (!*out) return ox_status_new(ONYX_OUT_OF_MEMORY, "out of memory");
     atomic_init(&(*out)->cancelled, 0);
     atomic_init(&(*out)->time_limit_ms, 0);
+    (*out)->capture = NULL;
+    (*out)->capture_user = NULL;
+    return NULL;
+}
+
+onyx_status *onyx_run_options_set_capture(onyx_run_options *opts, onyx_capture_fn fn,
+                                          void *user) {
+    CHECK_ARG(opts, "opts is NULL");
+    opts->capture = fn;
+    opts->capture_user = fn ? user : NULL;
     return NULL;
 }
 

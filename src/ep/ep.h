@@ -97,6 +97,9 @@ typedef struct ox_kernel_def {
     int (*init)(const ir_node *node, const ox_tensor *const *consts, int n_inputs, void **state,
                 ox_error *err);
     void (*release)(void *state);
+    /* Optional: which variant init chose for this node, for people
+     * ("im2col gemm, avx2"); a static string. */
+    const char *(*describe)(const void *state);
 } ox_kernel_def;
 
 typedef struct ox_kernel_table {

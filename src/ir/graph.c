@@ -1,7 +1,9 @@
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/dtype.h"
 #include "core/strmap.h"
 #include "ir/ir.h"
 
@@ -65,6 +67,8 @@ static void node_clear(ir_node *n) {
     free(n->implicit);
     for (int i = 0; i < n->n_attrs; i++) ir_attr_clear(&n->attrs[i]);
     free(n->attrs);
+    for (int i = 0; i < n->n_origins; i++) free(n->origins[i]);
+    free(n->origins);
 }
 
 void ir_graph_free(ir_graph *g) {
@@ -407,4 +411,82 @@ void ir_value_set_constant(ir_graph *g, int v, ox_tensor *t) {
     val->type.rank = t->rank;
     memcpy(val->type.dims, t->dims, sizeof t->dims);
     val->has_type = 1;
+}
+
+static int add_origin(ir_node *n, const char *name, ox_error *err) {
+    if (!name || !name[0]) return 0;
+    for (int i = 0; i < n->n_origins; i++)
+        if (strcmp(n->origins[i], name) == 0) return 0;
+    char **grown = realloc(n->origins, ((size_t)n->n_origins + 1) * sizeof *grown);
+    if (!grown) return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
+    n->origins = grown;
+    if (!(n->origins[n->n_origins] = ox_strdup(name)))
+        return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
+    n->n_origins++;
+    return 0;
+}
+
+int ir_node_absorb(ir_node *into, const ir_node *from, ox_error *err) {
+    if (into->n_origins == 0 && add_origin(into, into->name, err) != 0) return -1;
+    if (add_origin(into, from->name, err) != 0) return -1;
+    for (int i = 0; i < from->n_origins; i++)
+        if (add_origin(into, from->origins[i], err) != 0) return -1;
+    return 0;
+}
+
+int ir_node_computes(const ir_node *n, const char *name) {
+    if (strcmp(n->name, name) == 0) return 1;
+    for (int i = 0; i < n->n_origins; i++)
+        if (strcmp(n->origins[i], name) == 0) return 1;
+    return 0;
+}
+
+/* Appends to buf like snprintf, tracking the length the text needs. */
+static void put(char *buf, size_t size, size_t *len, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void put(char *buf, size_t size, size_t *len, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int w = vsnprintf(*len < size ? buf + *len : NULL, *len < size ? size - *len : 0, fmt, ap);
+    va_end(ap);
+    if (w > 0) *len += (size_t)w;
+}
+
+#define ATTR_LIST_SHOWN 8
+
+size_t ir_node_format_attrs(const ir_node *n, char *buf, size_t size) {
+    size_t len = 0;
+    if (size) buf[0] = '\0';
+    for (int a = 0; a < n->n_attrs; a++) {
+        const ir_attr *at = &n->attrs[a];
+        put(buf, size, &len, "%s%s=", a ? " " : "", at->name);
+        size_t shown = at->n < ATTR_LIST_SHOWN ? at->n : ATTR_LIST_SHOWN;
+        switch (at->type) {
+        case IR_ATTR_FLOAT: put(buf, size, &len, "%g", (double)at->f); break;
+        case IR_ATTR_INT: put(buf, size, &len, "%lld", (long long)at->i); break;
+        case IR_ATTR_STRING:
+            put(buf, size, &len, "\"%.40s%s\"", at->s ? at->s : "", at->s_len > 40 ? "..." : "");
+            break;
+        case IR_ATTR_INTS:
+        case IR_ATTR_FLOATS:
+            put(buf, size, &len, "[");
+            for (size_t k = 0; k < shown; k++) {
+                if (at->type == IR_ATTR_INTS)
+                    put(buf, size, &len, "%s%lld", k ? "," : "", (long long)at->ints[k]);
+                else
+                    put(buf, size, &len, "%s%g", k ? "," : "", (double)at->floats[k]);
+            }
+            put(buf, size, &len, "%s]", at->n > shown ? ",..." : "");
+            break;
+        case IR_ATTR_TENSOR: {
+            char sh[96];
+            put(buf, size, &len, "tensor(%s %s)", at->t ? ox_dtype_name(at->t->dtype) : "?",
+                at->t ? ox_shape_str(at->t->dims, at->t->rank, sh, sizeof sh) : "");
+            break;
+        }
+        case IR_ATTR_GRAPH: put(buf, size, &len, "graph(%s)", at->g && at->g->name ? at->g->name : ""); break;
+        default: put(buf, size, &len, "(%zu items)", at->n); break;
+        }
+    }
+    return len;
 }

@@ -72,6 +72,12 @@ typedef struct ir_node {
     int n_implicit;
     int *implicit;
     int ep; /* provider index chosen by the partitioner */
+    /* When optimization merged other nodes into this one (a fusion, a
+     * folded BatchNormalization, a duplicate removed): the names of the
+     * model's nodes it now computes, its own first. Empty otherwise.
+     * Cross-checking reports them, fault injection matches them. */
+    int n_origins;
+    char **origins;
 } ir_node;
 
 typedef struct ir_value {
@@ -127,6 +133,15 @@ void ir_attr_clear(ir_attr *a);
 /* Drops nodes with dead[i] != 0, keeping the others' order; values they
  * produced lose their producer. Returns -1 when out of memory. */
 int ir_graph_remove_nodes(ir_graph *g, const unsigned char *dead);
+/* Records that node `into` now also computes node `from` (its name and
+ * its own origins join into's origins; see ir_node.origins). */
+int ir_node_absorb(ir_node *into, const ir_node *from, ox_error *err);
+/* The node's attributes as text for people ("axis=1 pads=[1,1,1,1]"),
+ * snprintf-style: returns the length the whole text needs. Long lists,
+ * strings and tensors are shortened. */
+size_t ir_node_format_attrs(const ir_node *n, char *buf, size_t size);
+/* 1 when n is the model node `name` or computes it (origins). */
+int ir_node_computes(const ir_node *n, const char *name);
 void ir_type_clear(ir_type *t);
 int ir_type_copy(ir_type *dst, const ir_type *src);
 

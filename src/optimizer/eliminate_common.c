@@ -212,7 +212,7 @@ int ox_pass_eliminate_common(ox_pass_ctx *ctx, ir_graph *g) {
         const ir_node *first = &g->nodes[nodes.ids[s]];
         for (int k = 0; k < n->n_outputs; k++)
             if (n->outputs[k] >= 0) forward[n->outputs[k]] = first->outputs[k];
-        dead[i] = 1;
+        if ((rc = ox_merge_node(g, dead, nodes.ids[s], i, ctx->err)) != 0) goto done;
         changes++;
     }
     ox_forward_apply(g, forward);

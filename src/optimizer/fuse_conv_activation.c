@@ -304,7 +304,8 @@ static int rewrite(ir_graph *g, int ci, const chain *c, unsigned char *dead, ox_
     n->outputs[0] = c->out;
     g->values[old].producer = -1;
     g->values[c->out].producer = ci;
-    for (int i = 0; i < c->n_drop; i++) dead[c->drop[i]] = 1;
+    for (int i = 0; i < c->n_drop; i++)
+        if (ox_merge_node(g, dead, ci, c->drop[i], err) != 0) return -1;
     return 0;
 }
 
@@ -338,7 +339,7 @@ static int fuse_one(ir_graph *g, const readers *r, unsigned char *dead, int ci, 
         g->values[cv->outputs[0]].producer = -1;
         cv->outputs[0] = out;
         g->values[out].producer = ci;
-        dead[j] = 1;
+        if (ox_merge_node(g, dead, ci, j, err) != 0) return -1;
         c.out = out;
         w = g->values[cv->inputs[1]].init;
         changed = 1;

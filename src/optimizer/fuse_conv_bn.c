@@ -109,7 +109,10 @@ int ox_pass_fuse_conv_bn(ox_pass_ctx *ctx, ir_graph *g) {
             rc = -1;
             break;
         }
-        dead[j] = 1;
+        if (ox_merge_node(g, dead, i, j, ctx->err) != 0) {
+            rc = -1;
+            break;
+        }
         changes++;
     }
     if (rc == 0 && changes && ir_graph_remove_nodes(g, dead) != 0)

@@ -126,7 +126,8 @@ int ox_pass_fuse_gelu(ox_pass_ctx *pc, ir_graph *g) {
         n->n_inputs = 1;
         n->inputs[0] = x;
         ox_node_set_output(g, i, 0, out);
-        for (int k = 1; k < 5; k++) dead[nodes[k]] = 1;
+        for (int k = 1; k < 5 && rc == 0; k++) rc = ox_merge_node(g, dead, i, nodes[k], pc->err);
+        if (rc != 0) break;
         changes++;
     }
     if (rc == 0 && changes) {

@@ -179,7 +179,8 @@ int ox_pass_fuse_layernorm(ox_pass_ctx *pc, ir_graph *g) {
         n->inputs[0] = x;
         if (beta < 0) n->n_inputs = 2;
         ox_node_set_output(g, i, 0, out);
-        for (int k = 1; k < count; k++) dead[nodes[k]] = 1;
+        for (int k = 1; k < count && rc == 0; k++) rc = ox_merge_node(g, dead, i, nodes[k], pc->err);
+        if (rc != 0) break;
         changes++;
     }
     if (rc == 0 && changes && ir_graph_remove_nodes(g, dead) != 0)

@@ -172,9 +172,9 @@ static int fuse_one(ir_graph *g, int i, int bias, int add, const act_match *act,
          ox_node_set_floats(n, "activation_params", act->params, act->n_params, err)))
         return -1;
     ox_node_set_output(g, i, 0, out);
-    dead[add] = 1;
+    if (ox_merge_node(g, dead, i, add, err) != 0) return -1;
     for (int k = 0; k < 2; k++)
-        if (act->nodes[k] >= 0) dead[act->nodes[k]] = 1;
+        if (act->nodes[k] >= 0 && ox_merge_node(g, dead, i, act->nodes[k], err) != 0) return -1;
     return 0;
 }
 
@@ -221,7 +221,7 @@ static int fuse_gemm(ir_graph *g, int i, const ox_readers *r, const unsigned cha
     m->n_inputs = bias >= 0 ? 3 : 2;
     ox_node_set_output(g, i, 0, act.out);
     for (int q = 0; q < 2; q++)
-        if (act.nodes[q] >= 0) dead[act.nodes[q]] = 1;
+        if (act.nodes[q] >= 0 && ox_merge_node(g, dead, i, act.nodes[q], err) != 0) return -1;
     return 1;
 }
 

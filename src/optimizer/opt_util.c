@@ -250,3 +250,8 @@ int ox_conv_replace_weights(ir_graph *g, int ci, ox_tensor *nw, ox_tensor *nb, c
     conv->inputs[2] = vb;
     return 0;
 }
+
+int ox_merge_node(ir_graph *g, unsigned char *dead, int into, int from, ox_error *err) {
+    dead[from] = 1;
+    return ir_node_absorb(&g->nodes[into], &g->nodes[from], err);
+}

@@ -69,4 +69,7 @@ int ox_node_set_input(ir_node *n, int k, int v, ox_error *err);
 /* Makes node i of g produce value v as its output k (v's old producer,
  * if any, loses it; the value n produced there loses its producer). */
 void ox_node_set_output(ir_graph *g, int i, int k, int v);
+/* Node `from` is merged into node `into`: marked removed in dead, and its
+ * name joins into's origins (ir_node_absorb). */
+int ox_merge_node(ir_graph *g, unsigned char *dead, int into, int from, ox_error *err);
 #endif

@@ -435,7 +435,9 @@ static int exec_node_with(run_ctx *rc, const ox_step *st, ox_node_scratch *ns) {
     ox_infer_ctx ic = {.node = n, .n_inputs = n->n_inputs, .inputs = in_types, .values = in_vals,
                        .n_outputs = n->n_outputs, .outputs = out_types, .runtime = 1, .err = err};
     if (ge->schemas[st->node]->infer(&ic) != 0) return -1;
-    if (bind_view(rc, st, ins[0], &out_types[0], ic.data_dependent)) return 0;
+    /* a perturbed view would write into the memory it views */
+    int inject = ge->inject && ge->inject[st->node];
+    if (!inject && bind_view(rc, st, ins[0], &out_types[0], ic.data_dependent)) return 0;
     for (int k = 0; k < n->n_outputs; k++) {
         outs[k] = NULL;
         int sl = st->out_slots[k];
@@ -745,6 +747,26 @@ static int end_streams(onyx_session *s, void **st, ox_error *err) {
 /* Runs one graph. bound[i] is the value of graph input i (NULL: its
  * initializer); caller_bufs[o] an optional caller buffer for graph output o;
  * want[o] says whether results[o] must be produced (owned by the caller). */
+/* Capture and fault injection after a node of the main graph ran. */
+static int observe_node(run_ctx *rc, const ox_step *st, size_t pos) {
+    const ox_graph_exec *ge = rc->ge;
+    int inject = ge->inject && ge->inject[st->node];
+    const onyx_run_options *ro = rc->ctl ? rc->ctl->opts : NULL;
+    if (!inject && !(ro && ro->capture)) return 0;
+    const ir_node *n = &ge->graph->nodes[st->node];
+    ox_observed *outs = calloc((size_t)n->n_outputs + 1, sizeof *outs);
+    if (!outs) return ox_fail(rc->err, ONYX_OUT_OF_MEMORY, "out of memory");
+    for (int k = 0; k < n->n_outputs; k++) {
+        int sl = st->out_slots[k];
+        if (sl < 0) continue;
+        int e = ge->plan.slots[sl].ep;
+        outs[k] = (ox_observed){rc->slots[sl].t, rc->s->eps[e], rc->streams[e]};
+    }
+    int r = ox_observe_node(ge->graph, n, pos, inject, ro, outs, n->n_outputs, rc->err);
+    free(outs);
+    return r;
+}
+
 static int exec_graph(onyx_session *s, ox_graph_exec *ge, const run_ctx *parent,
                       const ox_step *parent_step, int64_t parent_iteration,
                       const ox_run_control *ctl, const ox_tensor *const *bound,
@@ -810,6 +832,7 @@ static int exec_graph(onyx_session *s, ox_graph_exec *ge, const run_ctx *parent,
         }
     }
 
+    int node_pos = 0; /* execution position, as the public API counts nodes */
     for (int i = 0; i < p->n_steps; i++) {
         const ox_step *st = &p->steps[i];
         int r;
@@ -818,6 +841,7 @@ static int exec_graph(onyx_session *s, ox_graph_exec *ge, const run_ctx *parent,
         } else {
             r = check_stop(&rc, &g->nodes[st->node], -1);
             if (r == 0) r = exec_node(&rc, st);
+            if (r == 0 && !parent) r = observe_node(&rc, st, (size_t)node_pos++);
             if (r != 0 && !ox_is_stop_code(err->code)) {
                 char label[300];
                 ox_error_prefix(err, "%s", ir_node_label(&g->nodes[st->node], label, sizeof label));

@@ -13,6 +13,8 @@
 struct onyx_run_options {
     atomic_int cancelled;            /* stays set until reset */
     atomic_uint_fast64_t time_limit_ms; /* 0: none */
+    onyx_capture_fn capture;            /* NULL: none (runtime/observe.c) */
+    void *capture_user;
 };
 
 /* One run's view of its options, fixed when the run starts. */

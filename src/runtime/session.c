@@ -191,6 +191,7 @@ static void free_exec(onyx_session *s, ox_graph_exec *ge) {
                 ge->kernels[i]->release(ge->states[i]);
     free(ge->states);
     free(ge->declined);
+    free(ge->inject);
     free(ge->kernels);
     free(ge->schemas);
     free(ge->exec_nodes);
@@ -286,6 +287,31 @@ static void log_placement(const onyx_session *s) {
     }
 }
 
+/* Fault injection (a testing aid, observe.h): the options' spec, else
+ * ONYX_INJECT_FAULT; marks the main graph's nodes it selects. */
+static int setup_fault_injection(onyx_session *s, const onyx_session_options *opts,
+                                 ox_error *err) {
+    const char *spec = opts && opts->fault_spec ? opts->fault_spec : getenv("ONYX_INJECT_FAULT");
+    if (ox_fault_spec_parse(&s->fault, spec, s->eps, s->n_eps, err) != 0) return -1;
+    if (!s->fault.node) return 0;
+    ox_graph_exec *ge = &s->main;
+    const ir_graph *g = ge->graph;
+    if (!(ge->inject = calloc((size_t)g->n_nodes + 1, 1)))
+        return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
+    int hits = 0;
+    for (int i = 0; i < g->n_nodes; i++) {
+        ge->inject[i] = (unsigned char)ox_fault_spec_matches(&s->fault, &g->nodes[i],
+                                                             s->eps[g->nodes[i].ep]);
+        hits += ge->inject[i];
+    }
+    ox_log(s->log_level, ONYX_LOG_WARNING,
+           "fault injection (a testing aid): outputs of node '%s'%s%s are perturbed in every run; "
+           "%d node%s selected",
+           s->fault.node, s->fault.provider ? " on provider " : "",
+           s->fault.provider ? s->fault.provider : "", hits, hits == 1 ? "" : "s");
+    return 0;
+}
+
 /* Loads from a file (path set) or from memory. */
 static int create(onyx_env *env, const char *path, const void *data, size_t size,
                   const char *base_dir, const onyx_session_options *opts, onyx_session **out,
@@ -319,6 +345,7 @@ static int create(onyx_env *env, const char *path, const void *data, size_t size
     if (build_exec(s, s->graph, &s->main, err) != 0) goto fail;
     if (build_subgraphs(s, s->graph, err) != 0) goto fail;
     if (describe_io(s, err) != 0) goto fail;
+    if (setup_fault_injection(s, opts, err) != 0) goto fail;
     log_placement(s);
     *out = s;
     return 0;
@@ -348,6 +375,7 @@ void ox_session_free(onyx_session *s) {
     for (int i = 0; i < s->n_eps; i++) s->eps[i]->ops->destroy(s->eps[i]);
     ox_threadpool_free(s->pool);
     ir_model_free(s->model);
+    ox_fault_spec_free(&s->fault);
     free(s->in_values);
     free(s->in_info);
     free(s->out_info);

@@ -11,6 +11,7 @@
 #include "ir/ir.h"
 #include "onyx.h"
 #include "planner/plan.h"
+#include "runtime/observe.h"
 #include "runtime/run_control.h"
 
 /* Providers a session may name; the CPU provider comes on top of them as
@@ -41,6 +42,7 @@ struct onyx_session_options {
     int log_level_set;
     char *external_data_dir;
     size_t memory_limit; /* 0: unlimited */
+    char *fault_spec;    /* NULL: ONYX_INJECT_FAULT; "": none (observe.h) */
     /* provider options, one per (provider, key): setting again replaces */
     int n_ep_options;
     struct ox_provider_option {
@@ -72,6 +74,9 @@ typedef struct ox_graph_exec {
     /* per node: set once the node declined its device (ox_kernel_decline)
      * and the warning saying so was logged */
     atomic_uchar *declined;
+    /* per node: its outputs are perturbed (fault injection, observe.h);
+     * NULL when no node is */
+    unsigned char *inject;
 } ox_graph_exec;
 
 struct onyx_session {
@@ -94,6 +99,7 @@ struct onyx_session {
     ox_mem_account mem;
     /* per provider: nodes it declined at run time that the CPU ran */
     atomic_ullong cpu_fallbacks[OX_MAX_EPS + 1];
+    ox_fault_spec fault; /* testing aid: the node whose outputs are perturbed */
 };
 
 /* The exec of the main graph or of a subgraph body; NULL if unknown. */

@@ -179,10 +179,10 @@ static int reshape_types(const ir_node *node, const ir_type *const *in, int n) {
 }
 
 static const ox_kernel_def KERNELS[] = {
-    {"", "Add", 7, 17, k_add, float_only, NULL, NULL},
-    {"", "Mul", 7, 17, k_mul, float_only, NULL, NULL},
-    {"", "Relu", 6, 17, k_relu, float_only, NULL, NULL},
-    {"", "Reshape", 5, 17, k_reshape, reshape_types, NULL, NULL},
+    {"", "Add", 7, 17, k_add, float_only, NULL, NULL, NULL},
+    {"", "Mul", 7, 17, k_mul, float_only, NULL, NULL, NULL},
+    {"", "Relu", 6, 17, k_relu, float_only, NULL, NULL, NULL},
+    {"", "Reshape", 5, 17, k_reshape, reshape_types, NULL, NULL, NULL},
 };
 static const ox_kernel_table TABLE = {KERNELS, sizeof KERNELS / sizeof KERNELS[0]};
 

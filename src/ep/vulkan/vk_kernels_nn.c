@@ -124,17 +124,17 @@ static int k_grid_sample(ox_kernel_ctx *c) {
  * GroupNormalization 18 (per-group parameters) and 21 (per channel),
  * GridSample 16..22 on 4-D and 5-D data. */
 static const ox_kernel_def KERNELS[] = {
-    {"", "Conv", 1, 22, ox_vk_nn_conv, ox_vk_nn_s_conv, NULL, NULL},
-    {"", "ConvTranspose", 1, 22, ox_vk_nn_conv_transpose, ox_vk_nn_s_conv_transpose, NULL, NULL},
-    {"", "MaxPool", 1, 22, ox_vk_nn_maxpool, ox_vk_nn_s_pool, NULL, NULL},
-    {"", "AveragePool", 1, 22, ox_vk_nn_avgpool, ox_vk_nn_s_pool, NULL, NULL},
-    {"", "GlobalAveragePool", 1, 22, ox_vk_nn_global_avg, ox_vk_nn_s_global_pool, NULL, NULL},
-    {"", "GlobalMaxPool", 1, 22, ox_vk_nn_global_max, ox_vk_nn_s_global_pool, NULL, NULL},
-    {"", "BatchNormalization", 9, 15, ox_vk_nn_batchnorm, ox_vk_nn_s_batchnorm, NULL, NULL},
-    {"", "InstanceNormalization", 6, 22, ox_vk_nn_instancenorm, ox_vk_nn_s_instancenorm, NULL, NULL},
-    {"", "LayerNormalization", 17, 17, ox_vk_nn_layernorm, ox_vk_nn_s_layernorm, NULL, NULL},
-    {"", "GroupNormalization", 18, 21, ox_vk_nn_groupnorm, ox_vk_nn_s_groupnorm, NULL, NULL},
-    {"", "GridSample", 16, 22, k_grid_sample, s_grid_sample, NULL, NULL},
+    {"", "Conv", 1, 22, ox_vk_nn_conv, ox_vk_nn_s_conv, NULL, NULL, NULL},
+    {"", "ConvTranspose", 1, 22, ox_vk_nn_conv_transpose, ox_vk_nn_s_conv_transpose, NULL, NULL, NULL},
+    {"", "MaxPool", 1, 22, ox_vk_nn_maxpool, ox_vk_nn_s_pool, NULL, NULL, NULL},
+    {"", "AveragePool", 1, 22, ox_vk_nn_avgpool, ox_vk_nn_s_pool, NULL, NULL, NULL},
+    {"", "GlobalAveragePool", 1, 22, ox_vk_nn_global_avg, ox_vk_nn_s_global_pool, NULL, NULL, NULL},
+    {"", "GlobalMaxPool", 1, 22, ox_vk_nn_global_max, ox_vk_nn_s_global_pool, NULL, NULL, NULL},
+    {"", "BatchNormalization", 9, 15, ox_vk_nn_batchnorm, ox_vk_nn_s_batchnorm, NULL, NULL, NULL},
+    {"", "InstanceNormalization", 6, 22, ox_vk_nn_instancenorm, ox_vk_nn_s_instancenorm, NULL, NULL, NULL},
+    {"", "LayerNormalization", 17, 17, ox_vk_nn_layernorm, ox_vk_nn_s_layernorm, NULL, NULL, NULL},
+    {"", "GroupNormalization", 18, 21, ox_vk_nn_groupnorm, ox_vk_nn_s_groupnorm, NULL, NULL, NULL},
+    {"", "GridSample", 16, 22, k_grid_sample, s_grid_sample, NULL, NULL, NULL},
 };
 
 const ox_kernel_table ox_vk_kernels_nn = {KERNELS, sizeof KERNELS / sizeof KERNELS[0]};

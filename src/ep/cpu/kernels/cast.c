@@ -433,8 +433,8 @@ static int s_castlike(const ir_node *node, const ir_type *const *in, int n) {
 }
 
 static const ox_kernel_def KERNELS[] = {
-    {"", "Cast", 1, 28, k_cast, s_cast, NULL, NULL},
-    {"", "CastLike", 15, 25, k_cast, s_castlike, NULL, NULL},
+    {"", "Cast", 1, 28, k_cast, s_cast, NULL, NULL, NULL},
+    {"", "CastLike", 15, 25, k_cast, s_castlike, NULL, NULL, NULL},
 };
 
 const ox_kernel_table ox_cpu_kernels_cast = {KERNELS, sizeof KERNELS / sizeof KERNELS[0]};

@@ -193,7 +193,7 @@ static int k_image_decoder(ox_kernel_ctx *ctx) {
 }
 
 static const ox_kernel_def KERNELS[] = {
-    {"", "ImageDecoder", 20, 20, k_image_decoder, NULL, NULL, NULL},
+    {"", "ImageDecoder", 20, 20, k_image_decoder, NULL, NULL, NULL, NULL},
 };
 
 const ox_kernel_table ox_cpu_kernels_codec = {KERNELS, sizeof KERNELS / sizeof KERNELS[0]};

@@ -339,22 +339,22 @@ static int layernorm_v1_compute(ox_kernel_ctx *ctx) {
 }
 
 static const ox_kernel_def KERNELS[] = {
-    {"com.microsoft", "FusedConv", 1, 1, fused_conv_compute, supports_f32, NULL, NULL},
-    {"com.microsoft", "FusedGemm", 1, 1, fused_gemm_compute, supports_f32, NULL, NULL},
-    {"com.microsoft", "FusedMatMul", 1, 1, fused_matmul_compute, supports_f32, NULL, NULL},
+    {"com.microsoft", "FusedConv", 1, 1, fused_conv_compute, supports_f32, NULL, NULL, NULL},
+    {"com.microsoft", "FusedGemm", 1, 1, fused_gemm_compute, supports_f32, NULL, NULL, NULL},
+    {"com.microsoft", "FusedMatMul", 1, 1, fused_matmul_compute, supports_f32, NULL, NULL, NULL},
     {"com.microsoft", "FusedMatMulActivation", 1, 1, fused_matmul_compute, supports_f32, NULL,
-     NULL},
-    {"com.microsoft", "QuickGelu", 1, 1, gelu_family_compute, supports_f32, NULL, NULL},
-    {"com.microsoft", "Gelu", 1, 1, gelu_family_compute, supports_f32, NULL, NULL},
-    {"com.microsoft", "FastGelu", 1, 1, gelu_family_compute, supports_f32, NULL, NULL},
-    {"com.microsoft", "BiasGelu", 1, 1, gelu_family_compute, supports_f32, NULL, NULL},
+     NULL, NULL},
+    {"com.microsoft", "QuickGelu", 1, 1, gelu_family_compute, supports_f32, NULL, NULL, NULL},
+    {"com.microsoft", "Gelu", 1, 1, gelu_family_compute, supports_f32, NULL, NULL, NULL},
+    {"com.microsoft", "FastGelu", 1, 1, gelu_family_compute, supports_f32, NULL, NULL, NULL},
+    {"com.microsoft", "BiasGelu", 1, 1, gelu_family_compute, supports_f32, NULL, NULL, NULL},
     {"com.microsoft", "SkipLayerNormalization", 1, 1, skip_layernorm_compute, supports_f32, NULL,
-     NULL},
+     NULL, NULL},
     {"com.microsoft", "SkipSimplifiedLayerNormalization", 1, 1, skip_layernorm_compute,
-     supports_f32, NULL, NULL},
-    {"", "LayerNormalization", 1, 16, layernorm_v1_compute, supports_f32, NULL, NULL},
+     supports_f32, NULL, NULL, NULL},
+    {"", "LayerNormalization", 1, 16, layernorm_v1_compute, supports_f32, NULL, NULL, NULL},
     {"", "SimplifiedLayerNormalization", 1, 1000, simplified_layernorm_compute, supports_f32, NULL,
-     NULL},
+     NULL, NULL},
 };
 
 const ox_kernel_table ox_cpu_kernels_contrib = {KERNELS, sizeof KERNELS / sizeof KERNELS[0]};

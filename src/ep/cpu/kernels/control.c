@@ -632,9 +632,9 @@ static int k_scan(ox_kernel_ctx *ctx) {
 }
 
 static const ox_kernel_def KERNELS[] = {
-    {"", "If", 1, 25, k_if, NULL, NULL, NULL},
-    {"", "Loop", 1, 25, k_loop, NULL, NULL, NULL},
-    {"", "Scan", 8, 25, k_scan, NULL, NULL, NULL},
+    {"", "If", 1, 25, k_if, NULL, NULL, NULL, NULL},
+    {"", "Loop", 1, 25, k_loop, NULL, NULL, NULL, NULL},
+    {"", "Scan", 8, 25, k_scan, NULL, NULL, NULL, NULL},
 };
 
 const ox_kernel_table ox_cpu_kernels_control = {KERNELS, sizeof KERNELS / sizeof KERNELS[0]};

@@ -957,14 +957,14 @@ static int col2im_compute(ox_kernel_ctx *ctx) {
 }
 
 static const ox_kernel_def KERNELS[] = {
-    {"", "Conv", 1, 22, conv_compute, ox_cpu_supports_float, conv_init, conv_release},
-    {"onyx", "FusedConv", 1, 1, fused_conv_compute, supports_f32, conv_init, conv_release},
-    {"", "ConvTranspose", 1, 22, conv_transpose_compute, ox_cpu_supports_float, NULL, NULL},
-    {"", "ConvInteger", 10, 17, conv_integer_compute, NULL, NULL, NULL},
-    {"", "QLinearConv", 10, 17, qlinear_conv_compute, NULL, NULL, NULL},
-    {"", "Col2Im", 18, 18, col2im_compute, ox_cpu_supports_float, NULL, NULL},
-    {"", "DeformConv", 19, 22, ox_cpu_deform_conv_compute, ox_cpu_supports_float, NULL, NULL},
-    {"", "CausalConvWithState", 27, 27, ox_cpu_causal_conv_compute, ox_cpu_supports_float, NULL, NULL},
+    {"", "Conv", 1, 22, conv_compute, ox_cpu_supports_float, conv_init, conv_release, NULL},
+    {"onyx", "FusedConv", 1, 1, fused_conv_compute, supports_f32, conv_init, conv_release, NULL},
+    {"", "ConvTranspose", 1, 22, conv_transpose_compute, ox_cpu_supports_float, NULL, NULL, NULL},
+    {"", "ConvInteger", 10, 17, conv_integer_compute, NULL, NULL, NULL, NULL},
+    {"", "QLinearConv", 10, 17, qlinear_conv_compute, NULL, NULL, NULL, NULL},
+    {"", "Col2Im", 18, 18, col2im_compute, ox_cpu_supports_float, NULL, NULL, NULL},
+    {"", "DeformConv", 19, 22, ox_cpu_deform_conv_compute, ox_cpu_supports_float, NULL, NULL, NULL},
+    {"", "CausalConvWithState", 27, 27, ox_cpu_causal_conv_compute, ox_cpu_supports_float, NULL, NULL, NULL},
 };
 
 const ox_kernel_table ox_cpu_kernels_conv = {KERNELS, sizeof KERNELS / sizeof KERNELS[0]};

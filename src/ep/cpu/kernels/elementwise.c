@@ -594,9 +594,9 @@ static int s_bitcast(const ir_node *node, const ir_type *const *in, int n) {
     return in[0]->dtype == ONYX_UNDEFINED || ox_ew_bitcast_bits(in[0]->dtype) > 0;
 }
 
-#define K(name, lo, fn, sup) {"", name, lo, 17, fn, sup, NULL, NULL}
+#define K(name, lo, fn, sup) {"", name, lo, 17, fn, sup, NULL, NULL, NULL}
 /* operators whose newest version is past 17 (see the schemas for why) */
-#define KV(name, lo, hi, fn, sup) {"", name, lo, hi, fn, sup, NULL, NULL}
+#define KV(name, lo, hi, fn, sup) {"", name, lo, hi, fn, sup, NULL, NULL, NULL}
 
 static const ox_kernel_def KERNELS[] = {
     K("Relu", 1, ox_ew_relu, s_signed),

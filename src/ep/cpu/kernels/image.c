@@ -487,13 +487,13 @@ static int nms_compute(ox_kernel_ctx *ctx) {
 }
 
 static const ox_kernel_def KERNELS[] = {
-    {"", "Resize", 10, 19, ox_cpu_resize_compute, ox_cpu_resize_supports, NULL, NULL},
-    {"", "Upsample", 7, 17, ox_cpu_resize_compute, ox_cpu_resize_supports, NULL, NULL},
-    {"", "GridSample", 16, 22, ox_cpu_gridsample_compute, ox_cpu_image_float_inputs, NULL, NULL},
-    {"", "AffineGrid", 20, 20, ox_cpu_affine_grid_compute, ox_cpu_supports_float, NULL, NULL},
-    {"", "MaxRoiPool", 1, 22, maxroipool_compute, ox_cpu_image_float_inputs, NULL, NULL},
-    {"", "RoiAlign", 10, 22, roialign_compute, supports_roialign, NULL, NULL},
-    {"", "NonMaxSuppression", 10, 17, nms_compute, ox_cpu_image_float_inputs, NULL, NULL},
+    {"", "Resize", 10, 19, ox_cpu_resize_compute, ox_cpu_resize_supports, NULL, NULL, NULL},
+    {"", "Upsample", 7, 17, ox_cpu_resize_compute, ox_cpu_resize_supports, NULL, NULL, NULL},
+    {"", "GridSample", 16, 22, ox_cpu_gridsample_compute, ox_cpu_image_float_inputs, NULL, NULL, NULL},
+    {"", "AffineGrid", 20, 20, ox_cpu_affine_grid_compute, ox_cpu_supports_float, NULL, NULL, NULL},
+    {"", "MaxRoiPool", 1, 22, maxroipool_compute, ox_cpu_image_float_inputs, NULL, NULL, NULL},
+    {"", "RoiAlign", 10, 22, roialign_compute, supports_roialign, NULL, NULL, NULL},
+    {"", "NonMaxSuppression", 10, 17, nms_compute, ox_cpu_image_float_inputs, NULL, NULL, NULL},
 };
 
 const ox_kernel_table ox_cpu_kernels_image = {KERNELS, sizeof KERNELS / sizeof KERNELS[0]};

@@ -723,20 +723,20 @@ static int supports_index_int(const ir_node *node, const ir_type *const *in, int
 }
 
 static const ox_kernel_def KERNELS[] = {
-    {"", "Gather", 1, 17, k_gather, supports_gather, NULL, NULL},
-    {"", "GatherElements", 11, 17, k_gather_elements, supports_index_int, NULL, NULL},
-    {"", "GatherND", 11, 17, k_gather_nd, NULL, NULL, NULL},
-    {"", "ScatterND", 11, 18, ox_cpu_scatter_nd, ox_cpu_supports_scatter, NULL, NULL},
-    {"", "ScatterElements", 11, 18, ox_cpu_scatter_elements, ox_cpu_supports_scatter, NULL, NULL},
-    {"", "Scatter", 9, 10, ox_cpu_scatter_elements, NULL, NULL, NULL},
-    {"", "TensorScatter", 24, 24, ox_cpu_tensor_scatter, NULL, NULL, NULL},
-    {"", "TopK", 1, 24, k_topk, supports_topk, NULL, NULL},
-    {"", "NonZero", 9, 17, k_nonzero, NULL, NULL, NULL},
-    {"", "OneHot", 9, 28, k_onehot, NULL, NULL, NULL},
-    {"", "Compress", 9, 28, k_compress, NULL, NULL, NULL},
-    {"", "Unique", 11, 28, k_unique, NULL, NULL, NULL},
-    {"", "Trilu", 14, 17, k_trilu, NULL, NULL, NULL},
-    {"", "ReverseSequence", 10, 28, k_reverse_sequence, NULL, NULL, NULL},
+    {"", "Gather", 1, 17, k_gather, supports_gather, NULL, NULL, NULL},
+    {"", "GatherElements", 11, 17, k_gather_elements, supports_index_int, NULL, NULL, NULL},
+    {"", "GatherND", 11, 17, k_gather_nd, NULL, NULL, NULL, NULL},
+    {"", "ScatterND", 11, 18, ox_cpu_scatter_nd, ox_cpu_supports_scatter, NULL, NULL, NULL},
+    {"", "ScatterElements", 11, 18, ox_cpu_scatter_elements, ox_cpu_supports_scatter, NULL, NULL, NULL},
+    {"", "Scatter", 9, 10, ox_cpu_scatter_elements, NULL, NULL, NULL, NULL},
+    {"", "TensorScatter", 24, 24, ox_cpu_tensor_scatter, NULL, NULL, NULL, NULL},
+    {"", "TopK", 1, 24, k_topk, supports_topk, NULL, NULL, NULL},
+    {"", "NonZero", 9, 17, k_nonzero, NULL, NULL, NULL, NULL},
+    {"", "OneHot", 9, 28, k_onehot, NULL, NULL, NULL, NULL},
+    {"", "Compress", 9, 28, k_compress, NULL, NULL, NULL, NULL},
+    {"", "Unique", 11, 28, k_unique, NULL, NULL, NULL, NULL},
+    {"", "Trilu", 14, 17, k_trilu, NULL, NULL, NULL, NULL},
+    {"", "ReverseSequence", 10, 28, k_reverse_sequence, NULL, NULL, NULL, NULL},
 };
 
 const ox_kernel_table ox_cpu_kernels_index = {KERNELS, sizeof KERNELS / sizeof KERNELS[0]};

@@ -945,12 +945,12 @@ static int einsum_compute(ox_kernel_ctx *ctx) {
 }
 
 static const ox_kernel_def KERNELS[] = {
-    {"", "Gemm", 1, 17, gemm_compute, supports_gemm_types, NULL, NULL},
-    {"", "MatMul", 1, 17, matmul_compute, supports_gemm_types, NULL, NULL},
-    {"", "MatMulInteger", 10, 17, matmul_integer_compute, NULL, NULL, NULL},
-    {"", "QLinearMatMul", 10, 21, qlinear_matmul_compute, NULL, NULL, NULL},
-    {"", "Det", 11, 22, det_compute, NULL, NULL, NULL},
-    {"", "Einsum", 12, 28, einsum_compute, NULL, NULL, NULL},
+    {"", "Gemm", 1, 17, gemm_compute, supports_gemm_types, NULL, NULL, NULL},
+    {"", "MatMul", 1, 17, matmul_compute, supports_gemm_types, NULL, NULL, NULL},
+    {"", "MatMulInteger", 10, 17, matmul_integer_compute, NULL, NULL, NULL, NULL},
+    {"", "QLinearMatMul", 10, 21, qlinear_matmul_compute, NULL, NULL, NULL, NULL},
+    {"", "Det", 11, 22, det_compute, NULL, NULL, NULL, NULL},
+    {"", "Einsum", 12, 28, einsum_compute, NULL, NULL, NULL, NULL},
 };
 
 const ox_kernel_table ox_cpu_kernels_linalg = {KERNELS, sizeof KERNELS / sizeof KERNELS[0]};

@@ -280,9 +280,9 @@ static int dropout_compute(ox_kernel_ctx *ctx) {
 }
 
 static const ox_kernel_def KERNELS[] = {
-    {"", "SoftmaxCrossEntropyLoss", 12, 17, loss_compute, ox_cpu_supports_float, NULL, NULL},
-    {"", "NegativeLogLikelihoodLoss", 12, 22, loss_compute, ox_cpu_supports_float, NULL, NULL},
-    {"", "Dropout", 1, 22, dropout_compute, ox_cpu_supports_float, NULL, NULL},
+    {"", "SoftmaxCrossEntropyLoss", 12, 17, loss_compute, ox_cpu_supports_float, NULL, NULL, NULL},
+    {"", "NegativeLogLikelihoodLoss", 12, 22, loss_compute, ox_cpu_supports_float, NULL, NULL, NULL},
+    {"", "Dropout", 1, 22, dropout_compute, ox_cpu_supports_float, NULL, NULL, NULL},
 };
 
 const ox_kernel_table ox_cpu_kernels_loss = {KERNELS, sizeof KERNELS / sizeof KERNELS[0]};

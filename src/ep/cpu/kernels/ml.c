@@ -405,10 +405,10 @@ static int tree_ensemble_compute(ox_kernel_ctx *ctx) {
 
 static const ox_kernel_def KERNELS[] = {
     {"ai.onnx.ml", "ArrayFeatureExtractor", 1, 1, array_feature_extractor_compute, NULL, NULL,
-     NULL},
-    {"ai.onnx.ml", "Binarizer", 1, 1, binarizer_compute, NULL, NULL, NULL},
-    {"ai.onnx.ml", "LabelEncoder", 1, 4, label_encoder_compute, NULL, NULL, NULL},
-    {"ai.onnx.ml", "TreeEnsemble", 5, 5, tree_ensemble_compute, NULL, NULL, NULL},
+     NULL, NULL},
+    {"ai.onnx.ml", "Binarizer", 1, 1, binarizer_compute, NULL, NULL, NULL, NULL},
+    {"ai.onnx.ml", "LabelEncoder", 1, 4, label_encoder_compute, NULL, NULL, NULL, NULL},
+    {"ai.onnx.ml", "TreeEnsemble", 5, 5, tree_ensemble_compute, NULL, NULL, NULL, NULL},
 };
 
 const ox_kernel_table ox_cpu_kernels_ml = {KERNELS, sizeof KERNELS / sizeof KERNELS[0]};

@@ -831,14 +831,14 @@ static int mvn_compute(ox_kernel_ctx *ctx) {
 }
 
 static const ox_kernel_def KERNELS[] = {
-    {"", "BatchNormalization", 1, 17, batchnorm_compute, ox_cpu_supports_float, NULL, NULL},
-    {"", "InstanceNormalization", 1, 22, instancenorm_compute, ox_cpu_supports_float, NULL, NULL},
-    {"", "GroupNormalization", 18, 21, groupnorm_compute, ox_cpu_supports_float, NULL, NULL},
-    {"", "RMSNormalization", 23, 23, rmsnorm_compute, ox_cpu_supports_float, NULL, NULL},
-    {"", "LpNormalization", 1, 22, lpnorm_compute, ox_cpu_supports_float, NULL, NULL},
-    {"", "LayerNormalization", 17, 17, layernorm_compute, ox_cpu_supports_float, NULL, NULL},
-    {"", "LRN", 1, 17, lrn_compute, ox_cpu_supports_float, NULL, NULL},
-    {"", "MeanVarianceNormalization", 9, 17, mvn_compute, ox_cpu_supports_float, NULL, NULL},
+    {"", "BatchNormalization", 1, 17, batchnorm_compute, ox_cpu_supports_float, NULL, NULL, NULL},
+    {"", "InstanceNormalization", 1, 22, instancenorm_compute, ox_cpu_supports_float, NULL, NULL, NULL},
+    {"", "GroupNormalization", 18, 21, groupnorm_compute, ox_cpu_supports_float, NULL, NULL, NULL},
+    {"", "RMSNormalization", 23, 23, rmsnorm_compute, ox_cpu_supports_float, NULL, NULL, NULL},
+    {"", "LpNormalization", 1, 22, lpnorm_compute, ox_cpu_supports_float, NULL, NULL, NULL},
+    {"", "LayerNormalization", 17, 17, layernorm_compute, ox_cpu_supports_float, NULL, NULL, NULL},
+    {"", "LRN", 1, 17, lrn_compute, ox_cpu_supports_float, NULL, NULL, NULL},
+    {"", "MeanVarianceNormalization", 9, 17, mvn_compute, ox_cpu_supports_float, NULL, NULL, NULL},
 };
 
 const ox_kernel_table ox_cpu_kernels_normalization = {KERNELS, sizeof KERNELS / sizeof KERNELS[0]};

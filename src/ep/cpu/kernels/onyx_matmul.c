@@ -101,7 +101,7 @@ static int fused_matmul_compute(ox_kernel_ctx *ctx) {
 }
 
 static const ox_kernel_def KERNELS[] = {
-    {"onyx", "FusedMatMul", 1, 1, fused_matmul_compute, supports_f32, NULL, NULL},
+    {"onyx", "FusedMatMul", 1, 1, fused_matmul_compute, supports_f32, NULL, NULL, NULL},
 };
 
 const ox_kernel_table ox_cpu_kernels_onyx_matmul = {KERNELS, sizeof KERNELS / sizeof KERNELS[0]};

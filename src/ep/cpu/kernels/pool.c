@@ -638,13 +638,13 @@ static int supports_maxpool(const ir_node *node, const ir_type *const *inputs, i
 }
 
 static const ox_kernel_def KERNELS[] = {
-    {"", "MaxPool", 1, 22, maxpool_compute, supports_maxpool, NULL, NULL},
-    {"", "AveragePool", 1, 22, avgpool_compute, ox_cpu_supports_float, NULL, NULL},
-    {"", "LpPool", 1, 22, lppool_compute, ox_cpu_supports_float, NULL, NULL},
-    {"", "GlobalAveragePool", 1, 22, global_avg_compute, ox_cpu_supports_float, NULL, NULL},
-    {"", "GlobalMaxPool", 1, 22, global_max_compute, ox_cpu_supports_float, NULL, NULL},
-    {"", "GlobalLpPool", 1, 22, global_lp_compute, ox_cpu_supports_float, NULL, NULL},
-    {"", "MaxUnpool", 9, 22, maxunpool_compute, ox_cpu_supports_float, NULL, NULL},
+    {"", "MaxPool", 1, 22, maxpool_compute, supports_maxpool, NULL, NULL, NULL},
+    {"", "AveragePool", 1, 22, avgpool_compute, ox_cpu_supports_float, NULL, NULL, NULL},
+    {"", "LpPool", 1, 22, lppool_compute, ox_cpu_supports_float, NULL, NULL, NULL},
+    {"", "GlobalAveragePool", 1, 22, global_avg_compute, ox_cpu_supports_float, NULL, NULL, NULL},
+    {"", "GlobalMaxPool", 1, 22, global_max_compute, ox_cpu_supports_float, NULL, NULL, NULL},
+    {"", "GlobalLpPool", 1, 22, global_lp_compute, ox_cpu_supports_float, NULL, NULL, NULL},
+    {"", "MaxUnpool", 9, 22, maxunpool_compute, ox_cpu_supports_float, NULL, NULL, NULL},
 };
 
 const ox_kernel_table ox_cpu_kernels_pool = {KERNELS, sizeof KERNELS / sizeof KERNELS[0]};

@@ -395,9 +395,9 @@ static int supports_dynamic(const ir_node *node, const ir_type *const *inputs, i
 }
 
 static const ox_kernel_def KERNELS[] = {
-    {"", "QuantizeLinear", 10, 28, quantize_compute, supports_quantize, NULL, NULL},
-    {"", "DequantizeLinear", 10, 28, dequantize_compute, supports_dequantize, NULL, NULL},
-    {"", "DynamicQuantizeLinear", 11, 28, dynamic_quantize_compute, supports_dynamic, NULL, NULL},
+    {"", "QuantizeLinear", 10, 28, quantize_compute, supports_quantize, NULL, NULL, NULL},
+    {"", "DequantizeLinear", 10, 28, dequantize_compute, supports_dequantize, NULL, NULL, NULL},
+    {"", "DynamicQuantizeLinear", 11, 28, dynamic_quantize_compute, supports_dynamic, NULL, NULL, NULL},
 };
 
 const ox_kernel_table ox_cpu_kernels_quantize = {KERNELS, sizeof KERNELS / sizeof KERNELS[0]};

@@ -317,12 +317,12 @@ static int supports_prob_input(const ir_node *node, const ir_type *const *inputs
 }
 
 static const ox_kernel_def KERNELS[] = {
-    {"", "RandomNormal", 1, 22, k_normal, NULL, random_init, random_release},
-    {"", "RandomUniform", 1, 22, k_uniform, NULL, random_init, random_release},
-    {"", "RandomNormalLike", 1, 22, k_normal, NULL, random_init, random_release},
-    {"", "RandomUniformLike", 1, 22, k_uniform, NULL, random_init, random_release},
-    {"", "Bernoulli", 15, 22, k_bernoulli, supports_prob_input, random_init, random_release},
-    {"", "Multinomial", 7, 22, k_multinomial, supports_prob_input, random_init, random_release},
+    {"", "RandomNormal", 1, 22, k_normal, NULL, random_init, random_release, NULL},
+    {"", "RandomUniform", 1, 22, k_uniform, NULL, random_init, random_release, NULL},
+    {"", "RandomNormalLike", 1, 22, k_normal, NULL, random_init, random_release, NULL},
+    {"", "RandomUniformLike", 1, 22, k_uniform, NULL, random_init, random_release, NULL},
+    {"", "Bernoulli", 15, 22, k_bernoulli, supports_prob_input, random_init, random_release, NULL},
+    {"", "Multinomial", 7, 22, k_multinomial, supports_prob_input, random_init, random_release, NULL},
 };
 
 const ox_kernel_table ox_cpu_kernels_random = {KERNELS, sizeof KERNELS / sizeof KERNELS[0]};

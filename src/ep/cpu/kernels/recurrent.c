@@ -600,9 +600,9 @@ done:
 }
 
 static const ox_kernel_def KERNELS[] = {
-    {"", "RNN", 7, 22, rnn_compute, ox_cpu_supports_float, NULL, NULL},
-    {"", "GRU", 7, 22, rnn_compute, ox_cpu_supports_float, NULL, NULL},
-    {"", "LSTM", 7, 22, rnn_compute, ox_cpu_supports_float, NULL, NULL},
+    {"", "RNN", 7, 22, rnn_compute, ox_cpu_supports_float, NULL, NULL, NULL},
+    {"", "GRU", 7, 22, rnn_compute, ox_cpu_supports_float, NULL, NULL, NULL},
+    {"", "LSTM", 7, 22, rnn_compute, ox_cpu_supports_float, NULL, NULL, NULL},
 };
 
 const ox_kernel_table ox_cpu_kernels_recurrent = {KERNELS, sizeof KERNELS / sizeof KERNELS[0]};

@@ -610,13 +610,13 @@ static int s_numeric_bool(const ir_node *node, const ir_type *const *in, int n) 
     return s_numeric(node, in, n);
 }
 
-#define K(name, lo, hi, fn) {"", name, lo, hi, fn, s_numeric, NULL, NULL}
+#define K(name, lo, hi, fn) {"", name, lo, hi, fn, s_numeric, NULL, NULL, NULL}
 
 static const ox_kernel_def KERNELS[] = {
     K("ReduceSum", 1, 13, k_sum),
     K("ReduceMean", 1, 18, k_mean),
-    {"", "ReduceMax", 1, 20, k_max, s_numeric_bool, NULL, NULL},
-    {"", "ReduceMin", 1, 20, k_min, s_numeric_bool, NULL, NULL},
+    {"", "ReduceMax", 1, 20, k_max, s_numeric_bool, NULL, NULL, NULL},
+    {"", "ReduceMin", 1, 20, k_min, s_numeric_bool, NULL, NULL, NULL},
     K("ReduceProd", 1, 18, k_prod),
     K("ReduceL1", 1, 18, k_l1),
     K("ReduceL2", 1, 18, k_l2),

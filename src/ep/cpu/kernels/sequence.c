@@ -390,18 +390,18 @@ done:
 }
 
 static const ox_kernel_def KERNELS[] = {
-    {"", "SequenceEmpty", 11, 17, k_sequence_empty, NULL, NULL, NULL},
-    {"", "SequenceConstruct", 11, 17, k_sequence_construct, NULL, NULL, NULL},
-    {"", "SequenceAt", 11, 17, k_sequence_at, NULL, NULL, NULL},
-    {"", "SequenceInsert", 11, 17, k_sequence_insert, NULL, NULL, NULL},
-    {"", "SequenceErase", 11, 17, k_sequence_erase, NULL, NULL, NULL},
-    {"", "SequenceLength", 11, 17, k_sequence_length, NULL, NULL, NULL},
-    {"", "SplitToSequence", 11, 24, k_split_to_sequence, NULL, NULL, NULL},
-    {"", "ConcatFromSequence", 11, 17, k_concat_from_sequence, NULL, NULL, NULL},
-    {"", "Optional", 15, 28, k_optional, NULL, NULL, NULL},
-    {"", "OptionalHasElement", 15, 28, k_optional_has_element, NULL, NULL, NULL},
-    {"", "OptionalGetElement", 15, 28, k_optional_get_element, NULL, NULL, NULL},
-    {"", "SequenceMap", 17, 17, k_sequence_map, NULL, NULL, NULL},
+    {"", "SequenceEmpty", 11, 17, k_sequence_empty, NULL, NULL, NULL, NULL},
+    {"", "SequenceConstruct", 11, 17, k_sequence_construct, NULL, NULL, NULL, NULL},
+    {"", "SequenceAt", 11, 17, k_sequence_at, NULL, NULL, NULL, NULL},
+    {"", "SequenceInsert", 11, 17, k_sequence_insert, NULL, NULL, NULL, NULL},
+    {"", "SequenceErase", 11, 17, k_sequence_erase, NULL, NULL, NULL, NULL},
+    {"", "SequenceLength", 11, 17, k_sequence_length, NULL, NULL, NULL, NULL},
+    {"", "SplitToSequence", 11, 24, k_split_to_sequence, NULL, NULL, NULL, NULL},
+    {"", "ConcatFromSequence", 11, 17, k_concat_from_sequence, NULL, NULL, NULL, NULL},
+    {"", "Optional", 15, 28, k_optional, NULL, NULL, NULL, NULL},
+    {"", "OptionalHasElement", 15, 28, k_optional_has_element, NULL, NULL, NULL, NULL},
+    {"", "OptionalGetElement", 15, 28, k_optional_get_element, NULL, NULL, NULL, NULL},
+    {"", "SequenceMap", 17, 17, k_sequence_map, NULL, NULL, NULL, NULL},
 };
 
 const ox_kernel_table ox_cpu_kernels_sequence = {KERNELS, sizeof KERNELS / sizeof KERNELS[0]};

@@ -526,12 +526,12 @@ static int mel_compute(ox_kernel_ctx *ctx) {
 }
 
 static const ox_kernel_def KERNELS[] = {
-    {"", "DFT", 17, 20, dft_compute, ox_cpu_supports_float, NULL, NULL},
-    {"", "STFT", 17, 17, stft_compute, ox_cpu_supports_float, NULL, NULL},
-    {"", "HannWindow", 17, 17, hann_compute, NULL, NULL, NULL},
-    {"", "HammingWindow", 17, 17, hamming_compute, NULL, NULL, NULL},
-    {"", "BlackmanWindow", 17, 17, blackman_compute, NULL, NULL, NULL},
-    {"", "MelWeightMatrix", 17, 17, mel_compute, NULL, NULL, NULL},
+    {"", "DFT", 17, 20, dft_compute, ox_cpu_supports_float, NULL, NULL, NULL},
+    {"", "STFT", 17, 17, stft_compute, ox_cpu_supports_float, NULL, NULL, NULL},
+    {"", "HannWindow", 17, 17, hann_compute, NULL, NULL, NULL, NULL},
+    {"", "HammingWindow", 17, 17, hamming_compute, NULL, NULL, NULL, NULL},
+    {"", "BlackmanWindow", 17, 17, blackman_compute, NULL, NULL, NULL, NULL},
+    {"", "MelWeightMatrix", 17, 17, mel_compute, NULL, NULL, NULL, NULL},
 };
 
 const ox_kernel_table ox_cpu_kernels_signal = {KERNELS, sizeof KERNELS / sizeof KERNELS[0]};

@@ -869,11 +869,11 @@ static int k_regex_full_match(ox_kernel_ctx *ctx) {
 }
 
 static const ox_kernel_def KERNELS[] = {
-    {"", "StringConcat", 20, 20, k_string_concat, NULL, NULL, NULL},
-    {"", "StringSplit", 20, 20, k_string_split, NULL, NULL, NULL},
-    {"", "RegexFullMatch", 20, 20, k_regex_full_match, NULL, regex_init, regex_release},
-    {"", "StringNormalizer", 10, 17, k_string_normalizer, NULL, strnorm_init, strnorm_release},
-    {"", "TfIdfVectorizer", 9, 17, k_tfidf, supports_tfidf, tfidf_init, tfidf_release},
+    {"", "StringConcat", 20, 20, k_string_concat, NULL, NULL, NULL, NULL},
+    {"", "StringSplit", 20, 20, k_string_split, NULL, NULL, NULL, NULL},
+    {"", "RegexFullMatch", 20, 20, k_regex_full_match, NULL, regex_init, regex_release, NULL},
+    {"", "StringNormalizer", 10, 17, k_string_normalizer, NULL, strnorm_init, strnorm_release, NULL},
+    {"", "TfIdfVectorizer", 9, 17, k_tfidf, supports_tfidf, tfidf_init, tfidf_release, NULL},
 };
 
 const ox_kernel_table ox_cpu_kernels_text = {KERNELS, sizeof KERNELS / sizeof KERNELS[0]};
