@@ -146,8 +146,10 @@ size_t cli_device_providers(const onyx_env *env, const onyx_session *s, cli_prov
 int cmd_info(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_check(int argc, char **argv);
 void usage_info(void);
 void usage_run(void);
 void usage_bench(void);
+void usage_check(void);
 
 #endif

@@ -11,6 +11,8 @@ static void usage_main(void) {
            "  info MODEL     describe a model's inputs, outputs, operators and weights\n"
            "  run MODEL      run a model on given or random inputs\n"
            "  bench MODEL    time session creation and runs, report peak memory\n"
+           "  check MODEL    compare a configuration with the reference, find the\n"
+           "                 first node that diverges\n"
            "  help [COMMAND] show help for onyx or for one command\n"
            "\n"
            "options:\n"
@@ -29,6 +31,7 @@ static int cmd_help(int argc, char **argv) {
     if (strcmp(argv[1], "info") == 0) usage_info();
     else if (strcmp(argv[1], "run") == 0) usage_run();
     else if (strcmp(argv[1], "bench") == 0) usage_bench();
+    else if (strcmp(argv[1], "check") == 0) usage_check();
     else if (strcmp(argv[1], "help") == 0) usage_main();
     else return cli_error("unknown command '%s' (see 'onyx --help')", argv[1]);
     return CLI_OK;
@@ -49,6 +52,7 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "info") == 0) return cmd_info(argc - 1, argv + 1);
     if (strcmp(cmd, "run") == 0) return cmd_run(argc - 1, argv + 1);
     if (strcmp(cmd, "bench") == 0) return cmd_bench(argc - 1, argv + 1);
+    if (strcmp(cmd, "check") == 0) return cmd_check(argc - 1, argv + 1);
     if (cmd[0] == '-') return cli_error("unknown option '%s' (see 'onyx --help')", cmd);
     return cli_error("unknown command '%s' (see 'onyx --help')", cmd);
 }

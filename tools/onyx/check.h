@@ -1,0 +1,68 @@
+/* onyx check's pieces: the captured values of a run by name, and the
+ * reports (plan, outputs, first divergent node). */
+#ifndef ONYX_CLI_CHECK_H
+#define ONYX_CLI_CHECK_H
+
+#include <stddef.h>
+
+#include "cli.h"
+#include "compare.h"
+#include "onyx.h"
+
+/* A value the test run produced, compared with the reference's value of
+ * the same name. */
+typedef struct check_record {
+    size_t node, output; /* execution position in the test session, output index */
+    onyx_value_kind kind;
+    onyx_dtype dtype;
+    int rank;
+    int64_t dims[16];
+    cmp_result cmp; /* cmp.compared 0: no reference value (cmp.why says why) */
+} check_record;
+
+typedef struct check_entry {
+    char *name;
+    size_t node;        /* execution position of its producer */
+    onyx_tensor *value; /* reference runs: the copy; test runs: NULL */
+    int has_record;
+    check_record record; /* test runs */
+} check_entry;
+
+/* Values by name, in capture (execution) order. */
+typedef struct check_table {
+    check_entry *entries;
+    size_t n, cap;
+    size_t *slots; /* open addressing: entry index + 1, 0 empty */
+    size_t n_slots;
+} check_table;
+
+/* Takes value (may be NULL); rec (may be NULL) is copied. A name seen
+ * again replaces the earlier entry's contents. -1 when out of memory. */
+int check_table_put(check_table *t, const char *name, size_t node, onyx_tensor *value,
+                    const check_record *rec);
+const check_entry *check_table_get(const check_table *t, const char *name);
+void check_table_free(check_table *t);
+
+/* One capturing run. */
+typedef struct check_run {
+    const char *label;
+    size_t n_nodes;
+    int show_progress;
+    size_t last_pct;
+    int failed; /* out of memory while capturing */
+    const cmp_rule *rule;               /* test run: the comparison */
+    const struct check_run *reference;  /* test run: the reference's values */
+    check_table values;
+} check_run;
+
+void check_print_plan(const onyx_session *s);
+void check_print_header(const char *model, const onyx_session *test, const cli_io *io,
+                        const cli_session_args *args, const cmp_rule *rule);
+/* Compares the outputs and prints one line each; *any_fail set when one
+ * fails. -1 when out of memory. */
+int check_print_outputs(const cli_io *io, onyx_tensor *const *test, onyx_tensor *const *ref,
+                        const cmp_rule *rule, int *any_fail);
+void check_print_bisect(const onyx_session *test, const cli_io *io, const check_run *t,
+                        const check_run *r, double ref_ms, double test_ms);
+
+#endif
