@@ -251,6 +251,50 @@ if [ "$n_inputs" = "1" ]; then
 fi
 
 # ---- element types (fixtures from tests/cli/make_fixtures.py) ----
+# onyx check: 0 when the outputs agree, 1 when one diverges, 2 on usage
+# errors (one "onyx: error:" line); --bisect names an injected fault.
+# expect_status NAME STATUS ARGS...
+expect_status() {
+    name=$1
+    want=$2
+    shift 2
+    run_cmd "$name" "$@"
+    if [ "$(rc_of "$name")" -ne "$want" ]; then
+        fail "$name: 'onyx $*' exited $(rc_of "$name"), expected $want: $(cat "$TMP/$name.err")"
+        return 1
+    fi
+    echo "ok: $name"
+}
+if expect_status check_clean 0 check --bisect "$MODEL"; then
+    expect_stdout check_clean "^output:     'probabilities' float32 \[1, 2\]: .*: pass$"
+    expect_stdout check_clean "^first divergent node: none"
+fi
+if ONYX_INJECT_FAULT=average expect_status check_fault 1 check --bisect "$MODEL"; then
+    expect_stdout check_fault "^output:     'probabilities' .*: FAIL$"
+    expect_stdout check_fault "^first divergent node: #1 'average' (GlobalAveragePool) on cpu"
+    expect_stdout check_fault "^    input  'activations': float32 \[1, 2, 8, 8\], max abs err 0, max rel err 0: within tolerance$"
+fi
+# a fault inside a fused group names the group, with its origins
+if ONYX_INJECT_FAULT=relu@cpu expect_status check_fused 1 check --bisect "$MODEL"; then
+    expect_stdout check_fused "^first divergent node: #0 'line_detectors' (onyx.FusedConv)"
+    expect_stdout check_fused "^    fused from: 'line_detectors', 'relu'$"
+fi
+# the reference never sees the fault: unoptimized under test, same result
+ONYX_INJECT_FAULT=relu expect_status check_fault_none 1 check --opt-level none --bisect "$MODEL" &&
+    expect_stdout check_fault_none "^first divergent node: #1 'relu' (Relu)"
+# loose enough tolerances pass even a perturbed output
+ONYX_INJECT_FAULT=softmax expect_status check_loose 0 check --stat max --atol 2 "$MODEL"
+expect_status check_plan 0 check --plan "$MODEL" &&
+    expect_stdout check_plan "^#3 'classify' (Gemm) on cpu, kernel cpu Gemm$"
+for bad in "--atol -1" "--rtol x" "--stat quantile:2" "--stat mode" "--frobnicate"; do
+    # shellcheck disable=SC2086
+    expect_status "check_usage_${bad%% *}" 2 check $bad "$MODEL" &&
+        [ "$(wc -l <"$TMP/check_usage_${bad%% *}.err")" -eq 1 ] ||
+        fail "check_usage: '$bad' did not give one error line"
+done
+expect_status check_no_model 2 check
+expect_status check_missing 2 check "$TMP/no-such-model.onnx"
+
 DATA=$(cd "$(dirname "$0")" && pwd)/data
 # expect_out NAME PATTERN: the named run's stdout matches PATTERN
 expect_out() {
