@@ -22,7 +22,8 @@ void usage_check(void) {
            "Runs MODEL in the configuration under test and in the reference (the CPU\n"
            "provider, no graph optimization, no fault injection) on the same inputs\n"
            "and compares every output. Exit status: 0 when all outputs pass, 1 when\n"
-           "one fails, 2 on usage, model or run errors.\n"
+           "one fails (with --bisect, also when any node's value diverges), 2 on\n"
+           "usage, model or run errors.\n"
            "\n"
            "options:\n"
            "  --providers A,B      providers under test, in priority order, with\n"
@@ -259,8 +260,9 @@ static int check_main(check_args *a) {
         cli_error("check: out of memory comparing outputs");
         goto done;
     }
-    if (a->bisect) check_print_bisect(test, &io, &test_run, &ref_run, t1 - t0, t2 - t1);
-    rc = outputs_fail ? CHECK_FAIL : CLI_OK;
+    int node_fails = 0;
+    if (a->bisect) node_fails = check_print_bisect(test, &io, &test_run, &ref_run, t1 - t0, t2 - t1);
+    rc = outputs_fail || node_fails ? CHECK_FAIL : CLI_OK;
 done:
     for (size_t o = 0; o < io.n_out; o++) {
         if (test_out) onyx_tensor_free(test_out[o]);

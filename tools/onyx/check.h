@@ -62,7 +62,8 @@ void check_print_header(const char *model, const onyx_session *test, const cli_i
  * fails. -1 when out of memory. */
 int check_print_outputs(const cli_io *io, onyx_tensor *const *test, onyx_tensor *const *ref,
                         const cmp_rule *rule, int *any_fail);
-void check_print_bisect(const onyx_session *test, const cli_io *io, const check_run *t,
+/* Prints the first divergent node; returns 1 when there is one. */
+int check_print_bisect(const onyx_session *test, const cli_io *io, const check_run *t,
                         const check_run *r, double ref_ms, double test_ms);
 
 #endif

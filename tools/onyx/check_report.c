@@ -224,7 +224,7 @@ static void print_input(const onyx_session *s, const cli_io *io, const check_run
     }
 }
 
-void check_print_bisect(const onyx_session *test, const cli_io *io, const check_run *t,
+int check_print_bisect(const onyx_session *test, const cli_io *io, const check_run *t,
                         const check_run *r, double ref_ms, double test_ms) {
     size_t compared = 0, unmatched = 0;
     const check_entry *first = NULL;
@@ -244,12 +244,12 @@ void check_print_bisect(const onyx_session *test, const cli_io *io, const check_
            ref_ms, test_ms, r->values.n, t->values.n, compared, unmatched);
     if (!first) {
         printf("first divergent node: none, every compared value is within tolerance\n");
-        return;
+        return 0;
     }
     size_t node = first->record.node;
     printf("first divergent node: ");
     print_node_line(test, node);
-    printf(" (of %zu nodes)\n", onyx_session_node_count(test));
+    printf("\n");
     print_origins(test, node, "    fused from: ");
     size_t need = onyx_session_node_attributes(test, node, NULL, 0);
     char *attrs = malloc(need + 1);
@@ -287,4 +287,5 @@ void check_print_bisect(const onyx_session *test, const cli_io *io, const check_
         put_escaped(onyx_session_node_name(test, upstream));
         printf("'\n");
     }
+    return 1;
 }
