@@ -184,10 +184,12 @@ onyx_status *onyx_session_options_set_external_data_dir(onyx_session_options *op
 onyx_status *onyx_session_options_set_memory_limit(onyx_session_options *opts, size_t bytes);
 /* A TESTING AID: perturbs one node's outputs in every run, by more than
  * any tolerance, so that cross-checking (onyx check) can be shown to find
- * a wrong node. spec is "<node name>[@<provider>]": the model's node name
- * (a node that optimization merged into another, e.g. a Relu fused into a
- * Conv, selects the node that now computes it) and, optionally, the
- * provider it must run on. Floats become x + 1 + |x|; integers and
+ * a wrong node. spec is "[fused:]<node name>[@<provider>]": the model's
+ * node name (a node that optimization merged into another, e.g. a Relu
+ * fused into a Conv, selects the node that now computes it) and,
+ * optionally, the provider it must run on. With "fused:" only a node that
+ * optimization merged is perturbed, the same node unfused is not (a
+ * stand-in for a wrong fusion). Floats become x + 1 + |x|; integers and
  * booleans have their lowest bit flipped. By default a session takes the
  * spec from the environment variable ONYX_INJECT_FAULT; setting it here
  * overrides that, and "" turns injection off (as reference sessions do). */

@@ -13,6 +13,10 @@ int ox_fault_spec_parse(ox_fault_spec *f, const char *spec, ox_ep *const *provid
                         ox_error *err) {
     memset(f, 0, sizeof *f);
     if (!spec || !spec[0]) return 0;
+    if (strncmp(spec, "fused:", 6) == 0) {
+        f->fused_only = 1;
+        spec += 6;
+    }
     const char *at = strrchr(spec, '@');
     size_t name_len = strlen(spec);
     if (at) {
@@ -41,6 +45,7 @@ void ox_fault_spec_free(ox_fault_spec *f) {
 int ox_fault_spec_matches(const ox_fault_spec *f, const ir_node *n, const ox_ep *ep) {
     if (!f || !f->node) return 0;
     if (f->provider && strcmp(f->provider, ep->name) != 0) return 0;
+    if (f->fused_only && n->n_origins < 2) return 0;
     return ir_node_computes(n, f->node);
 }
 

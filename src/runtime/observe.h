@@ -17,11 +17,14 @@
 typedef struct ox_fault_spec {
     char *node;     /* NULL: no injection */
     char *provider; /* NULL: whichever provider runs it */
+    int fused_only; /* only where optimization merged the node into another */
 } ox_fault_spec;
 
-/* Parses "<node name>[@<provider>]"; an empty spec is no injection. The
- * part after the last '@' is a provider only when it names one of
- * providers[0..n). */
+/* Parses "[fused:]<node name>[@<provider>]"; an empty spec is no
+ * injection. The part after the last '@' is a provider only when it names
+ * one of providers[0..n). "fused:" selects the node only where it was
+ * merged into another (a stand-in for a wrong fusion: the same node run
+ * unfused is left alone). */
 int ox_fault_spec_parse(ox_fault_spec *f, const char *spec, ox_ep *const *providers, int n,
                         ox_error *err);
 void ox_fault_spec_free(ox_fault_spec *f);

@@ -278,6 +278,14 @@ fi
 if ONYX_INJECT_FAULT=relu@cpu expect_status check_fused 1 check --bisect "$MODEL"; then
     expect_stdout check_fused "^first divergent node: #0 'line_detectors' (onyx.FusedConv)"
     expect_stdout check_fused "^    fused from: 'line_detectors', 'relu'$"
+    # re-run unfused, the Relu still fails: the kernel, not the fusion
+    expect_stdout check_fused "^    'relu' (Relu) on cpu: .*: FAIL$"
+    expect_stdout check_fused "^verdict:    the unfused nodes diverge too, first at 'relu': a kernel fault"
+fi
+# a fault only where the Relu is fused: the fusion is blamed
+if ONYX_INJECT_FAULT=fused:relu expect_status check_fusion 1 check --bisect "$MODEL"; then
+    expect_stdout check_fusion "^    'relu' (Relu) on cpu: .*: within tolerance$"
+    expect_stdout check_fusion "^verdict:    unfused, the same nodes agree with the reference: the fusion is at fault$"
 fi
 # the reference never sees the fault: unoptimized under test, same result
 ONYX_INJECT_FAULT=relu expect_status check_fault_none 1 check --opt-level none --bisect "$MODEL" &&

@@ -210,6 +210,10 @@ static void test_injection(onyx_env *env, const uint8_t *model, size_t len) {
     /* fused into the Conv: the node computing it is perturbed */
     CHECK(perturbed(env, model, len, ONYX_OPT_ALL, "Relu_1") == 1);
     CHECK(perturbed(env, model, len, ONYX_OPT_ALL, "Add_4@cpu") == 1);
+    /* "fused:" only where the node was merged into another */
+    CHECK(perturbed(env, model, len, ONYX_OPT_ALL, "fused:Relu_1") == 1);
+    CHECK(perturbed(env, model, len, ONYX_OPT_NONE, "fused:Relu_1") == 0);
+    CHECK(perturbed(env, model, len, ONYX_OPT_ALL, "fused:Reshape_2") == 0);
     /* "vulkan" is not among the session's providers, so the spec is a
      * node name that matches nothing */
     CHECK(perturbed(env, model, len, ONYX_OPT_ALL, "Add_4@vulkan") == 0);

@@ -45,13 +45,16 @@ void usage_check(void) {
            "  --bisect             capture every node's outputs in both runs and report\n"
            "                       the first node (in execution order) whose outputs\n"
            "                       diverge, with its inputs' errors, kernel and the\n"
-           "                       model nodes it was fused from\n"
+           "                       model nodes it was fused from; a fused group is\n"
+           "                       re-run unfused on the same providers to tell a\n"
+           "                       wrong fusion from a wrong kernel\n"
            "  --plan               print placement, kernel and fusions of every node\n"
            "                       under test, and run nothing\n"
            "  -h, --help           show this help\n"
            "\n"
-           "ONYX_INJECT_FAULT=NODE[@PROVIDER] perturbs NODE's outputs in the session\n"
-           "under test (never the reference): a testing aid for --bisect.\n");
+           "ONYX_INJECT_FAULT=[fused:]NODE[@PROVIDER] perturbs NODE's outputs in the\n"
+           "sessions under test (never the reference): a testing aid for --bisect;\n"
+           "with fused: only where optimization merged NODE into another node.\n");
 }
 
 typedef struct check_args {
@@ -210,6 +213,44 @@ static int run_once(onyx_session *s, const cli_io *io, check_run *r, onyx_captur
     return CLI_OK;
 }
 
+/* A fused group diverged: the same providers run the model unfused, with
+ * capture, to tell a wrong fusion from a wrong kernel. */
+static int check_unfused(const check_args *a, onyx_env *env, const cli_io *io,
+                         const check_run *ref_run, const check_run *test_run,
+                         const onyx_session *test) {
+    const check_entry *first = check_first_divergent(test_run, NULL, NULL);
+    if (!first || onyx_session_node_origin_count(test, first->record.node) < 2) return CLI_OK;
+    onyx_session_options *o = NULL;
+    onyx_session *s = NULL;
+    onyx_tensor **outs = calloc(io->n_out + 1, sizeof *outs);
+    check_run u = {.label = "unfused", .show_progress = isatty(2), .last_pct = (size_t)-1,
+                   .rule = test_run->rule, .reference = ref_run};
+    int rc = CHECK_ERROR;
+    onyx_status *st = onyx_session_options_create(&o);
+    if (st || !outs) {
+        if (st) cli_status(st);
+        else cli_error("check: out of memory");
+        goto done;
+    }
+    if (cli_apply_session_args("check", &a->common, o) != CLI_OK) goto done;
+    if ((st = onyx_session_options_set_optimization_level(o, ONYX_OPT_NONE)) ||
+        (st = onyx_session_create(env, a->model, o, &s))) {
+        cli_status(st);
+        goto done;
+    }
+    u.n_nodes = onyx_session_node_count(s);
+    if (run_once(s, io, &u, capture_test, outs) != CLI_OK) goto done;
+    check_print_unfused(s, &u, test, first->record.node);
+    rc = CLI_OK;
+done:
+    for (size_t k = 0; outs && k < io->n_out; k++) onyx_tensor_free(outs[k]);
+    free(outs);
+    check_table_free(&u.values);
+    onyx_session_free(s);
+    onyx_session_options_free(o);
+    return rc;
+}
+
 static int check_main(check_args *a) {
     onyx_env *env = NULL;
     onyx_session *test = NULL, *ref = NULL;
@@ -261,7 +302,11 @@ static int check_main(check_args *a) {
         goto done;
     }
     int node_fails = 0;
-    if (a->bisect) node_fails = check_print_bisect(test, &io, &test_run, &ref_run, t1 - t0, t2 - t1);
+    if (a->bisect) {
+        node_fails = check_print_bisect(test, &io, &test_run, &ref_run, t1 - t0, t2 - t1);
+        if (node_fails && check_unfused(a, env, &io, &ref_run, &test_run, test) != CLI_OK)
+            goto done;
+    }
     rc = outputs_fail || node_fails ? CHECK_FAIL : CLI_OK;
 done:
     for (size_t o = 0; o < io.n_out; o++) {

@@ -62,6 +62,15 @@ void check_print_header(const char *model, const onyx_session *test, const cli_i
  * fails. -1 when out of memory. */
 int check_print_outputs(const cli_io *io, onyx_tensor *const *test, onyx_tensor *const *ref,
                         const cmp_rule *rule, int *any_fail);
+/* The test run's first divergent value (lowest node position), or NULL;
+ * counts of compared values and of values without a reference. */
+const check_entry *check_first_divergent(const check_run *t, size_t *compared,
+                                         size_t *unmatched);
+/* The fused group at position `group` of the test session, node by node
+ * as the unfused session u ran them, and the verdict: a kernel that fails
+ * unfused too, or the fusion. */
+void check_print_unfused(const onyx_session *unfused, const check_run *u,
+                         const onyx_session *test, size_t group);
 /* Prints the first divergent node; returns 1 when there is one. */
 int check_print_bisect(const onyx_session *test, const cli_io *io, const check_run *t,
                         const check_run *r, double ref_ms, double test_ms);

@@ -224,20 +224,68 @@ static void print_input(const onyx_session *s, const cli_io *io, const check_run
     }
 }
 
-int check_print_bisect(const onyx_session *test, const cli_io *io, const check_run *t,
-                        const check_run *r, double ref_ms, double test_ms) {
-    size_t compared = 0, unmatched = 0;
+const check_entry *check_first_divergent(const check_run *t, size_t *compared,
+                                         size_t *unmatched) {
     const check_entry *first = NULL;
+    size_t n_cmp = 0, n_un = 0;
     for (size_t i = 0; i < t->values.n; i++) {
         const check_entry *e = &t->values.entries[i];
         if (!e->has_record) continue;
         if (!e->record.cmp.compared) {
-            unmatched++;
+            n_un++;
             continue;
         }
-        compared++;
+        n_cmp++;
         if (!e->record.cmp.pass && (!first || e->record.node < first->record.node)) first = e;
     }
+    if (compared) *compared = n_cmp;
+    if (unmatched) *unmatched = n_un;
+    return first;
+}
+
+void check_print_unfused(const onyx_session *unfused, const check_run *u,
+                         const onyx_session *test, size_t group) {
+    printf("unfused:    the group re-run unfused (optimization none) on the providers under "
+           "test:\n");
+    const char *culprit = NULL;
+    size_t n_origins = onyx_session_node_origin_count(test, group);
+    for (size_t k = 0; k < n_origins; k++) {
+        const char *name = onyx_session_node_origin(test, group, k);
+        size_t n = onyx_session_node_count(unfused), i = 0;
+        while (i < n && strcmp(onyx_session_node_name(unfused, i), name) != 0) i++;
+        printf("    '");
+        put_escaped(name);
+        if (i == n) {
+            printf("': not in the unfused plan\n");
+            continue;
+        }
+        printf("' (");
+        put_escaped(onyx_session_node_op_type(unfused, i));
+        printf(") on %s: ", onyx_session_node_provider(unfused, i));
+        const char *out = onyx_session_node_output_name(unfused, i, 0);
+        const check_entry *e = out && out[0] ? check_table_get(&u->values, out) : NULL;
+        if (!e || !e->has_record || !e->record.cmp.compared) {
+            printf("%s\n", e && e->has_record ? e->record.cmp.why : "not captured");
+            continue;
+        }
+        print_errors(e->record.dtype, e->record.dims, e->record.rank, &e->record.cmp);
+        printf(": %s\n", e->record.cmp.pass ? "within tolerance" : "FAIL");
+        if (!e->record.cmp.pass && !culprit) culprit = name;
+    }
+    if (culprit) {
+        printf("verdict:    the unfused nodes diverge too, first at '");
+        put_escaped(culprit);
+        printf("': a kernel fault, not the fusion\n");
+    } else {
+        printf("verdict:    unfused, the same nodes agree with the reference: the fusion is at "
+               "fault\n");
+    }
+}
+
+int check_print_bisect(const onyx_session *test, const cli_io *io, const check_run *t,
+                        const check_run *r, double ref_ms, double test_ms) {
+    size_t compared = 0, unmatched = 0;
+    const check_entry *first = check_first_divergent(t, &compared, &unmatched);
     printf("bisect:     one reference run (%.0f ms) and one test run (%.0f ms), capturing "
            "%zu and %zu values; %zu compared, %zu without a reference value (made or renamed "
            "by optimization)\n",
