@@ -195,6 +195,21 @@ onyx_status *onyx_session_options_set_memory_limit(onyx_session_options *opts, s
  * overrides that, and "" turns injection off (as reference sessions do). */
 onyx_status *onyx_session_options_set_fault_injection(onyx_session_options *opts,
                                                       const char *spec);
+/* Shadow runs: the session's first `runs` runs also run on a reference
+ * (the CPU provider, no graph optimization, no fault injection: a second
+ * copy of the model, loaded at session creation), and each output must
+ * match it element by element, |test - ref| <= atol + rtol * |ref|. On a
+ * mismatch the run is repeated on both with every node's outputs
+ * captured, the first node whose outputs diverge is logged as a warning,
+ * the caller receives the reference's outputs (the run succeeds), and the
+ * session stops trusting that node: a node on a device provider runs on
+ * the CPU from then on, and a node the CPU provider runs (a wrong graph
+ * optimization) sends every later run to the reference.
+ * onyx_session_verify_stats and onyx_session_verify_report tell what
+ * happened. Each verified run costs a reference run; 0 runs (the
+ * default) turns shadow runs off. Negative or NaN tolerances are refused. */
+onyx_status *onyx_session_options_set_verify_first_runs(onyx_session_options *opts,
+                                                        uint64_t runs, double atol, double rtol);
 
 /* ---- sessions ---- */
 onyx_status *onyx_session_create(onyx_env *env, const char *model_path,
@@ -271,6 +286,22 @@ typedef struct onyx_provider_stats {
 /* Fails when the session does not use the named provider. */
 onyx_status *onyx_session_provider_stats(const onyx_session *session, const char *provider,
                                          onyx_provider_stats *out);
+
+/* What shadow runs (onyx_session_options_set_verify_first_runs) did so
+ * far, all threads together. */
+typedef struct onyx_verify_stats {
+    uint64_t runs_verified;  /* runs compared with the reference */
+    uint64_t mismatches;     /* of those, runs whose outputs diverged; their
+                                callers received the reference's outputs */
+    uint64_t nodes_disabled; /* device nodes moved to the CPU after a mismatch */
+    int on_reference;        /* 1 once every run goes to the reference */
+} onyx_verify_stats;
+onyx_status *onyx_session_verify_stats(const onyx_session *session, onyx_verify_stats *out);
+/* The last mismatch as text ("run 1: output 'y' differs from the
+ * reference (...); the first divergent node is #3, node 'relu' (Relu) on
+ * vulkan (...): its vulkan kernel is disabled for this session, the CPU
+ * runs it"), snprintf-style; "" when there was none. */
+size_t onyx_session_verify_report(onyx_session *session, char *buf, size_t size);
 
 /* Opset imports of the model: domain ("" is ai.onnx) and version. */
 size_t onyx_session_opset_count(const onyx_session *session);

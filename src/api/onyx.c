@@ -189,6 +189,16 @@ onyx_status *onyx_session_options_set_fault_injection(onyx_session_options *opts
     return NULL;
 }
 
+onyx_status *onyx_session_options_set_verify_first_runs(onyx_session_options *opts,
+                                                        uint64_t runs, double atol, double rtol) {
+    CHECK_ARG(opts, "opts is NULL");
+    CHECK_ARG(atol >= 0.0 && rtol >= 0.0, "tolerances must be non-negative numbers");
+    opts->verify_runs = runs;
+    opts->verify_atol = atol;
+    opts->verify_rtol = rtol;
+    return NULL;
+}
+
 onyx_status *onyx_session_options_set_external_data_dir(onyx_session_options *opts,
                                                         const char *dir) {
     CHECK_ARG(opts, "opts is NULL");
@@ -339,6 +349,28 @@ size_t onyx_session_node_kernel(const onyx_session *s, size_t i, char *buf, size
     int w = snprintf(buf, size, "%s %s%s%s%s%s", s->eps[n->ep]->name, n->domain[0] ? n->domain : "",
                      n->domain[0] ? "." : "", k ? k->name : n->op_type, variant ? ": " : "",
                      variant ? variant : "");
+    return w > 0 ? (size_t)w : 0;
+}
+
+onyx_status *onyx_session_verify_stats(const onyx_session *s, onyx_verify_stats *out) {
+    CHECK_ARG(s && out, "NULL argument");
+    memset(out, 0, sizeof *out);
+    onyx_session *m = (onyx_session *)s; /* atomics are read, not written */
+    if (!m->reference) return NULL;
+    out->runs_verified = atomic_load(&m->verify_done);
+    out->mismatches = atomic_load(&m->verify_mismatches);
+    out->nodes_disabled = atomic_load(&m->verify_disabled);
+    out->on_reference = atomic_load(&m->on_reference);
+    return NULL;
+}
+
+size_t onyx_session_verify_report(onyx_session *s, char *buf, size_t size) {
+    if (!buf) size = 0;
+    if (size) buf[0] = '\0';
+    if (!s || !s->reference) return 0;
+    pthread_mutex_lock(&s->verify_lock);
+    int w = snprintf(buf, size, "%s", s->verify_report);
+    pthread_mutex_unlock(&s->verify_lock);
     return w > 0 ? (size_t)w : 0;
 }
 

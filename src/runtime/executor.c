@@ -406,6 +406,17 @@ static int bind_view(run_ctx *rc, const ox_step *st, const ox_tensor *in, const 
     return 1;
 }
 
+/* 1 when shadow runs disabled node i's device kernel (verify/shadow.c). */
+static int forced_to_host(const ox_graph_exec *ge, int i) {
+    return ge->force_host && atomic_load_explicit(&ge->force_host[i], memory_order_relaxed);
+}
+
+/* Fault injection stands for a faulty kernel: once shadow runs moved the
+ * node to the CPU, its outputs are left alone. */
+static int injects(const ox_graph_exec *ge, int i) {
+    return ge->inject && ge->inject[i] && !forced_to_host(ge, i);
+}
+
 static int exec_node_with(run_ctx *rc, const ox_step *st, ox_node_scratch *ns) {
     onyx_session *s = rc->s;
     ox_graph_exec *ge = rc->ge;
@@ -436,7 +447,7 @@ static int exec_node_with(run_ctx *rc, const ox_step *st, ox_node_scratch *ns) {
                        .n_outputs = n->n_outputs, .outputs = out_types, .runtime = 1, .err = err};
     if (ge->schemas[st->node]->infer(&ic) != 0) return -1;
     /* a perturbed view would write into the memory it views */
-    int inject = ge->inject && ge->inject[st->node];
+    int inject = injects(ge, st->node);
     if (!inject && bind_view(rc, st, ins[0], &out_types[0], ic.data_dependent)) return 0;
     for (int k = 0; k < n->n_outputs; k++) {
         outs[k] = NULL;
@@ -451,6 +462,9 @@ static int exec_node_with(run_ctx *rc, const ox_step *st, ox_node_scratch *ns) {
             return -1;
         outs[k] = rc->slots[sl].t;
     }
+    if (forced_to_host(ge, st->node))
+        return run_declined_node(rc, st, ins, outs,
+                                 "its kernel is disabled after a verification mismatch");
     node_exec ne = {.stop = {poll_stop}, .rc = rc, .step = st, .iteration = -1};
     atomic_init(&ne.stop_code, 0);
     ox_kernel_ctx kc = {.node = n, .n_inputs = n->n_inputs, .inputs = ins,
@@ -750,9 +764,9 @@ static int end_streams(onyx_session *s, void **st, ox_error *err) {
 /* Capture and fault injection after a node of the main graph ran. */
 static int observe_node(run_ctx *rc, const ox_step *st, size_t pos) {
     const ox_graph_exec *ge = rc->ge;
-    int inject = ge->inject && ge->inject[st->node];
-    const onyx_run_options *ro = rc->ctl ? rc->ctl->opts : NULL;
-    if (!inject && !(ro && ro->capture)) return 0;
+    int inject = injects(ge, st->node);
+    onyx_capture_fn capture = rc->ctl ? rc->ctl->capture : NULL;
+    if (!inject && !capture) return 0;
     const ir_node *n = &ge->graph->nodes[st->node];
     ox_observed *outs = calloc((size_t)n->n_outputs + 1, sizeof *outs);
     if (!outs) return ox_fail(rc->err, ONYX_OUT_OF_MEMORY, "out of memory");
@@ -762,7 +776,8 @@ static int observe_node(run_ctx *rc, const ox_step *st, size_t pos) {
         int e = ge->plan.slots[sl].ep;
         outs[k] = (ox_observed){rc->slots[sl].t, rc->s->eps[e], rc->streams[e]};
     }
-    int r = ox_observe_node(ge->graph, n, pos, inject, ro, outs, n->n_outputs, rc->err);
+    int r = ox_observe_node(ge->graph, n, pos, inject, capture, rc->ctl->capture_user, outs,
+                            n->n_outputs, rc->err);
     free(outs);
     return r;
 }
@@ -937,6 +952,14 @@ int ox_session_run(onyx_session *s, const onyx_run_options *run_options,
                    const char *const *out_names, ox_tensor **outs, size_t n_out, ox_error *err) {
     ox_run_control ctl;
     ox_run_control_start(&ctl, run_options); /* the time limit counts from here */
+    if (s->reference)
+        return ox_shadow_run(s, &ctl, in_names, ins, n_in, out_names, outs, n_out, err);
+    return ox_session_run_ctl(s, &ctl, in_names, ins, n_in, out_names, outs, n_out, err);
+}
+
+int ox_session_run_ctl(onyx_session *s, const ox_run_control *ctl, const char *const *in_names,
+                       const ox_tensor *const *ins, size_t n_in, const char *const *out_names,
+                       ox_tensor **outs, size_t n_out, ox_error *err) {
     const ir_graph *g = s->graph;
     int rc_val = -1;
     const ox_tensor **bound = calloc((size_t)g->n_inputs + 1, sizeof *bound);
@@ -1005,7 +1028,7 @@ int ox_session_run(onyx_session *s, const onyx_run_options *run_options,
             bufs[gi] = outs[i];
         }
     }
-    if (exec_graph(s, &s->main, NULL, NULL, -1, &ctl, bound, bufs, want, results, err) != 0)
+    if (exec_graph(s, &s->main, NULL, NULL, -1, ctl, bound, bufs, want, results, err) != 0)
         goto done;
     /* what the caller receives is the caller's memory, no longer the
      * session's (and may outlive the session) */

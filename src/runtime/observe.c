@@ -80,9 +80,8 @@ static ox_tensor *host_copy(const ox_observed *o, ox_error *err) {
 }
 
 int ox_observe_node(const ir_graph *g, const ir_node *n, size_t exec_index, int inject,
-                    const onyx_run_options *ro, const ox_observed *outs, int n_outs,
-                    ox_error *err) {
-    onyx_capture_fn capture = ro ? ro->capture : NULL;
+                    onyx_capture_fn capture, void *capture_user, const ox_observed *outs,
+                    int n_outs, ox_error *err) {
     if (!capture && !inject) return 0;
     for (int k = 0; k < n_outs; k++) {
         const ox_observed *o = &outs[k];
@@ -99,7 +98,7 @@ int ox_observe_node(const ir_graph *g, const ir_node *n, size_t exec_index, int 
                 r = o->ep->ops->copy_from_host(o->ep, o->stream, t->data, h->data, t->nbytes, err);
         }
         if (r == 0 && capture)
-            capture(ro->capture_user, exec_index, (size_t)k, g->values[n->outputs[k]].name, h);
+            capture(capture_user, exec_index, (size_t)k, g->values[n->outputs[k]].name, h);
         if (on_device) ox_tensor_free(h);
         if (r != 0) return -1;
     }

@@ -45,11 +45,11 @@ typedef struct ox_observed {
 
 /* After node n of graph g (execution position exec_index) ran:
  * perturbs its outputs when inject is set, then hands each output to the
- * run options' capture callback, if any. Device outputs go through a
+ * capture callback, if any. Device outputs go through a
  * host copy (the copy waits for the device's recorded work; a perturbed
  * copy is written back). */
 int ox_observe_node(const ir_graph *g, const ir_node *n, size_t exec_index, int inject,
-                    const onyx_run_options *ro, const ox_observed *outs, int n_outs,
-                    ox_error *err);
+                    onyx_capture_fn capture, void *capture_user, const ox_observed *outs,
+                    int n_outs, ox_error *err);
 
 #endif

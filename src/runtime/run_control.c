@@ -24,6 +24,8 @@ void ox_run_control_start(ox_run_control *c, const onyx_run_options *opts) {
     c->limit_ms = opts ? atomic_load_explicit(&opts->time_limit_ms, memory_order_relaxed) : 0;
     c->start_ns = now_ns();
     c->deadline_ns = 0;
+    c->capture = opts ? opts->capture : NULL;
+    c->capture_user = opts ? opts->capture_user : NULL;
     int64_t span, deadline;
     /* a limit too large to add to the clock is no limit at all */
     if (c->limit_ms && c->limit_ms <= (uint64_t)INT64_MAX &&

@@ -23,6 +23,10 @@ typedef struct ox_run_control {
     uint64_t limit_ms;
     int64_t start_ns;
     int64_t deadline_ns; /* 0: no time limit */
+    /* the options' capture hook; shadow runs (verify/shadow.c) put their
+     * own here for the runs they bisect */
+    onyx_capture_fn capture;
+    void *capture_user;
 } ox_run_control;
 
 void ox_run_control_start(ox_run_control *c, const onyx_run_options *opts);

@@ -192,6 +192,7 @@ static void free_exec(onyx_session *s, ox_graph_exec *ge) {
     free(ge->states);
     free(ge->declined);
     free(ge->inject);
+    free(ge->force_host);
     free(ge->kernels);
     free(ge->schemas);
     free(ge->exec_nodes);
@@ -312,6 +313,41 @@ static int setup_fault_injection(onyx_session *s, const onyx_session_options *op
     return 0;
 }
 
+static int create(onyx_env *env, const char *path, const void *data, size_t size,
+                  const char *base_dir, const onyx_session_options *opts, onyx_session **out,
+                  ox_error *err);
+
+/* Shadow runs (verify/shadow.c): the reference session over the same
+ * model, and the per-node switch that moves a wrong device kernel to the
+ * CPU. */
+static int setup_shadow_runs(onyx_session *s, const char *path, const void *data, size_t size,
+                             const char *base_dir, const onyx_session_options *opts,
+                             ox_error *err) {
+    if (!opts || !opts->verify_runs) return 0;
+    onyx_session_options ro = {0};
+    char cpu[] = "cpu", none[] = "";
+    ro.threads = opts->threads;
+    ro.n_providers = 1;
+    ro.providers[0] = cpu;
+    ro.opt_level = ONYX_OPT_NONE;
+    ro.log_level = s->log_level;
+    ro.log_level_set = 1;
+    ro.external_data_dir = opts->external_data_dir;
+    ro.memory_limit = opts->memory_limit;
+    ro.fault_spec = none;
+    if (create(s->env, path, data, size, base_dir, &ro, &s->reference, err) != 0) {
+        ox_error_prefix(err, "the reference session of shadow runs");
+        return -1;
+    }
+    s->verify_runs = opts->verify_runs;
+    s->verify_atol = opts->verify_atol;
+    s->verify_rtol = opts->verify_rtol;
+    pthread_mutex_init(&s->verify_lock, NULL);
+    s->main.force_host = calloc((size_t)s->graph->n_nodes + 1, sizeof *s->main.force_host);
+    if (!s->main.force_host) return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
+    return 0;
+}
+
 /* Loads from a file (path set) or from memory. */
 static int create(onyx_env *env, const char *path, const void *data, size_t size,
                   const char *base_dir, const onyx_session_options *opts, onyx_session **out,
@@ -346,6 +382,7 @@ static int create(onyx_env *env, const char *path, const void *data, size_t size
     if (build_subgraphs(s, s->graph, err) != 0) goto fail;
     if (describe_io(s, err) != 0) goto fail;
     if (setup_fault_injection(s, opts, err) != 0) goto fail;
+    if (setup_shadow_runs(s, path, data, size, base_dir, opts, err) != 0) goto fail;
     log_placement(s);
     *out = s;
     return 0;
@@ -376,6 +413,10 @@ void ox_session_free(onyx_session *s) {
     ox_threadpool_free(s->pool);
     ir_model_free(s->model);
     ox_fault_spec_free(&s->fault);
+    if (s->reference) {
+        ox_session_free(s->reference);
+        pthread_mutex_destroy(&s->verify_lock);
+    }
     free(s->in_values);
     free(s->in_info);
     free(s->out_info);

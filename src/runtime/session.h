@@ -43,6 +43,8 @@ struct onyx_session_options {
     char *external_data_dir;
     size_t memory_limit; /* 0: unlimited */
     char *fault_spec;    /* NULL: ONYX_INJECT_FAULT; "": none (observe.h) */
+    uint64_t verify_runs; /* shadow runs (verify/shadow.c); 0: none */
+    double verify_atol, verify_rtol;
     /* provider options, one per (provider, key): setting again replaces */
     int n_ep_options;
     struct ox_provider_option {
@@ -77,6 +79,9 @@ typedef struct ox_graph_exec {
     /* per node: its outputs are perturbed (fault injection, observe.h);
      * NULL when no node is */
     unsigned char *inject;
+    /* per node: shadow runs found its device kernel wrong and the CPU
+     * runs it instead (verify/shadow.c); NULL without shadow runs */
+    atomic_uchar *force_host;
 } ox_graph_exec;
 
 struct onyx_session {
@@ -100,6 +105,16 @@ struct onyx_session {
     /* per provider: nodes it declined at run time that the CPU ran */
     atomic_ullong cpu_fallbacks[OX_MAX_EPS + 1];
     ox_fault_spec fault; /* testing aid: the node whose outputs are perturbed */
+    /* shadow runs (verify/shadow.c): the reference session (CPU provider,
+     * no optimization, no fault injection) the first verify_runs runs are
+     * compared with; NULL without shadow runs */
+    onyx_session *reference;
+    uint64_t verify_runs;
+    double verify_atol, verify_rtol;
+    atomic_ullong verify_claimed, verify_done, verify_mismatches, verify_disabled;
+    atomic_int on_reference; /* every run uses the reference from now on */
+    pthread_mutex_t verify_lock;
+    char verify_report[1024]; /* the last mismatch, under verify_lock */
 };
 
 /* The exec of the main graph or of a subgraph body; NULL if unknown. */
@@ -121,6 +136,14 @@ void ox_session_free(onyx_session *s);
 int ox_session_run(onyx_session *s, const onyx_run_options *run_options,
                    const char *const *in_names, const ox_tensor *const *ins, size_t n_in,
                    const char *const *out_names, ox_tensor **outs, size_t n_out, ox_error *err);
+/* The same under a run control already started (its capture hook used). */
+int ox_session_run_ctl(onyx_session *s, const ox_run_control *ctl, const char *const *in_names,
+                       const ox_tensor *const *ins, size_t n_in, const char *const *out_names,
+                       ox_tensor **outs, size_t n_out, ox_error *err);
+/* A run of a session with shadow runs (verify/shadow.c). */
+int ox_shadow_run(onyx_session *s, const ox_run_control *ctl, const char *const *in_names,
+                  const ox_tensor *const *ins, size_t n_in, const char *const *out_names,
+                  ox_tensor **outs, size_t n_out, ox_error *err);
 
 /* ---- run-time memory (arena.c) ---- */
 

@@ -273,6 +273,92 @@ static void test_device(onyx_env *env, const uint8_t *model, size_t len) {
     use_test_provider = 0;
 }
 
+/* A session with shadow runs over the first `runs` runs. */
+static onyx_session *open_verified(onyx_env *env, const uint8_t *model, size_t len,
+                                   onyx_opt_level level, const char *fault, uint64_t runs) {
+    onyx_session_options *o = NULL;
+    onyx_session *s = NULL;
+    const char *providers[] = {"test", "cpu"};
+    CHECK_OK(onyx_session_options_create(&o));
+    if (use_test_provider) CHECK_OK(onyx_session_options_set_providers(o, providers, 2));
+    CHECK_OK(onyx_session_options_set_optimization_level(o, level));
+    CHECK_OK(onyx_session_options_set_threads(o, 1));
+    CHECK_OK(onyx_session_options_set_fault_injection(o, fault));
+    CHECK_OK(onyx_session_options_set_verify_first_runs(o, runs, 1e-5, 1e-4));
+    CHECK_OK(onyx_session_create_from_buffer(env, model, len, o, &s));
+    onyx_session_options_free(o);
+    return s;
+}
+
+/* Shadow runs catch an injected fault, hand back the reference's outputs
+ * and stop trusting the node: on a device it moves to the CPU; on the
+ * CPU itself every later run goes to the reference. */
+static void test_verify(onyx_env *env, const uint8_t *model, size_t len) {
+    float clean[CLASSES], y[CLASSES];
+    onyx_session *c = open_session(env, model, len, ONYX_OPT_NONE, "");
+    if (!c) return;
+    run(c, NULL, clean);
+    onyx_session_free(c);
+    onyx_verify_stats v;
+    char report[1024];
+
+    /* a clean session: every verified run matches */
+    onyx_session *s = open_verified(env, model, len, ONYX_OPT_ALL, "", 2);
+    if (s) {
+        for (int r = 0; r < 3; r++) run(s, NULL, y);
+        CHECK_OK(onyx_session_verify_stats(s, &v));
+        CHECK(v.runs_verified == 2 && v.mismatches == 0 && v.nodes_disabled == 0 && !v.on_reference);
+        CHECK(onyx_session_verify_report(s, report, sizeof report) == 0 && report[0] == '\0');
+        onyx_session_free(s);
+    }
+
+    /* a wrong fusion on the CPU: caught, and later runs use the reference */
+    s = open_verified(env, model, len, ONYX_OPT_ALL, "fused:Relu_1", 1);
+    if (s) {
+        for (int r = 0; r < 3; r++) {
+            memset(y, 0, sizeof y);
+            run(s, NULL, y);
+            for (int i = 0; i < CLASSES; i++) CHECK_NEAR(y[i], clean[i], 1e-5 + 1e-4 * fabs(clean[i]));
+        }
+        CHECK_OK(onyx_session_verify_stats(s, &v));
+        CHECK(v.runs_verified == 1 && v.mismatches == 1 && v.nodes_disabled == 0 && v.on_reference);
+        onyx_session_verify_report(s, report, sizeof report);
+        CHECK(strstr(report, "run 1: output 'y' differs") == report);
+        CHECK(strstr(report, "node 'Conv_0' (onyx.FusedConv) on cpu") != NULL);
+        CHECK(strstr(report, "every later run of this session uses the reference") != NULL);
+        onyx_session_free(s);
+    }
+
+    /* a wrong device kernel: caught, and the CPU runs that node from then
+     * on (later runs match without help) */
+    use_test_provider = 1; /* registered with env by test_device */
+    s = open_verified(env, model, len, ONYX_OPT_NONE, "Relu_1@test", 2);
+    if (s) {
+        for (int r = 0; r < 3; r++) {
+            memset(y, 0, sizeof y);
+            run(s, NULL, y);
+            for (int i = 0; i < CLASSES; i++) CHECK_NEAR(y[i], clean[i], 1e-5 + 1e-4 * fabs(clean[i]));
+        }
+        CHECK_OK(onyx_session_verify_stats(s, &v));
+        CHECK(v.runs_verified == 2 && v.mismatches == 1 && v.nodes_disabled == 1 && !v.on_reference);
+        onyx_session_verify_report(s, report, sizeof report);
+        CHECK(strstr(report, "node 'Relu_1' (Relu) on test") != NULL);
+        CHECK(strstr(report, "its test kernel is disabled for this session, the CPU runs it") != NULL);
+        onyx_provider_stats ps;
+        CHECK_OK(onyx_session_provider_stats(s, "test", &ps));
+        CHECK(ps.cpu_fallbacks >= 2); /* the Relu in runs 2 and 3 */
+        onyx_session_free(s);
+    }
+    use_test_provider = 0;
+    onyx_session_options *o = NULL;
+    CHECK_OK(onyx_session_options_create(&o));
+    CHECK_FAILS(onyx_session_options_set_verify_first_runs(o, 1, -1.0, 0.0), ONYX_INVALID_ARGUMENT,
+                "non-negative");
+    CHECK_FAILS(onyx_session_options_set_verify_first_runs(o, 1, 0.0, NAN), ONYX_INVALID_ARGUMENT,
+                "non-negative");
+    onyx_session_options_free(o);
+}
+
 int main(void) {
     for (int i = 0; i < C_IN * HW * HW; i++) input_data[i] = (float)((i * 37) % 19) / 19.0f - 0.4f;
     size_t len = 0;
@@ -286,6 +372,7 @@ int main(void) {
         test_describe(env, model, len);
         test_injection(env, model, len);
         test_device(env, model, len);
+        test_verify(env, model, len);
     }
     onyx_env_free(env);
     free(model);

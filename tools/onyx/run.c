@@ -40,6 +40,12 @@ void usage_run(void) {
            "  --time-limit-ms N    stop the run after N milliseconds (default 0: none)\n"
            "  --repeat N           after the first run, run N more times on the same\n"
            "                       inputs and print their min and median latency\n"
+           "  --verify N           shadow runs: the first N runs (of 1 + --repeat) also\n"
+           "                       run on the reference (CPU, no optimization) and must\n"
+           "                       match it within 1e-4 + 1e-3 * |ref| per element; a\n"
+           "                       mismatch is reported with the first divergent node,\n"
+           "                       the reference's outputs are used, and that node no\n"
+           "                       longer runs on its device (see onyx check)\n"
            "  --memory-limit BYTES cap the run-time memory of the session, weights\n"
            "                       excluded (default 0: unlimited)\n"
            "  -h, --help           show this help\n");
@@ -53,6 +59,7 @@ typedef struct run_args {
     uint64_t time_limit_ms; /* 0: none */
     uint64_t memory_limit;  /* 0: unlimited */
     uint64_t repeat;        /* extra timed runs after the first */
+    uint64_t verify;        /* shadow runs: the first N runs are checked */
 } run_args;
 
 static int parse_args(int argc, char **argv, run_args *a) {
@@ -98,6 +105,10 @@ static int parse_args(int argc, char **argv, run_args *a) {
             if (m < 0) return CLI_FAIL;
             if (cli_parse_u64(v, &a->repeat) != 0 || a->repeat > 1000000)
                 return cli_error("run: --repeat expects a count of runs, got '%s'", v);
+        } else if ((m = cli_option_value(argc, argv, &i, "--verify", &v)) != 0) {
+            if (m < 0) return CLI_FAIL;
+            if (cli_parse_u64(v, &a->verify) != 0)
+                return cli_error("run: --verify expects a count of runs, got '%s'", v);
         } else if ((m = cli_option_value(argc, argv, &i, "--memory-limit", &v)) != 0) {
             if (m < 0) return CLI_FAIL;
             if (cli_parse_u64(v, &a->memory_limit) != 0 ||
@@ -461,6 +472,31 @@ static void report_provider_stats(const onyx_env *env, const onyx_session *s, ui
     }
 }
 
+/* What shadow runs found (--verify). */
+static void report_verification(onyx_session *s) {
+    onyx_verify_stats v;
+    onyx_status *st = onyx_session_verify_stats(s, &v);
+    if (st) {
+        onyx_status_free(st);
+        return;
+    }
+    printf("verify: %llu run%s checked against the reference, %llu mismatch%s, %llu node%s moved "
+           "to the CPU%s\n",
+           (unsigned long long)v.runs_verified, v.runs_verified == 1 ? "" : "s",
+           (unsigned long long)v.mismatches, v.mismatches == 1 ? "" : "es",
+           (unsigned long long)v.nodes_disabled, v.nodes_disabled == 1 ? "" : "s",
+           v.on_reference ? ", every later run uses the reference" : "");
+    size_t need = onyx_session_verify_report(s, NULL, 0);
+    char *text = need ? malloc(need + 1) : NULL;
+    if (text) {
+        onyx_session_verify_report(s, text, need + 1);
+        char *safe = cli_escape(text);
+        printf("verify: %s\n", safe);
+        free(safe);
+    }
+    free(text);
+}
+
 /* ---- the command ---- */
 
 int cmd_run(int argc, char **argv) {
@@ -484,6 +520,7 @@ int cmd_run(int argc, char **argv) {
         st = onyx_session_options_set_log_level(opts, (onyx_log_level)a.log_level);
     if (!st && a.memory_limit)
         st = onyx_session_options_set_memory_limit(opts, (size_t)a.memory_limit);
+    if (!st && a.verify) st = onyx_session_options_set_verify_first_runs(opts, a.verify, 1e-4, 1e-3);
     if (!st) st = onyx_run_options_create(&run_opts);
     if (!st && a.time_limit_ms) st = onyx_run_options_set_time_limit_ms(run_opts, a.time_limit_ms);
     if (st) {
@@ -514,6 +551,7 @@ int cmd_run(int argc, char **argv) {
     if (rc == CLI_OK && a.repeat)
         rc = timed_runs(s, run_opts, io.in_names, io.inputs, io.n_in, io.out_names, io.n_out, a.repeat);
     if (rc == CLI_OK && a.log_level >= ONYX_LOG_INFO) report_provider_stats(env, s, a.repeat + 1);
+    if (rc == CLI_OK && a.verify) report_verification(s);
 
 out:
     for (size_t i = 0; outputs && i < io.n_out; i++)
