@@ -292,8 +292,19 @@ ONYX_INJECT_FAULT=relu expect_status check_fault_none 1 check --opt-level none -
     expect_stdout check_fault_none "^first divergent node: #1 'relu' (Relu)"
 # loose enough tolerances pass even a perturbed output
 ONYX_INJECT_FAULT=softmax expect_status check_loose 0 check --stat max --atol 2 "$MODEL"
-expect_status check_plan 0 check --plan "$MODEL" &&
+if expect_status check_plan 0 check --plan "$MODEL"; then
     expect_stdout check_plan "^#3 'classify' (Gemm) on cpu, kernel cpu Gemm$"
+    # the variant is chosen once, at session creation, and printed
+    expect_stdout check_plan "^#0 'line_detectors' (onyx.FusedConv) on cpu, kernel cpu onyx.FusedConv: depthwise, \(portable\|avx2\|avx512\)$"
+    # the same model, options and machine give the same plan every time
+    expect_status check_plan_again 0 check --plan "$MODEL" &&
+        { cmp -s "$TMP/check_plan.out" "$TMP/check_plan_again.out" || fail "check_plan: plans differ"; }
+    ONYX_CPU_ISA=portable expect_status check_plan_portable 0 check --plan "$MODEL" &&
+        expect_stdout check_plan_portable "kernel cpu onyx.FusedConv: depthwise, portable$"
+fi
+ONYX_CPU_ISA=avx3 expect_error cpu_isa_unknown run "$MODEL" &&
+    grep -q "ONYX_CPU_ISA is 'avx3'; expected portable, avx2 or avx512" "$TMP/cpu_isa_unknown.err" ||
+    fail "cpu_isa_unknown: $(cat "$TMP/cpu_isa_unknown.err")"
 for bad in "--atol -1" "--rtol x" "--stat quantile:2" "--stat mode" "--frobnicate"; do
     # shellcheck disable=SC2086
     expect_status "check_usage_${bad%% *}" 2 check $bad "$MODEL" &&

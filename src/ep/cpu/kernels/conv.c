@@ -481,9 +481,15 @@ DEF_CONV_CORE(double, f64, ox_gemm_f64, im2col_f64, col2im_f64)
 /* float32: depthwise kernel or GEMM on prepacked weights, with the
  * epilogue (bias, residual, activation) fused (conv_fast.h) */
 
-/* Per-node state: the weights packed at session creation. */
+/* Per-node state, made at session creation: the instruction-set variant
+ * (so the kernel choice is fixed for the session), the path and, for
+ * the GEMM path, the packed weights. */
+typedef enum conv_path { CONV_PER_RUN, CONV_DEPTHWISE, CONV_GEMM_1X1, CONV_GEMM_IM2COL } conv_path;
+
 typedef struct conv_state {
-    ox_conv_packed packed;
+    ox_cpu_isa isa;
+    conv_path path;
+    ox_conv_packed packed; /* CONV_GEMM_*: W packed once */
 } conv_state;
 
 typedef struct cols_job {
@@ -554,7 +560,8 @@ static int depthwise_fits(const conv_geom *g) { return g->Cg == 1 && g->r <= 2; 
 static int conv_f32(ox_kernel_ctx *ctx, const conv_geom *g, const float *x, const float *w,
                     const float *b, const float *z, const ox_act *act, float *y) {
     if (g->N == 0 || g->M == 0 || g->out_sz == 0) return 0;
-    ox_cpu_isa isa = ox_cpu_isa_active();
+    const conv_state *st = ctx->state;
+    ox_cpu_isa isa = st ? st->isa : ox_cpu_isa_active();
     if (depthwise_fits(g)) {
         int two = g->r == 2, L = g->r - 1;
         ox_dw_args d = {.N = g->N, .C = g->C, .mult = g->Mg,
@@ -570,7 +577,6 @@ static int conv_f32(ox_kernel_ctx *ctx, const conv_geom *g, const float *x, cons
         if (rc > 0) return 0;
     }
     const int64_t K = g->Cg * g->k_sz;
-    const conv_state *st = ctx->state;
     ox_conv_packed own = {0}, *pw = &own;
     if (st && st->packed.data && st->packed.G == g->G && st->packed.Mg == g->Mg && st->packed.K == K)
         pw = (ox_conv_packed *)&st->packed;
@@ -586,25 +592,60 @@ static int conv_f32(ox_kernel_ctx *ctx, const conv_geom *g, const float *x, cons
     return rc ? ox_cpu_oom(ctx) : 0;
 }
 
-/* Packs a constant float32 W once; any other W is packed per call. */
+/* 1 when W's spatial sizes are all 1 and the attributes make the
+ * convolution a plain product (no im2col). */
+static int pointwise(const ir_node *node, const ox_tensor *w) {
+    for (int d = 2; d < w->rank; d++)
+        if (w->dims[d] != 1) return 0;
+    size_t n = 0;
+    const int64_t *v = ir_attr_ints(node, "strides", &n);
+    for (size_t i = 0; v && i < n; i++)
+        if (v[i] != 1) return 0;
+    v = ir_attr_ints(node, "pads", &n);
+    for (size_t i = 0; v && i < n; i++)
+        if (v[i] != 0) return 0;
+    const char *ap = ir_attr_string(node, "auto_pad", "NOTSET");
+    return strcmp(ap, "NOTSET") == 0 || strcmp(ap, "VALID") == 0;
+}
+
+/* Chooses the variant once; packs a constant float32 W for the GEMM
+ * path (any other W is packed per call). */
 static int conv_init(const ir_node *node, const ox_tensor *const *consts, int n_inputs, void **state,
                      ox_error *err) {
-    (void)err;
     *state = NULL;
+    ox_cpu_isa isa;
+    if (ox_cpu_isa_choose(&isa, err) != 0) return -1;
     const ox_tensor *w = n_inputs > 1 ? consts[1] : NULL;
+    conv_state *st = calloc(1, sizeof *st);
+    if (!st) return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
+    st->isa = isa;
+    st->path = CONV_PER_RUN;
+    *state = st;
     if (!w || w->dtype != ONYX_FLOAT32 || w->rank < 3 || w->dims[0] < 1) return 0;
     int64_t G = ir_attr_int(node, "group", 1), M = w->dims[0];
     if (G < 1 || M % G) return 0; /* the run reports the mismatch */
     int64_t K = ox_tensor_numel(w) / M;
-    if (w->dims[1] == 1 && w->rank <= 4) return 0; /* depthwise: read in place */
-    conv_state *st = calloc(1, sizeof *st);
-    if (!st) return 0;
-    if (ox_conv_pack_weights(w->data, G, M / G, K, &st->packed)) {
-        free(st); /* packed per run instead */
+    if (w->dims[1] == 1 && w->rank <= 4) { /* depthwise: read in place */
+        st->path = CONV_DEPTHWISE;
         return 0;
     }
-    *state = st;
+    if (ox_conv_pack_weights(w->data, G, M / G, K, &st->packed) == 0)
+        st->path = pointwise(node, w) ? CONV_GEMM_1X1 : CONV_GEMM_IM2COL;
     return 0;
+}
+
+static const char *conv_describe(const void *state) {
+    static const char *const names[4][3] = {
+        {"weights packed per run, portable", "weights packed per run, avx2",
+         "weights packed per run, avx512"},
+        {"depthwise, portable", "depthwise, avx2", "depthwise, avx512"},
+        {"1x1 gemm on packed weights, portable", "1x1 gemm on packed weights, avx2",
+         "1x1 gemm on packed weights, avx512"},
+        {"im2col gemm on packed weights, portable", "im2col gemm on packed weights, avx2",
+         "im2col gemm on packed weights, avx512"},
+    };
+    const conv_state *st = state;
+    return st ? names[st->path][st->isa] : NULL;
 }
 
 static void conv_release(void *state) {
@@ -719,7 +760,7 @@ static int fused_conv_compute(ox_kernel_ctx *ctx) {
             rest /= Y->dims[d];
         }
         for (int64_t i = 0; i < inner; i++) y[base + i] += z[zi + i * zs[Y->rank - 1]];
-        ox_conv_epilogue(y + base, inner, 1, inner, NULL, NULL, 0, &act, ox_cpu_isa_active());
+        ox_conv_epilogue(y + base, inner, 1, inner, NULL, NULL, 0, &act, ctx->state ? ((const conv_state *)ctx->state)->isa : ox_cpu_isa_active());
     }
     return 0;
 }
@@ -957,8 +998,9 @@ static int col2im_compute(ox_kernel_ctx *ctx) {
 }
 
 static const ox_kernel_def KERNELS[] = {
-    {"", "Conv", 1, 22, conv_compute, ox_cpu_supports_float, conv_init, conv_release, NULL},
-    {"onyx", "FusedConv", 1, 1, fused_conv_compute, supports_f32, conv_init, conv_release, NULL},
+    {"", "Conv", 1, 22, conv_compute, ox_cpu_supports_float, conv_init, conv_release, conv_describe},
+    {"onyx", "FusedConv", 1, 1, fused_conv_compute, supports_f32, conv_init, conv_release,
+     conv_describe},
     {"", "ConvTranspose", 1, 22, conv_transpose_compute, ox_cpu_supports_float, NULL, NULL, NULL},
     {"", "ConvInteger", 10, 17, conv_integer_compute, NULL, NULL, NULL, NULL},
     {"", "QLinearConv", 10, 17, qlinear_conv_compute, NULL, NULL, NULL, NULL},
