@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/checked.h"
 #include "ops/transform.h"
 #include "optimizer/opt_util.h"
 #include "optimizer/optimizer.h"
@@ -171,15 +172,13 @@ static const pvec *pv_of(const ir_graph *g, pvec *pv, int v, pvec *tmp) {
     return pv_from_const(ox_const_value(g, v), tmp) == 0 ? tmp : NULL;
 }
 
+/* a op b, with *ok 0 when it overflows (the value is then not known). */
 static int64_t arith(const char *op, int64_t a, int64_t b, int *ok) {
-    *ok = 1;
-    if (strcmp(op, "Add") == 0) return a + b;
-    if (strcmp(op, "Sub") == 0) return a - b;
-    if (a == 0 || b == 0 ||
-        (a < INT64_MAX / (b < 0 ? -b : b) && a > -(INT64_MAX / (b < 0 ? -b : b))))
-        return a * b;
-    *ok = 0;
-    return 0;
+    int64_t r = 0;
+    if (strcmp(op, "Add") == 0) *ok = ox_add_i64(a, b, &r);
+    else if (strcmp(op, "Sub") == 0) *ok = ox_sub_i64(a, b, &r);
+    else *ok = ox_mul_i64(a, b, &r);
+    return *ok ? r : 0;
 }
 
 /* The partial value node n computes, in *out (len -1 when none). */

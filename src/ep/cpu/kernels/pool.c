@@ -59,8 +59,22 @@ static int pool_geom_make(ox_kernel_ctx *ctx, const ox_tensor *x, const ox_tenso
                                   i, (long long)k[i], (long long)g->in[i]);
         if (g->out[i] != y->dims[i + 2])
             return ox_kernel_fail(ctx, ONYX_RUNTIME_ERROR, "%s: output shape does not match input", op);
-        g->in_sz *= g->in[i];
-        g->out_sz *= g->out[i];
+        /* the window walk computes (out - 1) * stride - pad_begin, the
+         * input plus both pads and pad_begin plus a dilation: all must fit */
+        int64_t t;
+        if (g->out[i] > 0 && (!ox_mul_i64(g->out[i] - 1, g->s[i], &t) || !ox_sub_i64(t, g->pb[i], &t) ||
+                              !ox_add_i64(g->in[i], g->pb[i], &t) || !ox_add_i64(t, g->pe[i], &t) ||
+                              !ox_add_i64(g->pb[i], g->d[i], &t)))
+            return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
+                                  "%s: window arithmetic on spatial axis %d overflows (stride %lld, "
+                                  "pads %lld and %lld, dilation %lld)",
+                                  op, i, (long long)g->s[i], (long long)g->pb[i], (long long)g->pe[i],
+                                  (long long)g->d[i]);
+        /* an empty batch or channel axis leaves the spatial sizes free */
+        if (!ox_mul_i64(g->in_sz, g->in[i], &g->in_sz) || !ox_mul_i64(g->out_sz, g->out[i], &g->out_sz))
+            return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
+                                  "%s: spatial sizes overflow 64 bits (input %lld at axis %d)", op,
+                                  (long long)g->in[i], i);
     }
     g->in_str[r - 1] = 1;
     for (int i = r - 2; i >= 0; i--) g->in_str[i] = g->in_str[i + 1] * g->in[i + 1];
