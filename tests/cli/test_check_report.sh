@@ -41,11 +41,17 @@ check_rc() {
         fail "$name: exited $rc, expected $expected: $(cat "$TMP/$name.err")"
         return 1
     fi
+    # a finished run writes nothing to stderr (a sanitizer report exits 1 too)
+    if [ "$expected" -ne 2 ] && [ -s "$TMP/$name.err" ]; then
+        fail "$name: unexpected stderr: $(head -5 "$TMP/$name.err")"
+        return 1
+    fi
     echo "ok: $name"
 }
 
 # self_contained FILE: nothing the page would fetch
 self_contained() {
+    tail -1 "$1" | grep -q '^</html>$' || fail "$1: the page is not complete"
     if grep -qiE 'https?://' "$1"; then
         fail "$1: names a web address: $(grep -oiE '.{20}https?://.{20}' "$1" | head -1)"
     fi
@@ -85,9 +91,11 @@ check_rc no_bisect 2 "$ONYX" check --report "$TMP/r.html" "$MODEL" &&
     expect_err no_bisect "^onyx: error: check: --report needs --bisect"
 check_rc no_value 2 "$ONYX" check --bisect "$MODEL" --report &&
     expect_err no_value "^onyx: error: option --report needs a value"
+check_rc with_plan 2 "$ONYX" check --plan --bisect --report "$TMP/r.html" "$MODEL" &&
+    expect_err with_plan "^onyx: error: check: --plan runs nothing"
 check_rc unwritable 2 "$ONYX" check --bisect --report "$TMP/no/such/dir/r.html" "$MODEL" &&
     expect_err unwritable "^onyx: error: check: cannot write the report"
-[ -e "$TMP/r.html" ] && fail "no_bisect: a report was written"
+[ -e "$TMP/r.html" ] && fail "no_bisect, with_plan: a report was written"
 
 # ---- an injected fault on mobilenet_v3_small ----
 if check_rc fault 1 ONYX_INJECT_FAULT=$FAULT "$ONYX" check --bisect --report "$TMP/fault.html" \

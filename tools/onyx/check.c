@@ -121,6 +121,8 @@ static int parse_args(int argc, char **argv, check_args *a) {
     if (!a->model) return cli_error("check: no model given (see 'onyx check --help')");
     if (a->report && !a->bisect)
         return cli_error("check: --report needs --bisect (see 'onyx check --help')");
+    if (a->report && a->plan)
+        return cli_error("check: --plan runs nothing, so there is no report to write");
     return CLI_OK;
 }
 

@@ -66,11 +66,13 @@ static void node_title(FILE *f, const onyx_session *s, size_t i) {
     html_text(f, onyx_session_node_name(s, i));
 }
 
-static void error_text(FILE *f, const check_node_err *e) {
+/* brief: for a box, a few words */
+static void error_text(FILE *f, const check_node_err *e, int brief) {
     if (!e->n_compared)
         fputs(e->n_records ? "no reference value" : "nothing captured", f);
     else
-        fprintf(f, "max rel err %.3g%s", e->max_rel, e->fail ? ", outside tolerance" : "");
+        fprintf(f, "max rel err %.3g%s", e->max_rel,
+                !e->fail ? "" : brief ? ", FAIL" : ", outside tolerance");
 }
 
 static void write_axes(FILE *f, const axis *a, const cmp_rule *rule) {
@@ -97,9 +99,10 @@ static void write_axes(FILE *f, const axis *a, const cmp_rule *rule) {
         xs = span / base <= 10 ? base : span / (2 * base) <= 10 ? 2 * base : 5 * base;
     for (size_t i = 0; i < a->n; i += xs) {
         double x = x_of(a, i);
-        fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#888\"/>\n", x, PY1,
-                x, PY1 + 14);
-        fprintf(f, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%zu</text>\n", x, PY1 + 27, i);
+        /* below the row of no-reference ticks */
+        fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#888\"/>\n", x,
+                PY1 + 14, x, PY1 + 20);
+        fprintf(f, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%zu</text>\n", x, PY1 + 32, i);
     }
     fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">node position in execution "
                "order (under test)</text>\n", (PX0 + PX1) / 2, PH - 14);
@@ -113,7 +116,7 @@ static void write_axes(FILE *f, const axis *a, const cmp_rule *rule) {
     }
 }
 
-static void write_legend(FILE *f, int with_first) {
+static void write_legend(FILE *f, int with_first, double rtol) {
     int x = PX0;
     fprintf(f, "<circle cx=\"%d\" cy=\"16\" r=\"4\" fill=\"" PASS_COLOR "\"/>"
                "<text x=\"%d\" y=\"20\">within tolerance</text>\n", x + 4, x + 12);
@@ -132,6 +135,7 @@ static void write_legend(FILE *f, int with_first) {
                "\" stroke-width=\"2\"/><text x=\"%d\" y=\"20\">no reference value</text>\n",
             x + 4, x + 4, x + 12);
     x += 130;
+    if (!(rtol > 0.0)) return; /* no line drawn */
     fprintf(f, "<line x1=\"%d\" y1=\"16\" x2=\"%d\" y2=\"16\" stroke=\"" TOL_COLOR
                "\" stroke-width=\"1.5\" stroke-dasharray=\"6 4\"/><text x=\"%d\" y=\"20\">rtol"
                "</text>\n", x, x + 24, x + 30);
@@ -143,7 +147,7 @@ void check_svg_plot(FILE *f, const check_html_input *in, const check_node_err *e
     axis a = make_axis(errs, n, in->rule->rtol);
     fprintf(f, "<svg class=\"plot\" width=\"%d\" "
                "height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\">\n", PW, PH, PW, PH);
-    write_legend(f, first != (size_t)-1);
+    write_legend(f, first != (size_t)-1, in->rule->rtol);
     write_axes(f, &a, in->rule);
     double r = n > 400 ? 2.0 : 3.0;
     for (size_t i = 0; i < n; i++) {
@@ -158,7 +162,7 @@ void check_svg_plot(FILE *f, const check_html_input *in, const check_node_err *e
         }
         node_title(f, s, i);
         fputs(": ", f);
-        error_text(f, &errs[i]);
+        error_text(f, &errs[i], 0);
         fputs(errs[i].n_compared ? "</title></circle>\n" : "</title></line>\n", f);
     }
     if (first != (size_t)-1) {
@@ -168,7 +172,7 @@ void check_svg_plot(FILE *f, const check_html_input *in, const check_node_err *e
         fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"7\" fill=\"" FIRST_COLOR "\">", x, y);
         node_title(f, s, first);
         fputs(": ", f);
-        error_text(f, &errs[first]);
+        error_text(f, &errs[first], 0);
         fputs("</title></circle>\n", f);
         /* the label on the side with room, below the marker in the inf band */
         int right = x < (PX0 + PX1) / 2;
@@ -257,8 +261,7 @@ static void draw_box(FILE *f, const check_html_input *in, const check_node_err *
     size_t chars = w > 24 ? (size_t)((w - 12) / 6.7) : 1;
     double tx = x + 6;
     if (b->kind == BOX_MORE) {
-        fprintf(f, "<text x=\"%.1f\" y=\"%d\">%zu more (see the tables)</text></g>\n", tx, y + 38,
-                b->node);
+        fprintf(f, "<text x=\"%.1f\" y=\"%d\">and %zu more</text></g>\n", tx, y + 38, b->node);
         return;
     }
     if (b->kind != BOX_NODE) {
@@ -278,7 +281,7 @@ static void draw_box(FILE *f, const check_html_input *in, const check_node_err *
     fprintf(f, "</text><text class=\"mono\" x=\"%.1f\" y=\"%d\">", tx, y + 36);
     html_text_tail(f, onyx_session_node_name(s, b->node), chars);
     fprintf(f, "</text><text x=\"%.1f\" y=\"%d\">", tx, y + 56);
-    error_text(f, &errs[b->node]);
+    error_text(f, &errs[b->node], 1);
     fputs("</text></g>\n", f);
 }
 
