@@ -144,6 +144,18 @@ assert words[2:7] == ["check", "--opt-level", "none", "--bisect", "--report"], w
 EOF
 fi
 
+# ---- names with terminal control characters: escaped as in the terminal
+# report; the command quotes them for bash as $'...' ----
+ESC=$(printf '\033')
+if check_rc ctl 1 "ONYX_INJECT_FAULT=n${ESC}[1m" "$ONYX" check --bisect \
+    --dim "b${ESC}]0;title$(printf '\007')=1" --report "$TMP/ctl.html" "$HERE/data/control_names.onnx"; then
+    self_contained "$TMP/ctl.html"
+    LC_ALL=C grep -q "$ESC" "$TMP/ctl.html" && fail "ctl: raw ESC in the page"
+    grep -qF '#0 <code>n\x1b[1m</code>' "$TMP/ctl.html" || fail "ctl: the node is not named, escaped"
+    grep -qF "ONYX_INJECT_FAULT=\$&#39;n\\x1b[1m&#39; " "$TMP/ctl.html" ||
+        fail "ctl: the command does not quote the fault as \$'n\\x1b[1m'"
+fi
+
 if [ "$failures" -ne 0 ]; then
     echo "$failures check(s) failed"
     exit 1
