@@ -22,6 +22,8 @@ PACKAGES=(
   libvulkan-dev glslc                     # the Vulkan provider: headers, shader compiler
   mesa-vulkan-drivers vulkan-tools        # lavapipe, a CPU Vulkan device for its tests;
                                           # vulkaninfo
+  chromium                                # headless rendering of onyx check --report's
+                                          # page (test check.report)
 )
 
 missing=()

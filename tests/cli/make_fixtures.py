@@ -83,6 +83,16 @@ graph = helper.make_graph([node], "control_op",
 onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13),
                                                   helper.make_opsetid("dom\x07", 1)]),
           os.path.join(OUT, "control_op.onnx"))
+# names that are HTML: onyx check --report must escape them
+RELU_NAME = '<script>alert("r")</script>'
+NEG_NAME = 'n"><img src=x onerror=\'alert(1)\'> & more'
+nodes = [helper.make_node("Relu", ["x<in>"], ["a&b'c"], name=RELU_NAME),
+         helper.make_node("Neg", ["a&b'c"], ["y</td>"], name=NEG_NAME)]
+graph = helper.make_graph(nodes, "html_names",
+                          [helper.make_tensor_value_info("x<in>", TensorProto.FLOAT, [2, 3])],
+                          [helper.make_tensor_value_info("y</td>", TensorProto.FLOAT, [2, 3])])
+onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]),
+          os.path.join(OUT, "html_names.onnx"))
 
 if __name__ == "__main__":
     from onnx.reference import ReferenceEvaluator

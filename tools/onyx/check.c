@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "check_html.h"
 #include "cli.h"
 
 #define CHECK_FAIL 1  /* an output (or, with --bisect, a node) diverges */
@@ -48,6 +49,10 @@ void usage_check(void) {
            "                       model nodes it was fused from; a fused group is\n"
            "                       re-run unfused on the same providers to tell a\n"
            "                       wrong fusion from a wrong kernel\n"
+           "  --report FILE        with --bisect: also write the report as one\n"
+           "                       self-contained HTML page (the error of every node\n"
+           "                       along the graph, the divergent node's neighbourhood\n"
+           "                       and tables, the command that reproduces it)\n"
            "  --plan               print placement, kernel and fusions of every node\n"
            "                       under test, and run nothing\n"
            "  -h, --help           show this help\n"
@@ -60,6 +65,9 @@ void usage_check(void) {
 typedef struct check_args {
     cli_session_args common; /* --input, --dim, --seed, --threads, --providers, --opt-level */
     const char *model;
+    const char *report; /* --report FILE */
+    int argc;           /* the command line, program first, for the report */
+    char **argv;
     cmp_rule rule;
     int bisect, plan;
 } check_args;
@@ -105,6 +113,9 @@ static int parse_args(int argc, char **argv, check_args *a) {
                                  "quantile:Q with Q in [0, 1], got '%s'", v);
         } else if (strcmp(arg, "--bisect") == 0) {
             a->bisect = 1;
+        } else if ((m = cli_option_value(argc, argv, &i, "--report", &v)) != 0) {
+            if (m < 0) return CLI_FAIL;
+            a->report = v;
         } else if (strcmp(arg, "--plan") == 0) {
             a->plan = 1;
         } else {
@@ -112,6 +123,10 @@ static int parse_args(int argc, char **argv, check_args *a) {
         }
     }
     if (!a->model) return cli_error("check: no model given (see 'onyx check --help')");
+    if (a->report && !a->bisect)
+        return cli_error("check: --report needs --bisect (see 'onyx check --help')");
+    if (a->report && a->plan)
+        return cli_error("check: --plan runs nothing, so there is no report to write");
     return CLI_OK;
 }
 
@@ -307,6 +322,14 @@ static int check_main(check_args *a) {
         if (node_fails && check_unfused(a, env, &io, &ref_run, &test_run, test) != CLI_OK)
             goto done;
     }
+    if (a->report) {
+        check_html_input h = {.argc = a->argc, .argv = a->argv, .model = a->model, .test = test,
+                              .io = &io, .args = &a->common, .rule = &a->rule,
+                              .test_run = &test_run, .ref_run = &ref_run, .test_out = test_out,
+                              .ref_out = ref_out, .ref_ms = t1 - t0, .test_ms = t2 - t1};
+        fflush(stdout); /* the terminal report first, then a write error */
+        if (check_write_html(a->report, &h) != 0) goto done;
+    }
     rc = outputs_fail || node_fails ? CHECK_FAIL : CLI_OK;
 done:
     for (size_t o = 0; o < io.n_out; o++) {
@@ -329,6 +352,9 @@ done:
 int cmd_check(int argc, char **argv) {
     check_args a;
     int r = parse_args(argc, argv, &a);
+    /* main passes argv + 1: argv[-1] is the program as invoked */
+    a.argc = argc + 1;
+    a.argv = argv - 1;
     if (r == -2) {
         cli_session_args_free(&a.common);
         return CLI_OK;

@@ -55,6 +55,9 @@ typedef struct check_run {
     check_table values;
 } check_run;
 
+/* "none", "basic" or "all" for cli_session_args.opt_level (-1: the
+ * library's default, all). */
+const char *check_opt_level_name(int opt_level);
 void check_print_plan(const onyx_session *s);
 void check_print_header(const char *model, const onyx_session *test, const cli_io *io,
                         const cli_session_args *args, const cmp_rule *rule);

@@ -130,15 +130,19 @@ static void print_dims(onyx_dtype dt, const int64_t *dims, int rank) {
     cli_buf_free(&b);
 }
 
+const char *check_opt_level_name(int opt_level) {
+    static const char *const levels[] = {"none", "basic", "all"};
+    return opt_level >= 0 && opt_level <= 2 ? levels[opt_level] : "all";
+}
+
 void check_print_header(const char *model, const onyx_session *test, const cli_io *io,
                         const cli_session_args *args, const cmp_rule *rule) {
-    static const char *const levels[] = {"none", "basic", "all"};
     char rule_text[160];
     cmp_describe_rule(rule, rule_text, sizeof rule_text);
     printf("model:      ");
     put_escaped(model);
     printf("\nunder test: providers %s, optimization %s\n", args->providers ? args->providers : "cpu",
-           args->opt_level >= 0 ? levels[args->opt_level] : "all");
+           check_opt_level_name(args->opt_level));
     printf("reference:  providers cpu, optimization none\n");
     (void)test;
     for (size_t i = 0; i < io->n_in; i++) {
