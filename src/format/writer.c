@@ -71,12 +71,15 @@ static int write_attr(wr_ctx *c, const ir_node *n, const ir_attr *a, Onnx__Attri
     case IR_ATTR_TYPE_PROTO:
         if (!(ap->tp = wr_type(c, &a->type_proto))) return -1;
         break;
-    case IR_ATTR_SPARSE_TENSOR:
-    default: {
+    case IR_ATTR_SPARSE_TENSOR: {
         char label[256];
         return ox_fail(c->err, ONYX_NOT_IMPLEMENTED,
-                       "%s: attribute '%s' of type %d cannot be written (sparse tensors are not "
-                       "supported)",
+                       "%s: attribute '%s' is a sparse tensor, which the writer does not support",
+                       ir_node_label(n, label, sizeof label), ap->name);
+    }
+    default: {
+        char label[256];
+        return ox_fail(c->err, ONYX_INVALID_ARGUMENT, "%s: attribute '%s' has unknown type %d",
                        ir_node_label(n, label, sizeof label), ap->name, (int)a->type);
     }
     }
