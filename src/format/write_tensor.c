@@ -18,6 +18,10 @@ struct wr_block {
 enum { WR_BLOCK_SIZE = 64 * 1024 };
 
 void *wr_alloc(wr_ctx *c, size_t size) {
+    if (size > SIZE_MAX - sizeof(wr_block) - alignof(max_align_t)) {
+        ox_fail(c->err, ONYX_OUT_OF_MEMORY, "out of memory writing the model (%zu bytes)", size);
+        return NULL;
+    }
     size = (size + alignof(max_align_t) - 1) & ~(alignof(max_align_t) - 1);
     if (size == 0) size = alignof(max_align_t);
     wr_block *b = c->blocks;
@@ -25,10 +29,6 @@ void *wr_alloc(wr_ctx *c, size_t size) {
         /* big requests (repacked weights) get a block of their own, kept
          * behind the current one so its free space stays usable */
         size_t cap = size > WR_BLOCK_SIZE / 4 ? size : WR_BLOCK_SIZE;
-        if (cap > SIZE_MAX - sizeof(wr_block)) {
-            ox_fail(c->err, ONYX_OUT_OF_MEMORY, "out of memory");
-            return NULL;
-        }
         wr_block *nb = malloc(sizeof(wr_block) + cap);
         if (!nb) {
             ox_fail(c->err, ONYX_OUT_OF_MEMORY, "out of memory writing the model (%zu bytes)", size);

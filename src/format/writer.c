@@ -179,9 +179,9 @@ static int pack_model(wr_ctx *c, const ir_model *m, Onnx__GraphProto *gp, uint8_
     Onnx__ModelProto mp;
     onnx__model_proto__init(&mp);
     mp.has_ir_version = 1;
-    /* a model made in memory may carry no version; 3 is the first IR
-     * version with opset imports */
-    mp.ir_version = m->ir_version > 0 ? m->ir_version : 3;
+    /* a model made in memory may carry no version: 10 (ONNX 1.16) is the
+     * first with the 4-bit types, which any IR may hold */
+    mp.ir_version = m->ir_version > 0 ? m->ir_version : 10;
     mp.producer_name = "onyx";
     mp.producer_version = ONYX_VERSION_STRING;
     mp.graph = gp;

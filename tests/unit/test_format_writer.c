@@ -652,6 +652,159 @@ static void test_typed_initializers(onyx_env *env) {
     ir_model_free(m);
 }
 
+/* ---- every attribute kind ---- */
+
+/* A body graph "bi -> Add(bi, outer_v) -> bo" whose outer_v is defined
+ * nowhere in it (an outer-scope read), parented to `parent`. */
+static ir_graph *make_body(ir_graph *parent, const char *name) {
+    mb_model *b = mb_new(21);
+    int64_t d[1] = {1};
+    mb_input(b, "bi", 1, d, 1);
+    mb_output(b, "bo", 1, d, 1);
+    mb_node(b, "Add", "bi,outer_v", "bo");
+    size_t len = 0;
+    uint8_t *buf = mb_serialize(b, &len);
+    mb_free(b);
+    ox_error err = {0};
+    ir_model *m = NULL;
+    CHECK(ox_load_model(buf, len, NULL, &m, &err) == 0);
+    free(buf);
+    if (!m) return NULL;
+    ir_graph *g = m->graph;
+    m->graph = NULL;
+    ir_model_free(m);
+    g->parent = parent;
+    free(g->name);
+    g->name = strdup(name);
+    return g;
+}
+
+static ox_tensor *small_tensor(float v) {
+    int64_t d[1] = {2};
+    ox_tensor *t = ox_tensor_new(ONYX_FLOAT32, d, 1, NULL);
+    if (t) ((float *)t->data)[0] = v, ((float *)t->data)[1] = -v;
+    return t;
+}
+
+static const char STRING_WITH_NULS[5] = {'a', 0, 'b', 0, 'c'};
+
+/* Adds one attribute of every kind the writer knows to node n. */
+static void add_every_attr(ir_graph *g, ir_node *n) {
+    ir_attr *grown = realloc(n->attrs, ((size_t)n->n_attrs + 11) * sizeof *grown);
+    CHECK(grown != NULL);
+    if (!grown) return;
+    n->attrs = grown;
+    ir_attr *a = &n->attrs[n->n_attrs];
+    memset(a, 0, 11 * sizeof *a);
+    a[0] = (ir_attr){.name = strdup("f"), .type = IR_ATTR_FLOAT, .f = 1.5f};
+    a[1] = (ir_attr){.name = strdup("i"), .type = IR_ATTR_INT, .i = -7};
+    a[2] = (ir_attr){.name = strdup("s"), .type = IR_ATTR_STRING, .s = malloc(6), .s_len = 5};
+    memcpy(a[2].s, STRING_WITH_NULS, 5);
+    a[2].s[5] = '\0';
+    a[3] = (ir_attr){.name = strdup("t"), .type = IR_ATTR_TENSOR, .t = small_tensor(2.0f)};
+    a[4] = (ir_attr){.name = strdup("g"), .type = IR_ATTR_GRAPH, .g = make_body(g, "then")};
+    a[5] = (ir_attr){.name = strdup("fs"), .type = IR_ATTR_FLOATS, .n = 2,
+                     .floats = malloc(2 * sizeof(float))};
+    a[5].floats[0] = 0.25f, a[5].floats[1] = -4.0f;
+    a[6] = (ir_attr){.name = strdup("is"), .type = IR_ATTR_INTS, .n = 3,
+                     .ints = malloc(3 * sizeof(int64_t))};
+    a[6].ints[0] = 1, a[6].ints[1] = INT64_MIN, a[6].ints[2] = INT64_MAX;
+    a[7] = (ir_attr){.name = strdup("ss"), .type = IR_ATTR_STRINGS, .n = 2,
+                     .strings = calloc(2, sizeof(char *))};
+    a[7].strings[0] = strdup("x"), a[7].strings[1] = strdup("");
+    a[8] = (ir_attr){.name = strdup("ts"), .type = IR_ATTR_TENSORS, .n = 2,
+                     .tensors = calloc(2, sizeof(ox_tensor *))};
+    a[8].tensors[0] = small_tensor(3.0f), a[8].tensors[1] = small_tensor(4.0f);
+    a[9] = (ir_attr){.name = strdup("gs"), .type = IR_ATTR_GRAPHS, .n = 2,
+                     .graphs = calloc(2, sizeof(ir_graph *))};
+    a[9].graphs[0] = make_body(g, "first"), a[9].graphs[1] = make_body(g, "second");
+    a[10] = (ir_attr){.name = strdup("tp"), .type = IR_ATTR_TYPE_PROTO,
+                      .type_proto = {.kind = OX_KIND_SEQUENCE, .dtype = ONYX_FLOAT16, .rank = -1}};
+    n->n_attrs += 11;
+}
+
+static const Onnx__AttributeProto *find_attr(const Onnx__NodeProto *np, const char *name) {
+    for (size_t i = 0; i < np->n_attribute; i++)
+        if (strcmp(np->attribute[i]->name, name) == 0) return np->attribute[i];
+    return NULL;
+}
+
+static int body_ok(const Onnx__GraphProto *b, const char *name) {
+    /* the outer-scope read stays a name: no input or initializer for it */
+    return b && strcmp(b->name, name) == 0 && b->n_input == 1 && strcmp(b->input[0]->name, "bi") == 0 &&
+           b->n_initializer == 0 && b->n_node == 1 && b->node[0]->n_input == 2 &&
+           strcmp(b->node[0]->input[1], "outer_v") == 0 && b->n_output == 1;
+}
+
+static int tensor_ok(const Onnx__TensorProto *t, float v) {
+    float want[2] = {v, -v};
+    return t && t->data_type == ONYX_FLOAT32 && t->n_dims == 1 && t->dims[0] == 2 &&
+           t->raw_data.len == sizeof want && memcmp(t->raw_data.data, want, sizeof want) == 0;
+}
+
+static void test_attribute_kinds(void) {
+    ir_model *m = make_typed_model();
+    if (!m) return;
+    add_every_attr(m->graph, &m->graph->nodes[1]);
+    ox_error err = {0};
+    uint8_t *w1 = NULL, *w2 = NULL;
+    size_t l1 = 0, l2 = 0;
+    CHECK(ox_model_write(m, &w1, &l1, &err) == 0);
+    Onnx__ModelProto *mp = w1 ? onnx__model_proto__unpack(NULL, l1, w1) : NULL;
+    CHECK(mp && mp->graph && mp->graph->n_node == 2);
+    if (mp && mp->graph && mp->graph->n_node == 2) {
+        const Onnx__NodeProto *np = mp->graph->node[1];
+        const Onnx__AttributeProto *a;
+        a = find_attr(np, "f");
+        CHECK(a && a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT && a->f == 1.5f);
+        a = find_attr(np, "i");
+        CHECK(a && a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT && a->i == -7);
+        a = find_attr(np, "s");
+        CHECK(a && a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING && a->s.len == 5 &&
+              memcmp(a->s.data, STRING_WITH_NULS, 5) == 0);
+        a = find_attr(np, "t");
+        CHECK(a && a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR && tensor_ok(a->t, 2.0f));
+        a = find_attr(np, "g");
+        CHECK(a && a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH && body_ok(a->g, "then"));
+        a = find_attr(np, "fs");
+        CHECK(a && a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS && a->n_floats == 2 &&
+              a->floats[0] == 0.25f && a->floats[1] == -4.0f);
+        a = find_attr(np, "is");
+        CHECK(a && a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS && a->n_ints == 3 &&
+              a->ints[1] == INT64_MIN && a->ints[2] == INT64_MAX);
+        a = find_attr(np, "ss");
+        CHECK(a && a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS && a->n_strings == 2 &&
+              a->strings[0].len == 1 && a->strings[0].data[0] == 'x' && a->strings[1].len == 0);
+        a = find_attr(np, "ts");
+        CHECK(a && a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSORS && a->n_tensors == 2 &&
+              tensor_ok(a->tensors[0], 3.0f) && tensor_ok(a->tensors[1], 4.0f));
+        a = find_attr(np, "gs");
+        CHECK(a && a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPHS && a->n_graphs == 2 &&
+              body_ok(a->graphs[0], "first") && body_ok(a->graphs[1], "second"));
+        a = find_attr(np, "tp");
+        CHECK(a && a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TYPE_PROTO && a->tp &&
+              a->tp->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE &&
+              a->tp->sequence_type->elem_type &&
+              a->tp->sequence_type->elem_type->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE &&
+              a->tp->sequence_type->elem_type->tensor_type->elem_type == ONYX_FLOAT16 &&
+              !a->tp->sequence_type->elem_type->tensor_type->shape);
+    }
+    onnx__model_proto__free_unpacked(mp, NULL);
+    /* read back and written again: the same bytes */
+    ir_model *back = NULL;
+    if (w1) CHECK(ox_load_model(w1, l1, NULL, &back, &err) == 0);
+    if (back) {
+        const ir_attr *s = ir_node_attr(&back->graph->nodes[1], "s");
+        CHECK(s && s->s_len == 5 && memcmp(s->s, STRING_WITH_NULS, 5) == 0);
+        CHECK(ox_model_write(back, &w2, &l2, &err) == 0);
+        CHECK(w2 && l1 == l2 && memcmp(w1, w2, l1) == 0);
+    }
+    ir_model_free(back);
+    free(w1);
+    free(w2);
+    ir_model_free(m);
+}
+
 /* ---- refusals ---- */
 
 static void test_refusals(void) {
@@ -697,6 +850,7 @@ int main(int argc, char **argv) {
     CHECK_OK(onyx_env_set_log_level(env, ONYX_LOG_ERROR));
     test_typed_initializers(env);
     test_refusals();
+    test_attribute_kinds();
     test_subset(env);
     test_optimized(env);
     if (argc > 1)
