@@ -381,23 +381,19 @@ static void test_subset(onyx_env *env) {
                                            &y, 1));
     CHECK(cap.c && cap.a);
 
-    /* keep {Relu, Add} */
+    /* keep {Relu, Add} of the session's graph, whose values inference
+     * typed (as onyx check has it) */
     ox_error err = {0};
-    ir_model *m = NULL;
-    CHECK(ox_load_model(model, len, NULL, &m, &err) == 0);
     uint8_t *sub = NULL;
     size_t sub_len = 0;
-    if (m) {
-        CHECK(m->graph->n_nodes == 4);
-        unsigned char keep[4] = {0, 1, 1, 0};
-        /* the Conv's output gets a type, as inference would give it */
-        int c = ir_graph_find(m->graph, "c");
-        m->graph->values[c].has_type = 1;
-        m->graph->values[c].type.kind = OX_KIND_TENSOR;
-        m->graph->values[c].type.dtype = ONYX_FLOAT32;
-        m->graph->values[c].type.rank = 4;
-        memcpy(m->graph->values[c].type.dims, xd, sizeof xd);
-        CHECK(ox_graph_write_subset(m, m->graph, keep, &sub, &sub_len, &err) == 0);
+    if (full) {
+        const ir_graph *g = full->graph;
+        CHECK(g->n_nodes == 4);
+        unsigned char keep[4] = {0};
+        for (int i = 0; i < g->n_nodes && i < 4; i++)
+            keep[i] = strcmp(g->nodes[i].op_type, "Relu") == 0 || strcmp(g->nodes[i].op_type, "Add") == 0;
+        CHECK(keep[0] + keep[1] + keep[2] + keep[3] == 2);
+        CHECK(ox_graph_write_subset(full->model, g, keep, &sub, &sub_len, &err) == 0);
         if (!sub) fprintf(stderr, "subset: %s\n", err.msg);
     }
     if (sub) {
@@ -445,7 +441,6 @@ static void test_subset(onyx_env *env) {
     onyx_run_options_free(ro);
     onyx_session_free(full);
     onyx_session_options_free(o);
-    ir_model_free(m);
     free(model);
 }
 
@@ -549,6 +544,76 @@ static void test_optimized(onyx_env *env) {
     }
     free(w);
     onyx_session_free(opt);
+}
+
+/* A kept If whose branches read, from the main graph, a value an
+ * unkept node makes (it becomes an input) and a constant (an
+ * initializer): x -> Neg -> n; If(cond) then Add(n, k) else Sub(n, k). */
+static void test_subset_outer_reads(onyx_env *env) {
+    static const float k[2] = {0.5f, -3.0f};
+    int64_t d[1] = {2};
+    mb_model *then_b = mb_new(17), *else_b = mb_new(17), *m = mb_new(17);
+    mb_output(then_b, "to", 1, d, 1);
+    mb_node(then_b, "Add", "n,k", "to");
+    mb_output(else_b, "eo", 1, d, 1);
+    mb_node(else_b, "Sub", "n,k", "eo");
+    mb_input(m, "x", 1, d, 1);
+    mb_input(m, "cond", ONYX_BOOL, NULL, 0);
+    mb_output(m, "y", 1, d, 1);
+    mb_init_float(m, "k", d, 1, k);
+    mb_node(m, "Neg", "x", "n");
+    mb_node(m, "If", "cond", "y");
+    mb_attr_graph(m, "then_branch", then_b);
+    mb_attr_graph(m, "else_branch", else_b);
+    size_t len = 0;
+    uint8_t *model = mb_serialize(m, &len);
+    mb_free(m);
+    onyx_session *full = session_at(env, model, len, ONYX_OPT_NONE);
+    free(model);
+    if (!full) return;
+    uint8_t *sub = NULL;
+    size_t sub_len = 0;
+    ox_error err = {0};
+    CHECK(full->graph->n_nodes == 2 && strcmp(full->graph->nodes[1].op_type, "If") == 0);
+    unsigned char keep[2] = {0, 1};
+    CHECK(ox_graph_write_subset(full->model, full->graph, keep, &sub, &sub_len, &err) == 0);
+    Onnx__ModelProto *mp = sub ? onnx__model_proto__unpack(NULL, sub_len, sub) : NULL;
+    CHECK(mp && mp->graph);
+    if (mp && mp->graph) {
+        const Onnx__GraphProto *gp = mp->graph;
+        /* first use: the node's own input, then what its branches read */
+        CHECK(gp->n_input == 2 && strcmp(gp->input[0]->name, "cond") == 0 &&
+              strcmp(gp->input[1]->name, "n") == 0);
+        CHECK(gp->n_initializer == 1 && strcmp(gp->initializer[0]->name, "k") == 0);
+        CHECK(gp->n_output == 1 && strcmp(gp->output[0]->name, "y") == 0);
+        CHECK(gp->n_node == 1 && gp->node[0]->n_attribute == 2);
+    }
+    onnx__model_proto__free_unpacked(mp, NULL);
+    onyx_session *part = sub ? session_at(env, sub, sub_len, ONYX_OPT_NONE) : NULL;
+    for (int c = 0; part && c < 2; c++) {
+        float x[2] = {1.25f, -2.5f}, n[2] = {-1.25f, 2.5f}, y_full[2], y_part[2];
+        uint8_t cond = (uint8_t)c;
+        onyx_tensor *xt = NULL, *nt = NULL, *ct = NULL, *yf = NULL, *yp = NULL;
+        CHECK_OK(onyx_tensor_wrap(ONYX_FLOAT32, d, 1, x, sizeof x, &xt));
+        CHECK_OK(onyx_tensor_wrap(ONYX_FLOAT32, d, 1, n, sizeof n, &nt));
+        CHECK_OK(onyx_tensor_wrap(ONYX_BOOL, NULL, 0, &cond, 1, &ct));
+        CHECK_OK(onyx_tensor_wrap(ONYX_FLOAT32, d, 1, y_full, sizeof y_full, &yf));
+        CHECK_OK(onyx_tensor_wrap(ONYX_FLOAT32, d, 1, y_part, sizeof y_part, &yp));
+        const char *full_in[2] = {"x", "cond"}, *part_in[2] = {"cond", "n"}, *yn = "y";
+        const onyx_tensor *full_args[2] = {xt, ct}, *part_args[2] = {ct, nt};
+        CHECK_OK(onyx_session_run(full, full_in, full_args, 2, &yn, &yf, 1));
+        CHECK_OK(onyx_session_run(part, part_in, part_args, 2, &yn, &yp, 1));
+        CHECK(memcmp(y_full, y_part, sizeof y_full) == 0);
+        CHECK(y_part[1] == (c ? 2.5f + k[1] : 2.5f - k[1]));
+        onyx_tensor_free(xt);
+        onyx_tensor_free(nt);
+        onyx_tensor_free(ct);
+        onyx_tensor_free(yf);
+        onyx_tensor_free(yp);
+    }
+    onyx_session_free(part);
+    onyx_session_free(full);
+    free(sub);
 }
 
 /* ---- sub-byte and string initializers ---- */
@@ -853,6 +918,7 @@ int main(int argc, char **argv) {
     test_attribute_kinds();
     test_subset(env);
     test_optimized(env);
+    test_subset_outer_reads(env);
     if (argc > 1)
         test_suite(env, argv[1]);
     else {
