@@ -1,9 +1,12 @@
 /* The model writer (src/format): every model of the ONNX 1.23 suite
  * survives load -> write -> load -> write as a fixed point and runs to
- * bitwise the same outputs as the file it came from; a subset of a graph
- * runs as a model of its own and reproduces the full model's intermediate
- * values; sub-byte and string initializers are packed as ONNX says; what
- * the writer cannot write is refused with a message. */
+ * bitwise the same outputs as the file it came from (unseeded random
+ * operators: the same kinds, types and shapes); an optimized session's
+ * graph saves and runs to the same bits; subsets of a graph (plain, and an
+ * If whose branches read outer values) run as models of their own and
+ * reproduce the full model's values; sub-byte and string initializers are
+ * packed as ONNX says; every attribute kind is written field by field;
+ * what the writer cannot write is refused with a message. */
 #include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
