@@ -270,6 +270,18 @@ size_t onyx_session_node_attributes(const onyx_session *session, size_t node_ind
 size_t onyx_session_node_kernel(const onyx_session *session, size_t node_index, char *buf,
                                 size_t size);
 
+/* Writes an ONNX model made of the named nodes of the session's graph
+ * (as onyx_session_node_name lists them, after optimization: with
+ * optimization level none they are the model's own nodes) to path. Its
+ * inputs are the values those nodes read that none of them makes, typed
+ * as the session knows them; constants they read become initializers;
+ * its outputs are the values they make that none of them reads. Fails
+ * naming a node that is not in the graph. onyx check --save-subgraph
+ * writes the nodes around a divergence this way. */
+onyx_status *onyx_session_save_subgraph(const onyx_session *session,
+                                        const char *const *node_names, size_t count,
+                                        const char *path);
+
 /* What one provider did for this session's runs so far (all runs, all
  * threads). Kernel launches, submissions and copies are counted by device
  * providers; the CPU provider reports zeros. */

@@ -2,12 +2,14 @@
  * statuses; all work happens in the runtime. */
 #include "onyx.h"
 
+#include <errno.h>
 #include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "api/status.h"
+#include "format/writer.h"
 #include "core/strmap.h"
 #include "core/tensor.h"
 #include "ep/ep.h"
@@ -372,6 +374,38 @@ size_t onyx_session_verify_report(onyx_session *s, char *buf, size_t size) {
     int w = snprintf(buf, size, "%s", s->verify_report);
     pthread_mutex_unlock(&s->verify_lock);
     return w > 0 ? (size_t)w : 0;
+}
+
+onyx_status *onyx_session_save_subgraph(const onyx_session *s, const char *const *names,
+                                        size_t count, const char *path) {
+    CHECK_ARG(s && path && (names || count == 0), "NULL argument");
+    CHECK_ARG(count > 0, "no nodes named");
+    const ir_graph *g = s->graph;
+    unsigned char *keep = calloc((size_t)g->n_nodes + 1, 1);
+    if (!keep) return ox_status_new(ONYX_OUT_OF_MEMORY, "out of memory");
+    onyx_status *st = NULL;
+    for (size_t k = 0; k < count && !st; k++) {
+        int found = 0;
+        for (int i = 0; i < g->n_nodes; i++)
+            if (names[k] && strcmp(g->nodes[i].name, names[k]) == 0) keep[i] = 1, found = 1;
+        if (!found)
+            st = ox_status_new(ONYX_NOT_FOUND, "the session's graph has no node '%s'",
+                               names[k] ? names[k] : "(null)");
+    }
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    ox_error err = {0};
+    if (!st && ox_graph_write_subset(s->model, g, keep, &buf, &len, &err) != 0)
+        st = ox_status_from_error(&err);
+    free(keep);
+    if (!st) {
+        FILE *f = fopen(path, "wb");
+        int ok = f && fwrite(buf, 1, len, f) == len;
+        if (f && fclose(f) != 0) ok = 0;
+        if (!ok) st = ox_status_new(ONYX_IO_ERROR, "cannot write '%s': %s", path, strerror(errno));
+    }
+    free(buf);
+    return st;
 }
 
 onyx_status *onyx_session_provider_stats(const onyx_session *s, const char *provider,

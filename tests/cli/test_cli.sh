@@ -282,6 +282,28 @@ if ONYX_INJECT_FAULT=relu@cpu expect_status check_fused 1 check --bisect "$MODEL
     expect_stdout check_fused "^    'relu' (Relu) on cpu: .*: FAIL$"
     expect_stdout check_fused "^verdict:    the unfused nodes diverge too, first at 'relu': a kernel fault"
 fi
+# --save-subgraph: the divergent node (a fused group as its model nodes)
+# as a runnable model with its captured inputs; the printed command
+# reproduces the divergence, and without the fault the subgraph agrees
+for fault in average relu; do
+    if ONYX_INJECT_FAULT=$fault expect_status "check_save_$fault" 1 check --bisect \
+        --save-subgraph "$TMP/bad_$fault.onnx" "$MODEL"; then
+        repro=$(sed -n 's/^reproduce:  //p' "$TMP/check_save_$fault.out")
+        case "$repro" in
+        "ONYX_INJECT_FAULT=$fault onyx check $TMP/bad_$fault.onnx --input "*) ;;
+        *) fail "check_save_$fault: unexpected command: $repro" ;;
+        esac
+        args=${repro#"ONYX_INJECT_FAULT=$fault onyx check "}
+        # shellcheck disable=SC2086
+        ONYX_INJECT_FAULT=$fault expect_status "check_repro_$fault" 1 check $args
+        # shellcheck disable=SC2086
+        expect_status "check_repro_clean_$fault" 0 check $args
+    fi
+done
+expect_stdout check_save_average "^subgraph:   '.*bad_average.onnx' (1 node of the model)"
+expect_stdout check_save_relu "^subgraph:   '.*bad_relu.onnx' (2 nodes of the model)"
+expect_status check_save_usage 2 check --save-subgraph "$TMP/x.onnx" "$MODEL"
+
 # a fault only where the Relu is fused: the fusion is blamed
 if ONYX_INJECT_FAULT=fused:relu expect_status check_fusion 1 check --bisect "$MODEL"; then
     expect_stdout check_fusion "^    'relu' (Relu) on cpu: .*: within tolerance$"

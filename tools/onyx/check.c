@@ -53,6 +53,11 @@ void usage_check(void) {
            "                       self-contained HTML page (the error of every node\n"
            "                       along the graph, the divergent node's neighbourhood\n"
            "                       and tables, the command that reproduces it)\n"
+           "  --save-subgraph FILE with --bisect: write the first divergent node (the\n"
+           "                       model nodes of a fused group) as a runnable ONNX\n"
+           "                       model, its inputs as captured in the run under test\n"
+           "                       as .npy files in FILE's name + _inputs/, and print\n"
+           "                       the onyx check command that reproduces it\n"
            "  --plan               print placement, kernel and fusions of every node\n"
            "                       under test, and run nothing\n"
            "  -h, --help           show this help\n"
@@ -66,6 +71,7 @@ typedef struct check_args {
     cli_session_args common; /* --input, --dim, --seed, --threads, --providers, --opt-level */
     const char *model;
     const char *report; /* --report FILE */
+    const char *save_subgraph; /* --save-subgraph FILE */
     int argc;           /* the command line, program first, for the report */
     char **argv;
     cmp_rule rule;
@@ -116,6 +122,9 @@ static int parse_args(int argc, char **argv, check_args *a) {
         } else if ((m = cli_option_value(argc, argv, &i, "--report", &v)) != 0) {
             if (m < 0) return CLI_FAIL;
             a->report = v;
+        } else if ((m = cli_option_value(argc, argv, &i, "--save-subgraph", &v)) != 0) {
+            if (m < 0) return CLI_FAIL;
+            a->save_subgraph = v;
         } else if (strcmp(arg, "--plan") == 0) {
             a->plan = 1;
         } else {
@@ -127,6 +136,8 @@ static int parse_args(int argc, char **argv, check_args *a) {
         return cli_error("check: --report needs --bisect (see 'onyx check --help')");
     if (a->report && a->plan)
         return cli_error("check: --plan runs nothing, so there is no report to write");
+    if (a->save_subgraph && (!a->bisect || a->plan))
+        return cli_error("check: --save-subgraph needs --bisect (and not --plan)");
     return CLI_OK;
 }
 
@@ -184,7 +195,11 @@ static void capture_test(void *user, size_t node_index, size_t output_index,
     rec.kind = onyx_tensor_kind(value);
     rec.rank = onyx_tensor_kind(value) == ONYX_KIND_TENSOR ? onyx_tensor_rank(value) : 0;
     if (rec.rank > 0) memcpy(rec.dims, onyx_tensor_dims(value), (size_t)rec.rank * sizeof *rec.dims);
-    if (check_table_put(&r->values, value_name, node_index, NULL, &rec) != 0) r->failed = 1;
+    onyx_tensor *keep = r->keep_values ? cmp_clone(value) : NULL;
+    if (check_table_put(&r->values, value_name, node_index, keep, &rec) != 0) {
+        onyx_tensor_free(keep);
+        r->failed = 1;
+    }
 }
 
 /* ---- sessions ---- */
@@ -226,6 +241,115 @@ static int run_once(onyx_session *s, const cli_io *io, check_run *r, onyx_captur
         return CHECK_ERROR;
     }
     return CLI_OK;
+}
+
+/* The value the run under test gave `name`: its capture, else the
+ * reference's (a value optimization renamed), else a model input. */
+static const onyx_tensor *input_value(const check_run *t, const check_run *r, const cli_io *io,
+                                      const char *name) {
+    const check_entry *e = check_table_get(&t->values, name);
+    if (e && e->value) return e->value;
+    e = check_table_get(&r->values, name);
+    if (e && e->value) return e->value;
+    for (size_t i = 0; i < io->n_in; i++)
+        if (strcmp(io->in_names[i], name) == 0) return io->inputs[i];
+    return NULL;
+}
+
+/* --save-subgraph: the first divergent node as the model's own nodes
+ * (from the reference session, which runs the model unoptimized), its
+ * inputs as captured, and the command that reproduces the divergence. */
+static int save_subgraph(const check_args *a, onyx_env *env, const cli_io *io,
+                         const check_run *ref_run, const check_run *test_run,
+                         const onyx_session *test, const onyx_session *ref) {
+    const check_entry *first = check_first_divergent(test_run, NULL, NULL);
+    if (!first) return CLI_OK;
+    size_t node = first->record.node, n = onyx_session_node_origin_count(test, node);
+    const char *own = onyx_session_node_name(test, node);
+    const char **names = calloc(n ? n : 1, sizeof *names);
+    if (!names) return cli_error("check: out of memory");
+    for (size_t k = 0; k < n; k++) names[k] = onyx_session_node_origin(test, node, k);
+    if (!n) names[0] = own;
+    onyx_status *st = onyx_session_save_subgraph(ref, names, n ? n : 1, a->save_subgraph);
+    free(names);
+    if (st) return cli_status(st);
+    /* the saved model's inputs, in its order, from the captured values */
+    onyx_session_options *o = NULL;
+    onyx_session *sub = NULL;
+    cli_buf dir = {0}, cmd = {0};
+    cli_name_set used = {0};
+    int rc = CHECK_ERROR;
+    size_t len = strlen(a->save_subgraph);
+    if (len > 5 && strcmp(a->save_subgraph + len - 5, ".onnx") == 0) len -= 5;
+    cli_buf_printf(&dir, "%.*s_inputs", (int)len, a->save_subgraph);
+    if ((st = onyx_session_options_create(&o)) || (st = onyx_session_options_set_optimization_level(o, ONYX_OPT_NONE)) ||
+        (st = onyx_session_create(env, a->save_subgraph, o, &sub))) {
+        cli_status(st);
+        goto done;
+    }
+    if (cli_mkdir_p(dir.s) != CLI_OK) goto done;
+    const char *fault = getenv("ONYX_INJECT_FAULT");
+    if (fault) {
+        cli_buf_printf(&cmd, "ONYX_INJECT_FAULT=");
+        check_shell_word(&cmd, fault);
+        cli_buf_printf(&cmd, " ");
+    }
+    cli_buf_printf(&cmd, "onyx check ");
+    check_shell_word(&cmd, a->save_subgraph);
+    if (a->common.providers) {
+        cli_buf_printf(&cmd, " --providers ");
+        check_shell_word(&cmd, a->common.providers);
+    }
+    if (a->common.opt_level >= 0) cli_buf_printf(&cmd, " --opt-level %s", check_opt_level_name(a->common.opt_level));
+    for (size_t i = 0; i < onyx_session_input_count(sub); i++) {
+        onyx_value_info info;
+        if ((st = onyx_session_input_info(sub, i, &info))) {
+            cli_status(st);
+            goto done;
+        }
+        const onyx_tensor *v = input_value(test_run, ref_run, io, info.name);
+        if (!v) {
+            cli_error("check: no captured value for the subgraph's input '%s'", info.name);
+            goto done;
+        }
+        char *path = cli_npy_path(dir.s, info.name, &used);
+        if (!path) {
+            cli_error("check: out of memory");
+            goto done;
+        }
+        st = onyx_tensor_save_npy(v, path);
+        if (!st) {
+            cli_buf_printf(&cmd, " --input ");
+            cli_buf word = {0};
+            cli_buf_printf(&word, "%s=%s", info.name, path);
+            check_shell_word(&cmd, word.s);
+            cli_buf_free(&word);
+        }
+        free(path);
+        if (st) {
+            cli_status(st);
+            goto done;
+        }
+    }
+    printf("subgraph:   '");
+    char *e = cli_escape(a->save_subgraph);
+    printf("%s' (%zu node%s of the model), its inputs as the run under test made them in '", e,
+           onyx_session_node_count(sub), onyx_session_node_count(sub) == 1 ? "" : "s");
+    free(e);
+    e = cli_escape(dir.s);
+    printf("%s'\nreproduce:  ", e);
+    free(e);
+    e = cli_escape(cmd.s);
+    printf("%s\n", e);
+    free(e);
+    rc = CLI_OK;
+done:
+    cli_name_set_free(&used);
+    cli_buf_free(&dir);
+    cli_buf_free(&cmd);
+    onyx_session_free(sub);
+    onyx_session_options_free(o);
+    return rc;
 }
 
 /* A fused group diverged: the same providers run the model unfused, with
@@ -302,7 +426,7 @@ static int check_main(check_args *a) {
                           .show_progress = tty, .last_pct = (size_t)-1};
     test_run = (check_run){.label = "test", .n_nodes = onyx_session_node_count(test),
                            .show_progress = tty, .last_pct = (size_t)-1, .rule = &a->rule,
-                           .reference = &ref_run};
+                           .reference = &ref_run, .keep_values = a->save_subgraph != NULL};
     double t0 = cli_now_ms();
     if (run_once(ref, &io, &ref_run, a->bisect ? capture_reference : NULL, ref_out) != CLI_OK)
         goto done;
@@ -320,6 +444,9 @@ static int check_main(check_args *a) {
     if (a->bisect) {
         node_fails = check_print_bisect(test, &io, &test_run, &ref_run, t1 - t0, t2 - t1);
         if (node_fails && check_unfused(a, env, &io, &ref_run, &test_run, test) != CLI_OK)
+            goto done;
+        if (node_fails && a->save_subgraph &&
+            save_subgraph(a, env, &io, &ref_run, &test_run, test, ref) != CLI_OK)
             goto done;
     }
     if (a->report) {

@@ -43,6 +43,10 @@ int check_table_put(check_table *t, const char *name, size_t node, onyx_tensor *
 const check_entry *check_table_get(const check_table *t, const char *name);
 void check_table_free(check_table *t);
 
+/* Appends s as one word for a POSIX shell (bash's $'...' for a word
+ * with control characters, which single quotes would hold but not show). */
+void check_shell_word(cli_buf *b, const char *s);
+
 /* One capturing run. */
 typedef struct check_run {
     const char *label;
@@ -52,6 +56,7 @@ typedef struct check_run {
     int failed; /* out of memory while capturing */
     const cmp_rule *rule;               /* test run: the comparison */
     const struct check_run *reference;  /* test run: the reference's values */
+    int keep_values;                    /* test run: keep copies (--save-subgraph) */
     check_table values;
 } check_run;
 

@@ -58,9 +58,7 @@ static int shell_plain(const char *s) {
     return 1;
 }
 
-/* One word for a POSIX shell; bash's $'...' for a word with control
- * characters, which single quotes would hold but not show. */
-static void shell_word(cli_buf *b, const char *s) {
+void check_shell_word(cli_buf *b, const char *s) {
     if (shell_plain(s)) {
         cli_buf_printf(b, "%s", s);
         return;
@@ -97,12 +95,12 @@ static void write_command(FILE *f, const check_html_input *in) {
         const char *v = getenv(vars[i]);
         if (!v) continue;
         cli_buf_printf(&b, "%s=", vars[i]);
-        shell_word(&b, v);
+        check_shell_word(&b, v);
         cli_buf_printf(&b, " ");
     }
     for (int i = 0; i < in->argc; i++) {
         if (i) cli_buf_printf(&b, " ");
-        shell_word(&b, in->argv[i]);
+        check_shell_word(&b, in->argv[i]);
     }
     fputs("<h2>Command</h2>\n<p>Run from the same directory, this makes the same report:</p>\n"
           "<pre class=\"cmd\">", f);

@@ -143,6 +143,22 @@ typedef struct cli_provider_use {
 size_t cli_device_providers(const onyx_env *env, const onyx_session *s, cli_provider_use *out,
                             size_t max);
 
+/* ---- output files (run, check) ---- */
+/* Creates dir and its parents; prints the error. */
+int cli_mkdir_p(const char *dir);
+/* File names already handed out in one folder. */
+typedef struct cli_name_set {
+    char **names;
+    size_t n;
+} cli_name_set;
+void cli_name_set_free(cli_name_set *set);
+/* DIR/<name>.npy with characters other than letters, digits, '.', '_'
+ * and '-' replaced by '_', and a numeric suffix when two names sanitize
+ * alike; malloc'd, NULL when out of memory. */
+char *cli_npy_path(const char *dir, const char *name, cli_name_set *used);
+/* Saves t as cli_npy_path names it; prints the error. */
+int cli_save_npy(const onyx_tensor *t, const char *dir, const char *name, cli_name_set *used);
+
 int cmd_info(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_bench(int argc, char **argv);

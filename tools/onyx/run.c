@@ -297,88 +297,9 @@ static void tensor_summary(cli_buf *b, const onyx_tensor *t) {
     if (dt != ONYX_STRING && dt != ONYX_COMPLEX64 && dt != ONYX_COMPLEX128) tensor_values(b, t);
 }
 
-/* ---- output files ---- */
-
-static int mkdir_p(const char *dir) {
-    char *p = strdup(dir);
-    if (!p) return cli_error("out of memory");
-    int rc = CLI_OK;
-    for (char *s = p + 1;; s++) {
-        if (*s != '/' && *s != '\0') continue;
-        char saved = *s;
-        *s = '\0';
-        if (mkdir(p, 0777) != 0 && errno != EEXIST) {
-            rc = cli_error("cannot create folder '%s': %s", p, strerror(errno));
-            break;
-        }
-        *s = saved;
-        if (!saved) break;
-    }
-    struct stat st;
-    if (rc == CLI_OK) {
-        if (stat(dir, &st) != 0)
-            rc = cli_error("cannot use '%s' as output folder: %s", dir, strerror(errno));
-        else if (!S_ISDIR(st.st_mode))
-            rc = cli_error("cannot use '%s' as output folder: not a folder", dir);
-    }
-    free(p);
-    return rc;
-}
-
-typedef struct name_set {
-    char **names;
-    size_t n;
-} name_set;
-
-static int name_taken(const name_set *set, const char *s) {
-    for (size_t i = 0; i < set->n; i++)
-        if (strcmp(set->names[i], s) == 0) return 1;
-    return 0;
-}
-
-/* DIR/<name>.npy with unsafe characters replaced; a numeric suffix keeps
- * two outputs that sanitize alike from overwriting each other. */
-static char *output_path(const char *dir, const char *name, name_set *used) {
-    cli_buf base = {0};
-    cli_buf_printf(&base, "%s", name && *name ? name : "output");
-    for (size_t i = 0; i < base.len; i++) {
-        char c = base.s[i];
-        int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                 c == '.' || c == '_' || c == '-';
-        if (!ok) base.s[i] = '_';
-    }
-    cli_buf file = {0};
-    cli_buf_printf(&file, "%s.npy", base.s);
-    for (int k = 2; name_taken(used, file.s); k++) {
-        file.len = 0;
-        cli_buf_printf(&file, "%s_%d.npy", base.s, k);
-    }
-    cli_buf_free(&base);
-    char **grown = realloc(used->names, (used->n + 1) * sizeof *grown);
-    if (!grown) {
-        cli_buf_free(&file);
-        return NULL;
-    }
-    used->names = grown;
-    used->names[used->n++] = file.s;
-    cli_buf path = {0};
-    cli_buf_printf(&path, "%s/%s", dir, file.s);
-    return path.s;
-}
-
-static int save_one(const onyx_tensor *t, const char *dir, const char *name, name_set *used) {
-    /* strings save as numpy unicode arrays ('<U{n}'), the narrow types
-     * one element per byte (see onyx_tensor_save_npy) */
-    char *path = output_path(dir, name, used);
-    if (!path) return cli_error("out of memory");
-    onyx_status *st = onyx_tensor_save_npy(t, path);
-    free(path);
-    return st ? cli_status(st) : CLI_OK;
-}
-
 /* qual is "" or "optional " for a sequence reached through an optional */
 static int report_output(const char *raw_name, const char *qual, const onyx_tensor *t,
-                         const char *dir, name_set *used) {
+                         const char *dir, cli_name_set *used) {
     /* raw_name names the saved files (sanitized there); name is printed */
     char *name = cli_escape(raw_name);
     cli_buf line = {0};
@@ -386,14 +307,14 @@ static int report_output(const char *raw_name, const char *qual, const onyx_tens
     onyx_value_kind kind = onyx_tensor_kind(t);
     if (kind == ONYX_KIND_TENSOR) {
         tensor_summary(&line, t);
-        if (dir) rc = save_one(t, dir, raw_name, used);
+        if (dir) rc = cli_save_npy(t, dir, raw_name, used);
         if (rc == CLI_OK) printf("%s: %s\n", name, line.s);
     } else if (kind == ONYX_KIND_OPTIONAL) {
         size_t n = onyx_tensor_item_count(t);
         const onyx_tensor *item = n ? onyx_tensor_item(t, 0) : NULL;
         if (item && onyx_tensor_kind(item) == ONYX_KIND_TENSOR) {
             tensor_summary(&line, item);
-            if (dir) rc = save_one(item, dir, raw_name, used);
+            if (dir) rc = cli_save_npy(item, dir, raw_name, used);
             if (rc == CLI_OK) printf("%s: optional %s\n", name, line.s);
         } else if (item) {
             rc = report_output(raw_name, "optional ", item, dir, used);
@@ -410,7 +331,7 @@ static int report_output(const char *raw_name, const char *qual, const onyx_tens
             if (onyx_tensor_kind(item) == ONYX_KIND_TENSOR) {
                 line.len = 0;
                 tensor_summary(&line, item);
-                if (dir) rc = save_one(item, dir, item_name.s, used);
+                if (dir) rc = cli_save_npy(item, dir, item_name.s, used);
                 if (rc == CLI_OK) printf("  [%zu]: %s\n", i, line.s);
             } else {
                 rc = report_output(item_name.s, "", item, dir, used);
@@ -513,7 +434,7 @@ int cmd_run(int argc, char **argv) {
     onyx_run_options *run_opts = NULL;
     onyx_tensor **outputs = NULL;
     cli_io io = {0};
-    name_set used = {0};
+    cli_name_set used = {0};
 
     onyx_status *st = onyx_session_options_create(&opts);
     if (!st && a.log_level >= 0)
@@ -531,7 +452,7 @@ int cmd_run(int argc, char **argv) {
     if ((rc = cli_open_session(a.model, opts, &env, &s)) != CLI_OK) goto out;
 
     /* a bad output folder should fail before the model runs */
-    if (a.out_dir && (rc = mkdir_p(a.out_dir)) != CLI_OK) goto out;
+    if (a.out_dir && (rc = cli_mkdir_p(a.out_dir)) != CLI_OK) goto out;
 
     if ((rc = cli_prepare_io("run", s, &a.common, CLI_FILL_RANDOM, &io)) != CLI_OK) goto out;
     outputs = calloc(io.n_out + 1, sizeof *outputs);
@@ -556,8 +477,7 @@ int cmd_run(int argc, char **argv) {
 out:
     for (size_t i = 0; outputs && i < io.n_out; i++)
         if (outputs[i]) onyx_tensor_free(outputs[i]);
-    for (size_t i = 0; i < used.n; i++) free(used.names[i]);
-    free(used.names);
+    cli_name_set_free(&used);
     free(outputs);
     cli_io_free(&io);
     if (s) onyx_session_free(s);

@@ -1,11 +1,13 @@
 #include <errno.h>
-#include <math.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
+#include <sys/types.h>
 
 #include "cli.h"
 
@@ -820,4 +822,85 @@ size_t cli_device_providers(const onyx_env *env, const onyx_session *s, cli_prov
         n++;
     }
     return n;
+}
+
+/* ---- output files (run, check) ---- */
+
+int cli_mkdir_p(const char *dir) {
+    char *p = strdup(dir);
+    if (!p) return cli_error("out of memory");
+    int rc = CLI_OK;
+    for (char *s = p + 1;; s++) {
+        if (*s != '/' && *s != '\0') continue;
+        char saved = *s;
+        *s = '\0';
+        if (mkdir(p, 0777) != 0 && errno != EEXIST) {
+            rc = cli_error("cannot create folder '%s': %s", p, strerror(errno));
+            break;
+        }
+        *s = saved;
+        if (!saved) break;
+    }
+    struct stat st;
+    if (rc == CLI_OK) {
+        if (stat(dir, &st) != 0)
+            rc = cli_error("cannot use '%s' as output folder: %s", dir, strerror(errno));
+        else if (!S_ISDIR(st.st_mode))
+            rc = cli_error("cannot use '%s' as output folder: not a folder", dir);
+    }
+    free(p);
+    return rc;
+}
+
+void cli_name_set_free(cli_name_set *set) {
+    for (size_t i = 0; i < set->n; i++) free(set->names[i]);
+    free(set->names);
+    set->names = NULL;
+    set->n = 0;
+}
+
+static int name_taken(const cli_name_set *set, const char *s) {
+    for (size_t i = 0; i < set->n; i++)
+        if (strcmp(set->names[i], s) == 0) return 1;
+    return 0;
+}
+
+/* DIR/<name>.npy with unsafe characters replaced; a numeric suffix keeps
+ * two outputs that sanitize alike from overwriting each other. */
+char *cli_npy_path(const char *dir, const char *name, cli_name_set *used) {
+    cli_buf base = {0};
+    cli_buf_printf(&base, "%s", name && *name ? name : "output");
+    for (size_t i = 0; i < base.len; i++) {
+        char c = base.s[i];
+        int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                 c == '.' || c == '_' || c == '-';
+        if (!ok) base.s[i] = '_';
+    }
+    cli_buf file = {0};
+    cli_buf_printf(&file, "%s.npy", base.s);
+    for (int k = 2; name_taken(used, file.s); k++) {
+        file.len = 0;
+        cli_buf_printf(&file, "%s_%d.npy", base.s, k);
+    }
+    cli_buf_free(&base);
+    char **grown = realloc(used->names, (used->n + 1) * sizeof *grown);
+    if (!grown) {
+        cli_buf_free(&file);
+        return NULL;
+    }
+    used->names = grown;
+    used->names[used->n++] = file.s;
+    cli_buf path = {0};
+    cli_buf_printf(&path, "%s/%s", dir, file.s);
+    return path.s;
+}
+
+int cli_save_npy(const onyx_tensor *t, const char *dir, const char *name, cli_name_set *used) {
+    /* strings save as numpy unicode arrays ('<U{n}'), the narrow types
+     * one element per byte (see onyx_tensor_save_npy) */
+    char *path = cli_npy_path(dir, name, used);
+    if (!path) return cli_error("out of memory");
+    onyx_status *st = onyx_tensor_save_npy(t, path);
+    free(path);
+    return st ? cli_status(st) : CLI_OK;
 }
