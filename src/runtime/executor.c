@@ -863,7 +863,15 @@ static int exec_graph(onyx_session *s, ox_graph_exec *ge, const run_ctx *parent,
             }
         }
         if (r != 0) goto done;
-        for (int k = 0; k < st->n_release; k++) release_slot(&rc, st->release[k]);
+        for (int k = 0; k < st->n_release; k++) {
+            int sl = st->release[k];
+            /* A view slot that had to own its bytes (its kernel ran: fault
+             * injection, a data-dependent shape) may be viewed by later
+             * views, whose lifetimes the plan extended only on the chain's
+             * root: it lives to the end of the run. */
+            if (p->slots[sl].view && rc.slots[sl].mode != SLOT_BORROWED) continue;
+            release_slot(&rc, sl);
+        }
     }
     for (int o = 0; o < g->n_outputs; o++) {
         int sl = p->output_slots[o];

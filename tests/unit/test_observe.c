@@ -251,6 +251,46 @@ static void test_injection(onyx_env *env, const uint8_t *model, size_t len) {
     CHECK(perturbed(env, model, len, ONYX_OPT_NONE, "Reshape_2") == 1);
 }
 
+/* A view of a view: Unsqueeze_1 and Reshape_2 copy nothing, so Relu_3
+ * reads Relu_0's bytes. Injected into Unsqueeze_1, the Unsqueeze runs its
+ * kernel into bytes of its own, which Reshape_2's view then reads after
+ * Unsqueeze_1's last direct reader: they must live on (ASan would see a
+ * use after free), and y is the perturbed Relu_0 output, x -> 2x + 1. */
+static void test_view_chain(onyx_env *env) {
+    mb_model *m = mb_new(17);
+    int64_t xd[2] = {2, 3}, yd[2] = {3, 2}, ad[1] = {1}, axes[1] = {0}, sd[1] = {2}, shape[2] = {3, 2};
+    mb_input(m, "x", 1, xd, 2);
+    mb_output(m, "y", 1, yd, 2);
+    mb_init_int64(m, "axes", ad, 1, axes);
+    mb_init_int64(m, "shape", sd, 1, shape);
+    mb_node(m, "Relu", "x", "r");
+    mb_node(m, "Unsqueeze", "r,axes", "u");
+    mb_node(m, "Reshape", "u,shape", "v");
+    mb_node(m, "Relu", "v", "y");
+    size_t len = 0;
+    uint8_t *model = mb_serialize(m, &len);
+    mb_free(m);
+    onyx_session *s = model ? open_session(env, model, len, ONYX_OPT_NONE, "Unsqueeze_1") : NULL;
+    if (s) {
+        float xv[6] = {-1, 0.5f, 2, -3, 0.25f, 4}, yv[6] = {0};
+        onyx_tensor *x = NULL, *y = NULL;
+        CHECK_OK(onyx_tensor_wrap(ONYX_FLOAT32, xd, 2, xv, sizeof xv, &x));
+        CHECK_OK(onyx_tensor_wrap(ONYX_FLOAT32, yd, 2, yv, sizeof yv, &y));
+        const char *in_name = "x", *out_name = "y";
+        for (int r = 0; r < 2; r++) {
+            CHECK_OK(onyx_session_run(s, &in_name, (const onyx_tensor *const *)&x, 1, &out_name, &y, 1));
+            for (int i = 0; i < 6; i++) {
+                float relu = xv[i] > 0 ? xv[i] : 0;
+                CHECK_NEAR(yv[i], 2 * relu + 1, 1e-6);
+            }
+        }
+        onyx_tensor_free(x);
+        onyx_tensor_free(y);
+        onyx_session_free(s);
+    }
+    free(model);
+}
+
 /* The test provider keeps Relu, Reshape and Add in simulated device
  * memory and runs recorded work only when its stream is flushed: capture
  * must copy device values out (flushing) and injection write them back. */
@@ -371,6 +411,7 @@ int main(void) {
         test_capture(env, model, len, ONYX_OPT_ALL);
         test_describe(env, model, len);
         test_injection(env, model, len);
+        test_view_chain(env);
         test_device(env, model, len);
         test_verify(env, model, len);
     }
