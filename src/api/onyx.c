@@ -328,26 +328,26 @@ const char *onyx_session_node_origin(const onyx_session *s, size_t i, size_t k) 
     return n && k < (size_t)n->n_origins ? n->origins[k] : NULL;
 }
 
-size_t onyx_session_node_attributes(const onyx_session *s, size_t i, char *buf, size_t size) {
+/* The node at execution position i for a text getter, with *size 0 when
+ * there is no buffer; NULL (buf emptied) when i is out of range. */
+static const ir_node *text_node(const onyx_session *s, size_t i, char *buf, size_t *size) {
+    if (!buf) *size = 0;
     const ir_node *n = exec_node_at(s, i);
-    if (!buf) size = 0;
-    if (!n) {
-        if (size) buf[0] = '\0';
-        return 0;
-    }
-    return ir_node_format_attrs(n, buf, size);
+    if (!n && *size) buf[0] = '\0';
+    return n;
+}
+
+size_t onyx_session_node_attributes(const onyx_session *s, size_t i, char *buf, size_t size) {
+    const ir_node *n = text_node(s, i, buf, &size);
+    return n ? ir_node_format_attrs(n, buf, size) : 0;
 }
 
 size_t onyx_session_node_kernel(const onyx_session *s, size_t i, char *buf, size_t size) {
-    const ir_node *n = exec_node_at(s, i);
-    if (!buf) size = 0;
-    if (!n) {
-        if (size) buf[0] = '\0';
-        return 0;
-    }
-    int pos = s->main.exec_nodes[i];
-    const ox_kernel_def *k = s->main.kernels[pos];
-    const char *variant = k && k->describe ? k->describe(s->main.states[pos]) : NULL;
+    const ir_node *n = text_node(s, i, buf, &size);
+    if (!n) return 0;
+    int node = s->main.exec_nodes[i];
+    const ox_kernel_def *k = s->main.kernels[node];
+    const char *variant = k && k->describe ? k->describe(s->main.states[node]) : NULL;
     int w = snprintf(buf, size, "%s %s%s%s%s%s", s->eps[n->ep]->name, n->domain[0] ? n->domain : "",
                      n->domain[0] ? "." : "", k ? k->name : n->op_type, variant ? ": " : "",
                      variant ? variant : "");

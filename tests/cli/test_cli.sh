@@ -114,6 +114,7 @@ expect_error run_bad_option run --frobnicate "$MODEL"
 expect_error run_bad_seed run --seed banana "$MODEL"
 expect_error run_bad_threads run --threads -3 "$MODEL"
 expect_error run_bad_level run --opt-level extreme "$MODEL"
+expect_error run_bad_verify run --verify some "$MODEL"
 expect_error run_missing_value run "$MODEL" --seed
 expect_error run_unknown_input run --input no_such_input_name="$TMP/junk.bin" "$MODEL"
 expect_error run_bad_time_limit run --time-limit-ms soon "$MODEL"
