@@ -129,6 +129,11 @@ typedef struct vk_ep {
     int place_all;
 
     atomic_long runs, submits, to_host, from_host, live, streams_begun, weight_uploads;
+
+    /* The most estimated work one dispatch may carry (vk_stream.c splits
+     * larger ones); 0 until set at creation. Lowered by the driver
+     * denylist (a dispatch-size rule) and by the dispatch_budget option. */
+    uint64_t dispatch_budget;
 } vk_ep;
 
 /* "VK_ERROR_OUT_OF_DEVICE_MEMORY" etc. */
