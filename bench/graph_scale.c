@@ -81,7 +81,7 @@ static int time_stages(const uint8_t *buf, size_t len, double *sum) {
     t = now();
     if (report("shape inference", t, ir_infer_shapes(g, &err), &err)) goto done;
     t = now();
-    if (report("partition", t, ox_partition(g, &cpu, 1, &err), &err)) goto done;
+    if (report("partition", t, ox_partition(g, &cpu, 1, NULL, &err), &err)) goto done;
     t = now();
     if (report("plan", t, ox_plan_build(g, &cpu, 1, &plan, &err), &err)) goto done;
     planned = 1;

@@ -195,6 +195,14 @@ onyx_status *onyx_session_options_set_memory_limit(onyx_session_options *opts, s
  * overrides that, and "" turns injection off (as reference sessions do). */
 onyx_status *onyx_session_options_set_fault_injection(onyx_session_options *opts,
                                                       const char *spec);
+/* The folder where onyx keeps what it learns about this machine's devices
+ * between processes: today the nodes whose device failed them (a device
+ * lost, out of memory, a timeout; see onyx_provider_stats), in
+ * DIR/device-faults/<provider>-<device>-onyx-<version>.txt, one line per
+ * node; deleting the file forgets them. By default the folder is
+ * $ONYX_CACHE_DIR, else $XDG_CACHE_HOME/onyx, else ~/.cache/onyx; ""
+ * keeps nothing on disk. */
+onyx_status *onyx_session_options_set_cache_dir(onyx_session_options *opts, const char *dir);
 /* Shadow runs: the session's first `runs` runs also run on a reference
  * (the CPU provider, no graph optimization, no fault injection: a second
  * copy of the model, loaded at session creation), and each output must
@@ -294,6 +302,18 @@ typedef struct onyx_provider_stats {
     uint64_t weight_uploads;   /* weights uploaded once to stay on the device */
     uint64_t cpu_fallbacks;    /* nodes the provider declined at run time (a tensor
                                   past its limits) that the CPU ran instead */
+    /* Device faults: the device was lost, ran out of memory or stopped
+     * answering (a fence wait timed out). A run that fails for one is run
+     * again on the CPU with the same inputs and succeeds (runs_rescued);
+     * the provider remakes its device for later runs (device_recoveries);
+     * the node that was running goes to the CPU for the rest of the
+     * session and is recorded in the device's cache file (see
+     * onyx_session_options_set_cache_dir), so later sessions place it on
+     * the CPU (nodes_denied counts both). */
+    uint64_t device_faults;
+    uint64_t device_recoveries;
+    uint64_t runs_rescued;
+    uint64_t nodes_denied;
 } onyx_provider_stats;
 /* Fails when the session does not use the named provider. */
 onyx_status *onyx_session_provider_stats(const onyx_session *session, const char *provider,

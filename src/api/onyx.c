@@ -93,6 +93,7 @@ void onyx_session_options_free(onyx_session_options *opts) {
     for (int i = 0; i < opts->n_providers; i++) free(opts->providers[i]);
     free(opts->external_data_dir);
     free(opts->fault_spec);
+    free(opts->cache_dir);
     free(opts);
 }
 
@@ -188,6 +189,15 @@ onyx_status *onyx_session_options_set_fault_injection(onyx_session_options *opts
     if (!copy) return ox_status_new(ONYX_OUT_OF_MEMORY, "out of memory");
     free(opts->fault_spec);
     opts->fault_spec = copy;
+    return NULL;
+}
+
+onyx_status *onyx_session_options_set_cache_dir(onyx_session_options *opts, const char *dir) {
+    CHECK_ARG(opts && dir, "NULL argument");
+    char *copy = ox_strdup(dir);
+    if (!copy) return ox_status_new(ONYX_OUT_OF_MEMORY, "out of memory");
+    free(opts->cache_dir);
+    opts->cache_dir = copy;
     return NULL;
 }
 
@@ -417,6 +427,10 @@ onyx_status *onyx_session_provider_stats(const onyx_session *s, const char *prov
         if (strcmp(ep->name, provider) != 0) continue;
         if (ep->ops->get_stats) ep->ops->get_stats(ep, out);
         out->cpu_fallbacks = atomic_load(&((onyx_session *)s)->cpu_fallbacks[e]);
+        onyx_session *ms = (onyx_session *)s;
+        out->device_faults = ep->ops->fault_count ? ep->ops->fault_count(ep) : 0;
+        out->runs_rescued = atomic_load(&ms->faults.rescued[e]);
+        out->nodes_denied = atomic_load(&ms->faults.denied[e]);
         return NULL;
     }
     return ox_status_new(ONYX_INVALID_ARGUMENT, "the session does not use provider '%s'", provider);

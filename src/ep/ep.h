@@ -109,6 +109,19 @@ typedef struct ox_kernel_table {
 
 typedef struct ox_ep ox_ep;
 
+/* A device fault: the device was lost, ran out of memory, or stopped
+ * answering (a fence wait timed out). Not a fault: a bad input, an index
+ * out of range, a node the provider declined. */
+typedef struct ox_ep_fault {
+    uint64_t count; /* faults the provider has seen, this one included */
+    const char *kind; /* "device lost", "out of device memory", "timeout" */
+    /* the node whose dispatch failed (NULL when the fault names none: an
+     * allocation, a copy); only meaningful while the session lives */
+    const ir_node *node;
+    int injected; /* ONYX_VK_INJECT-style testing aid, not the device */
+    char message[512];
+} ox_ep_fault;
+
 typedef struct ox_ep_ops {
     /* 1 if the provider will run this node with these input types. */
     int (*supports)(ox_ep *ep, const ir_node *node, const ir_type *const *inputs, int n_inputs);
@@ -156,6 +169,22 @@ typedef struct ox_ep_ops {
                         ox_error *err);
     int (*copy_from_host)(ox_ep *ep, void *stream, void *dst, const void *src, size_t bytes,
                           ox_error *err);
+    /* Device faults (all four optional; NULL: the device never fails as
+     * a whole). fault_count: faults seen so far; the session snapshots it
+     * before a run and, when the run fails and the count moved (or the
+     * device is still unusable), completes the run on the CPU
+     * (runtime/recover.c). last_fault: the latest; returns 1 while the
+     * device is unusable until recover. recover: waits until no run uses
+     * the device, calls drop(user) so the caller frees what it keeps
+     * there (resident weights), and remakes the device; nothing when no
+     * fault happened since the last recovery. Fails when the device
+     * cannot be remade. device_key: a file-name-safe string naming the
+     * device and driver (vendor, device, driver version, pipeline-cache
+     * UUID), for caches kept per device. */
+    uint64_t (*fault_count)(ox_ep *ep);
+    int (*last_fault)(ox_ep *ep, ox_ep_fault *out);
+    int (*recover)(ox_ep *ep, void (*drop)(void *user, ox_ep *ep), void *user, ox_error *err);
+    const char *(*device_key)(ox_ep *ep);
     /* Optional: the provider's counters (onyx_provider_stats). */
     void (*get_stats)(ox_ep *ep, onyx_provider_stats *out);
     void (*destroy)(ox_ep *ep);

@@ -20,17 +20,18 @@ static void describe_inputs(const ir_graph *g, const ir_node *n, char *buf, size
     }
 }
 
-static int place_nodes(ir_graph *g, ox_ep *const *eps, int n_eps, const ir_type **types,
-                       ox_error *err);
+static int place_nodes(ir_graph *g, ox_ep *const *eps, int n_eps, const ox_place_veto *veto,
+                       const ir_type **types, ox_error *err);
 
 static int drop_light_groups(ir_graph *g, ox_ep *const *eps, int n_eps, const ir_type **types,
                              ox_error *err);
 
-int ox_partition(ir_graph *g, ox_ep *const *eps, int n_eps, ox_error *err) {
+int ox_partition(ir_graph *g, ox_ep *const *eps, int n_eps, const ox_place_veto *veto,
+                 ox_error *err) {
     /* one buffer for the widest node: nodes have no cap on their inputs */
     const ir_type **types = calloc((size_t)ir_graph_max_inputs(g) + 1, sizeof *types);
     if (!types) return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
-    int rc = place_nodes(g, eps, n_eps, types, err);
+    int rc = place_nodes(g, eps, n_eps, veto, types, err);
     if (rc == 0) rc = drop_light_groups(g, eps, n_eps, types, err);
     free(types);
     return rc;
@@ -89,15 +90,17 @@ static int drop_light_groups(ir_graph *g, ox_ep *const *eps, int n_eps, const ir
     return 0;
 }
 
-static int place_nodes(ir_graph *g, ox_ep *const *eps, int n_eps, const ir_type **types,
-                       ox_error *err) {
+static int place_nodes(ir_graph *g, ox_ep *const *eps, int n_eps, const ox_place_veto *veto,
+                       const ir_type **types, ox_error *err) {
     for (int i = 0; i < g->n_nodes; i++) {
         ir_node *n = &g->nodes[i];
         for (int k = 0; k < n->n_inputs; k++)
             types[k] = n->inputs[k] >= 0 ? &g->values[n->inputs[k]].type : NULL;
         n->ep = -1;
         for (int e = 0; e < n_eps && n->ep < 0; e++)
-            if (eps[e]->ops->supports(eps[e], n, types, n->n_inputs)) n->ep = e;
+            if (eps[e]->ops->supports(eps[e], n, types, n->n_inputs) &&
+                (e == n_eps - 1 || !veto || !veto->fn(veto->user, n, e)))
+                n->ep = e;
         if (n->ep < 0) {
             char label[300], ins[512];
             ir_node_label(n, label, sizeof label);

@@ -73,9 +73,18 @@ typedef struct ox_plan {
     int mem_plans_built;
 } ox_plan;
 
+/* What the session knows against a placement: fn(user, node, e) returns 1
+ * when node must not go to provider e (a device fault recorded for it);
+ * never asked about the last provider, the CPU. */
+typedef struct ox_place_veto {
+    int (*fn)(void *user, const ir_node *node, int e);
+    void *user;
+} ox_place_veto;
 /* Assigns node->ep for every node: the first provider (by priority) whose
- * supports() accepts the node; fails naming the node when none does. */
-int ox_partition(ir_graph *g, ox_ep *const *eps, int n_eps, ox_error *err);
+ * supports() accepts the node and that veto (may be NULL) allows; fails
+ * naming the node when none does. */
+int ox_partition(ir_graph *g, ox_ep *const *eps, int n_eps, const ox_place_veto *veto,
+                 ox_error *err);
 
 /* Builds steps, slots (including copies at device boundaries) and
  * lifetimes from a partitioned graph. Once it returns, success or not,

@@ -122,6 +122,16 @@ void ox_kernel_set_iteration(ox_kernel_ctx *ctx, int64_t iteration) {
     if (ne) ne->iteration = iteration;
 }
 
+/* A run on the CPU alone (ox_run_control.host_only): every value lives in
+ * host memory, and a node placed on a device runs its CPU kernel. */
+static int host_only(const run_ctx *rc) { return rc->ctl && rc->ctl->host_only; }
+static int slot_device(const run_ctx *rc, int sl) {
+    return host_only(rc) ? OX_DEVICE_HOST : rc->ge->plan.slots[sl].device;
+}
+static int slot_ep(const run_ctx *rc, int sl) {
+    return host_only(rc) ? rc->s->n_eps - 1 : rc->ge->plan.slots[sl].ep;
+}
+
 static void release_slot(run_ctx *rc, int s) {
     run_slot *rs = &rc->slots[s];
     if (rs->mode == SLOT_DEVICE) {
@@ -169,9 +179,9 @@ static int alloc_slot(run_ctx *rc, int s, ox_dtype dtype, const int64_t *dims, i
     rs->hdr.rank = rank;
     memcpy(rs->hdr.dims, dims, (size_t)rank * sizeof *dims);
     rs->hdr.nbytes = nbytes;
-    rs->hdr.device = si->device;
+    rs->hdr.device = slot_device(rc, s);
     if (dtype == ONYX_STRING) {
-        if (si->device != OX_DEVICE_HOST)
+        if (rs->hdr.device != OX_DEVICE_HOST)
             return ox_fail(err, ONYX_NOT_IMPLEMENTED, "string tensors cannot live on a device");
         /* refused before allocating: the header, the pointers and one
          * byte per empty string; charged exactly once made */
@@ -190,9 +200,10 @@ static int alloc_slot(run_ctx *rc, int s, ox_dtype dtype, const int64_t *dims, i
         rs->mode = SLOT_BORROWED;
         return 0;
     }
-    ox_ep *ep = ses->eps[si->ep];
+    int e = slot_ep(rc, s);
+    ox_ep *ep = ses->eps[e];
     if (ox_session_reserve(ses, nbytes, err) != 0) return -1;
-    rs->hdr.data = ep->ops->alloc(ep, rc->streams[si->ep], nbytes);
+    rs->hdr.data = ep->ops->alloc(ep, rc->streams[e], nbytes);
     if (!rs->hdr.data) {
         ox_mem_unreserve(&ses->mem, nbytes);
         return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory allocating %zu bytes for '%s'", nbytes,
@@ -202,7 +213,7 @@ static int alloc_slot(run_ctx *rc, int s, ox_dtype dtype, const int64_t *dims, i
     rs->hdr.charged = nbytes;
     rs->t = &rs->hdr;
     rs->mode = SLOT_DEVICE;
-    rs->ep = si->ep;
+    rs->ep = e;
     return 0;
 }
 
@@ -294,10 +305,12 @@ static int run_declined_node(run_ctx *rc, const ox_step *st, ox_tensor **ins, ox
     ox_ep *cpu = s->eps[s->n_eps - 1]; /* the session always ends with the CPU */
     if (cpu->device != OX_DEVICE_HOST || n->ep == s->n_eps - 1)
         return ox_fail(err, ONYX_NOT_IMPLEMENTED, "%s", why);
-    if (!atomic_exchange(&rc->ge->declined[st->node], 1))
-        ox_log(s->log_level, ONYX_LOG_WARNING, "%s node '%s' (%s) runs on the CPU instead: %s",
-               s->eps[n->ep]->name, n->name ? n->name : "", n->op_type, why);
-    atomic_fetch_add(&s->cpu_fallbacks[n->ep], 1);
+    if (!host_only(rc)) {
+        if (!atomic_exchange(&rc->ge->declined[st->node], 1))
+            ox_log(s->log_level, ONYX_LOG_WARNING, "%s node '%s' (%s) runs on the CPU instead: %s",
+                   s->eps[n->ep]->name, n->name ? n->name : "", n->op_type, why);
+        atomic_fetch_add(&s->cpu_fallbacks[n->ep], 1);
+    }
     size_t n_ptrs = (size_t)(n->n_inputs > 0 ? n->n_inputs : 1);
     ox_ep **in_eps = calloc(n_ptrs, sizeof *in_eps);
     void **in_streams = calloc(n_ptrs, sizeof *in_streams);
@@ -339,7 +352,7 @@ static int run_declined_node(run_ctx *rc, const ox_step *st, ox_tensor **ins, ox
             goto done;
         }
         const ox_slot_info *si = &plan->slots[sl];
-        if (si->device == OX_DEVICE_HOST) {
+        if (slot_device(rc, sl) == OX_DEVICE_HOST) {
             if (h->nbytes) memcpy(outs[k]->data, h->data, h->nbytes);
         } else if (s->eps[si->ep]->ops->copy_from_host(s->eps[si->ep], rc->streams[si->ep],
                                                          outs[k]->data, h->data, h->nbytes,
@@ -462,9 +475,13 @@ static int exec_node_with(run_ctx *rc, const ox_step *st, ox_node_scratch *ns) {
             return -1;
         outs[k] = rc->slots[sl].t;
     }
+    if (host_only(rc) && n->ep != s->n_eps - 1)
+        return run_declined_node(rc, st, ins, outs, "the run completes on the CPU");
     if (forced_to_host(ge, st->node))
         return run_declined_node(rc, st, ins, outs,
-                                 "its kernel is disabled after a verification mismatch");
+                                 ge->force_host[st->node] == OX_FORCE_HOST_FAULT
+                                     ? "its device failed while running it (a device fault)"
+                                     : "its kernel is disabled after a verification mismatch");
     node_exec ne = {.stop = {poll_stop}, .rc = rc, .step = st, .iteration = -1};
     atomic_init(&ne.stop_code, 0);
     ox_kernel_ctx kc = {.node = n, .n_inputs = n->n_inputs, .inputs = ins,
@@ -553,9 +570,20 @@ static int exec_copy(run_ctx *rc, const ox_step *st) {
         return ox_fail(rc->err, ONYX_NOT_IMPLEMENTED,
                        "only numeric tensors can move between devices ('%s')",
                        g->values[plan->slots[st->src].value].name);
-    if (plan->slots[st->dst].resident && rc->ge->resident) return bind_resident(rc, st, src);
+    if (host_only(rc) && plan->slots[st->src].is_const) {
+        /* a weight: the session keeps it, the run may read it in place */
+        rc->slots[st->dst].t = (ox_tensor *)src;
+        rc->slots[st->dst].mode = SLOT_BORROWED;
+        return 0;
+    }
+    if (plan->slots[st->dst].resident && rc->ge->resident && !host_only(rc))
+        return bind_resident(rc, st, src);
     if (alloc_slot(rc, st->dst, src->dtype, src->dims, src->rank) != 0) return -1;
     ox_tensor *dst = rc->slots[st->dst].t;
+    if (host_only(rc)) {
+        if (src->nbytes && dst->data != src->data) memcpy(dst->data, src->data, src->nbytes);
+        return 0;
+    }
     const ox_slot_info *si = &plan->slots[st->src], *di = &plan->slots[st->dst];
     ox_ep *sep = s->eps[si->ep], *dep = s->eps[di->ep];
     void *ss = rc->streams[si->ep], *ds = rc->streams[di->ep];
@@ -670,7 +698,7 @@ static ox_tensor *take_output(run_ctx *rc, int s) {
     if (rs->mode == SLOT_VALUE) {
         t = rs->t;
     } else if (rs->mode == SLOT_DEVICE && rs->t == &rs->hdr &&
-               rc->ge->plan.slots[s].device == OX_DEVICE_HOST) {
+               slot_device(rc, s) == OX_DEVICE_HOST) {
         /* the moved data keeps its charge; the new header is counted too,
          * as a Loop may keep one per iteration */
         if (ox_session_reserve(rc->s, sizeof *t, rc->err) != 0) return NULL;
@@ -773,7 +801,7 @@ static int observe_node(run_ctx *rc, const ox_step *st, size_t pos) {
     for (int k = 0; k < n->n_outputs; k++) {
         int sl = st->out_slots[k];
         if (sl < 0) continue;
-        int e = ge->plan.slots[sl].ep;
+        int e = slot_ep(rc, sl);
         outs[k] = (ox_observed){rc->slots[sl].t, rc->s->eps[e], rc->streams[e]};
     }
     int r = ox_observe_node(ge->graph, n, pos, inject, capture, rc->ctl->capture_user, outs,
@@ -794,6 +822,10 @@ static int exec_graph(onyx_session *s, ox_graph_exec *ge, const run_ctx *parent,
                   .parent_iteration = parent_iteration, .ctl = ctl, .err = err};
     if (parent) {
         rc.streams = parent->streams;
+    } else if (ctl && ctl->host_only) {
+        /* no device is touched: a stream per provider, none of them open */
+        if (!(rc.streams = calloc((size_t)s->n_eps + 1, sizeof *rc.streams)))
+            return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
     } else if (begin_streams(s, &rc.streams, err) != 0) {
         return -1;
     }
@@ -898,8 +930,9 @@ static int exec_graph(onyx_session *s, ox_graph_exec *ge, const run_ctx *parent,
             goto done;
         }
     }
-    if (rc.observed) {
-        /* without a plan (out of memory) the next run simply records again */
+    if (rc.observed && !host_only(&rc)) {
+        /* without a plan (out of memory) the next run simply records again;
+         * a host-only run's sizes are not the plan's (device values on the host) */
         const ox_mem_plan *m = ox_plan_add_mem(p, sig, sig_len, rc.observed);
         if (m && ge == &s->main)
             ox_log(s->log_level, ONYX_LOG_INFO,
@@ -962,7 +995,7 @@ int ox_session_run(onyx_session *s, const onyx_run_options *run_options,
     ox_run_control_start(&ctl, run_options); /* the time limit counts from here */
     if (s->reference)
         return ox_shadow_run(s, &ctl, in_names, ins, n_in, out_names, outs, n_out, err);
-    return ox_session_run_ctl(s, &ctl, in_names, ins, n_in, out_names, outs, n_out, err);
+    return ox_session_run_guarded(s, &ctl, in_names, ins, n_in, out_names, outs, n_out, err);
 }
 
 int ox_session_run_ctl(onyx_session *s, const ox_run_control *ctl, const char *const *in_names,

@@ -1,5 +1,6 @@
 #include "runtime/run_control.h"
 
+#include <string.h>
 #include <time.h>
 
 #include "core/checked.h"
@@ -20,6 +21,7 @@ static int64_t now_ns(void) {
 }
 
 void ox_run_control_start(ox_run_control *c, const onyx_run_options *opts) {
+    memset(c, 0, sizeof *c);
     c->opts = opts;
     c->limit_ms = opts ? atomic_load_explicit(&opts->time_limit_ms, memory_order_relaxed) : 0;
     c->start_ns = now_ns();

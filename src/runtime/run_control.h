@@ -27,6 +27,10 @@ typedef struct ox_run_control {
      * own here for the runs they bisect */
     onyx_capture_fn capture;
     void *capture_user;
+    /* the run uses host memory and CPU kernels only, whatever the plan
+     * placed on a device (runtime/recover.c: a run rescued from a device
+     * fault, or every run once the device cannot be remade) */
+    int host_only;
 } ox_run_control;
 
 void ox_run_control_start(ox_run_control *c, const onyx_run_options *opts);

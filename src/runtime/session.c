@@ -163,7 +163,9 @@ static int prepare_kernels(onyx_session *s, ox_graph_exec *ge, ox_error *err) {
 static int build_exec(onyx_session *s, ir_graph *g, ox_graph_exec *ge, ox_error *err) {
     ge->graph = g;
     pthread_mutex_init(&ge->arena_lock, NULL);
-    if (ox_partition(g, s->eps, s->n_eps, err) != 0) return -1;
+    /* the main graph's nodes whose device failed them before stay off it */
+    ox_place_veto veto = {ox_faults_veto, s};
+    if (ox_partition(g, s->eps, s->n_eps, ge == &s->main ? &veto : NULL, err) != 0) return -1;
     if (ox_plan_build(g, s->eps, s->n_eps, &ge->plan, err) != 0) return -1;
     if (prepare_kernels(s, ge, err) != 0) return -1;
     ge->exec_nodes = calloc((size_t)g->n_nodes + 1, sizeof *ge->exec_nodes);
@@ -176,6 +178,8 @@ static int build_exec(onyx_session *s, ir_graph *g, ox_graph_exec *ge, ox_error 
 }
 
 static void free_exec(onyx_session *s, ox_graph_exec *ge) {
+    free(ge->force_host); /* made before the rest (ox_faults_setup) */
+    ge->force_host = NULL;
     if (!ge->graph) return;
     for (int i = 0; ge->resident && i < ge->plan.n_slots; i++) {
         ox_tensor *t = ge->resident[i];
@@ -192,7 +196,6 @@ static void free_exec(onyx_session *s, ox_graph_exec *ge) {
     free(ge->states);
     free(ge->declined);
     free(ge->inject);
-    free(ge->force_host);
     free(ge->kernels);
     free(ge->schemas);
     free(ge->exec_nodes);
@@ -343,8 +346,6 @@ static int setup_shadow_runs(onyx_session *s, const char *path, const void *data
     s->verify_atol = opts->verify_atol;
     s->verify_rtol = opts->verify_rtol;
     pthread_mutex_init(&s->verify_lock, NULL);
-    s->main.force_host = calloc((size_t)s->graph->n_nodes + 1, sizeof *s->main.force_host);
-    if (!s->main.force_host) return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
     return 0;
 }
 
@@ -378,6 +379,7 @@ static int create(onyx_env *env, const char *path, const void *data, size_t size
                            s->n_eps == 1, err) != 0)
         goto fail;
     if (ir_infer_shapes(s->graph, err) != 0) goto fail;
+    if (ox_faults_setup(s, opts ? opts->cache_dir : NULL, err) != 0) goto fail;
     if (build_exec(s, s->graph, &s->main, err) != 0) goto fail;
     if (build_subgraphs(s, s->graph, err) != 0) goto fail;
     if (describe_io(s, err) != 0) goto fail;
@@ -413,6 +415,7 @@ void ox_session_free(onyx_session *s) {
     ox_threadpool_free(s->pool);
     ir_model_free(s->model);
     ox_fault_spec_free(&s->fault);
+    ox_faults_free(&s->faults);
     if (s->reference) {
         ox_session_free(s->reference);
         pthread_mutex_destroy(&s->verify_lock);

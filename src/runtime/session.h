@@ -17,6 +17,9 @@
 /* Providers a session may name; the CPU provider comes on top of them as
  * the final fallback when it is not named, hence the +1 in sessions. */
 #define OX_MAX_EPS 8
+
+/* after OX_MAX_EPS, which it sizes its per-provider arrays with */
+#include "runtime/recover.h"
 /* Provider factories an environment may hold. */
 #define OX_MAX_REGISTERED_EPS 32
 
@@ -43,6 +46,7 @@ struct onyx_session_options {
     char *external_data_dir;
     size_t memory_limit; /* 0: unlimited */
     char *fault_spec;    /* NULL: ONYX_INJECT_FAULT; "": none (observe.h) */
+    char *cache_dir;     /* NULL: ONYX_CACHE_DIR or the default; "": none (recover.h) */
     uint64_t verify_runs; /* shadow runs (verify/shadow.c); 0: none */
     double verify_atol, verify_rtol;
     /* provider options, one per (provider, key): setting again replaces */
@@ -79,10 +83,16 @@ typedef struct ox_graph_exec {
     /* per node: its outputs are perturbed (fault injection, observe.h);
      * NULL when no node is */
     unsigned char *inject;
-    /* per node: shadow runs found its device kernel wrong and the CPU
-     * runs it instead (verify/shadow.c); NULL without shadow runs */
+    /* per node of the main graph (NULL in subgraph bodies): the CPU runs
+     * it instead of its device, because shadow runs found its device
+     * kernel wrong (verify/shadow.c) or its device failed while running
+     * it (runtime/recover.c) */
     atomic_uchar *force_host;
 } ox_graph_exec;
+
+/* ox_graph_exec.force_host values */
+#define OX_FORCE_HOST_MISMATCH 1
+#define OX_FORCE_HOST_FAULT 2
 
 struct onyx_session {
     onyx_env *env;
@@ -115,6 +125,8 @@ struct onyx_session {
     atomic_int on_reference; /* every run uses the reference from now on */
     pthread_mutex_t verify_lock;
     char verify_report[1024]; /* the last mismatch, under verify_lock */
+    /* device faults (runtime/recover.c) */
+    ox_fault_state faults;
 };
 
 /* The exec of the main graph or of a subgraph body; NULL if unknown. */

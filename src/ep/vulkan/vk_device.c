@@ -336,3 +336,9 @@ void ox_vk_device_close(vk_ep *v) {
     v->instance = VK_NULL_HANDLE;
     v->lib = NULL;
 }
+
+int ox_vk_device_remake(vk_ep *v, ox_error *err) {
+    if (v->device && v->f.vkDestroyDevice) v->f.vkDestroyDevice(v->device, NULL);
+    v->device = VK_NULL_HANDLE;
+    return make_device(v, err);
+}

@@ -27,13 +27,22 @@ static int vk_supports(ox_ep *ep, const ir_node *node, const ir_type *const *in,
            ox_vk_claims((const vk_ep *)ep, node, in, n);
 }
 
+/* A run holds the device (use_lock, shared) from its first command to
+ * its last wait, so a recovery never remakes the device under it. */
 static void *vk_run_begin(ox_ep *ep, ox_error *err) {
-    atomic_fetch_add(&((vk_ep *)ep)->streams_begun, 1);
-    return ox_vk_stream_get((vk_ep *)ep, err);
+    vk_ep *v = (vk_ep *)ep;
+    atomic_fetch_add(&v->streams_begun, 1);
+    pthread_rwlock_rdlock(&v->use_lock);
+    vk_stream *s = ox_vk_check_usable(v, err) == 0 ? ox_vk_stream_get(v, err) : NULL;
+    if (!s) pthread_rwlock_unlock(&v->use_lock);
+    return s;
 }
 
 static int vk_run_end(ox_ep *ep, void *stream, ox_error *err) {
-    return ox_vk_stream_put((vk_ep *)ep, stream, err);
+    vk_ep *v = (vk_ep *)ep;
+    int rc = ox_vk_stream_put(v, stream, err);
+    pthread_rwlock_unlock(&v->use_lock);
+    return rc;
 }
 
 static void *vk_alloc(ox_ep *ep, void *stream, size_t bytes) {
@@ -78,6 +87,7 @@ static void vk_destroy(ox_ep *ep) {
     ox_vk_device_close(v);
     free(v->pipeline_cache_path);
     free(v->refused_shaders);
+    ox_vk_fault_free(v);
     pthread_mutex_destroy(&v->lock);
     free(v);
 }
@@ -90,6 +100,7 @@ static void vk_get_stats(ox_ep *ep, onyx_provider_stats *out) {
     out->copies_to_host = (uint64_t)atomic_load(&v->to_host);
     out->copies_from_host = (uint64_t)atomic_load(&v->from_host);
     out->weight_uploads = (uint64_t)atomic_load(&v->weight_uploads);
+    out->device_recoveries = (uint64_t)atomic_load(&v->recoveries);
 }
 
 /* Nodes whose arithmetic outweighs copying their tensors: products and
@@ -121,6 +132,10 @@ static const ox_ep_ops VK_OPS = {
     .free = vk_free,
     .copy_to_host = vk_to_host,
     .copy_from_host = vk_from_host,
+    .fault_count = ox_vk_fault_count,
+    .last_fault = ox_vk_last_fault,
+    .recover = ox_vk_recover,
+    .device_key = ox_vk_device_key,
     .get_stats = vk_get_stats,
     .destroy = vk_destroy,
 };
@@ -158,10 +173,12 @@ static int max_buffer_option(const ox_ep_options *opts, uint64_t *bytes, ox_erro
 }
 
 ox_ep *ox_vulkan_ep_create(const ox_ep_options *opts, ox_error *err) {
-    static const char *const KNOWN[] = {"device", "disable", "place", "pipeline_cache", "max_buffer"};
+    static const char *const KNOWN[] = {"device",     "disable", "place", "pipeline_cache",
+                                        "max_buffer", "inject",  "memory_budget"};
     int device;
     uint64_t max_buffer;
-    if (ox_ep_options_allow(opts, "vulkan", KNOWN, 5, err) != 0 || device_option(opts, &device, err) != 0 ||
+    if (ox_ep_options_allow(opts, "vulkan", KNOWN, sizeof KNOWN / sizeof KNOWN[0], err) != 0 ||
+        device_option(opts, &device, err) != 0 ||
         max_buffer_option(opts, &max_buffer, err) != 0)
         return NULL;
     const char *place = ox_ep_option(opts, "place");
@@ -176,6 +193,10 @@ ox_ep *ox_vulkan_ep_create(const ox_ep_options *opts, ox_error *err) {
         return NULL;
     }
     pthread_mutex_init(&v->lock, NULL);
+    if (ox_vk_fault_setup(v, opts, err) != 0) {
+        vk_destroy(&v->base);
+        return NULL;
+    }
     v->base.name = "vulkan";
     v->place_all = place && strcmp(place, "all") == 0;
     const char *cache = ox_ep_option(opts, "pipeline_cache");

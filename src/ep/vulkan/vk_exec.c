@@ -102,10 +102,12 @@ static int submit_wait(vk_ep *v, ox_error *err) {
     VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1,
                        .pCommandBuffers = &v->cmd};
     r = v->f.vkQueueSubmit(v->queue, 1, &si, v->fence);
+    if (ox_vk_is_fault(r)) return ox_vk_fault(v, r, "vkQueueSubmit", NULL, 0, 1, err);
     if (r != VK_SUCCESS) return ox_vk_fail(err, "vkQueueSubmit", r);
     atomic_fetch_add(&v->submits, 1);
     r = v->f.vkWaitForFences(v->device, 1, &v->fence, VK_TRUE, UINT64_MAX);
     VkResult rr = v->f.vkResetFences(v->device, 1, &v->fence);
+    if (ox_vk_is_fault(r)) return ox_vk_fault(v, r, "vkWaitForFences", NULL, 0, 1, err);
     if (r != VK_SUCCESS) return ox_vk_fail(err, "vkWaitForFences", r);
     if (rr != VK_SUCCESS) return ox_vk_fail(err, "vkResetFences", rr);
     return 0;
@@ -138,7 +140,7 @@ static int check_range(const vk_buf *b, size_t offset, size_t bytes, ox_error *e
 }
 
 int ox_vk_read(vk_ep *v, const vk_buf *b, size_t offset, void *dst, size_t bytes, ox_error *err) {
-    if (check_range(b, offset, bytes, err) != 0) return -1;
+    if (ox_vk_check_usable(v, err) != 0 || check_range(b, offset, bytes, err) != 0) return -1;
     if (!bytes) return 0;
     if (b->mapped) {
         memcpy(dst, (const char *)b->mapped + offset, bytes);
@@ -157,7 +159,7 @@ int ox_vk_read(vk_ep *v, const vk_buf *b, size_t offset, void *dst, size_t bytes
 }
 
 int ox_vk_write(vk_ep *v, vk_buf *b, size_t offset, const void *src, size_t bytes, ox_error *err) {
-    if (check_range(b, offset, bytes, err) != 0) return -1;
+    if (ox_vk_check_usable(v, err) != 0 || check_range(b, offset, bytes, err) != 0) return -1;
     if (!bytes) return 0;
     if (b->mapped) {
         memcpy((char *)b->mapped + offset, src, bytes);

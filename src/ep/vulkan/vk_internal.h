@@ -83,6 +83,7 @@ typedef struct vk_buf {
     VkDeviceMemory mem;
     VkDeviceSize size; /* as allocated: at least 16 bytes, a multiple of 16 */
     void *mapped;
+    size_t accounted; /* bytes counted against the memory budget (tensor buffers) */
 } vk_buf;
 
 typedef struct vk_ep {
@@ -134,7 +135,33 @@ typedef struct vk_ep {
      * larger ones); 0 until set at creation. Lowered by the driver
      * denylist (a dispatch-size rule) and by the dispatch_budget option. */
     uint64_t dispatch_budget;
+
+    /* ---- device faults (vk_fault.c) ---- */
+    /* runs hold it shared from run_begin to run_end; recovery alone */
+    pthread_rwlock_t use_lock;
+    atomic_ullong fault_count;
+    uint64_t recovered_at; /* fault_count when the device was last remade (use_lock) */
+    atomic_int lost;       /* the device must be remade before more work */
+    atomic_int dead;       /* remaking it failed: nothing runs on it again */
+    pthread_mutex_t fault_lock;
+    ox_ep_fault last_fault; /* under fault_lock */
+    /* ONYX_VK_INJECT / option inject (a testing aid): dispatches of these
+     * nodes fail as a driver's would */
+    struct vk_inject {
+        int kind; /* VK_FAULT_* */
+        char *node;
+    } injects[8];
+    int n_injects;
+    uint64_t memory_budget; /* option memory_budget: tensor bytes at most; 0: none */
+    atomic_ullong live_bytes;
+    atomic_long recoveries;
+    char device_key[96]; /* ox_vk_device_key, made on first use */
 } vk_ep;
+
+/* Kinds of device fault (vk_fault.c). */
+#define VK_FAULT_LOST 1
+#define VK_FAULT_OOM 2
+#define VK_FAULT_TIMEOUT 3
 
 /* "VK_ERROR_OUT_OF_DEVICE_MEMORY" etc. */
 const char *ox_vk_result_name(VkResult r);
@@ -228,6 +255,9 @@ typedef struct vk_stream {
     vk_buf_list spare;    /* freed by this run; reusable in it */
     vk_buf_list deferred; /* freed, but read by a pending check: kept until the wait */
     struct vk_stream *next;
+    const ir_node *node;  /* whose dispatch was recorded last (for fault reports) */
+    int inject;           /* VK_FAULT_* an injected fault fails the next submission with */
+    const ir_node *inject_node;
 } vk_stream;
 
 /* A stream for one run (reused from an earlier run when one is idle). */
@@ -250,6 +280,36 @@ int ox_vk_stream_upload(vk_ep *v, vk_stream *s, vk_buf *b, const void *src, size
 /* A new buffer (outside any stream) and its release. */
 vk_buf *ox_vk_buf_new(vk_ep *v, size_t bytes, ox_error *err);
 void ox_vk_buf_free(vk_ep *v, vk_buf *b);
+
+/* ---- device faults (vk_fault.c) ----
+ * A device fault (lost, out of device memory, a fence timeout) is
+ * recorded (fault_count, last_fault) for the session, which reruns the
+ * failed run on the CPU and then calls recover; until then the device is
+ * `lost` and every call on it fails at once. */
+/* Reads ONYX_VK_INJECT and the options inject and memory_budget. */
+int ox_vk_fault_setup(vk_ep *v, const ox_ep_options *opts, ox_error *err);
+void ox_vk_fault_free(vk_ep *v);
+/* Records a fault from VkResult r in `call` (the node may be NULL) and
+ * fills err; remake: the device must be remade (not for a failed
+ * allocation, which leaves it sound). Returns -1. */
+int ox_vk_fault(vk_ep *v, VkResult r, const char *call, const ir_node *node, int injected,
+                int remake, ox_error *err);
+/* 1 for the results that mean a device fault rather than a bug or a bad input. */
+int ox_vk_is_fault(VkResult r);
+/* Fails err when the device is lost (a fault not yet recovered). */
+int ox_vk_check_usable(vk_ep *v, ox_error *err);
+/* Before recording node's dispatch into s: arms an injected fault. */
+void ox_vk_inject_arm(vk_ep *v, vk_stream *s, const ir_node *node);
+/* Fails the submission of s for its armed injected fault, as the driver
+ * would (nothing is submitted). */
+int ox_vk_inject_fire(vk_ep *v, vk_stream *s, ox_error *err);
+/* The ox_ep_ops fault functions. */
+uint64_t ox_vk_fault_count(ox_ep *ep);
+int ox_vk_last_fault(ox_ep *ep, ox_ep_fault *out);
+int ox_vk_recover(ox_ep *ep, void (*drop)(void *user, ox_ep *ep), void *user, ox_error *err);
+const char *ox_vk_device_key(ox_ep *ep);
+/* vk_device.c: destroys the logical device and makes it again. */
+int ox_vk_device_remake(vk_ep *v, ox_error *err);
 
 /* Fails err for an index check whose flag was raised: reads the index at
  * position first_bad back from the device to name it. */

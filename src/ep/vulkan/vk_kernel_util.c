@@ -82,7 +82,10 @@ int ox_vk_run(ox_kernel_ctx *c, const vk_dispatch *d) {
     if (!ox_vk_pipeline(v, d->shader, &perr)) return ox_kernel_decline(c, "%s", perr.msg);
     char what[300] = "";
     if (d->check) ir_node_label(c->node, what, sizeof what);
-    if (c->stream) return ox_vk_record(v, c->stream, d, what, c->err);
+    if (c->stream) {
+        ox_vk_inject_arm(v, c->stream, c->node);
+        return ox_vk_record(v, c->stream, d, what, c->err);
+    }
     /* outside a run: a stream of its own, waited for at once */
     vk_stream *s = ox_vk_stream_get(v, c->err);
     if (!s) return -1;

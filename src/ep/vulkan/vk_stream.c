@@ -31,21 +31,43 @@ static void list_release(vk_ep *v, vk_buf_list *l) {
 }
 
 vk_buf *ox_vk_buf_new(vk_ep *v, size_t bytes, ox_error *err) {
+    if (ox_vk_check_usable(v, err) != 0) return NULL;
+    /* the memory budget: what the caller lets onyx take of the device */
+    uint64_t live = atomic_fetch_add(&v->live_bytes, bytes) + bytes;
+    if (v->memory_budget && live > v->memory_budget) {
+        atomic_fetch_sub(&v->live_bytes, bytes);
+        ox_vk_fault(v, VK_ERROR_OUT_OF_DEVICE_MEMORY, "the memory_budget option", NULL, 0, 0, err);
+        ox_error_prefix(err, "%zu bytes asked, %llu of the budget's %llu in use", bytes,
+                        (unsigned long long)(live - bytes), (unsigned long long)v->memory_budget);
+        return NULL;
+    }
     vk_buf *b = malloc(sizeof *b);
     if (!b) {
+        atomic_fetch_sub(&v->live_bytes, bytes);
         ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
         return NULL;
     }
     if (ox_vk_buf_make(v, bytes, v->mem_type_device, v->caps.host_mapped, b, err) != 0) {
+        atomic_fetch_sub(&v->live_bytes, bytes);
         free(b);
+        /* the device is full: a fault the session recovers from on the
+         * CPU, though the device itself is sound */
+        if (err->code == ONYX_OUT_OF_MEMORY) {
+            char why[OX_ERROR_MSG_MAX];
+            snprintf(why, sizeof why, "%s", err->msg);
+            ox_vk_fault(v, VK_ERROR_OUT_OF_DEVICE_MEMORY, "vkAllocateMemory", NULL, 0, 0, err);
+            ox_error_prefix(err, "%s", why);
+        }
         return NULL;
     }
+    b->accounted = bytes;
     atomic_fetch_add(&v->live, 1);
     return b;
 }
 
 void ox_vk_buf_free(vk_ep *v, vk_buf *b) {
     if (!b) return;
+    atomic_fetch_sub(&v->live_bytes, b->accounted);
     ox_vk_buf_drop(v, b);
     free(b);
     atomic_fetch_sub(&v->live, 1);
@@ -116,6 +138,7 @@ fail:
 }
 
 vk_stream *ox_vk_stream_get(vk_ep *v, ox_error *err) {
+    if (ox_vk_check_usable(v, err) != 0) return NULL;
     pthread_mutex_lock(&v->lock);
     vk_stream *s = v->idle_streams;
     if (s) v->idle_streams = s->next;
@@ -179,6 +202,10 @@ static int ensure_recording(vk_ep *v, vk_stream *s, ox_error *err) {
 
 int ox_vk_stream_flush(vk_ep *v, vk_stream *s, ox_error *err) {
     int rc = 0;
+    /* a failed submission leaves s->recording set: the stream is then
+     * destroyed (ox_vk_stream_put), never submitted */
+    if (s->recording && s->inject) return ox_vk_inject_fire(v, s, err);
+    if (s->recording && ox_vk_check_usable(v, err) != 0) return -1;
     if (s->recording) {
         VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
                               .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
@@ -193,9 +220,11 @@ int ox_vk_stream_flush(vk_ep *v, vk_stream *s, ox_error *err) {
         pthread_mutex_lock(&v->lock);
         r = v->f.vkQueueSubmit(v->queue, 1, &si, s->fence);
         pthread_mutex_unlock(&v->lock);
+        if (ox_vk_is_fault(r)) return ox_vk_fault(v, r, "vkQueueSubmit", s->node, 0, 1, err);
         if (r != VK_SUCCESS) return ox_vk_fail(err, "vkQueueSubmit", r);
         atomic_fetch_add(&v->submits, 1);
         r = v->f.vkWaitForFences(v->device, 1, &s->fence, VK_TRUE, UINT64_MAX);
+        if (ox_vk_is_fault(r)) return ox_vk_fault(v, r, "vkWaitForFences", s->node, 0, 1, err);
         if (r != VK_SUCCESS) return ox_vk_fail(err, "vkWaitForFences", r);
         r = v->f.vkResetFences(v->device, 1, &s->fence);
         s->recording = 0;
@@ -216,6 +245,7 @@ int ox_vk_stream_flush(vk_ep *v, vk_stream *s, ox_error *err) {
 }
 
 int ox_vk_record(vk_ep *v, vk_stream *s, const vk_dispatch *d, const char *what, ox_error *err) {
+    if (ox_vk_check_usable(v, err) != 0) return -1;
     if (d->push_bytes > VK_PUSH_BYTES)
         return ox_fail(err, ONYX_RUNTIME_ERROR, "vulkan: %u bytes of push constants", d->push_bytes);
     for (int i = 0; i < 3; i++)
