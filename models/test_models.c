@@ -586,6 +586,173 @@ out:
     return rc;
 }
 
+/* ---- device faults (--fault KIND) ----
+ * The case on "vulkan,cpu" with an injected device fault (ONYX_VK_INJECT's
+ * option form) at the first dense node the device runs, in a fresh cache
+ * folder: the first run must be rescued on the CPU and match, the second
+ * run on the remade device must match with no new fault, and a new
+ * session (a restart: its own environment, reading the cache file) must
+ * place that node on the CPU, fault no more, and match. */
+
+static int make_fault_session(onyx_env *env, const test_case *c, const char *inject,
+                              const char *cache, onyx_session **out) {
+    onyx_session_options *o = NULL;
+    const char *names[2] = {"vulkan", "cpu"};
+    onyx_status *st = onyx_session_options_create(&o);
+    if (!st) st = onyx_session_options_set_providers(o, names, 2);
+    if (!st && inject) st = onyx_session_options_set_provider_option(o, "vulkan", "inject", inject);
+    if (!st && cache) st = onyx_session_options_set_cache_dir(o, cache);
+    if (!st) st = onyx_session_create(env, c->model, o, out);
+    onyx_session_options_free(o);
+    return st ? fail_status("cannot create a session", st) : 0;
+}
+
+/* The first Conv, MatMul or Gemm the device runs, or -1. */
+static long dense_vulkan_node(const onyx_session *s) {
+    for (size_t i = 0; i < onyx_session_node_count(s); i++) {
+        const char *op = onyx_session_node_op_type(s, i);
+        if (strcmp(onyx_session_node_provider(s, i), "vulkan") == 0 &&
+            (strcmp(op, "Conv") == 0 || strcmp(op, "MatMul") == 0 || strcmp(op, "Gemm") == 0 ||
+             strcmp(op, "FusedConv") == 0))
+            return (long)i;
+    }
+    return -1;
+}
+
+/* One run of the case on s, compared with the references. */
+static int run_and_compare(onyx_session *s, const test_case *c, const char *what) {
+    int rc = -1;
+    const char **in_names = calloc(c->n_inputs + 1, sizeof *in_names);
+    onyx_tensor **ins = calloc(c->n_inputs + 1, sizeof *ins);
+    const char **out_names = calloc(c->n_outputs + 1, sizeof *out_names);
+    onyx_tensor **outs = calloc(c->n_outputs + 1, sizeof *outs);
+    onyx_status *st = NULL;
+    if (!in_names || !ins || !out_names || !outs) {
+        printf("  FAIL: out of memory\n");
+        goto out;
+    }
+    for (size_t i = 0; i < c->n_inputs; i++) {
+        in_names[i] = c->inputs[i].name;
+        if ((st = onyx_tensor_load(c->inputs[i].file, &ins[i])) != NULL) {
+            fail_status(c->inputs[i].file, st);
+            goto out;
+        }
+    }
+    for (size_t i = 0; i < c->n_outputs; i++) out_names[i] = c->outputs[i].name;
+    double t0 = now_s();
+    st = onyx_session_run(s, in_names, (const onyx_tensor *const *)ins, c->n_inputs, out_names,
+                          outs, c->n_outputs);
+    if (st) {
+        fail_status(what, st);
+        goto out;
+    }
+    printf("  %s: %.2f s\n", what, now_s() - t0);
+    rc = 0;
+    for (size_t i = 0; i < c->n_outputs; i++) {
+        printf("  %s ", c->outputs[i].name);
+        if (compare_output(&c->outputs[i], outs[i]) != 0) rc = -1;
+    }
+out:
+    for (size_t i = 0; ins && i < c->n_inputs; i++) onyx_tensor_free(ins[i]);
+    for (size_t i = 0; outs && i < c->n_outputs; i++) onyx_tensor_free(outs[i]);
+    free(in_names);
+    free(ins);
+    free(out_names);
+    free(outs);
+    return rc;
+}
+
+static int expect_stats(const onyx_session *s, const char *when, uint64_t faults, uint64_t rescued,
+                        uint64_t denied, uint64_t recoveries, onyx_provider_stats *out) {
+    onyx_status *st = onyx_session_provider_stats(s, "vulkan", out);
+    if (st) return fail_status("provider stats", st);
+    printf("  %s: %llu faults, %llu runs rescued, %llu nodes denied, %llu recoveries, %llu kernels\n",
+           when, (unsigned long long)out->device_faults, (unsigned long long)out->runs_rescued,
+           (unsigned long long)out->nodes_denied, (unsigned long long)out->device_recoveries,
+           (unsigned long long)out->kernel_launches);
+    if (out->device_faults == faults && out->runs_rescued == rescued && out->nodes_denied == denied &&
+        out->device_recoveries == recoveries)
+        return 0;
+    printf("  FAIL: %s: expected %llu faults, %llu rescued, %llu denied, %llu recoveries\n", when,
+           (unsigned long long)faults, (unsigned long long)rescued, (unsigned long long)denied,
+           (unsigned long long)recoveries);
+    return -1;
+}
+
+static int fault_case(const test_case *c, const char *kind, const char *cache_root) {
+    printf("== %s (%s), injected %s\n", c->name, c->model, kind);
+    int rc = -1;
+    char cache[4096], inject[1024], node[512] = "";
+    snprintf(cache, sizeof cache, "%s/%s.%s.XXXXXX", cache_root, c->name, kind);
+    if (!mkdtemp(cache)) {
+        printf("  FAIL: cannot make a cache folder under %s\n", cache_root);
+        return -1;
+    }
+    onyx_env *env = NULL, *env2 = NULL;
+    onyx_session *probe = NULL, *s = NULL, *again = NULL;
+    onyx_provider_stats a, b, r;
+    onyx_status *st = onyx_env_create(&env);
+    if (st) {
+        fail_status("env", st);
+        goto out;
+    }
+    if (make_fault_session(env, c, NULL, cache, &probe) != 0) goto out;
+    long at = dense_vulkan_node(probe);
+    if (at < 0) {
+        printf("  FAIL: no Conv, MatMul or Gemm runs on vulkan\n");
+        goto out;
+    }
+    snprintf(node, sizeof node, "%s", onyx_session_node_name(probe, (size_t)at));
+    snprintf(inject, sizeof inject, "%s@%s", kind, node);
+    printf("  fault at node '%s' (%s)\n", node, onyx_session_node_op_type(probe, (size_t)at));
+    if (make_fault_session(env, c, inject, cache, &s) != 0) goto out;
+    if (run_and_compare(s, c, "run 1 (faults, completes on the CPU)") != 0 ||
+        expect_stats(s, "after run 1", 1, 1, 1, 1, &a) != 0)
+        goto out;
+    if (run_and_compare(s, c, "run 2 (the remade device, the node on the CPU)") != 0 ||
+        expect_stats(s, "after run 2", 1, 1, 1, 1, &b) != 0)
+        goto out;
+    if (b.kernel_launches <= a.kernel_launches) {
+        printf("  FAIL: run 2 dispatched nothing on the remade device\n");
+        goto out;
+    }
+    /* a restart: nothing shared with the sessions above but the file */
+    if ((st = onyx_env_create(&env2)) != NULL) {
+        fail_status("env", st);
+        goto out;
+    }
+    if (make_fault_session(env2, c, inject, cache, &again) != 0) goto out;
+    const char *where = NULL;
+    for (size_t i = 0; i < onyx_session_node_count(again); i++)
+        if (strcmp(onyx_session_node_name(again, i), node) == 0) where = onyx_session_node_provider(again, i);
+    printf("  after a restart node '%s' is on %s\n", node, where ? where : "(missing)");
+    if (!where || strcmp(where, "cpu") != 0) {
+        printf("  FAIL: the cache did not move the node to the CPU\n");
+        goto out;
+    }
+    if (run_and_compare(again, c, "run after the restart") != 0 ||
+        expect_stats(again, "after the restart", 0, 0, 1, 0, &r) != 0)
+        goto out;
+    if (r.kernel_launches == 0) {
+        printf("  FAIL: after the restart nothing ran on the device\n");
+        goto out;
+    }
+    rc = 0;
+out:
+    onyx_session_free(probe);
+    onyx_session_free(s);
+    if (again && !keep_loaded) keep_loaded = again;
+    else onyx_session_free(again);
+    /* the keeper's environment must outlive it: freed at exit instead */
+    if (!(keep_loaded == again && again)) onyx_env_free(env2);
+    onyx_env_free(env);
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", cache);
+    if (system(cmd) != 0) printf("  note: could not remove %s\n", cache);
+    printf("%s %s (%s)\n", rc == 0 ? "PASS" : "FAIL", c->name, kind);
+    return rc;
+}
+
 /* X.onnx -> X.variant.onnx, in place of the case's model path. */
 static int use_variant(test_case *c, const char *variant) {
     size_t n = strlen(c->model), v = strlen(variant);
@@ -600,15 +767,18 @@ static int use_variant(test_case *c, const char *variant) {
 }
 
 int main(int argc, char **argv) {
-    const char *variant = NULL, *providers = NULL, *level = NULL;
-    /* --model-variant NAME, --providers LIST and --opt-level LEVEL may
-     * stand anywhere after the manifest */
+    const char *variant = NULL, *providers = NULL, *level = NULL, *fault = NULL, *cache_root = NULL;
+    /* --model-variant NAME, --providers LIST, --opt-level LEVEL and
+     * --fault KIND --cache-root DIR may stand anywhere after the manifest */
     for (int a = 2; a < argc;)
         if ((strcmp(argv[a], "--model-variant") == 0 || strcmp(argv[a], "--providers") == 0 ||
-             strcmp(argv[a], "--opt-level") == 0) &&
+             strcmp(argv[a], "--opt-level") == 0 || strcmp(argv[a], "--fault") == 0 ||
+             strcmp(argv[a], "--cache-root") == 0) &&
             a + 1 < argc) {
             if (argv[a][2] == 'm') variant = argv[a + 1];
             else if (argv[a][2] == 'o') level = argv[a + 1];
+            else if (argv[a][2] == 'f') fault = argv[a + 1];
+            else if (argv[a][2] == 'c') cache_root = argv[a + 1];
             else providers = argv[a + 1];
             for (int k = a; k + 2 < argc; k++) argv[k] = argv[k + 2];
             argc -= 2;
@@ -618,7 +788,8 @@ int main(int argc, char **argv) {
     if (argc < 2) {
         fprintf(stderr,
                 "usage: test_models MANIFEST [--model-variant NAME] [--providers A,B]\n"
-                "                   [--opt-level none|basic|all] [CASE...]\n");
+                "                   [--opt-level none|basic|all]\n"
+                "                   [--fault device_lost|oom|timeout --cache-root DIR] [CASE...]\n");
         return 2;
     }
     int opt_level = -1;
@@ -661,7 +832,9 @@ int main(int argc, char **argv) {
         int selected = argc == 2;
         for (int a = 2; a < argc && !selected; a++) selected = strcmp(m.cases[i].name, argv[a]) == 0;
         if (!selected) continue;
-        if (run_case(env, &m.cases[i], providers, opt_level) == 0) passed++;
+        int r = fault ? fault_case(&m.cases[i], fault, cache_root ? cache_root : ".")
+                      : run_case(env, &m.cases[i], providers, opt_level);
+        if (r == 0) passed++;
         else failed++;
     }
     onyx_env_free(env);

@@ -323,8 +323,11 @@ int ox_session_run_guarded(onyx_session *s, const ox_run_control *ctl, const cha
     int e = faulted_provider(s, seen, &f);
     if (e < 0) return -1;
     ox_ep *ep = s->eps[e];
-    ox_log(s->log_level, ONYX_LOG_WARNING, "%s; the run completes on the CPU (%s)", f.message,
-           err->msg);
+    /* the run's error is the fault's, or one it caused (another run's
+     * fault left the device unusable) */
+    int same = strstr(err->msg, f.message) != NULL;
+    ox_log(s->log_level, ONYX_LOG_WARNING, "%s; the run completes on the CPU%s%s%s", f.message,
+           same ? "" : " (", same ? "" : err->msg, same ? "" : ")");
     deny_node(s, e, &f);
     ox_error rerr = {0};
     if (ep->ops->recover && ep->ops->recover(ep, drop_resident, s, &rerr) != 0) {
