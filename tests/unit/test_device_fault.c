@@ -245,6 +245,30 @@ static void test_concurrent_loss(void) {
     onyx_env_free(env);
 }
 
+/* A device that cannot be remade: this run and every later one on the CPU. */
+static void test_device_gone(void) {
+    onyx_env *env = NULL;
+    onyx_session *s = NULL;
+    CHECK_OK(onyx_env_create(&env));
+    CHECK_OK(make_session(env, "vulkan", "device_gone@MatMul_2", NULL, "", &s));
+    if (s) {
+        double d = run_diff(s);
+        CHECK(d >= 0 && d <= 1e-6);
+        onyx_provider_stats a = stats(s);
+        CHECK(a.device_faults == 1 && a.runs_rescued == 1 && a.device_recoveries == 0);
+        for (int i = 0; i < 2; i++) {
+            d = run_diff(s);
+            CHECK(d >= 0 && d <= 1e-6);
+        }
+        onyx_provider_stats b = stats(s);
+        /* host-only runs: the device sees nothing more */
+        CHECK(b.device_faults == 1 && b.kernel_launches == a.kernel_launches);
+        CHECK(b.runs == a.runs);
+    }
+    onyx_session_free(s);
+    onyx_env_free(env);
+}
+
 /* Without a cache folder nothing is written and a later session forgets. */
 static void test_cache_off_and_corrupt(void) {
     char dir[512];
@@ -283,7 +307,7 @@ static void test_bad_options(void) {
     onyx_session *s = NULL;
     CHECK_OK(onyx_env_create(&env));
     CHECK_FAILS(make_session(env, "vulkan", "explode@MatMul_2", NULL, "", &s), ONYX_INVALID_ARGUMENT,
-                "is not KIND@NODE (KIND: device_lost, oom, timeout)");
+                "is not KIND@NODE (KIND: device_lost, oom, timeout, device_gone)");
     CHECK_FAILS(make_session(env, "vulkan", "oom@", NULL, "", &s), ONYX_INVALID_ARGUMENT,
                 "'oom@' is not KIND@NODE");
     CHECK_FAILS(make_session(env, "vulkan", NULL, "-5", "", &s), ONYX_INVALID_ARGUMENT,
@@ -329,6 +353,7 @@ int main(void) {
     test_kind("timeout", "timeout (injected)");
     test_memory_budget();
     test_concurrent_loss();
+    test_device_gone();
     test_cache_off_and_corrupt();
     test_bad_options();
 

@@ -20,7 +20,8 @@ static const char *kind_name(int kind) {
 
 static VkResult kind_result(int kind) {
     switch (kind) {
-    case VK_FAULT_LOST: return VK_ERROR_DEVICE_LOST;
+    case VK_FAULT_LOST:
+    case VK_FAULT_GONE: return VK_ERROR_DEVICE_LOST;
     case VK_FAULT_OOM: return VK_ERROR_OUT_OF_DEVICE_MEMORY;
     default: return VK_TIMEOUT;
     }
@@ -34,7 +35,8 @@ int ox_vk_is_fault(VkResult r) {
  * model node it computes after fusion). */
 static int parse_injects(vk_ep *v, const char *spec, const char *from, ox_error *err) {
     static const struct { const char *name; int kind; } KINDS[] = {
-        {"device_lost", VK_FAULT_LOST}, {"oom", VK_FAULT_OOM}, {"timeout", VK_FAULT_TIMEOUT}};
+        {"device_lost", VK_FAULT_LOST}, {"oom", VK_FAULT_OOM}, {"timeout", VK_FAULT_TIMEOUT},
+        {"device_gone", VK_FAULT_GONE}};
     while (spec && *spec) {
         size_t len = strcspn(spec, ",");
         const char *at = memchr(spec, '@', len);
@@ -45,7 +47,8 @@ static int parse_injects(vk_ep *v, const char *spec, const char *from, ox_error 
                 kind = KINDS[i].kind;
         if (!kind || at + 1 == spec + len)
             return ox_fail(err, ONYX_INVALID_ARGUMENT,
-                           "vulkan: %s '%.*s' is not KIND@NODE (KIND: device_lost, oom, timeout)",
+                           "vulkan: %s '%.*s' is not KIND@NODE (KIND: device_lost, oom, timeout, "
+                           "device_gone)",
                            from, (int)len, spec);
         if (v->n_injects == (int)(sizeof v->injects / sizeof v->injects[0]))
             return ox_fail(err, ONYX_INVALID_ARGUMENT, "vulkan: %s names more than %d faults", from,
@@ -75,6 +78,7 @@ int ox_vk_fault_setup(vk_ep *v, const ox_ep_options *opts, ox_error *err) {
     atomic_init(&v->fault_count, 0);
     atomic_init(&v->lost, 0);
     atomic_init(&v->dead, 0);
+    atomic_init(&v->gone, 0);
     atomic_init(&v->live_bytes, 0);
     atomic_init(&v->recoveries, 0);
     const char *opt = ox_ep_option(opts, "inject");
@@ -140,6 +144,7 @@ void ox_vk_inject_arm(vk_ep *v, vk_stream *s, const ir_node *node) {
 int ox_vk_inject_fire(vk_ep *v, vk_stream *s, ox_error *err) {
     int kind = s->inject;
     s->inject = 0;
+    if (kind == VK_FAULT_GONE) atomic_store(&v->gone, 1);
     return ox_vk_fault(v, kind_result(kind), kind == VK_FAULT_TIMEOUT ? "vkWaitForFences" : "vkQueueSubmit",
                        s->inject_node, 1, 1, err);
 }
@@ -183,7 +188,12 @@ int ox_vk_recover(ox_ep *ep, void (*drop)(void *user, ox_ep *ep), void *user, ox
     } else if (atomic_load(&v->lost)) {
         /* the session's weights on the device go with it */
         if (drop) drop(user, ep);
-        if (remake(v, err) != 0) {
+        if (atomic_load(&v->gone)) {
+            rc = ox_fail(err, ONYX_RUNTIME_ERROR,
+                         "vulkan: %s did not come back [injected by ONYX_VK_INJECT]",
+                         v->caps.device_name);
+            atomic_store(&v->dead, 1);
+        } else if (remake(v, err) != 0) {
             atomic_store(&v->dead, 1);
             rc = -1;
         } else {

@@ -143,6 +143,7 @@ typedef struct vk_ep {
     uint64_t recovered_at; /* fault_count when the device was last remade (use_lock) */
     atomic_int lost;       /* the device must be remade before more work */
     atomic_int dead;       /* remaking it failed: nothing runs on it again */
+    atomic_int gone;       /* an injected fault forbids the remake (VK_FAULT_GONE) */
     pthread_mutex_t fault_lock;
     ox_ep_fault last_fault; /* under fault_lock */
     /* ONYX_VK_INJECT / option inject (a testing aid): dispatches of these
@@ -162,6 +163,8 @@ typedef struct vk_ep {
 #define VK_FAULT_LOST 1
 #define VK_FAULT_OOM 2
 #define VK_FAULT_TIMEOUT 3
+/* injected only: the device is lost and cannot be remade */
+#define VK_FAULT_GONE 4
 
 /* "VK_ERROR_OUT_OF_DEVICE_MEMORY" etc. */
 const char *ox_vk_result_name(VkResult r);
