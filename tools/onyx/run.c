@@ -390,6 +390,13 @@ static void report_provider_stats(const onyx_env *env, const onyx_session *s, ui
                 (double)st->submits / (double)runs, (double)st->copies_to_host / (double)runs,
                 (double)st->copies_from_host / (double)runs, (unsigned long long)st->weight_uploads,
                 (unsigned long long)st->cpu_fallbacks);
+        if (st->device_faults || st->nodes_denied)
+            fprintf(stderr,
+                    "onyx [info] provider %s: %llu device faults, %llu runs completed on the CPU "
+                    "after one, %llu device recoveries, %llu nodes moved to the CPU for a fault\n",
+                    used[p].name, (unsigned long long)st->device_faults,
+                    (unsigned long long)st->runs_rescued, (unsigned long long)st->device_recoveries,
+                    (unsigned long long)st->nodes_denied);
     }
 }
 
