@@ -131,6 +131,38 @@ onyx_status *onyx_env_set_log_level(onyx_env *env, onyx_log_level level);
 size_t onyx_env_provider_count(const onyx_env *env);
 const char *onyx_env_provider_name(const onyx_env *env, size_t index);
 
+/* ---- devices ----
+ * What each provider's devices are, without a session: a snapshot taken
+ * by onyx_env_list_devices (it opens and closes the driver; nothing is
+ * kept in the env), read as (key, value) strings per device, freed by
+ * the caller. Every device is listed, usable or not: key "usable" is
+ * "yes" or "no", and "unusable_reason" says why not (too old a Vulkan,
+ * no compute queue, a driver denylist rule disabling it). Keys common to
+ * all providers: provider, index, name, usable. cpu: one device, with
+ * cores_online, isa_levels (the instruction-set variants its kernels
+ * choose from on this machine) and isa_used. vulkan: device_option (the
+ * index the "device" option takes), type, vendor_id, device_id,
+ * api_version, driver_name, driver_info, driver_id, driver_version (in
+ * the vendor's encoding), faked (only under ONYX_VK_FAKE_DEVICE),
+ * conformance_version, pipeline_cache_uuid, features (shader_int64,
+ * shader_float16, shader_int8, ...), compute limits, subgroup size,
+ * stages and operations, memory_heap.N, memory_type.N, and denylist (the
+ * driver denylist rules matching the device). Fails with
+ * ONYX_INVALID_ARGUMENT for a provider this build does not offer, and
+ * with ONYX_NOT_IMPLEMENTED (a message saying which) when the provider
+ * cannot look: no Vulkan loader, no driver, no device. Strings stay valid
+ * until the list is freed. */
+typedef struct onyx_device_list onyx_device_list;
+onyx_status *onyx_env_list_devices(const onyx_env *env, const char *provider, onyx_device_list **out);
+size_t onyx_device_list_count(const onyx_device_list *list);
+/* 0 when device is out of range. */
+size_t onyx_device_property_count(const onyx_device_list *list, size_t device);
+onyx_status *onyx_device_property(const onyx_device_list *list, size_t device, size_t index,
+                                  const char **key, const char **value);
+/* The value of `key` for the device, or NULL when it has none. */
+const char *onyx_device_property_find(const onyx_device_list *list, size_t device, const char *key);
+void onyx_device_list_free(onyx_device_list *list);
+
 /* ---- session options ---- */
 onyx_status *onyx_session_options_create(onyx_session_options **out);
 void onyx_session_options_free(onyx_session_options *opts);
@@ -154,7 +186,9 @@ onyx_status *onyx_session_options_set_providers(onyx_session_options *opts,
  * than they save; "all": every node the provider can run stays on it),
  * "pipeline_cache" (a file keeping compiled pipelines between processes:
  * read at session creation when written for the same device, driver and
- * onyx version, otherwise ignored; written when the session is freed). */
+ * onyx version, otherwise ignored; written when the session is freed),
+ * "denylist" (a driver denylist file replacing the embedded one, or
+ * "none"; see docs/VULKAN_DENYLIST.md; ONYX_VK_DENYLIST does the same). */
 onyx_status *onyx_session_options_set_provider_option(onyx_session_options *opts, const char *provider,
                                                       const char *key, const char *value);
 onyx_status *onyx_session_options_set_optimization_level(onyx_session_options *opts,

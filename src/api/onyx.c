@@ -41,14 +41,16 @@ onyx_status *onyx_env_create(onyx_env **out) {
     if (!env) return ox_status_new(ONYX_OUT_OF_MEMORY, "out of memory");
     env->log_level = ONYX_LOG_WARNING;
     ox_error err = {0};
-    if (ox_env_add_provider(env, "cpu", ox_cpu_ep_create, &err) != 0) {
+    if (ox_env_add_provider(env, "cpu", ox_cpu_ep_create, &err) != 0 ||
+        ox_env_set_device_lister(env, "cpu", ox_cpu_list_devices, &err) != 0) {
         free(env);
         return ox_status_from_error(&err);
     }
 #ifdef ONYX_HAVE_VULKAN
     /* offered whenever built; whether a device is there is found out when
      * a session creates it */
-    if (ox_env_add_provider(env, "vulkan", ox_vulkan_ep_create, &err) != 0) {
+    if (ox_env_add_provider(env, "vulkan", ox_vulkan_ep_create, &err) != 0 ||
+        ox_env_set_device_lister(env, "vulkan", ox_vulkan_list_devices, &err) != 0) {
         free(env);
         return ox_status_from_error(&err);
     }
@@ -70,6 +72,73 @@ size_t onyx_env_provider_count(const onyx_env *env) { return env ? (size_t)env->
 
 const char *onyx_env_provider_name(const onyx_env *env, size_t index) {
     return env && index < (size_t)env->n_providers ? env->providers[index].name : NULL;
+}
+
+/* ---- devices ---- */
+
+struct onyx_device_list {
+    ox_device_list l;
+};
+
+onyx_status *onyx_env_list_devices(const onyx_env *env, const char *provider, onyx_device_list **out) {
+    CHECK_ARG(out, "out is NULL");
+    *out = NULL;
+    CHECK_ARG(env, "env is NULL");
+    CHECK_ARG(provider, "provider is NULL");
+    const ox_provider_entry *e = NULL;
+    char names[256] = "";
+    size_t off = 0;
+    for (int i = 0; i < env->n_providers; i++) {
+        if (strcmp(env->providers[i].name, provider) == 0) e = &env->providers[i];
+        if (off < sizeof names)
+            off += (size_t)snprintf(names + off, sizeof names - off, "%s%s", i ? ", " : "",
+                                    env->providers[i].name);
+    }
+    if (!e)
+        return ox_status_new(ONYX_INVALID_ARGUMENT, "unknown execution provider '%s' (this build offers: %s)",
+                             provider, names);
+    if (!e->list_devices)
+        return ox_status_new(ONYX_NOT_IMPLEMENTED, "provider '%s' cannot list its devices", provider);
+    onyx_device_list *l = calloc(1, sizeof *l);
+    if (!l) return ox_status_new(ONYX_OUT_OF_MEMORY, "out of memory");
+    ox_error err = {0};
+    if (e->list_devices(&l->l, &err) != 0) {
+        onyx_device_list_free(l);
+        return ox_status_from_error(&err);
+    }
+    *out = l;
+    return NULL;
+}
+
+size_t onyx_device_list_count(const onyx_device_list *list) { return list ? (size_t)list->l.n : 0; }
+
+size_t onyx_device_property_count(const onyx_device_list *list, size_t device) {
+    return list && device < (size_t)list->l.n ? (size_t)list->l.devs[device].n : 0;
+}
+
+onyx_status *onyx_device_property(const onyx_device_list *list, size_t device, size_t index,
+                                  const char **key, const char **value) {
+    CHECK_ARG(list, "list is NULL");
+    CHECK_ARG(key && value, "key or value is NULL");
+    CHECK_ARG(device < (size_t)list->l.n, "device index out of range");
+    CHECK_ARG(index < (size_t)list->l.devs[device].n, "property index out of range");
+    *key = list->l.devs[device].props[index].key;
+    *value = list->l.devs[device].props[index].value;
+    return NULL;
+}
+
+const char *onyx_device_property_find(const onyx_device_list *list, size_t device, const char *key) {
+    if (!list || !key || device >= (size_t)list->l.n) return NULL;
+    const ox_device_info *d = &list->l.devs[device];
+    for (int i = 0; i < d->n; i++)
+        if (strcmp(d->props[i].key, key) == 0) return d->props[i].value;
+    return NULL;
+}
+
+void onyx_device_list_free(onyx_device_list *list) {
+    if (!list) return;
+    ox_devlist_free(&list->l);
+    free(list);
 }
 
 /* ---- options ---- */

@@ -188,6 +188,10 @@ typedef struct ox_ep_ops {
     /* Optional: the provider's counters (onyx_provider_stats). */
     void (*get_stats)(ox_ep *ep, onyx_provider_stats *out);
     void (*destroy)(ox_ep *ep);
+    /* Optional: what the session logs once, at info level, when it
+     * creates the provider (e.g. what a driver denylist disabled); NULL
+     * when there is nothing to say. Owned by the provider. */
+    const char *(*notice)(ox_ep *ep);
 } ox_ep_ops;
 
 struct ox_ep {

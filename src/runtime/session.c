@@ -23,8 +23,18 @@ int ox_env_add_provider(onyx_env *env, const char *name, ox_ep_factory create, o
                        OX_MAX_REGISTERED_EPS);
     env->providers[env->n_providers].name = name;
     env->providers[env->n_providers].create = create;
+    env->providers[env->n_providers].list_devices = NULL;
     env->n_providers++;
     return 0;
+}
+
+int ox_env_set_device_lister(onyx_env *env, const char *name, ox_device_lister list, ox_error *err) {
+    for (int i = 0; i < env->n_providers; i++)
+        if (strcmp(env->providers[i].name, name) == 0) {
+            env->providers[i].list_devices = list;
+            return 0;
+        }
+    return ox_fail(err, ONYX_INVALID_ARGUMENT, "no provider '%s' to give a device lister", name);
 }
 
 static int names_cpu(const onyx_session_options *opts) {
@@ -118,6 +128,8 @@ static int create_providers(onyx_session *s, const onyx_session_options *opts, o
             return -1;
         }
         s->eps[s->n_eps++] = ep;
+        const char *note = ep->ops->notice ? ep->ops->notice(ep) : NULL;
+        if (note) ox_log(s->log_level, ONYX_LOG_INFO, "provider '%s': %s", name, note);
     }
     return 0;
 }

@@ -7,6 +7,7 @@
 #include <stdatomic.h>
 
 #include "core/threadpool.h"
+#include "ep/devices.h"
 #include "ep/ep.h"
 #include "ir/ir.h"
 #include "onyx.h"
@@ -28,6 +29,7 @@ typedef ox_ep *(*ox_ep_factory)(const ox_ep_options *opts, ox_error *err);
 typedef struct ox_provider_entry {
     const char *name;
     ox_ep_factory create;
+    ox_device_lister list_devices; /* NULL: the provider cannot list its devices */
 } ox_provider_entry;
 
 struct onyx_env {
@@ -135,6 +137,8 @@ ox_graph_exec *ox_session_find_exec(onyx_session *s, const ir_graph *g);
 /* Registers a provider factory under a name (used by tests to add the
  * test provider). */
 int ox_env_add_provider(onyx_env *env, const char *name, ox_ep_factory create, ox_error *err);
+/* Sets the device lister of a registered provider (onyx_env_list_devices). */
+int ox_env_set_device_lister(onyx_env *env, const char *name, ox_device_lister list, ox_error *err);
 
 int ox_session_create(onyx_env *env, const void *data, size_t size, const char *base_dir,
                       const onyx_session_options *opts, onyx_session **out, ox_error *err);

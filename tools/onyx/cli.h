@@ -163,9 +163,11 @@ int cmd_info(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_check(int argc, char **argv);
+int cmd_devices(int argc, char **argv);
 void usage_info(void);
 void usage_run(void);
 void usage_bench(void);
 void usage_check(void);
+void usage_devices(void);
 
 #endif

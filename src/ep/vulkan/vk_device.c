@@ -114,9 +114,12 @@ static int make_instance(vk_ep *v, ox_error *err) {
     return 0;
 }
 
-/* Why a device cannot serve, or NULL when it can; the compute family
- * goes to *family. */
-static const char *unsuitable(vk_ep *v, VkPhysicalDevice pd, const VkPhysicalDeviceProperties *p,
+int ox_vk_instance_open(vk_ep *v, ox_error *err) {
+    return load_loader(v, err) != 0 || make_instance(v, err) != 0 ? -1 : 0;
+}
+
+/* Why a device cannot serve, or NULL when it can (vk_internal.h). */
+const char *ox_vk_unsuitable(vk_ep *v, VkPhysicalDevice pd, const VkPhysicalDeviceProperties *p,
                               uint32_t *family) {
     if (p->apiVersion < VK_API_VERSION_1_1) return "Vulkan 1.0 only (1.1 is needed)";
     const VkPhysicalDeviceLimits *l = &p->limits;
@@ -162,14 +165,32 @@ static int pick_device(vk_ep *v, int want, ox_error *err) {
     if (n > 16) n = 16;
     r = v->f.vkEnumeratePhysicalDevices(v->instance, &n, devs);
     if (r != VK_SUCCESS && r != VK_INCOMPLETE) return ox_vk_fail(err, "vkEnumeratePhysicalDevices", r);
-    char why[512] = "";
+    char why[4096] = "";
     size_t off = 0;
     int best = -1, best_rank = 99, usable = 0;
     for (uint32_t i = 0; i < n; i++) {
         VkPhysicalDeviceProperties p;
         uint32_t family = 0;
         v->f.vkGetPhysicalDeviceProperties(devs[i], &p);
-        const char *no = unsuitable(v, devs[i], &p, &family);
+        const char *no = ox_vk_unsuitable(v, devs[i], &p, &family);
+        char denied[1600];
+        if (!no) {
+            /* a device the driver denylist disables entirely is skipped
+             * like an unsuitable one, so another may serve */
+            ox_vk_caps c;
+            if (ox_vk_query_caps(v, devs[i], 0, &c, err) != 0) return -1;
+            for (int k = 0; k < v->denylist.n && !no; k++) {
+                const ox_vk_deny_rule *rule = &v->denylist.rules[k];
+                if (!ox_vk_deny_matches(rule, &c)) continue;
+                for (int a = 0; a < rule->n_actions; a++)
+                    if (rule->actions[a].kind == OX_VK_DENY_DEVICE) {
+                        snprintf(denied, sizeof denied, "disabled by the driver denylist, rule '%s' (%s:%d): %s (%s)",
+                                 rule->name, v->denylist.source, rule->line, rule->reason, rule->ref);
+                        no = denied;
+                        break;
+                    }
+            }
+        }
         if (no) {
             if (off < sizeof why)
                 off += (size_t)snprintf(why + off, sizeof why - off, "%s%s: %s", off ? "; " : "",
@@ -190,73 +211,6 @@ static int pick_device(vk_ep *v, int want, ox_error *err) {
     if (best < 0) return ox_fail(err, ONYX_NOT_IMPLEMENTED, "vulkan: no suitable device (%s)", why);
     v->phys = devs[best];
     return 0;
-}
-
-static void copy_name(char *dst, size_t size, const char *src) {
-    snprintf(dst, size, "%s", src);
-}
-
-/* Fills the capability record from the device's properties and features. */
-static void query_caps(vk_ep *v, unsigned mask) {
-    ox_vk_caps *c = &v->caps;
-    VkPhysicalDeviceProperties base;
-    v->f.vkGetPhysicalDeviceProperties(v->phys, &base);
-    int v12 = base.apiVersion >= VK_API_VERSION_1_2;
-    VkPhysicalDeviceDriverProperties drv = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
-    VkPhysicalDeviceMaintenance3Properties m3 = {
-        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES};
-    VkPhysicalDeviceSubgroupProperties sg = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES,
-                                             .pNext = &m3};
-    if (v12) m3.pNext = &drv;
-    VkPhysicalDeviceProperties2 props = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
-                                         .pNext = &sg};
-    v->f.vkGetPhysicalDeviceProperties2(v->phys, &props);
-
-    VkPhysicalDeviceShaderFloat16Int8Features f16 = {
-        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES};
-    VkPhysicalDevice16BitStorageFeatures s16 = {
-        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES};
-    if (v12) s16.pNext = &f16;
-    VkPhysicalDeviceFeatures2 feats = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
-                                       .pNext = &s16};
-    v->f.vkGetPhysicalDeviceFeatures2(v->phys, &feats);
-
-    const VkPhysicalDeviceProperties *p = &props.properties;
-    c->api_version = p->apiVersion;
-    c->driver_version = p->driverVersion;
-    c->vendor_id = p->vendorID;
-    c->device_id = p->deviceID;
-    c->device_type = (int)p->deviceType;
-    copy_name(c->device_name, sizeof c->device_name, p->deviceName);
-    if (v12) {
-        c->driver_id = (uint32_t)drv.driverID;
-        copy_name(c->driver_name, sizeof c->driver_name, drv.driverName);
-        copy_name(c->driver_info, sizeof c->driver_info, drv.driverInfo);
-    }
-    c->shader_int64 = feats.features.shaderInt64 && !(mask & OX_VK_MASK_INT64);
-    c->shader_float16 = v12 && f16.shaderFloat16 && !(mask & OX_VK_MASK_FP16);
-    c->storage_buffer_16bit = s16.storageBuffer16BitAccess && !(mask & OX_VK_MASK_FP16);
-    if (!(mask & OX_VK_MASK_SUBGROUP)) {
-        c->subgroup_size = sg.subgroupSize;
-        c->subgroup_stages = sg.supportedStages;
-        c->subgroup_ops = sg.supportedOperations;
-    }
-    /* the reduction keeps one partial per subgroup in 64 shared slots */
-    c->subgroup_reduce = (c->subgroup_stages & VK_SHADER_STAGE_COMPUTE_BIT) &&
-                         (c->subgroup_ops & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT) &&
-                         (c->subgroup_ops & VK_SUBGROUP_FEATURE_BASIC_BIT) &&
-                         c->subgroup_size >= VK_WG / 64;
-    memcpy(c->pipeline_cache_uuid, p->pipelineCacheUUID, VK_UUID_SIZE);
-    c->max_storage_buffer_range = p->limits.maxStorageBufferRange;
-    c->max_allocation_size = m3.maxMemoryAllocationSize;
-    c->max_workgroup_invocations = p->limits.maxComputeWorkGroupInvocations;
-    for (int i = 0; i < 3; i++) {
-        c->max_workgroup_size[i] = p->limits.maxComputeWorkGroupSize[i];
-        c->max_workgroup_count[i] = p->limits.maxComputeWorkGroupCount[i];
-    }
-    c->max_push_constants_size = p->limits.maxPushConstantsSize;
-    c->min_storage_offset_alignment = (uint32_t)p->limits.minStorageBufferOffsetAlignment;
-    c->masked = mask;
 }
 
 /* Memory types: tensors in device-local memory; when that memory is also
@@ -313,15 +267,19 @@ static int make_device(vk_ep *v, ox_error *err) {
     return 0;
 }
 
-int ox_vk_device_open(vk_ep *v, int device, const char *disable, ox_error *err) {
+int ox_vk_device_open(vk_ep *v, int device, const char *disable, const char *denylist, ox_error *err) {
     unsigned mask = 0, more = 0;
     if (ox_vk_parse_mask(getenv("ONYX_VK_DISABLE"), &mask, err) != 0 ||
         ox_vk_parse_mask(disable, &more, err) != 0)
         return -1;
     mask |= more;
-    if (load_loader(v, err) != 0 || make_instance(v, err) != 0 || pick_device(v, device, err) != 0)
-        return -1;
-    query_caps(v, mask);
+    /* the denylist first: device choice skips devices it disables */
+    if (ox_vk_denylist_load(denylist, &v->denylist, err) != 0) return -1;
+    if (ox_vk_instance_open(v, err) != 0 || pick_device(v, device, err) != 0) return -1;
+    if (ox_vk_query_caps(v, v->phys, mask, &v->caps, err) != 0) return -1;
+    ox_vk_denylist_select(&v->denylist, &v->caps, err);
+    unsigned denied = ox_vk_deny_features(&v->denylist) & ~mask;
+    if (denied && ox_vk_query_caps(v, v->phys, mask | denied, &v->caps, err) != 0) return -1;
     if (pick_memory(v, err) != 0 || make_device(v, err) != 0) return -1;
     return 0;
 }

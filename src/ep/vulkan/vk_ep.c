@@ -23,8 +23,10 @@ uint32_t ox_vk_host_inputs(ox_ep *ep, const ir_node *node) {
 
 static int vk_supports(ox_ep *ep, const ir_node *node, const ir_type *const *in, int n) {
     const ox_kernel_def *k = vk_find_kernel(ep, node);
+    /* a node the driver denylist disables never reaches the device */
     return k && (!k->supports || k->supports(node, in, n)) &&
-           ox_vk_claims((const vk_ep *)ep, node, in, n);
+           ox_vk_claims((const vk_ep *)ep, node, in, n) &&
+           !ox_vk_deny_node(&((const vk_ep *)ep)->denylist, node, in, n);
 }
 
 /* A run holds the device (use_lock, shared) from its first command to
@@ -88,6 +90,8 @@ static void vk_destroy(ox_ep *ep) {
     free(v->pipeline_cache_path);
     free(v->refused_shaders);
     ox_vk_fault_free(v);
+    ox_vk_denylist_free(&v->denylist);
+    free(v->deny_note);
     pthread_mutex_destroy(&v->lock);
     free(v);
 }
@@ -120,7 +124,10 @@ static int vk_output_views_input(ox_ep *ep, const ir_node *node) {
     return ox_op_output_is_reshape(node);
 }
 
+static const char *vk_notice(ox_ep *ep) { return ((vk_ep *)ep)->deny_note; }
+
 static const ox_ep_ops VK_OPS = {
+    .notice = vk_notice,
     .supports = vk_supports,
     .find_kernel = vk_find_kernel,
     .host_inputs = ox_vk_host_inputs,
@@ -173,8 +180,8 @@ static int max_buffer_option(const ox_ep_options *opts, uint64_t *bytes, ox_erro
 }
 
 ox_ep *ox_vulkan_ep_create(const ox_ep_options *opts, ox_error *err) {
-    static const char *const KNOWN[] = {"device",     "disable", "place", "pipeline_cache",
-                                        "max_buffer", "inject",  "memory_budget"};
+    static const char *const KNOWN[] = {"device",     "disable", "place",  "pipeline_cache",
+                                        "max_buffer", "inject",  "memory_budget", "denylist"};
     int device;
     uint64_t max_buffer;
     if (ox_ep_options_allow(opts, "vulkan", KNOWN, sizeof KNOWN / sizeof KNOWN[0], err) != 0 ||
@@ -213,13 +220,34 @@ ox_ep *ox_vulkan_ep_create(const ox_ep_options *opts, ox_error *err) {
     v->base.device = OX_VULKAN_DEVICE;
     v->base.ops = &VK_OPS;
     v->base.impl = v;
-    if (ox_vk_device_open(v, device, ox_ep_option(opts, "disable"), err) != 0 ||
+    const char *denylist = ox_ep_option(opts, "denylist");
+    if (denylist && !denylist[0]) {
+        ox_fail(err, ONYX_INVALID_ARGUMENT, "vulkan: option denylist needs a file name (or none)");
+        vk_destroy(&v->base);
+        return NULL;
+    }
+    if (ox_vk_device_open(v, device, ox_ep_option(opts, "disable"), denylist, err) != 0 ||
         ox_vk_exec_init(v, err) != 0) {
         vk_destroy(&v->base);
         return NULL;
     }
     if (max_buffer && max_buffer < v->caps.max_storage_buffer_range)
         v->caps.max_storage_buffer_range = max_buffer;
+    /* a dispatch-size rule only lowers the budget the provider set */
+    uint64_t n = ox_vk_deny_dispatch(&v->denylist);
+    if (n && (!v->dispatch_budget || n < v->dispatch_budget)) v->dispatch_budget = n;
+    if (v->denylist.n) {
+        size_t len = ox_vk_denylist_describe(&v->denylist, NULL, 0);
+        const char *pre = "driver denylist: ";
+        v->deny_note = malloc(strlen(pre) + len + 1);
+        if (!v->deny_note) {
+            ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
+            vk_destroy(&v->base);
+            return NULL;
+        }
+        strcpy(v->deny_note, pre);
+        ox_vk_denylist_describe(&v->denylist, v->deny_note + strlen(pre), len + 1);
+    }
     return &v->base;
 }
 

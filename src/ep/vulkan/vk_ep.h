@@ -9,7 +9,21 @@
  * capabilities the device has, to exercise the paths taken without them:
  * a comma-separated list of int64, fp16, subgroup (Softmax then reduces
  * through shared memory only) and hostmap (device memory is then never
- * mapped: every copy goes through a staging buffer, as on a discrete GPU). */
+ * mapped: every copy goes through a staging buffer, as on a discrete GPU).
+ *
+ * The driver denylist (vk_denylist.h, denylist.txt embedded at build
+ * time) disables operators, features, large dispatches or the whole
+ * device for drivers known to get them wrong; ONYX_VK_DENYLIST=FILE (or
+ * the option "denylist") replaces it, "none" empties it.
+ *
+ * ONYX_VK_FAKE_DEVICE=VENDOR:DEVICE:DRIVER:VERSION[:DRIVER_ID] (tests)
+ * overrides, after the real query, every device record's vendor id,
+ * device id (hex 0x.. or decimal), driver name (as VkDriverProperties
+ * spells it: radv, NVIDIA, ...) and driver version (dotted, in the
+ * vendor's decoding: 21.0.0, 535.104.5.0), and the VkDriverId when given;
+ * e.g. 0x1002:0x67df:radv:21.0.0:3 for an RX 580 on RADV 21.0. The real
+ * device still runs the work; the denylist and onyx devices see the
+ * faked record (marked as faked). */
 #ifndef ONYX_EP_VULKAN_VK_EP_H
 #define ONYX_EP_VULKAN_VK_EP_H
 
@@ -47,6 +61,21 @@ typedef struct ox_vk_caps {
     uint8_t pipeline_cache_uuid[16]; /* pipelineCacheUUID: changes with the driver build */
     int host_mapped; /* tensors live in host-visible memory, copied by memcpy */
     unsigned masked; /* OX_VK_MASK_* bits from ONYX_VK_DISABLE */
+
+    /* ---- the fuller record (vk_caps.c), shown by onyx devices ---- */
+    uint32_t conformance_version; /* major<<24 | minor<<16 | subminor<<8 | patch; 0 before 1.2 */
+    int shader_int8, shader_int16, shader_float64, storage_buffer_8bit; /* as the device offers */
+    uint32_t max_shared_memory; /* maxComputeSharedMemorySize, bytes */
+    uint32_t n_heaps, n_memory_types;
+    uint64_t heap_size[16];
+    uint32_t heap_flags[16];   /* VkMemoryHeapFlags */
+    uint32_t type_flags[32];   /* VkMemoryPropertyFlags */
+    uint32_t type_heap[32];
+    /* ONYX_VK_FAKE_DEVICE replaced vendor_id, device_id, driver_name,
+     * driver_version (and driver_id when given); the real values: */
+    int faked;
+    uint32_t real_vendor_id, real_device_id, real_driver_version, real_driver_id;
+    char real_driver_name[256];
 } ox_vk_caps;
 
 typedef struct ox_vk_stats {
@@ -66,6 +95,10 @@ typedef struct ox_vk_stats {
 ox_ep *ox_vulkan_ep_create(const ox_ep_options *opts, ox_error *err);
 const ox_vk_caps *ox_vulkan_ep_caps(const ox_ep *ep);
 void ox_vulkan_ep_get_stats(const ox_ep *ep, ox_vk_stats *out);
+/* Every Vulkan device, usable or not, as key/value records, without a
+ * provider (onyx_env_list_devices); the loader is opened and closed here. */
+struct ox_device_list;
+int ox_vulkan_list_devices(struct ox_device_list *out, ox_error *err);
 /* One line naming the device, driver and what it offers (for logs). */
 void ox_vulkan_ep_describe(const ox_ep *ep, char *buf, size_t size);
 

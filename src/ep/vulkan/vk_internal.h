@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+#include "ep/vulkan/vk_denylist.h"
 #include "ep/vulkan/vk_ep.h"
 
 /* Functions resolved through vkGetInstanceProcAddr: before an instance
@@ -136,6 +137,14 @@ typedef struct vk_ep {
      * denylist (a dispatch-size rule) and by the dispatch_budget option. */
     uint64_t dispatch_budget;
 
+    /* The driver denylist (vk_denylist.c): the rules matching this device,
+     * from the "denylist" option, ONYX_VK_DENYLIST or the embedded file.
+     * supports() refuses the nodes they disable; their features are
+     * masked and their dispatch budget applied at creation. deny_note says
+     * what they disabled, logged once per creation (ox_ep_ops.notice). */
+    ox_vk_denylist denylist;
+    char *deny_note;
+
     /* ---- device faults (vk_fault.c) ---- */
     /* runs hold it shared from run_begin to run_end; recovery alone */
     pthread_rwlock_t use_lock;
@@ -174,7 +183,17 @@ int ox_vk_fail(ox_error *err, const char *call, VkResult r);
 /* vk_device.c: loader, instance, device choice and capability record. */
 /* device: index among the usable devices, or -1 for the best kind (a
  * discrete GPU first); disable: capabilities masked besides ONYX_VK_DISABLE. */
-int ox_vk_device_open(vk_ep *v, int device, const char *disable, ox_error *err);
+/* denylist: a file replacing the embedded driver denylist, or NULL. */
+int ox_vk_device_open(vk_ep *v, int device, const char *disable, const char *denylist, ox_error *err);
+/* The loader and an instance (enumeration without a provider uses them too). */
+int ox_vk_instance_open(vk_ep *v, ox_error *err);
+/* Why a device cannot serve onyx, or NULL (its compute family to *family). */
+const char *ox_vk_unsuitable(vk_ep *v, VkPhysicalDevice pd, const VkPhysicalDeviceProperties *p,
+                             uint32_t *family);
+/* vk_caps.c: the capability record of a device from real queries, less
+ * `mask`, then ONYX_VK_FAKE_DEVICE's overrides (fails on a malformed one). */
+int ox_vk_query_caps(vk_ep *v, VkPhysicalDevice pd, unsigned mask, ox_vk_caps *c, ox_error *err);
+
 void ox_vk_device_close(vk_ep *v);
 /* Parses ONYX_VK_DISABLE into OX_VK_MASK_* bits. */
 int ox_vk_parse_mask(const char *s, unsigned *mask, ox_error *err);

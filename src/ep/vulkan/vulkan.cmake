@@ -58,8 +58,18 @@ foreach(src ${ONYX_VK_SHADERS})
   list(APPEND ONYX_VK_SPV_SOURCES ${csrc})
 endforeach()
 
+# The driver denylist (docs/VULKAN_DENYLIST.md), embedded as a C string:
+# the library reads no file at run time unless ONYX_VK_DENYLIST names one.
+set(ONYX_VK_DENYLIST_C ${ONYX_VK_GEN}/denylist_text.c)
+add_custom_command(
+  OUTPUT ${ONYX_VK_DENYLIST_C}
+  COMMAND ${CMAKE_COMMAND} -DIN=${ONYX_VK_DIR}/denylist.txt -DOUT=${ONYX_VK_DENYLIST_C}
+          -DNAME=ox_vk_denylist_text -P ${ONYX_VK_DIR}/embed_text.cmake
+  DEPENDS ${ONYX_VK_DIR}/denylist.txt ${ONYX_VK_DIR}/embed_text.cmake
+  COMMENT "Embedding the Vulkan driver denylist")
+
 file(GLOB ONYX_VK_SOURCES CONFIGURE_DEPENDS ${ONYX_VK_DIR}/*.c)
-target_sources(onyx PRIVATE ${ONYX_VK_SOURCES} ${ONYX_VK_SPV_SOURCES})
+target_sources(onyx PRIVATE ${ONYX_VK_SOURCES} ${ONYX_VK_SPV_SOURCES} ${ONYX_VK_DENYLIST_C})
 target_include_directories(onyx PRIVATE ${ONYX_VULKAN_INCLUDE_DIR})
 target_compile_definitions(onyx PRIVATE ONYX_HAVE_VULKAN=1)
 target_link_libraries(onyx PRIVATE ${CMAKE_DL_LIBS})
