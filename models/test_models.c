@@ -586,13 +586,15 @@ out:
     return rc;
 }
 
-/* ---- device faults (--fault KIND) ----
- * The case on "vulkan,cpu" with an injected device fault (ONYX_VK_INJECT's
- * option form) at the first dense node the device runs, in a fresh cache
- * folder: the first run must be rescued on the CPU and match, the second
- * run on the remade device must match with no new fault, and a new
- * session (a restart: its own environment, reading the cache file) must
- * place that node on the CPU, fault no more, and match. */
+/* ---- device faults (--fault KIND[,KIND...]) ----
+ * The case on "vulkan,cpu" with injected device faults (the provider
+ * option `inject`, ONYX_VK_INJECT's form), each KIND at another of the
+ * dense nodes the device runs, in a fresh cache folder. Run k faults at
+ * the k-th node (the earlier ones are on the CPU by then) and must match
+ * through the CPU rerun; the run after the last fault must match on the
+ * remade device with no new fault; a new session (a restart: its own
+ * environment, reading the cache file) must place every faulted node on
+ * the CPU, fault no more, and match. */
 
 static int make_fault_session(onyx_env *env, const test_case *c, const char *inject,
                               const char *cache, onyx_session **out) {
@@ -607,13 +609,14 @@ static int make_fault_session(onyx_env *env, const test_case *c, const char *inj
     return st ? fail_status("cannot create a session", st) : 0;
 }
 
-/* The first Conv, MatMul or Gemm the device runs, or -1. */
-static long dense_vulkan_node(const onyx_session *s) {
+/* The k-th Conv, MatMul or Gemm the device runs, or -1. */
+static long dense_vulkan_node(const onyx_session *s, int k) {
     for (size_t i = 0; i < onyx_session_node_count(s); i++) {
         const char *op = onyx_session_node_op_type(s, i);
         if (strcmp(onyx_session_node_provider(s, i), "vulkan") == 0 &&
             (strcmp(op, "Conv") == 0 || strcmp(op, "MatMul") == 0 || strcmp(op, "Gemm") == 0 ||
-             strcmp(op, "FusedConv") == 0))
+             strcmp(op, "FusedConv") == 0) &&
+            k-- == 0)
             return (long)i;
     }
     return -1;
@@ -679,11 +682,13 @@ static int expect_stats(const onyx_session *s, const char *when, uint64_t faults
     return -1;
 }
 
-static int fault_case(const test_case *c, const char *kind, const char *cache_root) {
-    printf("== %s (%s), injected %s\n", c->name, c->model, kind);
-    int rc = -1;
-    char cache[4096], inject[1024], node[512] = "";
-    snprintf(cache, sizeof cache, "%s/%s.%s.XXXXXX", cache_root, c->name, kind);
+#define MAX_FAULTS 4
+
+static int fault_case(const test_case *c, const char *kinds, const char *cache_root) {
+    printf("== %s (%s), injected %s\n", c->name, c->model, kinds);
+    int rc = -1, n = 0;
+    char cache[4096], inject[2048] = "", nodes[MAX_FAULTS][512], list[256];
+    snprintf(cache, sizeof cache, "%s/%s.XXXXXX", cache_root, c->name);
     if (!mkdtemp(cache)) {
         printf("  FAIL: cannot make a cache folder under %s\n", cache_root);
         return -1;
@@ -697,23 +702,36 @@ static int fault_case(const test_case *c, const char *kind, const char *cache_ro
         goto out;
     }
     if (make_fault_session(env, c, NULL, cache, &probe) != 0) goto out;
-    long at = dense_vulkan_node(probe);
-    if (at < 0) {
-        printf("  FAIL: no Conv, MatMul or Gemm runs on vulkan\n");
-        goto out;
+    snprintf(list, sizeof list, "%s", kinds);
+    for (char *save = NULL, *k = strtok_r(list, ",", &save); k; k = strtok_r(NULL, ",", &save)) {
+        long at = n < MAX_FAULTS ? dense_vulkan_node(probe, n) : -1;
+        if (at < 0) {
+            printf("  FAIL: fewer than %d Conv, MatMul or Gemm nodes on vulkan\n", n + 1);
+            goto out;
+        }
+        snprintf(nodes[n], sizeof nodes[n], "%s", onyx_session_node_name(probe, (size_t)at));
+        size_t used = strlen(inject);
+        int w = snprintf(inject + used, sizeof inject - used, "%s%s@%s", n ? "," : "", k, nodes[n]);
+        if (w < 0 || (size_t)w >= sizeof inject - used) {
+            printf("  FAIL: node names too long for the inject option\n");
+            goto out;
+        }
+        printf("  %s at node '%s' (%s)\n", k, nodes[n], onyx_session_node_op_type(probe, (size_t)at));
+        n++;
     }
-    snprintf(node, sizeof node, "%s", onyx_session_node_name(probe, (size_t)at));
-    snprintf(inject, sizeof inject, "%s@%s", kind, node);
-    printf("  fault at node '%s' (%s)\n", node, onyx_session_node_op_type(probe, (size_t)at));
     if (make_fault_session(env, c, inject, cache, &s) != 0) goto out;
-    if (run_and_compare(s, c, "run 1 (faults, completes on the CPU)") != 0 ||
-        expect_stats(s, "after run 1", 1, 1, 1, 1, &a) != 0)
-        goto out;
-    if (run_and_compare(s, c, "run 2 (the remade device, the node on the CPU)") != 0 ||
-        expect_stats(s, "after run 2", 1, 1, 1, 1, &b) != 0)
+    for (int f = 1; f <= n; f++) {
+        char what[64];
+        snprintf(what, sizeof what, "run %d (faults, completes on the CPU)", f);
+        if (run_and_compare(s, c, what) != 0 ||
+            expect_stats(s, what, (uint64_t)f, (uint64_t)f, (uint64_t)f, (uint64_t)f, &a) != 0)
+            goto out;
+    }
+    if (run_and_compare(s, c, "the next run (the remade device)") != 0 ||
+        expect_stats(s, "the next run", (uint64_t)n, (uint64_t)n, (uint64_t)n, (uint64_t)n, &b) != 0)
         goto out;
     if (b.kernel_launches <= a.kernel_launches) {
-        printf("  FAIL: run 2 dispatched nothing on the remade device\n");
+        printf("  FAIL: the next run dispatched nothing on the remade device\n");
         goto out;
     }
     /* a restart: nothing shared with the sessions above but the file */
@@ -722,16 +740,19 @@ static int fault_case(const test_case *c, const char *kind, const char *cache_ro
         goto out;
     }
     if (make_fault_session(env2, c, inject, cache, &again) != 0) goto out;
-    const char *where = NULL;
-    for (size_t i = 0; i < onyx_session_node_count(again); i++)
-        if (strcmp(onyx_session_node_name(again, i), node) == 0) where = onyx_session_node_provider(again, i);
-    printf("  after a restart node '%s' is on %s\n", node, where ? where : "(missing)");
-    if (!where || strcmp(where, "cpu") != 0) {
-        printf("  FAIL: the cache did not move the node to the CPU\n");
-        goto out;
+    for (int f = 0; f < n; f++) {
+        const char *where = NULL;
+        for (size_t i = 0; i < onyx_session_node_count(again); i++)
+            if (strcmp(onyx_session_node_name(again, i), nodes[f]) == 0)
+                where = onyx_session_node_provider(again, i);
+        printf("  after a restart node '%s' is on %s\n", nodes[f], where ? where : "(missing)");
+        if (!where || strcmp(where, "cpu") != 0) {
+            printf("  FAIL: the cache did not move the node to the CPU\n");
+            goto out;
+        }
     }
     if (run_and_compare(again, c, "run after the restart") != 0 ||
-        expect_stats(again, "after the restart", 0, 0, 1, 0, &r) != 0)
+        expect_stats(again, "after the restart", 0, 0, (uint64_t)n, 0, &r) != 0)
         goto out;
     if (r.kernel_launches == 0) {
         printf("  FAIL: after the restart nothing ran on the device\n");
@@ -743,13 +764,13 @@ out:
     onyx_session_free(s);
     if (again && !keep_loaded) keep_loaded = again;
     else onyx_session_free(again);
-    /* the keeper's environment must outlive it: freed at exit instead */
-    if (!(keep_loaded == again && again)) onyx_env_free(env2);
+    /* the kept session's environment must outlive it */
+    if (!(again && keep_loaded == again)) onyx_env_free(env2);
     onyx_env_free(env);
     char cmd[4200];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", cache);
     if (system(cmd) != 0) printf("  note: could not remove %s\n", cache);
-    printf("%s %s (%s)\n", rc == 0 ? "PASS" : "FAIL", c->name, kind);
+    printf("%s %s (%s)\n", rc == 0 ? "PASS" : "FAIL", c->name, kinds);
     return rc;
 }
 
@@ -789,7 +810,8 @@ int main(int argc, char **argv) {
         fprintf(stderr,
                 "usage: test_models MANIFEST [--model-variant NAME] [--providers A,B]\n"
                 "                   [--opt-level none|basic|all]\n"
-                "                   [--fault device_lost|oom|timeout --cache-root DIR] [CASE...]\n");
+                "                   [--fault KIND[,KIND...] --cache-root DIR] [CASE...]\n"
+                "KIND: device_lost, oom, timeout\n");
         return 2;
     }
     int opt_level = -1;
