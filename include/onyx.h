@@ -294,6 +294,10 @@ typedef struct onyx_provider_stats {
     uint64_t weight_uploads;   /* weights uploaded once to stay on the device */
     uint64_t cpu_fallbacks;    /* nodes the provider declined at run time (a tensor
                                   past its limits) that the CPU ran instead */
+    uint64_t split_dispatches; /* kernels whose work exceeded the provider's per-dispatch
+                                  budget, recorded as several dispatches over slices of
+                                  their grid (Vulkan: option dispatch_budget) */
+    uint64_t dispatch_slices;  /* the dispatches those were recorded as */
 } onyx_provider_stats;
 /* Fails when the session does not use the named provider. */
 onyx_status *onyx_session_provider_stats(const onyx_session *session, const char *provider,

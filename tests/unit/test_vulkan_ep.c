@@ -15,6 +15,12 @@
  *                          which CTest reports as skipped)
  *   --expect-masked        the same, with ONYX_VK_DISABLE set by CTest:
  *                          checks the capability record shows the mask
+ *   --expect-bounded       the same, with ONYX_VK_LIMITS set by CTest to a
+ *                          16 MiB storage-buffer range, at most 7 workgroups
+ *                          per dimension (grid-stride loops really stride)
+ *                          and a dispatch budget of 1024 units: every case
+ *                          must still match, and dispatches must have been
+ *                          split (counted over all cases)
  *   --expect-unavailable   no usable Vulkan (CTest points VK_ICD_FILENAMES
  *                          at a file that does not exist): creation fails
  *                          cleanly and {"vulkan", "cpu"} runs on the CPU */
@@ -535,7 +541,7 @@ static void option_cases(void) {
     CHECK_FAILS(create_with_options(bad_disable, 2, &s), ONYX_INVALID_ARGUMENT, "names 'nonsense'");
     const char *bad_key[] = {"devcie", "0"};
     CHECK_FAILS(create_with_options(bad_key, 2, &s), ONYX_INVALID_ARGUMENT,
-                "provider 'vulkan' has no option 'devcie' (its options: device, disable, place, pipeline_cache, max_buffer)");
+                "provider 'vulkan' has no option 'devcie' (its options: device, disable, place, pipeline_cache, max_buffer, limits, dispatch_budget, fence_timeout_ms)");
     const char *far[] = {"device", "7"};
     CHECK_FAILS(create_with_options(far, 2, &s), ONYX_INVALID_ARGUMENT, "vulkan: device 7 was asked for; ");
     const char *not_num[] = {"device", "gpu0"};
@@ -627,7 +633,7 @@ static void decline_case(void) {
     /* a budget that is no byte count is the caller's mistake */
     const char *bad[] = {"max_buffer", "12kb"};
     CHECK_FAILS(create_with_options(bad, 2, &s), ONYX_INVALID_ARGUMENT,
-                "vulkan: option max_buffer='12kb' is not a byte count of at least 4096");
+                "vulkan: option max_buffer='12kb' is not a decimal count of at least 4096");
 }
 
 /* A pipeline the driver will not build (ONYX_VK_REFUSE_SHADERS plays the
@@ -767,6 +773,7 @@ static int run_unavailable(void) {
 int main(int argc, char **argv) {
     int masked = argc > 1 && strcmp(argv[1], "--expect-masked") == 0;
     int unavailable = argc > 1 && strcmp(argv[1], "--expect-unavailable") == 0;
+    int bounded = argc > 1 && strcmp(argv[1], "--expect-bounded") == 0;
     CHECK_OK(onyx_env_create(&env));
     int found = 0;
     for (size_t i = 0; i < onyx_env_provider_count(env); i++)
@@ -794,6 +801,11 @@ int main(int argc, char **argv) {
         return 1;
     }
     check_caps(probe, masked);
+    if (bounded) {
+        const ox_vk_caps *caps = ox_vulkan_ep_caps(probe);
+        CHECK(caps->max_storage_buffer_range <= 16777216);
+        for (int d = 0; d < 3; d++) CHECK(caps->max_workgroup_count[d] == 7);
+    }
     keep_driver_loaded = probe;
 
     struct timespec t0, t1;
@@ -815,6 +827,9 @@ int main(int argc, char **argv) {
     if (!masked) pipeline_cache_case();
     decline_case();
     if (!masked) refused_shader_case();
+    if (!masked && !bounded) vulkan_bounds_cases();
+    printf("%ld dispatches split, into %ld slices\n", vc_split, vc_slices);
+    if (bounded) CHECK(vc_split > 0 && vc_slices > vc_split);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     printf("%d cases in %.1f s\n", n_cases,
            (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9);

@@ -56,6 +56,8 @@ typedef struct ox_vk_stats {
     long copies_from_host;
     long live_buffers;     /* tensor buffers allocated and not yet freed */
     int pipeline_cache_loaded; /* the pipeline_cache file matched and was read */
+    long split_dispatches; /* dispatches over the dispatch budget, recorded in slices */
+    long dispatch_slices;  /* the slices those were recorded as */
 } ox_vk_stats;
 
 /* Options (opts may be NULL): "device" (index among the usable devices,

@@ -36,7 +36,7 @@
     X(vkCmdCopyBuffer) X(vkCmdFillBuffer) X(vkCmdPipelineBarrier) X(vkCreateFence)         \
     X(vkDestroyFence) X(vkResetFences) X(vkWaitForFences) X(vkQueueSubmit)                 \
     X(vkCreatePipelineCache) X(vkDestroyPipelineCache) X(vkGetPipelineCacheData)          \
-    X(vkDeviceWaitIdle)
+    X(vkCmdDispatchBase) X(vkDeviceWaitIdle)
 
 #define OX_VK_FIELD(name) PFN_##name name;
 typedef struct vk_fns {
@@ -70,6 +70,10 @@ typedef struct vk_shader {
 #define VK_BINDINGS 6
 #define VK_FLAG_BINDING (VK_BINDINGS - 1)
 #define VK_PUSH_BYTES 128
+/* Every dispatch's whole grid, as uints {z, y, x} (shaders/grid.glsl),
+ * sits at this offset of the push constants; a kernel's own constants end
+ * before it, or, for a one-dimensional grid, before x (the last 4 bytes). */
+#define VK_GRID_OFFSET 116
 /* Workgroup sizes the shaders are written for (checked against the
  * device's limits when it is chosen). */
 #define VK_WG 256
@@ -134,6 +138,15 @@ typedef struct vk_ep {
      * larger ones); 0 until set at creation. Lowered by the driver
      * denylist (a dispatch-size rule) and by the dispatch_budget option. */
     uint64_t dispatch_budget;
+
+    /* Bounded work (vk_limits.c, vk_stream.c). submit_budget: the most
+     * estimated work one submission carries before the stream submits and
+     * waits (a few dispatch budgets). fence_timeout_ns: how long a
+     * submission may take before the run fails (option fence_timeout_ms).
+     * split: dispatches recorded as several slices; slices: those slices. */
+    uint64_t submit_budget;
+    uint64_t fence_timeout_ns;
+    atomic_long split, slices;
 } vk_ep;
 
 /* "VK_ERROR_OUT_OF_DEVICE_MEMORY" etc. */
@@ -148,6 +161,15 @@ int ox_vk_device_open(vk_ep *v, int device, const char *disable, ox_error *err);
 void ox_vk_device_close(vk_ep *v);
 /* Parses ONYX_VK_DISABLE into OX_VK_MASK_* bits. */
 int ox_vk_parse_mask(const char *s, unsigned *mask, ox_error *err);
+
+/* vk_limits.c: ONYX_VK_LIMITS and the options limits, max_buffer,
+ * dispatch_budget and fence_timeout_ms, applied to the open device's
+ * capability record and the provider's budgets (see vk_ep.h). */
+int ox_vk_limits_apply(vk_ep *v, const ox_ep_options *opts, ox_error *err);
+/* Whether the (possibly masked) workgroup limits admit the shaders'
+ * VK_WG-invocation, VK_TILE-wide workgroups; when not, the provider
+ * claims no node (ox_vk_claims) and declines any kernel (ox_vk_run). */
+int ox_vk_wg_ok(const vk_ep *v);
 
 /* vk_exec.c: buffers, synchronous copies and pipelines. */
 int ox_vk_exec_init(vk_ep *v, ox_error *err);
@@ -188,6 +210,10 @@ typedef struct vk_dispatch {
      * {uint flag; uint first_bad;} set to {0, 0xffffffff} before the
      * dispatch. */
     const vk_index_check *check;
+    /* Estimated work of one invocation (e.g. K for a MatMul output, the
+     * window for a convolution), 0 meaning 1: a dispatch's work is groups x
+     * VK_WG x cost, split into slices of at most the dispatch budget. */
+    uint64_t cost;
 } vk_dispatch;
 /* ---- streams (vk_stream.c) ----
  * One run's command recording: its own command buffer, fence, descriptor
@@ -228,6 +254,7 @@ typedef struct vk_stream {
     vk_buf_list spare;    /* freed by this run; reusable in it */
     vk_buf_list deferred; /* freed, but read by a pending check: kept until the wait */
     struct vk_stream *next;
+    uint64_t pending_work; /* estimated work recorded since the last submission */
 } vk_stream;
 
 /* A stream for one run (reused from an earlier run when one is idle). */

@@ -116,6 +116,9 @@ static int64_t broadcast_numel(const ir_type *a, int skip_a, const ir_type *b, i
 }
 
 int ox_vk_claims(const vk_ep *v, const ir_node *node, const ir_type *const *in, int n) {
+    /* every shader needs VK_WG-invocation workgroups: under a lower
+     * (masked) limit the whole graph stays on the CPU */
+    if (!ox_vk_wg_ok(v)) return 0;
     for (int i = 0; i < n; i++)
         if (in[i] && !ox_vk_fits(v, ox_vk_known_numel(in[i]), ox_dtype_size(in[i]->dtype))) return 0;
     const char *op = node->op_type;
@@ -315,7 +318,8 @@ static int run_matmul(ox_kernel_ctx *c, matmul_push *p, const ox_tensor *a, cons
     vk_dispatch d = {.shader = &VK_SHADER_matmul, .bufs = {B(a), B(b), cc ? B(cc) : NULL, B(y)},
                      .push = p, .push_bytes = sizeof *p,
                      .groups = {groups(v, p->N, VK_TILE, 0), groups(v, p->M, VK_TILE, 1),
-                                groups(v, p->batch, 1, 2)}};
+                                groups(v, p->batch, 1, 2)},
+                     .cost = p->K ? p->K : 1}; /* one output per invocation */
     return dispatch(c, &d);
 }
 
@@ -403,7 +407,9 @@ static int run_softmax(ox_kernel_ctx *c, uint32_t log) {
     vk_ep *v = vep(c);
     vk_dispatch d = {.shader = v->caps.subgroup_reduce ? &VK_SHADER_softmax_subgroup : &VK_SHADER_softmax,
                      .bufs = {B(x), B(y)}, .push = &p, .push_bytes = sizeof p,
-                     .groups = {groups(v, p.rows, 1, 0), 1, 1}};
+                     .groups = {groups(v, p.rows, 1, 0), 1, 1},
+                     /* three passes over a row, VK_WG invocations to a row */
+                     .cost = 3 * ((p.len + VK_WG - 1) / VK_WG)};
     return dispatch(c, &d);
 }
 
