@@ -9,7 +9,27 @@
  * capabilities the device has, to exercise the paths taken without them:
  * a comma-separated list of int64, fp16, subgroup (Softmax then reduces
  * through shared memory only) and hostmap (device memory is then never
- * mapped: every copy goes through a staging buffer, as on a discrete GPU). */
+ * mapped: every copy goes through a staging buffer, as on a discrete GPU).
+ *
+ * Bounded work (vk_limits.c, vk_stream.c). ONYX_VK_LIMITS (read at
+ * creation) and the option "limits" take "name=value,..." (or '+'
+ * between settings, for the CLI's provider list) with names as
+ * Vulkan spells them: maxStorageBufferRange, maxMemoryAllocationSize,
+ * maxComputeWorkGroupInvocations, maxComputeWorkGroupSize and
+ * maxComputeWorkGroupCount (one value for all three dimensions) lower the
+ * capability record as a smaller device's would be; a value above the
+ * device's is ignored (a ceiling the device already meets), so one setting
+ * serves every machine. Unknown names and malformed values are errors.
+ * Under 256 invocations per workgroup (the shaders' size) the provider
+ * claims no node. dispatchBudget / option "dispatch_budget": the most
+ * estimated work (groups x 256 invocations x the kernel's per-invocation
+ * cost) one dispatch carries, default 2^27 units (see vk_limits.c); larger
+ * ones are recorded as several over slices of their grid, and a run
+ * submits and waits whenever its recorded work passes four budgets. A
+ * budget set by the driver denylist is a ceiling the option cannot raise.
+ * fenceTimeoutMs / option "fence_timeout_ms": how long one submission may
+ * take before the run fails with VK_TIMEOUT, default 10000, 0 for ever.
+ * The option "max_buffer" is maxStorageBufferRange by another name. */
 #ifndef ONYX_EP_VULKAN_VK_EP_H
 #define ONYX_EP_VULKAN_VK_EP_H
 
@@ -64,7 +84,8 @@ typedef struct ox_vk_stats {
  * in the driver's order), "disable" (capability mask, as ONYX_VK_DISABLE),
  * "place" (dense or all), "pipeline_cache" (a file: compiled pipelines
  * are read from it at creation when it was written for this device,
- * driver and onyx version, and written back when the provider goes). */
+ * driver and onyx version, and written back when the provider goes),
+ * "max_buffer", "limits", "dispatch_budget", "fence_timeout_ms" (above). */
 ox_ep *ox_vulkan_ep_create(const ox_ep_options *opts, ox_error *err);
 const ox_vk_caps *ox_vulkan_ep_caps(const ox_ep *ep);
 void ox_vulkan_ep_get_stats(const ox_ep *ep, ox_vk_stats *out);

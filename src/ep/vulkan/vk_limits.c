@@ -72,10 +72,12 @@ static int parse_count(const char *s, size_t len, uint64_t least, uint64_t *out)
     return 0;
 }
 
-/* "name=value,..." into w (later settings replace earlier ones). */
+/* "name=value,..." into w (later settings replace earlier ones). '+'
+ * separates too, as in the disable option: the CLI's provider list
+ * (vulkan:limits=...,cpu) already spends the comma. */
 static int parse_list(const char *src, const char *text, wanted *w, ox_error *err) {
     for (const char *p = text; *p;) {
-        const char *end = strchr(p, ',');
+        const char *end = strpbrk(p, ",+");
         size_t n = end ? (size_t)(end - p) : strlen(p);
         const char *eq = memchr(p, '=', n);
         if (n == 0 || !eq)
