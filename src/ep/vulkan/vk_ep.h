@@ -28,7 +28,8 @@
  * submits and waits whenever its recorded work passes four budgets. A
  * budget set by the driver denylist is a ceiling the option cannot raise.
  * fenceTimeoutMs / option "fence_timeout_ms": how long one submission may
- * take before the run fails with VK_TIMEOUT, default 10000, 0 for ever.
+ * take before the run fails with VK_TIMEOUT, default 10000 (600000 on a
+ * CPU driver such as lavapipe, which hangs no GPU), 0 for ever.
  * The option "max_buffer" is maxStorageBufferRange by another name. */
 #ifndef ONYX_EP_VULKAN_VK_EP_H
 #define ONYX_EP_VULKAN_VK_EP_H

@@ -18,7 +18,9 @@ int ox_vk_fits(const vk_ep *v, int64_t numel, size_t elem) {
     if (numel < 0) return 1;
     if (numel > OX_VK_MAX_ELEMS) return 0;
     uint64_t bytes = ((uint64_t)numel * elem + 15) & ~(uint64_t)15;
-    return bytes <= v->caps.max_storage_buffer_range;
+    /* one buffer, one allocation (both may be masked: ONYX_VK_LIMITS) */
+    return bytes <= v->caps.max_storage_buffer_range &&
+           (!v->caps.max_allocation_size || bytes <= v->caps.max_allocation_size);
 }
 
 static int check_tensor(ox_kernel_ctx *c, const ox_tensor *t, const char *what, int i) {

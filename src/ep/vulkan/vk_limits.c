@@ -24,9 +24,12 @@
 /* One submission carries at most this many budgets before the stream
  * submits and waits: a command buffer stays well under a watchdog too. */
 #define SUBMIT_BUDGETS 4
-/* Generous: lavapipe runs a large convolution in seconds; a hung device
- * fails the run after this instead of never. */
+/* Generous for a GPU: a hung device fails the run after this instead of
+ * never. A CPU driver (lavapipe) hangs no GPU and runs as fast as its
+ * host's load allows: one submission of a detector's convolutions took
+ * lavapipe over 10 s on two busy cores, so it waits ten minutes. */
 #define DEFAULT_FENCE_TIMEOUT_MS 10000
+#define DEFAULT_FENCE_TIMEOUT_CPU_MS 600000
 
 enum { LIM_U64, LIM_U32, LIM_U32X3, LIM_BUDGET, LIM_TIMEOUT };
 
@@ -157,7 +160,9 @@ int ox_vk_limits_apply(vk_ep *v, const ox_ep_options *opts, ox_error *err) {
             break;
         }
         case LIM_TIMEOUT: {
-            uint64_t ms = want == UINT64_MAX ? DEFAULT_FENCE_TIMEOUT_MS : want;
+            uint64_t ms = want != UINT64_MAX ? want
+                          : c->device_type == VK_PHYSICAL_DEVICE_TYPE_CPU ? DEFAULT_FENCE_TIMEOUT_CPU_MS
+                                                                        : DEFAULT_FENCE_TIMEOUT_MS;
             /* 0: wait for ever (as before fences had a timeout) */
             v->fence_timeout_ns = ms == 0 || ms > UINT64_MAX / 1000000 ? UINT64_MAX : ms * 1000000;
             break;
