@@ -339,21 +339,24 @@ int ox_vk_record(vk_ep *v, vk_stream *s, const vk_dispatch *d, const char *what,
             cz = planes < g[2] ? (uint32_t)planes : g[2];
         }
     }
-    uint64_t n_slices = (uint64_t)((g[0] + cx - 1) / cx) * ((g[1] + cy - 1) / cy) * ((g[2] + cz - 1) / cz);
+    uint64_t n_slices = (((uint64_t)g[0] + cx - 1) / cx) * (((uint64_t)g[1] + cy - 1) / cy) *
+                        (((uint64_t)g[2] + cz - 1) / cz);
     if (bound_submission(v, s, sat_mul(per_group, (uint64_t)cx * cy * cz), err) < 0) return -1;
     if (bind_dispatch(v, s, d, pipe, what, err) != 0) return -1;
-    for (uint32_t z = 0; z < g[2]; z += cz)
-        for (uint32_t y = 0; y < g[1]; y += cy)
-            for (uint32_t x = 0; x < g[0]; x += cx) {
-                uint32_t bx = g[0] - x < cx ? g[0] - x : cx, by = g[1] - y < cy ? g[1] - y : cy,
-                         bz = g[2] - z < cz ? g[2] - z : cz;
+    /* 64-bit positions: a slice's end may pass 2^32 - 1 groups */
+    for (uint64_t z = 0; z < g[2]; z += cz)
+        for (uint64_t y = 0; y < g[1]; y += cy)
+            for (uint64_t x = 0; x < g[0]; x += cx) {
+                uint32_t bx = (uint32_t)(g[0] - x < cx ? g[0] - x : cx),
+                         by = (uint32_t)(g[1] - y < cy ? g[1] - y : cy),
+                         bz = (uint32_t)(g[2] - z < cz ? g[2] - z : cz);
                 uint64_t work = sat_mul(per_group, (uint64_t)bx * by * bz);
                 if (x || y || z) {
                     int rc = bound_submission(v, s, work, err);
                     if (rc < 0 || (rc == 1 && bind_dispatch(v, s, d, pipe, what, err) != 0)) return -1;
                 }
                 if (n_slices == 1) v->f.vkCmdDispatch(s->cmd, bx, by, bz);
-                else v->f.vkCmdDispatchBase(s->cmd, x, y, z, bx, by, bz);
+                else v->f.vkCmdDispatchBase(s->cmd, (uint32_t)x, (uint32_t)y, (uint32_t)z, bx, by, bz);
                 s->pending_work = s->pending_work > UINT64_MAX - work ? UINT64_MAX : s->pending_work + work;
             }
     barrier_all(v, s);
