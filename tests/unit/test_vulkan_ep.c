@@ -827,7 +827,7 @@ int main(int argc, char **argv) {
     if (!masked) pipeline_cache_case();
     decline_case();
     if (!masked) refused_shader_case();
-    if (!masked && !bounded) vulkan_bounds_cases();
+    if (!masked && !bounded) vulkan_bounds_cases(keep_driver_loaded);
     printf("%ld dispatches split, into %ld slices\n", vc_split, vc_slices);
     if (bounded) CHECK(vc_split > 0 && vc_slices > vc_split);
     clock_gettime(CLOCK_MONOTONIC, &t1);

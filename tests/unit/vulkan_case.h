@@ -66,7 +66,7 @@ int vc_on_vulkan(const onyx_session *s);
 void vulkan_nn_cases(void);
 void vulkan_data_cases(void);
 /* Masked limits, the dispatch budget and the fence timeout (vulkan_cases_bounds.c). */
-void vulkan_bounds_cases(void);
+void vulkan_bounds_cases(ox_ep *probe);
 void vulkan_index_cases(void);
 
 #endif

@@ -241,15 +241,19 @@ static void split_cases(void) {
 }
 
 /* A submission that outlasts fence_timeout_ms fails the run naming
- * VK_TIMEOUT (a MatMul of 512^3 takes lavapipe far longer than 1 ms). */
-static void timeout_case(void) {
+ * VK_TIMEOUT: a MatMul of 512^3 takes lavapipe far longer than 1 ms, and
+ * one of 4096 x 1024 x 4096 (17 G multiply-adds) any GPU; a budget past
+ * the product keeps it in one submission. */
+static void timeout_case(ox_ep *probe) {
+    int cpu = ox_vulkan_ep_caps(probe)->device_type == 4; /* VK_PHYSICAL_DEVICE_TYPE_CPU */
+    int64_t mn = cpu ? 512 : 4096, k = cpu ? 512 : 1024;
     size_t len;
-    uint8_t *buf = matmul_model(512, 512, 512, &len);
+    uint8_t *buf = matmul_model(mn, k, mn, &len);
     onyx_session *s = NULL;
-    const char *kv[] = {"fence_timeout_ms", "1"};
-    CHECK_OK(session_with(buf, len, kv, 2, &s));
+    const char *kv[] = {"fence_timeout_ms", "1", "dispatch_budget", "1000000000000000"};
+    CHECK_OK(session_with(buf, len, kv, 4, &s));
     if (s) {
-        onyx_tensor *a = filled(512, 512, 5), *b = filled(512, 512, 6);
+        onyx_tensor *a = filled(mn, k, 5), *b = filled(k, mn, 6);
         onyx_provider_stats st;
         onyx_tensor *y = run_matmul(s, a, b, &st, "VK_TIMEOUT");
         onyx_tensor_free(y);
@@ -260,9 +264,9 @@ static void timeout_case(void) {
     free(buf);
 }
 
-void vulkan_bounds_cases(void) {
+void vulkan_bounds_cases(ox_ep *probe) {
     error_cases();
     mask_cases();
     split_cases();
-    timeout_case();
+    timeout_case(probe);
 }
