@@ -264,7 +264,55 @@ static void timeout_case(ox_ep *probe) {
     free(buf);
 }
 
+/* Relu and Sigmoid over 70001 floats (280 KB) with max_buffer=65536: each
+ * runs on the device in 5 windows of at most 16384 elements (bound at
+ * offsets, 64 KiB apart), with Relu's result exact and Sigmoid's within
+ * 1e-6 of the CPU's; Softmax, which takes no windows, stays on the CPU. */
+static void window_case(void) {
+    int64_t n = 70001;
+    mb_model *m = mb_new(13);
+    mb_input(m, "x", ONYX_FLOAT32, &n, 1);
+    mb_node(m, "Relu", "x", "r");
+    mb_node(m, "Sigmoid", "r", "y");
+    mb_node(m, "Softmax", "x", "z");
+    mb_output(m, "y", ONYX_FLOAT32, &n, 1);
+    mb_output(m, "z", ONYX_FLOAT32, &n, 1);
+    size_t len;
+    uint8_t *buf = mb_serialize(m, &len);
+    mb_free(m);
+    onyx_session *s = NULL;
+    const char *kv[] = {"max_buffer", "65536"};
+    CHECK_OK(session_with(buf, len, kv, 2, &s));
+    free(buf);
+    if (!s) return;
+    CHECK(onyx_session_node_count(s) == 3);
+    for (size_t i = 0; i < onyx_session_node_count(s); i++) {
+        int windows = strcmp(onyx_session_node_op_type(s, i), "Softmax") != 0;
+        CHECK(strcmp(onyx_session_node_provider(s, i), windows ? "vulkan" : "cpu") == 0);
+    }
+    onyx_tensor *x = NULL, *out[2] = {NULL, NULL};
+    CHECK_OK(onyx_tensor_create(ONYX_FLOAT32, &n, 1, &x));
+    float *px = onyx_tensor_data(x);
+    for (int64_t i = 0; i < n; i++) px[i] = (float)(i % 13) * 0.5f - 3.0f;
+    const char *in = "x", *names[] = {"y", "z"};
+    CHECK_OK(onyx_session_run(s, &in, (const onyx_tensor *const *)&x, 1, names, out, 2));
+    int64_t bad = 0;
+    for (int64_t i = 0; out[0] && i < n; i++) {
+        double r = px[i] > 0 ? px[i] : 0.0, want = 1.0 / (1.0 + exp(-r));
+        bad += fabs(((float *)onyx_tensor_data(out[0]))[i] - want) > 1e-6;
+    }
+    CHECK(out[0] && bad == 0);
+    onyx_provider_stats st;
+    CHECK_OK(onyx_session_provider_stats(s, "vulkan", &st));
+    CHECK(st.kernel_launches == 10 && st.cpu_fallbacks == 0);
+    onyx_tensor_free(x);
+    onyx_tensor_free(out[0]);
+    onyx_tensor_free(out[1]);
+    onyx_session_free(s);
+}
+
 void vulkan_bounds_cases(ox_ep *probe) {
+    window_case();
     error_cases();
     mask_cases();
     split_cases();

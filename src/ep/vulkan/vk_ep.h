@@ -30,7 +30,9 @@
  * fenceTimeoutMs / option "fence_timeout_ms": how long one submission may
  * take before the run fails with VK_TIMEOUT, default 10000 (600000 on a
  * CPU driver such as lavapipe, which hangs no GPU), 0 for ever.
- * The option "max_buffer" is maxStorageBufferRange by another name. */
+ * The option "max_buffer" is maxStorageBufferRange by another name. The
+ * elementwise unary kernels bind a tensor past that range in windows
+ * (descriptor offset and range); every other kernel declines it. */
 #ifndef ONYX_EP_VULKAN_VK_EP_H
 #define ONYX_EP_VULKAN_VK_EP_H
 

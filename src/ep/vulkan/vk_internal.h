@@ -214,6 +214,11 @@ typedef struct vk_dispatch {
      * window for a convolution), 0 meaning 1: a dispatch's work is groups x
      * VK_WG x cost, split into slices of at most the dispatch budget. */
     uint64_t cost;
+    /* A window into bufs[i], in bytes (a multiple of the device's offset
+     * alignment) and its length, 0 meaning to the buffer's end: a tensor
+     * larger than one storage buffer's range is processed window by window
+     * (the elementwise unary kernels). */
+    VkDeviceSize offset[VK_FLAG_BINDING], range[VK_FLAG_BINDING];
 } vk_dispatch;
 /* ---- streams (vk_stream.c) ----
  * One run's command recording: its own command buffer, fence, descriptor

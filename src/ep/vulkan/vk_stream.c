@@ -268,6 +268,10 @@ static int bind_dispatch(vk_ep *v, vk_stream *s, const vk_dispatch *d, VkPipelin
     for (int i = 0; i < VK_BINDINGS; i++) {
         const vk_buf *b = i < VK_FLAG_BINDING && d->bufs[i] ? d->bufs[i] : &v->dummy;
         VkDeviceSize off = 0, range = VK_WHOLE_SIZE;
+        if (i < VK_FLAG_BINDING && d->bufs[i]) {
+            off = d->offset[i];
+            if (d->range[i]) range = d->range[i];
+        }
         if (i == VK_FLAG_BINDING && slot >= 0) {
             b = &s->flags;
             off = (VkDeviceSize)slot * v->flag_stride;
