@@ -10,9 +10,10 @@
  * how many nodes each provider took and, for a device provider, its
  * kernels, submissions and copies per run, and the dispatches it split
  * over its work budget; with --expect-split a case fails unless the first
- * provider split some (ONYX_VK_LIMITS=dispatchBudget=... makes Vulkan's small). --model-variant runs each case on
- * another file of the same model, X.NAME.onnx beside X.onnx (ONNX
- * Runtime's saved optimized graphs: ort_basic, ort_extended), against the
+ * provider split some (ONYX_VK_LIMITS=dispatchBudget=N makes Vulkan's
+ * budget small). --model-variant runs each case on another file of the
+ * same model, X.NAME.onnx beside X.onnx (ONNX Runtime's saved optimized
+ * graphs: ort_basic, ort_extended), against the
  * original model's references. --opt-level sets the graph optimization
  * level (default: the library's, all). Prints per output the largest
  * absolute and relative difference, then "N passed, N failed" over cases;

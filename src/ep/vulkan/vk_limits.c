@@ -155,7 +155,8 @@ int ox_vk_limits_apply(vk_ep *v, const ox_ep_options *opts, ox_error *err) {
             /* a budget set before (the driver denylist) is a ceiling the
              * option cannot raise; otherwise the option replaces the default */
             uint64_t ceiling = v->dispatch_budget ? v->dispatch_budget : UINT64_MAX;
-            if (want == UINT64_MAX) want = v->dispatch_budget ? v->dispatch_budget : DEFAULT_DISPATCH_BUDGET;
+            if (want == UINT64_MAX)
+                want = v->dispatch_budget ? v->dispatch_budget : DEFAULT_DISPATCH_BUDGET;
             v->dispatch_budget = want < ceiling ? want : ceiling;
             break;
         }

@@ -242,8 +242,8 @@ static uint64_t sat_mul(uint64_t a, uint64_t b) {
  * budget (and something is pending): 1 when it did, -1 on failure. */
 static int bound_submission(vk_ep *v, vk_stream *s, uint64_t work, ox_error *err) {
     uint64_t bound = v->submit_budget ? v->submit_budget : UINT64_MAX;
-    if (!s->recording || !s->pending_work || work <= bound - (s->pending_work < bound ? s->pending_work : bound))
-        return 0;
+    uint64_t room = s->pending_work < bound ? bound - s->pending_work : 0;
+    if (!s->recording || !s->pending_work || work <= room) return 0;
     return ox_vk_stream_flush(v, s, err) != 0 ? -1 : 1;
 }
 
@@ -361,7 +361,8 @@ int ox_vk_record(vk_ep *v, vk_stream *s, const vk_dispatch *d, const char *what,
                 }
                 if (n_slices == 1) v->f.vkCmdDispatch(s->cmd, bx, by, bz);
                 else v->f.vkCmdDispatchBase(s->cmd, (uint32_t)x, (uint32_t)y, (uint32_t)z, bx, by, bz);
-                s->pending_work = s->pending_work > UINT64_MAX - work ? UINT64_MAX : s->pending_work + work;
+                s->pending_work =
+                    s->pending_work > UINT64_MAX - work ? UINT64_MAX : s->pending_work + work;
             }
     barrier_all(v, s);
     atomic_fetch_add(&v->runs, 1);
