@@ -336,6 +336,10 @@ typedef struct onyx_provider_stats {
     uint64_t weight_uploads;   /* weights uploaded once to stay on the device */
     uint64_t cpu_fallbacks;    /* nodes the provider declined at run time (a tensor
                                   past its limits) that the CPU ran instead */
+    uint64_t split_dispatches; /* kernels whose work exceeded the provider's per-dispatch
+                                  budget, recorded as several dispatches over slices of
+                                  their grid (Vulkan: option dispatch_budget) */
+    uint64_t dispatch_slices;  /* the dispatches those were recorded as */
     /* Device faults: the device was lost, ran out of memory or stopped
      * answering (a fence wait timed out). A run that fails for one is run
      * again on the CPU with the same inputs and succeeds (runs_rescued);

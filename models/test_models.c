@@ -3,14 +3,17 @@
  * Runtime's, at the tolerance the manifest names for it.
  *
  * usage: test_models MANIFEST [--model-variant NAME] [--providers A,B]
- *                    [--opt-level none|basic|all] [CASE...]
+ *                    [--opt-level none|basic|all] [--expect-split] [CASE...]
  *
  * Without CASE names every case runs. --providers runs the cases with
  * those providers in priority order (e.g. vulkan,cpu) and prints per case
  * how many nodes each provider took and, for a device provider, its
- * kernels, submissions and copies per run. --model-variant runs each case on
- * another file of the same model, X.NAME.onnx beside X.onnx (ONNX
- * Runtime's saved optimized graphs: ort_basic, ort_extended), against the
+ * kernels, submissions and copies per run, and the dispatches it split
+ * over its work budget; with --expect-split a case fails unless the first
+ * provider split some (ONYX_VK_LIMITS=dispatchBudget=N makes Vulkan's
+ * budget small). --model-variant runs each case on another file of the
+ * same model, X.NAME.onnx beside X.onnx (ONNX Runtime's saved optimized
+ * graphs: ort_basic, ort_extended), against the
  * original model's references. --opt-level sets the graph optimization
  * level (default: the library's, all). Prints per output the largest
  * absolute and relative difference, then "N passed, N failed" over cases;
@@ -502,9 +505,32 @@ static void report_providers(const onyx_session *s, const char *providers) {
                    (double)st.copies_to_host / (double)st.runs,
                    (double)st.copies_from_host / (double)st.runs,
                    (unsigned long long)st.weight_uploads);
+        if (!e && st.split_dispatches)
+            printf("; %llu dispatches split into %llu slices (dispatch budget)",
+                   (unsigned long long)st.split_dispatches, (unsigned long long)st.dispatch_slices);
         if (e) onyx_status_free(e);
         printf("\n");
     }
+}
+
+/* --expect-split: the first provider split some dispatch over its work
+ * budget into more slices than it split dispatches (each at least two). */
+static int check_split(const onyx_session *s, const char *providers) {
+    char first[64];
+    size_t n = strcspn(providers, ",");
+    snprintf(first, sizeof first, "%.*s", (int)(n < sizeof first ? n : sizeof first - 1), providers);
+    onyx_provider_stats st;
+    onyx_status *e = onyx_session_provider_stats(s, first, &st);
+    if (e) {
+        fail_status("provider stats", e);
+        return -1;
+    }
+    if (st.split_dispatches == 0 || st.dispatch_slices < 2 * st.split_dispatches) {
+        printf("  FAIL: --expect-split: provider %s split %llu dispatches into %llu slices\n", first,
+               (unsigned long long)st.split_dispatches, (unsigned long long)st.dispatch_slices);
+        return -1;
+    }
+    return 0;
 }
 
 /* Mesa's lavapipe leaks 128 bytes in a one-time set-up each time the
@@ -514,7 +540,8 @@ static void report_providers(const onyx_session *s, const char *providers) {
  * stays reachable. */
 static onyx_session *keep_loaded;
 
-static int run_case(onyx_env *env, const test_case *c, const char *providers, int opt_level) {
+static int run_case(onyx_env *env, const test_case *c, const char *providers, int opt_level,
+                    int expect_split) {
     printf("== %s (%s)\n", c->name, c->model);
     int rc = -1;
     onyx_session *s = NULL;
@@ -566,7 +593,7 @@ static int run_case(onyx_env *env, const test_case *c, const char *providers, in
     double t2 = now_s();
     printf("  load %.2f s, run %.2f s\n", t1 - t0, t2 - t1);
     if (providers) report_providers(s, providers);
-    rc = 0;
+    rc = expect_split && providers ? check_split(s, providers) : 0;
     for (size_t i = 0; i < c->n_outputs; i++) {
         printf("  %s ", c->outputs[i].name);
         if (compare_output(&c->outputs[i], outs[i]) != 0) rc = -1;
@@ -789,6 +816,14 @@ static int use_variant(test_case *c, const char *variant) {
 
 int main(int argc, char **argv) {
     const char *variant = NULL, *providers = NULL, *level = NULL, *fault = NULL, *cache_root = NULL;
+    int expect_split = 0;
+    for (int a = 2; a < argc; a++)
+        if (strcmp(argv[a], "--expect-split") == 0) {
+            expect_split = 1;
+            for (int k = a; k + 1 < argc; k++) argv[k] = argv[k + 1];
+            argc--;
+            break;
+        }
     /* --model-variant NAME, --providers LIST, --opt-level LEVEL and
      * --fault KIND --cache-root DIR may stand anywhere after the manifest */
     for (int a = 2; a < argc;)
@@ -809,7 +844,7 @@ int main(int argc, char **argv) {
     if (argc < 2) {
         fprintf(stderr,
                 "usage: test_models MANIFEST [--model-variant NAME] [--providers A,B]\n"
-                "                   [--opt-level none|basic|all]\n"
+                "                   [--opt-level none|basic|all] [--expect-split]\n"
                 "                   [--fault KIND[,KIND...] --cache-root DIR] [CASE...]\n"
                 "KIND: device_lost, oom, timeout\n");
         return 2;
@@ -855,7 +890,7 @@ int main(int argc, char **argv) {
         for (int a = 2; a < argc && !selected; a++) selected = strcmp(m.cases[i].name, argv[a]) == 0;
         if (!selected) continue;
         int r = fault ? fault_case(&m.cases[i], fault, cache_root ? cache_root : ".")
-                      : run_case(env, &m.cases[i], providers, opt_level);
+                      : run_case(env, &m.cases[i], providers, opt_level, expect_split);
         if (r == 0) passed++;
         else failed++;
     }

@@ -15,6 +15,12 @@
  *                          which CTest reports as skipped)
  *   --expect-masked        the same, with ONYX_VK_DISABLE set by CTest:
  *                          checks the capability record shows the mask
+ *   --expect-bounded       the same, with ONYX_VK_LIMITS set by CTest to a
+ *                          16 MiB storage-buffer range, at most 7 workgroups
+ *                          per dimension (grid-stride loops really stride)
+ *                          and a dispatch budget of 1024 units: every case
+ *                          must still match, and dispatches must have been
+ *                          split (counted over all cases)
  *   --expect-unavailable   no usable Vulkan (CTest points VK_ICD_FILENAMES
  *                          at a file that does not exist): creation fails
  *                          cleanly and {"vulkan", "cpu"} runs on the CPU */
@@ -439,7 +445,8 @@ static void threads_case(void) {
 }
 
 /* Tensors beyond the device's storage-buffer range stay on the CPU when
- * their size is known at load: an input too large, and a MatMul and a
+ * their size is known at load: an input too large (for Softmax: the
+ * elementwise unary kernels take it in windows, vulkan_cases_bounds.c), and a MatMul and a
  * broadcasting Add whose inputs fit but whose output does not. Placement
  * only: nothing runs. */
 static void limit_cases(const ox_vk_caps *caps) {
@@ -451,7 +458,7 @@ static void limit_cases(const ox_vk_caps *caps) {
         int64_t d[] = {big}, a[] = {side, 1}, b[] = {1, side};
         if (k == 0) {
             mb_input(m, "x", ONYX_FLOAT32, d, 1);
-            mb_node(m, "Relu", "x", "y");
+            mb_node(m, "Softmax", "x", "y");
         } else {
             mb_input(m, "a", ONYX_FLOAT32, a, 2);
             mb_input(m, "b", ONYX_FLOAT32, b, 2);
@@ -627,7 +634,7 @@ static void decline_case(void) {
     /* a budget that is no byte count is the caller's mistake */
     const char *bad[] = {"max_buffer", "12kb"};
     CHECK_FAILS(create_with_options(bad, 2, &s), ONYX_INVALID_ARGUMENT,
-                "vulkan: option max_buffer='12kb' is not a byte count of at least 4096");
+                "vulkan: option max_buffer='12kb' is not a decimal count of at least 4096");
 }
 
 /* A pipeline the driver will not build (ONYX_VK_REFUSE_SHADERS plays the
@@ -767,6 +774,7 @@ static int run_unavailable(void) {
 int main(int argc, char **argv) {
     int masked = argc > 1 && strcmp(argv[1], "--expect-masked") == 0;
     int unavailable = argc > 1 && strcmp(argv[1], "--expect-unavailable") == 0;
+    int bounded = argc > 1 && strcmp(argv[1], "--expect-bounded") == 0;
     CHECK_OK(onyx_env_create(&env));
     int found = 0;
     for (size_t i = 0; i < onyx_env_provider_count(env); i++)
@@ -794,6 +802,11 @@ int main(int argc, char **argv) {
         return 1;
     }
     check_caps(probe, masked);
+    if (bounded) {
+        const ox_vk_caps *caps = ox_vulkan_ep_caps(probe);
+        CHECK(caps->max_storage_buffer_range <= 16777216);
+        for (int d = 0; d < 3; d++) CHECK(caps->max_workgroup_count[d] == 7);
+    }
     keep_driver_loaded = probe;
 
     struct timespec t0, t1;
@@ -815,6 +828,9 @@ int main(int argc, char **argv) {
     if (!masked) pipeline_cache_case();
     decline_case();
     if (!masked) refused_shader_case();
+    if (!masked && !bounded) vulkan_bounds_cases(keep_driver_loaded);
+    printf("%ld dispatches split, into %ld slices\n", vc_split, vc_slices);
+    if (bounded) CHECK(vc_split > 0 && vc_slices > vc_split);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     printf("%d cases in %.1f s\n", n_cases,
            (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9);

@@ -13,6 +13,7 @@
 int check_failures; /* shared by every file of test_vulkan_ep (check.h) */
 onyx_env *env;
 int n_cases;
+long vc_split, vc_slices;
 double worst[VC_TOL_CLASSES], max_abs[VC_TOL_CLASSES], max_rel[VC_TOL_CLASSES];
 const char *const VC_TOL_NAMES[VC_TOL_CLASSES] = {"elementwise", "matmul, gemm, softmax, conv, reductions"};
 static const double RTOL[VC_TOL_CLASSES] = {1e-5, 1e-4}, ATOL[VC_TOL_CLASSES] = {1e-6, 1e-5};
@@ -182,6 +183,8 @@ void vc_run_expect(vcase *c, int expect_vk, const char *fail_needle) {
     }
     if (expect_vk && !fail_needle && !sv) {
         ox_vulkan_ep_get_stats(vk->eps[0], &after);
+        vc_split += after.split_dispatches - before.split_dispatches;
+        vc_slices += after.dispatch_slices - before.dispatch_slices;
         /* a node whose outputs are empty dispatches nothing */
         int64_t n_out = 0;
         for (int o = 0; o < c->n_out; o++) n_out += yc[o] ? onyx_tensor_numel(yc[o]) : 0;

@@ -36,6 +36,8 @@ typedef struct vcase {
 
 extern onyx_env *env;
 extern int n_cases;
+/* dispatches split over the budget, and their slices, in every case so far */
+extern long vc_split, vc_slices;
 /* per tolerance class: the largest |diff| / bound, |diff|, and |diff| /
  * |cpu| where |cpu| > 1e-3 */
 extern double worst[VC_TOL_CLASSES], max_abs[VC_TOL_CLASSES], max_rel[VC_TOL_CLASSES];
@@ -63,6 +65,8 @@ int vc_on_vulkan(const onyx_session *s);
 /* The case files' entry points. */
 void vulkan_nn_cases(void);
 void vulkan_data_cases(void);
+/* Masked limits, the dispatch budget and the fence timeout (vulkan_cases_bounds.c). */
+void vulkan_bounds_cases(ox_ep *probe);
 void vulkan_index_cases(void);
 
 #endif

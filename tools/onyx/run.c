@@ -33,7 +33,9 @@ void usage_run(void) {
            "  --providers A,B      execution providers in priority order, each with\n"
            "                       options as NAME:KEY=VALUE[:KEY=VALUE] (vulkan:\n"
            "                       device=N, disable=int64+fp16+subgroup+hostmap,\n"
-           "                       place=dense|all, pipeline_cache=FILE)\n"
+           "                       place=dense|all, pipeline_cache=FILE, max_buffer=BYTES,\n"
+           "                       limits=NAME=N+NAME=N, dispatch_budget=N,\n"
+           "                       fence_timeout_ms=N)\n"
            "  --opt-level LEVEL    graph optimization: none, basic or all\n"
            "  --log-level LEVEL    diagnostics on stderr: error (default), warning,\n"
            "                       info (placement, memory plan) or verbose\n"
@@ -385,11 +387,12 @@ static void report_provider_stats(const onyx_env *env, const onyx_session *s, ui
         fprintf(stderr,
                 "onyx [info] provider %s over %llu runs: %.1f kernels, %.1f submits, %.1f copies "
                 "to the host and %.1f from it per run; %llu weights uploaded once; %llu node runs "
-                "declined to the CPU\n",
+                "declined to the CPU; %llu dispatches split into %llu slices\n",
                 used[p].name, (unsigned long long)runs, (double)st->kernel_launches / (double)runs,
                 (double)st->submits / (double)runs, (double)st->copies_to_host / (double)runs,
                 (double)st->copies_from_host / (double)runs, (unsigned long long)st->weight_uploads,
-                (unsigned long long)st->cpu_fallbacks);
+                (unsigned long long)st->cpu_fallbacks, (unsigned long long)st->split_dispatches,
+                (unsigned long long)st->dispatch_slices);
         if (st->device_faults || st->nodes_denied)
             fprintf(stderr,
                     "onyx [info] provider %s: %llu device faults, %llu runs completed on the CPU "

@@ -105,6 +105,8 @@ static void vk_get_stats(ox_ep *ep, onyx_provider_stats *out) {
     out->copies_from_host = (uint64_t)atomic_load(&v->from_host);
     out->weight_uploads = (uint64_t)atomic_load(&v->weight_uploads);
     out->device_recoveries = (uint64_t)atomic_load(&v->recoveries);
+    out->split_dispatches = (uint64_t)atomic_load(&v->split);
+    out->dispatch_slices = (uint64_t)atomic_load(&v->slices);
 }
 
 /* Nodes whose arithmetic outweighs copying their tensors: products and
@@ -162,31 +164,13 @@ static int device_option(const ox_ep_options *opts, int *device, ox_error *err) 
     return 0;
 }
 
-/* The "max_buffer" option: the most bytes one tensor may take on the
- * device (a budget below the device's own storage-buffer range; larger
- * tensors make their nodes run on the CPU). 0 when absent. */
-static int max_buffer_option(const ox_ep_options *opts, uint64_t *bytes, ox_error *err) {
-    const char *s = ox_ep_option(opts, "max_buffer");
-    *bytes = 0;
-    if (!s) return 0;
-    char *end = NULL;
-    errno = 0;
-    unsigned long long b = strtoull(s, &end, 10);
-    if (!s[0] || s[0] == '-' || *end || errno || b < 4096)
-        return ox_fail(err, ONYX_INVALID_ARGUMENT,
-                       "vulkan: option max_buffer='%s' is not a byte count of at least 4096", s);
-    *bytes = b;
-    return 0;
-}
-
 ox_ep *ox_vulkan_ep_create(const ox_ep_options *opts, ox_error *err) {
-    static const char *const KNOWN[] = {"device",     "disable", "place",  "pipeline_cache",
-                                        "max_buffer", "inject",  "memory_budget", "denylist"};
+    static const char *const KNOWN[] = {
+        "device",          "disable",          "place",  "pipeline_cache", "max_buffer", "limits",
+        "dispatch_budget", "fence_timeout_ms", "inject", "memory_budget",  "denylist"};
     int device;
-    uint64_t max_buffer;
     if (ox_ep_options_allow(opts, "vulkan", KNOWN, sizeof KNOWN / sizeof KNOWN[0], err) != 0 ||
-        device_option(opts, &device, err) != 0 ||
-        max_buffer_option(opts, &max_buffer, err) != 0)
+        device_option(opts, &device, err) != 0)
         return NULL;
     const char *place = ox_ep_option(opts, "place");
     if (place && strcmp(place, "all") != 0 && strcmp(place, "dense") != 0) {
@@ -226,13 +210,13 @@ ox_ep *ox_vulkan_ep_create(const ox_ep_options *opts, ox_error *err) {
         vk_destroy(&v->base);
         return NULL;
     }
+    /* masked limits and budgets apply to the open device, before anything
+     * sized by them is made */
     if (ox_vk_device_open(v, device, ox_ep_option(opts, "disable"), denylist, err) != 0 ||
-        ox_vk_exec_init(v, err) != 0) {
+        ox_vk_limits_apply(v, opts, err) != 0 || ox_vk_exec_init(v, err) != 0) {
         vk_destroy(&v->base);
         return NULL;
     }
-    if (max_buffer && max_buffer < v->caps.max_storage_buffer_range)
-        v->caps.max_storage_buffer_range = max_buffer;
     /* a dispatch-size rule only lowers the budget the provider set */
     uint64_t n = ox_vk_deny_dispatch(&v->denylist);
     if (n && (!v->dispatch_budget || n < v->dispatch_budget)) v->dispatch_budget = n;
@@ -261,6 +245,8 @@ void ox_vulkan_ep_get_stats(const ox_ep *ep, ox_vk_stats *out) {
     out->copies_from_host = atomic_load(&v->from_host);
     out->live_buffers = atomic_load(&v->live);
     out->pipeline_cache_loaded = v->pipeline_cache_loaded;
+    out->split_dispatches = atomic_load(&v->split);
+    out->dispatch_slices = atomic_load(&v->slices);
 }
 
 void ox_vulkan_ep_describe(const ox_ep *ep, char *buf, size_t size) {

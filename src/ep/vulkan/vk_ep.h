@@ -23,7 +23,30 @@
  * vendor's decoding: 21.0.0, 535.104.5.0), and the VkDriverId when given;
  * e.g. 0x1002:0x67df:radv:21.0.0:3 for an RX 580 on RADV 21.0. The real
  * device still runs the work; the denylist and onyx devices see the
- * faked record (marked as faked). */
+ * faked record (marked as faked).
+ *
+ * Bounded work (vk_limits.c, vk_stream.c). ONYX_VK_LIMITS (read at
+ * creation) and the option "limits" take "name=value,..." (or '+'
+ * between settings, for the CLI's provider list) with names as
+ * Vulkan spells them: maxStorageBufferRange, maxMemoryAllocationSize,
+ * maxComputeWorkGroupInvocations, maxComputeWorkGroupSize and
+ * maxComputeWorkGroupCount (one value for all three dimensions) lower the
+ * capability record as a smaller device's would be; a value above the
+ * device's is ignored (a ceiling the device already meets), so one setting
+ * serves every machine. Unknown names and malformed values are errors.
+ * Under 256 invocations per workgroup (the shaders' size) the provider
+ * claims no node. dispatchBudget / option "dispatch_budget": the most
+ * estimated work (groups x 256 invocations x the kernel's per-invocation
+ * cost) one dispatch carries, default 2^27 units (see vk_limits.c); larger
+ * ones are recorded as several over slices of their grid, and a run
+ * submits and waits whenever its recorded work passes four budgets. A
+ * budget set by the driver denylist is a ceiling the option cannot raise.
+ * fenceTimeoutMs / option "fence_timeout_ms": how long one submission may
+ * take before the run fails with VK_TIMEOUT, default 10000 (600000 on a
+ * CPU driver such as lavapipe, which hangs no GPU), 0 for ever.
+ * The option "max_buffer" is maxStorageBufferRange by another name. The
+ * elementwise unary kernels bind a tensor past that range in windows
+ * (descriptor offset and range); every other kernel declines it. */
 #ifndef ONYX_EP_VULKAN_VK_EP_H
 #define ONYX_EP_VULKAN_VK_EP_H
 
@@ -85,13 +108,16 @@ typedef struct ox_vk_stats {
     long copies_from_host;
     long live_buffers;     /* tensor buffers allocated and not yet freed */
     int pipeline_cache_loaded; /* the pipeline_cache file matched and was read */
+    long split_dispatches; /* dispatches over the dispatch budget, recorded in slices */
+    long dispatch_slices;  /* the slices those were recorded as */
 } ox_vk_stats;
 
 /* Options (opts may be NULL): "device" (index among the usable devices,
  * in the driver's order), "disable" (capability mask, as ONYX_VK_DISABLE),
  * "place" (dense or all), "pipeline_cache" (a file: compiled pipelines
  * are read from it at creation when it was written for this device,
- * driver and onyx version, and written back when the provider goes). */
+ * driver and onyx version, and written back when the provider goes),
+ * "max_buffer", "limits", "dispatch_budget", "fence_timeout_ms" (above). */
 ox_ep *ox_vulkan_ep_create(const ox_ep_options *opts, ox_error *err);
 const ox_vk_caps *ox_vulkan_ep_caps(const ox_ep *ep);
 void ox_vulkan_ep_get_stats(const ox_ep *ep, ox_vk_stats *out);

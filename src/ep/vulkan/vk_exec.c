@@ -215,6 +215,8 @@ static VkPipeline pipeline_locked(vk_ep *v, const vk_shader *sh, ox_error *err) 
     }
     VkComputePipelineCreateInfo ci = {
         .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+        /* a dispatch over the budget is recorded in slices with a base group */
+        .flags = VK_PIPELINE_CREATE_DISPATCH_BASE,
         .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
                   .stage = VK_SHADER_STAGE_COMPUTE_BIT, .module = mod, .pName = "main"},
         .layout = v->pipe_layout};

@@ -37,7 +37,7 @@
     X(vkCmdCopyBuffer) X(vkCmdFillBuffer) X(vkCmdPipelineBarrier) X(vkCreateFence)         \
     X(vkDestroyFence) X(vkResetFences) X(vkWaitForFences) X(vkQueueSubmit)                 \
     X(vkCreatePipelineCache) X(vkDestroyPipelineCache) X(vkGetPipelineCacheData)          \
-    X(vkDeviceWaitIdle)
+    X(vkCmdDispatchBase) X(vkDeviceWaitIdle)
 
 #define OX_VK_FIELD(name) PFN_##name name;
 typedef struct vk_fns {
@@ -71,6 +71,10 @@ typedef struct vk_shader {
 #define VK_BINDINGS 6
 #define VK_FLAG_BINDING (VK_BINDINGS - 1)
 #define VK_PUSH_BYTES 128
+/* Every dispatch's whole grid, as uints {z, y, x} (shaders/grid.glsl),
+ * sits at this offset of the push constants; a kernel's own constants end
+ * before it, or, for a one-dimensional grid, before x (the last 4 bytes). */
+#define VK_GRID_OFFSET 116
 /* Workgroup sizes the shaders are written for (checked against the
  * device's limits when it is chosen). */
 #define VK_WG 256
@@ -166,6 +170,15 @@ typedef struct vk_ep {
     atomic_ullong live_bytes;
     atomic_long recoveries;
     char device_key[96]; /* ox_vk_device_key, made on first use */
+
+    /* Bounded work (vk_limits.c, vk_stream.c). submit_budget: the most
+     * estimated work one submission carries before the stream submits and
+     * waits (a few dispatch budgets). fence_timeout_ns: how long a
+     * submission may take before the run fails (option fence_timeout_ms).
+     * split: dispatches recorded as several slices; slices: those slices. */
+    uint64_t submit_budget;
+    uint64_t fence_timeout_ns;
+    atomic_long split, slices;
 } vk_ep;
 
 /* Kinds of device fault (vk_fault.c). */
@@ -197,6 +210,15 @@ int ox_vk_query_caps(vk_ep *v, VkPhysicalDevice pd, unsigned mask, ox_vk_caps *c
 void ox_vk_device_close(vk_ep *v);
 /* Parses ONYX_VK_DISABLE into OX_VK_MASK_* bits. */
 int ox_vk_parse_mask(const char *s, unsigned *mask, ox_error *err);
+
+/* vk_limits.c: ONYX_VK_LIMITS and the options limits, max_buffer,
+ * dispatch_budget and fence_timeout_ms, applied to the open device's
+ * capability record and the provider's budgets (see vk_ep.h). */
+int ox_vk_limits_apply(vk_ep *v, const ox_ep_options *opts, ox_error *err);
+/* Whether the (possibly masked) workgroup limits admit the shaders'
+ * VK_WG-invocation, VK_TILE-wide workgroups; when not, the provider
+ * claims no node (ox_vk_claims) and declines any kernel (ox_vk_run). */
+int ox_vk_wg_ok(const vk_ep *v);
 
 /* vk_exec.c: buffers, synchronous copies and pipelines. */
 int ox_vk_exec_init(vk_ep *v, ox_error *err);
@@ -237,6 +259,15 @@ typedef struct vk_dispatch {
      * {uint flag; uint first_bad;} set to {0, 0xffffffff} before the
      * dispatch. */
     const vk_index_check *check;
+    /* Estimated work of one invocation (e.g. K for a MatMul output, the
+     * window for a convolution), 0 meaning 1: a dispatch's work is groups x
+     * VK_WG x cost, split into slices of at most the dispatch budget. */
+    uint64_t cost;
+    /* A window into bufs[i], in bytes (a multiple of the device's offset
+     * alignment) and its length, 0 meaning to the buffer's end: a tensor
+     * larger than one storage buffer's range is processed window by window
+     * (the elementwise unary kernels). */
+    VkDeviceSize offset[VK_FLAG_BINDING], range[VK_FLAG_BINDING];
 } vk_dispatch;
 /* ---- streams (vk_stream.c) ----
  * One run's command recording: its own command buffer, fence, descriptor
@@ -280,6 +311,7 @@ typedef struct vk_stream {
     const ir_node *node;  /* whose dispatch was recorded last (for fault reports) */
     int inject;           /* VK_FAULT_* an injected fault fails the next submission with */
     const ir_node *inject_node;
+    uint64_t pending_work; /* estimated work recorded since the last submission */
 } vk_stream;
 
 /* A stream for one run (reused from an earlier run when one is idle). */

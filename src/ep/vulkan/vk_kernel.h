@@ -29,10 +29,15 @@ int64_t ox_vk_known_numel(const ir_type *t);
 /* numel elements of `elem` bytes fit one storage buffer and 32-bit
  * indexing (unknown counts, < 0, fit: they are checked at run time). */
 int ox_vk_fits(const vk_ep *v, int64_t numel, size_t elem);
+/* The same for a kernel that binds its tensors in windows (offset and
+ * range, vk_dispatch): one allocation and 32-bit indexing suffice. */
+int ox_vk_fits_windowed(const vk_ep *v, int64_t numel, size_t elem);
 /* Every input (except those the file reads on the host, `host_mask`) and
  * every output is a tensor in Vulkan memory that fits: fails ctx with a
  * clear message otherwise. */
 int ox_vk_check_io(ox_kernel_ctx *c, uint32_t host_mask);
+/* ox_vk_check_io for a kernel that binds windows (ox_vk_fits_windowed). */
+int ox_vk_check_io_windowed(ox_kernel_ctx *c, uint32_t host_mask);
 /* Workgroups for n items, `per` items per group, along dimension dim,
  * clamped to the device's limit (shaders then stride over the rest). */
 uint32_t ox_vk_groups(const vk_ep *v, int64_t n, int64_t per, int dim);

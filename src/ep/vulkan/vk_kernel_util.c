@@ -18,15 +18,24 @@ int ox_vk_fits(const vk_ep *v, int64_t numel, size_t elem) {
     if (numel < 0) return 1;
     if (numel > OX_VK_MAX_ELEMS) return 0;
     uint64_t bytes = ((uint64_t)numel * elem + 15) & ~(uint64_t)15;
-    return bytes <= v->caps.max_storage_buffer_range;
+    /* one buffer, one allocation (both may be masked: ONYX_VK_LIMITS) */
+    return bytes <= v->caps.max_storage_buffer_range &&
+           (!v->caps.max_allocation_size || bytes <= v->caps.max_allocation_size);
 }
 
-static int check_tensor(ox_kernel_ctx *c, const ox_tensor *t, const char *what, int i) {
+int ox_vk_fits_windowed(const vk_ep *v, int64_t numel, size_t elem) {
+    if (numel < 0) return 1;
+    if (numel > OX_VK_MAX_ELEMS) return 0;
+    uint64_t bytes = ((uint64_t)numel * elem + 15) & ~(uint64_t)15;
+    return !v->caps.max_allocation_size || bytes <= v->caps.max_allocation_size;
+}
+
+static int check_tensor(ox_kernel_ctx *c, const ox_tensor *t, const char *what, int i, int windowed) {
     vk_ep *v = ox_vk_of(c);
     if (t->kind != OX_KIND_TENSOR || t->device != OX_VULKAN_DEVICE || !t->data)
         return ox_kernel_fail(c, ONYX_RUNTIME_ERROR, "vulkan: %s %d is not in Vulkan memory", what, i);
     int64_t n = ox_tensor_numel(t);
-    if (!ox_vk_fits(v, n, ox_dtype_size(t->dtype)))
+    if (!(windowed ? ox_vk_fits_windowed : ox_vk_fits)(v, n, ox_dtype_size(t->dtype)))
         return ox_kernel_decline(c,
                                  "vulkan: %s %d has %" PRId64 " elements (%zu bytes), more than one "
                                  "storage buffer holds on %s (%llu bytes, 2^31 elements)",
@@ -35,7 +44,7 @@ static int check_tensor(ox_kernel_ctx *c, const ox_tensor *t, const char *what, 
     return 0;
 }
 
-int ox_vk_check_io(ox_kernel_ctx *c, uint32_t host_mask) {
+static int check_io(ox_kernel_ctx *c, uint32_t host_mask, int windowed) {
     for (int i = 0; i < c->n_inputs; i++) {
         if (!c->inputs[i]) continue;
         if (i < 32 && (host_mask >> i & 1u)) {
@@ -43,14 +52,18 @@ int ox_vk_check_io(ox_kernel_ctx *c, uint32_t host_mask) {
                 return ox_kernel_fail(c, ONYX_RUNTIME_ERROR, "vulkan: input %d should be in host memory", i);
             continue;
         }
-        if (check_tensor(c, c->inputs[i], "input", i) != 0) return -1;
+        if (check_tensor(c, c->inputs[i], "input", i, windowed) != 0) return -1;
     }
     for (int i = 0; i < c->n_outputs; i++) {
         if (!c->outputs[i]) continue; /* omitted optional output, or produced later */
-        if (check_tensor(c, c->outputs[i], "output", i) != 0) return -1;
+        if (check_tensor(c, c->outputs[i], "output", i, windowed) != 0) return -1;
     }
     return 0;
 }
+
+int ox_vk_check_io(ox_kernel_ctx *c, uint32_t host_mask) { return check_io(c, host_mask, 0); }
+
+int ox_vk_check_io_windowed(ox_kernel_ctx *c, uint32_t host_mask) { return check_io(c, host_mask, 1); }
 
 uint32_t ox_vk_groups(const vk_ep *v, int64_t n, int64_t per, int dim) {
     int64_t g = (n + per - 1) / per;
@@ -77,6 +90,12 @@ int ox_vk_f32_inputs(const ir_type *const *in, int n, int required) {
 
 int ox_vk_run(ox_kernel_ctx *c, const vk_dispatch *d) {
     vk_ep *v = ox_vk_of(c);
+    if (!ox_vk_wg_ok(v))
+        return ox_kernel_decline(c,
+                                 "vulkan: shader %s needs workgroups of %d invocations; %s allows %u "
+                                 "(maxComputeWorkGroupInvocations)",
+                                 d->shader->name, VK_WG, v->caps.device_name,
+                                 v->caps.max_workgroup_invocations);
     /* a pipeline the driver will not build leaves the node to the CPU */
     ox_error perr = {0};
     if (!ox_vk_pipeline(v, d->shader, &perr)) return ox_kernel_decline(c, "%s", perr.msg);

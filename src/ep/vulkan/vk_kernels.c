@@ -115,10 +115,26 @@ static int64_t broadcast_numel(const ir_type *a, int skip_a, const ir_type *b, i
     return n;
 }
 
+/* The elementwise unary kernels bind tensors past one storage buffer's
+ * range in windows (run_unary). */
+static int windowed_op(const char *op) {
+    static const char *const OPS[] = {"Relu", "Sigmoid", "Tanh", "Exp",  "Neg",       "Abs",
+                                      "Sqrt", "Erf",     "Gelu", "LeakyRelu"};
+    for (size_t i = 0; i < sizeof OPS / sizeof OPS[0]; i++)
+        if (strcmp(op, OPS[i]) == 0) return 1;
+    return 0;
+}
+
 int ox_vk_claims(const vk_ep *v, const ir_node *node, const ir_type *const *in, int n) {
-    for (int i = 0; i < n; i++)
-        if (in[i] && !ox_vk_fits(v, ox_vk_known_numel(in[i]), ox_dtype_size(in[i]->dtype))) return 0;
+    /* every shader needs VK_WG-invocation workgroups: under a lower
+     * (masked) limit the whole graph stays on the CPU */
+    if (!ox_vk_wg_ok(v)) return 0;
     const char *op = node->op_type;
+    int windowed = windowed_op(op);
+    for (int i = 0; i < n; i++)
+        if (in[i] && !(windowed ? ox_vk_fits_windowed : ox_vk_fits)(v, ox_vk_known_numel(in[i]),
+                                                                   ox_dtype_size(in[i]->dtype)))
+            return 0;
     int64_t out = -1;
     int ranks_known = n >= 2 && in[0] && in[1] && in[0]->rank >= 0 && in[1]->rank >= 0;
     if (!ranks_known && (!strcmp(op, "Add") || !strcmp(op, "Sub") || !strcmp(op, "Mul") ||
@@ -167,7 +183,7 @@ typedef struct unary_push {
 } unary_push;
 
 static int run_unary(ox_kernel_ctx *c, uint32_t op, float alpha, float beta) {
-    if (check_all(c) != 0) return -1;
+    if (ox_vk_check_io_windowed(c, ox_vk_core_host_inputs(c->node)) != 0) return -1;
     const ox_tensor *x = c->inputs[0];
     ox_tensor *y = c->outputs[0];
     int64_t n = ox_tensor_numel(y);
@@ -175,10 +191,25 @@ static int run_unary(ox_kernel_ctx *c, uint32_t op, float alpha, float beta) {
         return ox_kernel_fail(c, ONYX_RUNTIME_ERROR, "vulkan %s: input and output differ",
                               c->node->op_type);
     if (n == 0) return 0;
-    unary_push p = {(uint32_t)n, op, alpha, beta};
-    vk_dispatch d = {.shader = &VK_SHADER_unary, .bufs = {B(x), B(y)}, .push = &p,
-                     .push_bytes = sizeof p, .groups = {groups(vep(c), n, VK_WG, 0), 1, 1}};
-    return dispatch(c, &d);
+    /* windows of at most one storage buffer's range, starting at offsets
+     * the device accepts: one dispatch each when the tensor is larger */
+    vk_ep *v = vep(c);
+    uint64_t align = v->caps.min_storage_offset_alignment > 4 ? v->caps.min_storage_offset_alignment : 4;
+    uint64_t win = v->caps.max_storage_buffer_range / align * align / 4;
+    if (win == 0) win = 1;
+    for (int64_t at = 0; at < n; at += (int64_t)win) {
+        int64_t len = n - at < (int64_t)win ? n - at : (int64_t)win;
+        unary_push p = {(uint32_t)len, op, alpha, beta};
+        vk_dispatch d = {.shader = &VK_SHADER_unary, .bufs = {B(x), B(y)}, .push = &p,
+                         .push_bytes = sizeof p, .groups = {groups(v, len, VK_WG, 0), 1, 1}};
+        if (len < n)
+            for (int b = 0; b < 2; b++) {
+                d.offset[b] = (VkDeviceSize)at * 4;
+                d.range[b] = (VkDeviceSize)len * 4;
+            }
+        if (dispatch(c, &d) != 0) return -1;
+    }
+    return 0;
 }
 
 #define UNARY(name, op) \
@@ -315,7 +346,8 @@ static int run_matmul(ox_kernel_ctx *c, matmul_push *p, const ox_tensor *a, cons
     vk_dispatch d = {.shader = &VK_SHADER_matmul, .bufs = {B(a), B(b), cc ? B(cc) : NULL, B(y)},
                      .push = p, .push_bytes = sizeof *p,
                      .groups = {groups(v, p->N, VK_TILE, 0), groups(v, p->M, VK_TILE, 1),
-                                groups(v, p->batch, 1, 2)}};
+                                groups(v, p->batch, 1, 2)},
+                     .cost = p->K ? p->K : 1}; /* one output per invocation */
     return dispatch(c, &d);
 }
 
@@ -403,7 +435,9 @@ static int run_softmax(ox_kernel_ctx *c, uint32_t log) {
     vk_ep *v = vep(c);
     vk_dispatch d = {.shader = v->caps.subgroup_reduce ? &VK_SHADER_softmax_subgroup : &VK_SHADER_softmax,
                      .bufs = {B(x), B(y)}, .push = &p, .push_bytes = sizeof p,
-                     .groups = {groups(v, p.rows, 1, 0), 1, 1}};
+                     .groups = {groups(v, p.rows, 1, 0), 1, 1},
+                     /* three passes over a row, VK_WG invocations to a row */
+                     .cost = 3 * ((p.len + VK_WG - 1) / VK_WG)};
     return dispatch(c, &d);
 }
 

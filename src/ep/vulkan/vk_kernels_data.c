@@ -93,7 +93,9 @@ typedef struct copy_push {
     uint32_t dims[COPY_MAX_RANK];
     int32_t ss[COPY_MAX_RANK];
     uint32_t ds[COPY_MAX_RANK];
-    uint32_t mods[COPY_MAX_RANK];
+    /* the 7th dimension is only ever an 8-byte element's word pair, which
+     * never wraps: one modulus fewer leaves room for the grid (grid.glsl) */
+    uint32_t mods[COPY_MAX_RANK - 1];
 } copy_push;
 
 /* A plan over `dims` with a contiguous destination; the caller sets the
@@ -151,6 +153,7 @@ static int run_copy(ox_kernel_ctx *c, const ox_tensor *src, ox_tensor *dst, copy
     plan_fold(p);
     int fits = p->sbase >= 0 && p->sbase <= INT32_MAX && p->dbase >= 0 && p->dbase <= INT32_MAX;
     for (int d = 0; d < p->rank; d++) fits = fits && p->ss[d] >= -INT32_MAX && p->ss[d] <= INT32_MAX;
+    if (p->rank == COPY_MAX_RANK && p->mods[COPY_MAX_RANK - 1]) fits = 0;
     if (p->rank > COPY_MAX_RANK || n > INT32_MAX || !fits)
         return ox_kernel_fail(c, ONYX_NOT_IMPLEMENTED, "vulkan %s: copy of %" PRId64 " words in %d dimensions",
                               c->node->op_type, n, p->rank);
@@ -160,7 +163,7 @@ static int run_copy(ox_kernel_ctx *c, const ox_tensor *src, ox_tensor *dst, copy
         q.dims[d] = (uint32_t)p->dims[d];
         q.ss[d] = (int32_t)p->ss[d];
         q.ds[d] = (uint32_t)p->ds[d];
-        q.mods[d] = (uint32_t)p->mods[d];
+        if (d < COPY_MAX_RANK - 1) q.mods[d] = (uint32_t)p->mods[d];
     }
     vk_dispatch d = {.shader = &VK_SHADER_data_copy, .bufs = {ox_vk_buf(src), ox_vk_buf(dst)},
                      .push = &q, .push_bytes = sizeof q,

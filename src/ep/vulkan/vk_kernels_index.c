@@ -293,7 +293,8 @@ static int run_reduce(ox_kernel_ctx *c, uint32_t op) {
     vk_dispatch d = {.shader = &VK_SHADER_reduce_float, .bufs = {ox_vk_buf(x), ox_vk_buf(y)},
                      .push = &p, .push_bytes = sizeof p,
                      .groups = {p.per_thread ? ox_vk_groups(v, n_out, VK_WG, 0)
-                                             : ox_vk_groups(v, n_out, 1, 0), 1, 1}};
+                                             : ox_vk_groups(v, n_out, 1, 0), 1, 1},
+                     .cost = p.per_thread ? p.n_red : (p.n_red + VK_WG - 1) / VK_WG};
     return ox_vk_run(c, &d);
 }
 

@@ -184,17 +184,21 @@ int ox_vk_nn_conv(ox_kernel_ctx *c) {
     vk_dispatch d = {.bufs = {ox_vk_buf(c->inputs[0]), ox_vk_buf(c->inputs[1]), b ? ox_vk_buf(b) : NULL,
                               ox_vk_buf(y)},
                      .push = &p, .push_bytes = sizeof p};
+    uint64_t window = (uint64_t)p.k[0] * p.k[1] * p.k[2];
     if (p.Cg == 1) {
         /* depthwise: nothing to reduce over channels, one element per invocation */
         d.shader = &VK_SHADER_nn_conv_dw;
         d.groups[0] = ox_vk_groups(v, ox_tensor_numel(y), VK_WG, 0);
         d.groups[1] = d.groups[2] = 1;
+        d.cost = window;
     } else {
         int64_t cols = (int64_t)p.N * p.out[0] * p.out[1] * p.out[2];
         d.shader = &VK_SHADER_nn_conv_gemm;
         d.groups[0] = ox_vk_groups(v, cols, 64, 0);
         d.groups[1] = ox_vk_groups(v, p.Mg, 64, 1);
         d.groups[2] = ox_vk_groups(v, p.G, 1, 2);
+        /* a 64 x 64 output tile over VK_WG invocations: 16 outputs each */
+        d.cost = 64 * 64 / VK_WG * window * p.Cg;
     }
     return ox_vk_run(c, &d);
 }
@@ -210,6 +214,9 @@ int ox_vk_nn_conv_transpose(ox_kernel_ctx *c) {
                      .bufs = {ox_vk_buf(c->inputs[0]), ox_vk_buf(c->inputs[1]), b ? ox_vk_buf(b) : NULL,
                               ox_vk_buf(y)},
                      .push = &p, .push_bytes = sizeof p,
-                     .groups = {ox_vk_groups(ox_vk_of(c), ox_tensor_numel(y), VK_WG, 0), 1, 1}};
+                     .groups = {ox_vk_groups(ox_vk_of(c), ox_tensor_numel(y), VK_WG, 0), 1, 1},
+                     /* an output gathers from every input channel of its group
+                      * under the window */
+                     .cost = (uint64_t)p.k[0] * p.k[1] * p.k[2] * p.Cg};
     return ox_vk_run(c, &d);
 }

@@ -131,7 +131,9 @@ static int run_norm(ox_kernel_ctx *c, norm_push *p, const ox_tensor *s, const ox
     vk_dispatch d = {.shader = &VK_SHADER_nn_norm,
                      .bufs = {ox_vk_buf(x), ox_vk_buf(s), b ? ox_vk_buf(b) : NULL, ox_vk_buf(y)},
                      .push = p, .push_bytes = sizeof *p,
-                     .groups = {ox_vk_groups(ox_vk_of(c), p->blocks, 1, 0), 1, 1}};
+                     .groups = {ox_vk_groups(ox_vk_of(c), p->blocks, 1, 0), 1, 1},
+                     /* two passes over a block per workgroup */
+                     .cost = 2 * ((p->len + VK_WG - 1) / VK_WG)};
     return ox_vk_run(c, &d);
 }
 

@@ -197,6 +197,7 @@ static int ensure_recording(vk_ep *v, vk_stream *s, ox_error *err) {
     r = v->f.vkBeginCommandBuffer(s->cmd, &bi);
     if (r != VK_SUCCESS) return ox_vk_fail(err, "vkBeginCommandBuffer", r);
     s->recording = 1;
+    s->pending_work = 0; /* a new submission */
     return 0;
 }
 
@@ -223,7 +224,14 @@ int ox_vk_stream_flush(vk_ep *v, vk_stream *s, ox_error *err) {
         if (ox_vk_is_fault(r)) return ox_vk_fault(v, r, "vkQueueSubmit", s->node, 0, 1, err);
         if (r != VK_SUCCESS) return ox_vk_fail(err, "vkQueueSubmit", r);
         atomic_fetch_add(&v->submits, 1);
-        r = v->f.vkWaitForFences(v->device, 1, &s->fence, VK_TRUE, UINT64_MAX);
+        r = v->f.vkWaitForFences(v->device, 1, &s->fence, VK_TRUE, v->fence_timeout_ns);
+        if (r == VK_TIMEOUT) {
+            /* the device may be hung: a fault, remade like a lost device */
+            char call[128];
+            snprintf(call, sizeof call, "vkWaitForFences past %llu ms, option fence_timeout_ms",
+                     (unsigned long long)(v->fence_timeout_ns / 1000000));
+            return ox_vk_fault(v, r, call, s->node, 0, 1, err);
+        }
         if (ox_vk_is_fault(r)) return ox_vk_fault(v, r, "vkWaitForFences", s->node, 0, 1, err);
         if (r != VK_SUCCESS) return ox_vk_fail(err, "vkWaitForFences", r);
         r = v->f.vkResetFences(v->device, 1, &s->fence);
@@ -244,16 +252,37 @@ int ox_vk_stream_flush(vk_ep *v, vk_stream *s, ox_error *err) {
     return rc;
 }
 
-int ox_vk_record(vk_ep *v, vk_stream *s, const vk_dispatch *d, const char *what, ox_error *err) {
-    if (ox_vk_check_usable(v, err) != 0) return -1;
-    if (d->push_bytes > VK_PUSH_BYTES)
-        return ox_fail(err, ONYX_RUNTIME_ERROR, "vulkan: %u bytes of push constants", d->push_bytes);
-    for (int i = 0; i < 3; i++)
-        if (d->groups[i] == 0 || d->groups[i] > v->caps.max_workgroup_count[i])
-            return ox_fail(err, ONYX_RUNTIME_ERROR, "vulkan: %u workgroups in dimension %d (limit %u)",
-                           d->groups[i], i, v->caps.max_workgroup_count[i]);
-    VkPipeline pipe = ox_vk_pipeline(v, d->shader, err);
-    if (!pipe) return -1;
+/* ---- bounded dispatches ----
+ * A dispatch's estimated work is groups x VK_WG invocations x the cost the
+ * kernel states per invocation. One over the provider's dispatch budget is
+ * recorded as several dispatches (vkCmdDispatchBase) over slices of its
+ * grid: whole x-rows of groups, then planes, as the budget allows. The
+ * shaders read the whole grid from the push constants (shaders/grid.glsl),
+ * so their grid-stride loops cover the same items as one dispatch would.
+ * The stream submits and waits whenever the work recorded since its last
+ * submission would pass the submission budget, so no command buffer
+ * carries unbounded work. A single workgroup's own work cannot be split:
+ * shaders whose groups loop over a whole row or plane (softmax, reductions,
+ * normalization, global pooling, TopK) stay as long as that row is. */
+
+static uint64_t sat_mul(uint64_t a, uint64_t b) {
+    return a && b > UINT64_MAX / a ? UINT64_MAX : a * b;
+}
+
+/* Submits and waits first when `work` more would pass the submission
+ * budget (and something is pending): 1 when it did, -1 on failure. */
+static int bound_submission(vk_ep *v, vk_stream *s, uint64_t work, ox_error *err) {
+    uint64_t bound = v->submit_budget ? v->submit_budget : UINT64_MAX;
+    uint64_t room = s->pending_work < bound ? bound - s->pending_work : 0;
+    if (!s->recording || !s->pending_work || work <= room) return 0;
+    return ox_vk_stream_flush(v, s, err) != 0 ? -1 : 1;
+}
+
+/* A descriptor set for d's buffers (and flag block), bound with its
+ * pipeline and push constants (the kernel's, then the whole grid at
+ * VK_GRID_OFFSET) in the stream's current command buffer. */
+static int bind_dispatch(vk_ep *v, vk_stream *s, const vk_dispatch *d, VkPipeline pipe,
+                         const char *what, ox_error *err) {
     /* room for one more descriptor set and flag block, or wait first */
     if (s->sets_used == VK_STREAM_SETS || (d->check && s->n_checks == VK_STREAM_CHECKS))
         if (ox_vk_stream_flush(v, s, err) != 0) return -1;
@@ -270,6 +299,10 @@ int ox_vk_record(vk_ep *v, vk_stream *s, const vk_dispatch *d, const char *what,
     for (int i = 0; i < VK_BINDINGS; i++) {
         const vk_buf *b = i < VK_FLAG_BINDING && d->bufs[i] ? d->bufs[i] : &v->dummy;
         VkDeviceSize off = 0, range = VK_WHOLE_SIZE;
+        if (i < VK_FLAG_BINDING && d->bufs[i]) {
+            off = d->offset[i];
+            if (d->range[i]) range = d->range[i];
+        }
         if (i == VK_FLAG_BINDING && slot >= 0) {
             b = &s->flags;
             off = (VkDeviceSize)slot * v->flag_stride;
@@ -305,9 +338,70 @@ int ox_vk_record(vk_ep *v, vk_stream *s, const vk_dispatch *d, const char *what,
     if (d->push_bytes)
         v->f.vkCmdPushConstants(s->cmd, v->pipe_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
                                 d->push_bytes, d->push);
-    v->f.vkCmdDispatch(s->cmd, d->groups[0], d->groups[1], d->groups[2]);
+    /* {z, y, x}, or x alone after a kernel's longer constants (1-D grids) */
+    uint32_t grid[3] = {d->groups[2], d->groups[1], d->groups[0]};
+    uint32_t skip = d->push_bytes > VK_GRID_OFFSET ? 2 : 0;
+    v->f.vkCmdPushConstants(s->cmd, v->pipe_layout, VK_SHADER_STAGE_COMPUTE_BIT,
+                            VK_GRID_OFFSET + 4 * skip, 4 * (3 - skip), grid + skip);
+    return 0;
+}
+
+int ox_vk_record(vk_ep *v, vk_stream *s, const vk_dispatch *d, const char *what, ox_error *err) {
+    if (ox_vk_check_usable(v, err) != 0) return -1;
+    if (d->push_bytes > VK_PUSH_BYTES - 4 ||
+        (d->push_bytes > VK_GRID_OFFSET && (d->groups[1] > 1 || d->groups[2] > 1)))
+        return ox_fail(err, ONYX_RUNTIME_ERROR,
+                       "vulkan: %u bytes of push constants for a %ux%ux%u grid (shader %s; at most "
+                       "%u before the grid, %u before a one-dimensional grid's)",
+                       d->push_bytes, d->groups[0], d->groups[1], d->groups[2], d->shader->name,
+                       VK_GRID_OFFSET, VK_PUSH_BYTES - 4);
+    for (int i = 0; i < 3; i++)
+        if (d->groups[i] == 0 || d->groups[i] > v->caps.max_workgroup_count[i])
+            return ox_fail(err, ONYX_RUNTIME_ERROR, "vulkan: %u workgroups in dimension %d (limit %u)",
+                           d->groups[i], i, v->caps.max_workgroup_count[i]);
+    VkPipeline pipe = ox_vk_pipeline(v, d->shader, err);
+    if (!pipe) return -1;
+    /* slices of whole x-rows, then of whole planes, of at most the budget */
+    const uint32_t *g = d->groups;
+    uint64_t per_group = sat_mul(VK_WG, d->cost ? d->cost : 1);
+    uint64_t budget = v->dispatch_budget ? v->dispatch_budget : UINT64_MAX;
+    uint64_t fit = budget / per_group ? budget / per_group : 1; /* groups per slice */
+    uint32_t cx = fit < g[0] ? (uint32_t)fit : g[0], cy = 1, cz = 1;
+    if (cx == g[0]) {
+        uint64_t rows = fit / g[0];
+        cy = rows < g[1] ? (uint32_t)rows : g[1];
+        if (cy == g[1]) {
+            uint64_t planes = fit / ((uint64_t)g[0] * g[1]);
+            cz = planes < g[2] ? (uint32_t)planes : g[2];
+        }
+    }
+    uint64_t n_slices = (((uint64_t)g[0] + cx - 1) / cx) * (((uint64_t)g[1] + cy - 1) / cy) *
+                        (((uint64_t)g[2] + cz - 1) / cz);
+    if (bound_submission(v, s, sat_mul(per_group, (uint64_t)cx * cy * cz), err) < 0) return -1;
+    if (bind_dispatch(v, s, d, pipe, what, err) != 0) return -1;
+    /* 64-bit positions: a slice's end may pass 2^32 - 1 groups */
+    for (uint64_t z = 0; z < g[2]; z += cz)
+        for (uint64_t y = 0; y < g[1]; y += cy)
+            for (uint64_t x = 0; x < g[0]; x += cx) {
+                uint32_t bx = (uint32_t)(g[0] - x < cx ? g[0] - x : cx),
+                         by = (uint32_t)(g[1] - y < cy ? g[1] - y : cy),
+                         bz = (uint32_t)(g[2] - z < cz ? g[2] - z : cz);
+                uint64_t work = sat_mul(per_group, (uint64_t)bx * by * bz);
+                if (x || y || z) {
+                    int rc = bound_submission(v, s, work, err);
+                    if (rc < 0 || (rc == 1 && bind_dispatch(v, s, d, pipe, what, err) != 0)) return -1;
+                }
+                if (n_slices == 1) v->f.vkCmdDispatch(s->cmd, bx, by, bz);
+                else v->f.vkCmdDispatchBase(s->cmd, (uint32_t)x, (uint32_t)y, (uint32_t)z, bx, by, bz);
+                s->pending_work =
+                    s->pending_work > UINT64_MAX - work ? UINT64_MAX : s->pending_work + work;
+            }
     barrier_all(v, s);
     atomic_fetch_add(&v->runs, 1);
+    if (n_slices > 1) {
+        atomic_fetch_add(&v->split, 1);
+        atomic_fetch_add(&v->slices, (long)n_slices);
+    }
     return 0;
 }
 

@@ -1,4 +1,5 @@
 #version 450
+#include "grid.glsl"
 // Add, Sub, Mul, Div with numpy broadcasting. The host folds the shapes
 // to at most 6 dimensions (dims of the output, element strides of each
 // input, 0 where it broadcasts) and flags inputs that need no index walk.
@@ -15,10 +16,11 @@ layout(push_constant) uniform P {
     uint dims[6];
     uint sa[6];
     uint sb[6];
+    OX_GRID_MEMBER
 } p;
 
 void main() {
-    uint stride = gl_NumWorkGroups.x * 256u;
+    uint stride = OX_NUM_GROUPS.x * 256u;
     for (uint i = gl_GlobalInvocationID.x; i < p.n; i += stride) {
         uint ia = (p.flags & 1u) != 0u ? i : 0u;
         uint ib = (p.flags & 2u) != 0u ? i : 0u;

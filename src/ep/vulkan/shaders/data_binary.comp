@@ -1,4 +1,5 @@
 #version 450
+#include "grid.glsl"
 // Two-input elementwise operators with numpy broadcasting, beyond Add,
 // Sub, Mul and Div (binary.comp): float Pow, Max, Min and fmod; float or
 // int32 comparisons and bool logic, whose bool outputs are bytes, so one
@@ -19,6 +20,7 @@ layout(push_constant) uniform P {
     uint dims[6];
     uint sa[6];
     uint sb[6];
+    OX_GRID_MEMBER
 } p;
 
 void offsets(uint i, out uint ia, out uint ib) {
@@ -107,7 +109,7 @@ uint compare(uint ia, uint ib) {
 }
 
 void main() {
-    uint stride = gl_NumWorkGroups.x * 256u;
+    uint stride = OX_NUM_GROUPS.x * 256u;
     if (p.op < 16u) {
         for (uint i = gl_GlobalInvocationID.x; i < p.n; i += stride) {
             uint ia, ib;

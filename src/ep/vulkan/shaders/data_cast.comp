@@ -1,4 +1,5 @@
 #version 450
+#include "grid.glsl"
 // Cast between float32, int32, int64 (word pairs, low word first), bool
 // and uint8 (bytes), with the CPU's rules: float to integer truncates
 // toward zero into int64, saturating there (NaN -> 0), then keeps the low
@@ -13,6 +14,7 @@ layout(push_constant) uniform P {
     uint n;
     uint from;
     uint to;
+    OX_GRID_MEMBER
 } p;
 
 // int64 (lo, hi) to float, rounded once: the magnitude's leading 32 bits
@@ -78,7 +80,7 @@ uvec2 convert(uint i) {
 }
 
 void main() {
-    uint stride = gl_NumWorkGroups.x * 256u;
+    uint stride = OX_NUM_GROUPS.x * 256u;
     if (p.to >= 3u) {
         uint nw = (p.n + 3u) / 4u;
         for (uint w = gl_GlobalInvocationID.x; w < nw; w += stride) {

@@ -1,4 +1,5 @@
 #version 450
+#include "grid.glsl"
 // Concat of byte elements (bool, uint8, int8), one dispatch per input:
 // input regions of the output need not start or end on word boundaries,
 // so each invocation owns one whole output word, takes the bytes that
@@ -15,10 +16,11 @@ layout(push_constant) uniform P {
     uint axis;  // output length of the axis
     uint off;   // where this input starts along it
     uint len;   // this input's length along it
+    OX_GRID_MEMBER
 } p;
 
 void main() {
-    uint stride = gl_NumWorkGroups.x * 256u;
+    uint stride = OX_NUM_GROUPS.x * 256u;
     uint words = (p.n + 3u) / 4u;
     for (uint w = gl_GlobalInvocationID.x; w < words; w += stride) {
         uint v = y[w], old = v;

@@ -1,4 +1,7 @@
 #version 450
+// one-dimensional grid, members up to byte 124 (grid.glsl)
+#define OX_GRID_X_ONLY
+#include "grid.glsl"
 // Strided copy of 32-bit words, or of bytes into a contiguous output: the
 // one shader behind Transpose, Slice, Expand, Tile, Concat, Split and the
 // reshaping copies. The host describes the iteration space (at most 7
@@ -23,7 +26,8 @@ layout(push_constant) uniform P {
     uint dims[7];
     int ss[7];
     uint ds[7];
-    uint mods[7]; // 0: no wrap
+    uint mods[6]; // 0: no wrap; the 7th dimension is always a word pair, which never wraps
+    OX_GRID_MEMBER
 } p;
 
 // Source offset of element i; the destination offset through *dst.
@@ -36,7 +40,8 @@ int source_of(uint i, out uint dst) {
         uint c = r % p.dims[k];
         r /= p.dims[k];
         d += c * p.ds[k];
-        uint cs = p.mods[k] != 0u ? c % p.mods[k] : c;
+        uint m = k < 6 ? p.mods[k] : 0u;
+        uint cs = m != 0u ? c % m : c;
         s += int(cs) * p.ss[k];
     }
     dst = d;
@@ -44,7 +49,7 @@ int source_of(uint i, out uint dst) {
 }
 
 void main() {
-    uint stride = gl_NumWorkGroups.x * 256u;
+    uint stride = OX_NUM_GROUPS.x * 256u;
     if ((p.mode & 0x100u) == 0u) {
         for (uint i = gl_GlobalInvocationID.x; i < p.n; i += stride) {
             uint d;

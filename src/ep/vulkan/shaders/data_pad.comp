@@ -1,4 +1,5 @@
 #version 450
+#include "grid.glsl"
 // Pad: each output element maps back to an input coordinate per axis
 // (c - pads_begin), which mode 0 (constant) replaces by the constant
 // outside the input, mode 1 (reflect) mirrors about the edges without
@@ -18,6 +19,7 @@ layout(push_constant) uniform P {
     uint odims[6];
     uint idims[6];
     int lo[6];       // pads at the beginning (negative: cropped)
+    OX_GRID_MEMBER
 } p;
 
 // Input element of output element i, or -1 for the constant.
@@ -52,7 +54,7 @@ int source_of(uint i) {
 }
 
 void main() {
-    uint stride = gl_NumWorkGroups.x * 256u;
+    uint stride = OX_NUM_GROUPS.x * 256u;
     if (p.words == 0u) {
         uint nw = (p.n + 3u) / 4u;
         for (uint w = gl_GlobalInvocationID.x; w < nw; w += stride) {

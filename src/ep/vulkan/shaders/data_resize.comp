@@ -1,4 +1,5 @@
 #version 450
+#include "grid.glsl"
 // Resize of 4-D float32 data, nearest or linear, separable per axis. The
 // host computes the two input taps and weights of every output position
 // of every axis exactly as the CPU kernel does (in double, weights then
@@ -18,6 +19,7 @@ layout(push_constant) uniform P {
     uint linear;
     uint ind[4];
     uint outd[4];
+    OX_GRID_MEMBER
 } p;
 
 // The plane's value at output position (oy, ox).
@@ -35,7 +37,7 @@ float plane_value(uint base, uint ry, uint rx) {
 }
 
 void main() {
-    uint stride = gl_NumWorkGroups.x * 256u;
+    uint stride = OX_NUM_GROUPS.x * 256u;
     uint plane = p.ind[2] * p.ind[3];
     for (uint i = gl_GlobalInvocationID.x; i < p.n; i += stride) {
         uint ox = i % p.outd[3];

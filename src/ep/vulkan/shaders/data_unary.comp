@@ -1,4 +1,5 @@
 #version 450
+#include "grid.glsl"
 // One-input float operators beyond unary.comp, chosen by p.op (numbers
 // as in vk_data_ew.c), and Not on bool bytes (op 13: one invocation per
 // word of four).
@@ -12,6 +13,7 @@ layout(push_constant) uniform P {
     float alpha; // HardSigmoid, Elu, Selu
     float beta;  // HardSigmoid
     float gamma; // Selu
+    OX_GRID_MEMBER
 } p;
 
 // log(1 + v) accurate for small v: the rounding of 1 + v is divided
@@ -54,7 +56,7 @@ float apply(float v) {
 }
 
 void main() {
-    uint stride = gl_NumWorkGroups.x * 256u;
+    uint stride = OX_NUM_GROUPS.x * 256u;
     if (p.op == 13u) {
         uint words = (p.n + 3u) / 4u;
         for (uint w = gl_GlobalInvocationID.x; w < words; w += stride) {

@@ -1,4 +1,5 @@
 #version 450
+#include "grid.glsl"
 // Where: y = cond ? x : y-input, the three broadcast to the output (at
 // most 6 folded dimensions, an element stride per input, 0 where it
 // broadcasts). The condition is bool bytes; the branches move as words,
@@ -19,6 +20,7 @@ layout(push_constant) uniform P {
     uint sc[6];
     uint sx[6];
     uint sy[6];
+    OX_GRID_MEMBER
 } p;
 
 // Element offsets of i in cond, x and y.
@@ -36,7 +38,7 @@ uvec3 offsets(uint i) {
 bool cond_at(uint j) { return ((cnd[j >> 2] >> ((j & 3u) * 8u)) & 0xffu) != 0u; }
 
 void main() {
-    uint stride = gl_NumWorkGroups.x * 256u;
+    uint stride = OX_NUM_GROUPS.x * 256u;
     if (p.words == 0u) {
         uint nw = (p.n + 3u) / 4u;
         for (uint w = gl_GlobalInvocationID.x; w < nw; w += stride) {

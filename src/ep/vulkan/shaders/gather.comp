@@ -1,4 +1,5 @@
 #version 450
+#include "grid.glsl"
 // Gather of 32-bit elements along one axis (moved as bits: float32 and
 // int32 data alike). int64 indices are read as
 // pairs of 32-bit words (low word first), so no shaderInt64 is needed: an
@@ -18,10 +19,11 @@ layout(push_constant) uniform P {
     uint nidx;  // indices
     uint axis;  // length of the gathered axis
     uint idx64; // 1: int64 indices
+    OX_GRID_MEMBER
 } p;
 
 void main() {
-    uint stride = gl_NumWorkGroups.x * 256u;
+    uint stride = OX_NUM_GROUPS.x * 256u;
     for (uint i = gl_GlobalInvocationID.x; i < p.n; i += stride) {
         uint in_i = i % p.inner;
         uint t = i / p.inner;

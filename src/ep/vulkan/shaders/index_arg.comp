@@ -1,4 +1,8 @@
 #version 450
+#include "grid.glsl"
+// Bounds: one workgroup's own work grows with a whole row, block or
+// reduction (its loop length); the dispatch budget splits grids, never a
+// group, so this shader's per-group work is unbounded (vk_stream.c).
 // ArgMax / ArgMin of float32 along one axis, one invocation per output,
 // scanning in order exactly as the CPU does: a strictly better value
 // wins, an equal one too with select_last_index, and the first NaN is
@@ -13,10 +17,11 @@ layout(push_constant) uniform P {
     uint inner; // elements after the axis
     uint is_min;
     uint last;  // select_last_index
+    OX_GRID_MEMBER
 } p;
 
 void main() {
-    uint stride = gl_NumWorkGroups.x * 256u;
+    uint stride = OX_NUM_GROUPS.x * 256u;
     for (uint l = gl_GlobalInvocationID.x; l < p.lines; l += stride) {
         uint base = (l / p.inner) * p.len * p.inner + l % p.inner;
         float best = x[base];

@@ -1,4 +1,5 @@
 #version 450
+#include "grid.glsl"
 // GatherElements: y[i] = data[i with its axis coordinate replaced by
 // indices[i]]. Elements of one or two 32-bit words (float32/int32,
 // int64), moved as bits. A bad index writes zeros and raises the flag.
@@ -17,12 +18,13 @@ layout(push_constant) uniform P {
     uint words;    // 32-bit words per element
     uint dims[8];  // indices shape
     uint xs[8];    // data strides, in elements
+    OX_GRID_MEMBER
 } p;
 
 #include "index_util.glsl"
 
 void main() {
-    uint stride = gl_NumWorkGroups.x * 256u;
+    uint stride = OX_NUM_GROUPS.x * 256u;
     for (uint i = gl_GlobalInvocationID.x; i < p.n; i += stride) {
         uint rem = i, off = 0u;
         for (int a = int(p.rank) - 1; a >= 0; a--) {

@@ -1,4 +1,5 @@
 #version 450
+#include "grid.glsl"
 // GatherND: output element e is element e % slice of the slice that index
 // tuple e / slice addresses, within batch tuple / per_batch. A tuple with
 // a bad component gives zeros and raises the flag.
@@ -17,12 +18,13 @@ layout(push_constant) uniform P {
     uint idx64, words;
     uint dims[8];      // data dims b..b+m-1
     uint xs[8];        // their strides
+    OX_GRID_MEMBER
 } p;
 
 #include "index_util.glsl"
 
 void main() {
-    uint stride = gl_NumWorkGroups.x * 256u;
+    uint stride = OX_NUM_GROUPS.x * 256u;
     for (uint e = gl_GlobalInvocationID.x; e < p.n; e += stride) {
         uint t = e / p.slice;
         uint off = (t / p.per_batch) * p.batch_stride + e % p.slice;

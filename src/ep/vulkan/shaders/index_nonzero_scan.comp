@@ -1,10 +1,14 @@
 #version 450
+#include "grid.glsl"
+// Bounds: one workgroup's own work grows with a whole row, block or
+// reduction (its loop length); the dispatch budget splits grids, never a
+// group, so this shader's per-group work is unbounded (vk_stream.c).
 // NonZero, pass 2 (one workgroup): the block counts become each block's
 // first output column (exclusive prefix sum, in place); the total goes
 // to counts[blocks], which the host reads back to shape the output.
 layout(local_size_x = 256) in;
 layout(std430, binding = 0) buffer C { uint counts[]; };
-layout(push_constant) uniform P { uint n, kind, blocks; } p;
+layout(push_constant) uniform P { uint n, kind, blocks; OX_GRID_MEMBER } p;
 
 shared uint ox_sc[256];
 

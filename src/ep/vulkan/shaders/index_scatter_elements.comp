@@ -1,4 +1,5 @@
 #version 450
+#include "grid.glsl"
 // ScatterElements after the copy of data into y: update i goes to the
 // position of i (in the indices' shape) with its axis coordinate replaced
 // by indices[i]. A bad index writes nothing. Repeated targets with
@@ -13,13 +14,14 @@ layout(push_constant) uniform P {
     uint n, rank, axis, axis_len, idx64, words, red, is_int;
     uint dims[8]; // indices (= updates) shape
     uint xs[8];   // data strides
+    OX_GRID_MEMBER
 } p;
 
 #include "index_util.glsl"
 #include "index_scatter.glsl"
 
 void main() {
-    uint stride = gl_NumWorkGroups.x * 256u;
+    uint stride = OX_NUM_GROUPS.x * 256u;
     for (uint i = gl_GlobalInvocationID.x; i < p.n; i += stride) {
         uint rem = i, off = 0u;
         for (int a = int(p.rank) - 1; a >= 0; a--) {

@@ -1,4 +1,5 @@
 #version 450
+#include "grid.glsl"
 // ScatterND after the copy of data into y: update element e belongs to
 // index tuple t = e / slice, whose m components (checked one by one)
 // address a slice of y. A tuple with a bad component writes nothing.
@@ -19,13 +20,14 @@ layout(push_constant) uniform P {
     uint idx64, words, red, is_int;
     uint dims[8]; // data dims 0..m-1
     uint xs[8];   // their strides
+    OX_GRID_MEMBER
 } p;
 
 #include "index_util.glsl"
 #include "index_scatter.glsl"
 
 void main() {
-    uint stride = gl_NumWorkGroups.x * 256u;
+    uint stride = OX_NUM_GROUPS.x * 256u;
     for (uint e = gl_GlobalInvocationID.x; e < p.n; e += stride) {
         uint t = e / p.slice, off = e % p.slice;
         bool ok = true;

@@ -1,4 +1,8 @@
 #version 450
+#include "grid.glsl"
+// Bounds: one workgroup's own work grows with a whole row, block or
+// reduction (its loop length); the dispatch budget splits grids, never a
+// group, so this shader's per-group work is unbounded (vk_stream.c).
 // TopK of float32 by rank: each element counts the elements of its row
 // that come before it in the output order (a better value, or an equal
 // one at a lower index, which is the CPU's stable sort); an element whose
@@ -19,6 +23,7 @@ layout(push_constant) uniform P {
     uint k;
     uint largest;
     uint outs;  // bit 0: values wanted, bit 1: indices wanted
+    OX_GRID_MEMBER
 } p;
 
 // -1, 0, 1 like the CPU's cmp_float: NaN above numbers, NaNs equal.
@@ -29,7 +34,7 @@ int cmpf(float a, float b) {
 }
 
 void main() {
-    uint stride = gl_NumWorkGroups.x * 256u;
+    uint stride = OX_NUM_GROUPS.x * 256u;
     for (uint e = gl_GlobalInvocationID.x; e < p.n; e += stride) {
         uint in_i = e % p.inner, t = e / p.inner;
         uint j = t % p.len, o = t / p.len;

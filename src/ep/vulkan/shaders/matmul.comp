@@ -1,4 +1,8 @@
 #version 450
+#include "grid.glsl"
+// Bounds: one workgroup's own work grows with a whole row, block or
+// reduction (its loop length); the dispatch budget splits grids, never a
+// group, so this shader's per-group work is unbounded (vk_stream.c).
 // MatMul and Gemm: Y = alpha * op(A) op(B) (+ beta * C), per batch, in
 // 16x16 output tiles whose A and B panels pass through shared memory.
 // Workgroups stride over tiles and batches, so any size fits the
@@ -18,6 +22,7 @@ layout(push_constant) uniform P {
     uint bdims[4];
     uint sa[4];    // element offset of A's matrix per step of each batch dimension
     uint sb[4];
+    OX_GRID_MEMBER
 } p;
 
 // one float of padding per row: the column reads of tb do not collide in
@@ -29,7 +34,7 @@ void main() {
     uint lx = gl_LocalInvocationID.x, ly = gl_LocalInvocationID.y;
     uint tiles_m = (p.M + 15u) / 16u, tiles_n = (p.N + 15u) / 16u;
     bool ta_t = (p.flags & 1u) != 0u, tb_t = (p.flags & 2u) != 0u;
-    for (uint bt = gl_WorkGroupID.z; bt < p.batch; bt += gl_NumWorkGroups.z) {
+    for (uint bt = gl_WorkGroupID.z; bt < p.batch; bt += OX_NUM_GROUPS.z) {
         uint off_a = 0u, off_b = 0u, r = bt;
         for (int d = int(p.brank) - 1; d >= 0; d--) {
             uint cd = r % p.bdims[d];
@@ -37,8 +42,8 @@ void main() {
             off_a += cd * p.sa[d];
             off_b += cd * p.sb[d];
         }
-        for (uint tm = gl_WorkGroupID.y; tm < tiles_m; tm += gl_NumWorkGroups.y) {
-            for (uint tn = gl_WorkGroupID.x; tn < tiles_n; tn += gl_NumWorkGroups.x) {
+        for (uint tm = gl_WorkGroupID.y; tm < tiles_m; tm += OX_NUM_GROUPS.y) {
+            for (uint tn = gl_WorkGroupID.x; tn < tiles_n; tn += OX_NUM_GROUPS.x) {
                 uint row = tm * 16u + ly, col = tn * 16u + lx;
                 float acc = 0.0;
                 for (uint k0 = 0u; k0 < p.K; k0 += 16u) {

@@ -1,4 +1,5 @@
 #version 450
+#include "grid.glsl"
 // BatchNormalization (inference), first step: the per-channel affine map
 // y = x * a + b with a = scale / sqrt(var + epsilon), b = B - mean * a,
 // stored as a[0..C) then b[0..C) for nn_affine.comp (the five
@@ -10,10 +11,10 @@ layout(std430, binding = 1) readonly buffer B { float bias[]; };
 layout(std430, binding = 2) readonly buffer M { float mean[]; };
 layout(std430, binding = 3) readonly buffer V { float var_[]; };
 layout(std430, binding = 4) writeonly buffer AB { float ab[]; };
-layout(push_constant) uniform P { uint C; float eps; } p;
+layout(push_constant) uniform P { uint C; float eps; OX_GRID_MEMBER } p;
 
 void main() {
-    uint stride = gl_NumWorkGroups.x * 256u;
+    uint stride = OX_NUM_GROUPS.x * 256u;
     for (uint c = gl_GlobalInvocationID.x; c < p.C; c += stride) {
         float a = scale[c] / sqrt(var_[c] + p.eps);
         ab[c] = a;

@@ -1,3 +1,4 @@
+#include "grid.glsl"
 // The geometry every convolution shader receives: up to three spatial
 // axes (depth, height, width; 1-D and 2-D convolutions pass leading axes
 // of size 1), channels split into groups, and the window's kernel,
@@ -11,4 +12,5 @@ layout(push_constant) uniform P {
     uint dd, dh, dw;   // dilations
     int pd, ph, pw;    // leading pads (negative for ConvTranspose's cropping)
     uint flags;        // 1: bias given; 2 (Conv): 1x1 kernel, stride 1, no pads
+    OX_GRID_MEMBER
 } p;

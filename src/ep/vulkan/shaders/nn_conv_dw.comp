@@ -1,4 +1,5 @@
 #version 450
+#include "grid.glsl"
 // Conv with one input channel per group (depthwise, Cg == 1, any
 // channel multiplier Mg): there is no reduction over channels to tile,
 // so each invocation computes one output element directly from the
@@ -16,7 +17,7 @@ void main() {
     uint isz = p.id * p.ih * p.iw, ksz = p.kd * p.kh * p.kw;
     uint M = p.Mg * p.G;
     uint total = p.N * M * osz;
-    uint stride = gl_NumWorkGroups.x * 256u;
+    uint stride = OX_NUM_GROUPS.x * 256u;
     for (uint i = gl_GlobalInvocationID.x; i < total; i += stride) {
         uint pix = i % osz, nm = i / osz;
         uint m = nm % M, n = nm / M;

@@ -1,4 +1,8 @@
 #version 450
+#include "grid.glsl"
+// Bounds: one workgroup's own work grows with a whole row, block or
+// reduction (its loop length); the dispatch budget splits grids, never a
+// group, so this shader's per-group work is unbounded (vk_stream.c).
 // Conv as an implicit GEMM, per group: Y (Mg x N*pixels) = W (Mg x K)
 // times the im2col matrix (K x N*pixels), K = Cg * kernel taps. The
 // im2col matrix is never stored: each 16 x 64 panel is gathered from X
@@ -35,9 +39,9 @@ void main() {
     // pixels); W panel column lid % 16, rows lid / 16 + 16 r
     uint xr = lid / 16u, xc = lid % 16u;
     uint wk = lid % 16u, wm = lid / 16u;
-    for (uint g = gl_WorkGroupID.z; g < p.G; g += gl_NumWorkGroups.z) {
-        for (uint tm = gl_WorkGroupID.y; tm < tiles_m; tm += gl_NumWorkGroups.y) {
-            for (uint tn = gl_WorkGroupID.x; tn < tiles_n; tn += gl_NumWorkGroups.x) {
+    for (uint g = gl_WorkGroupID.z; g < p.G; g += OX_NUM_GROUPS.z) {
+        for (uint tm = gl_WorkGroupID.y; tm < tiles_m; tm += OX_NUM_GROUPS.y) {
+            for (uint tn = gl_WorkGroupID.x; tn < tiles_n; tn += OX_NUM_GROUPS.x) {
                 // where this invocation's four X columns start: the image's
                 // channel block (plus the pixel for pointwise kernels) and
                 // the window origin of the pixel

@@ -1,4 +1,5 @@
 #version 450
+#include "grid.glsl"
 // ConvTranspose as a gather: each invocation computes one output element
 // from the input positions whose strided, dilated taps land on it. An
 // input position i reaches output o through tap t when
@@ -26,7 +27,7 @@ void main() {
     uint isz = p.id * p.ih * p.iw, ksz = p.kd * p.kh * p.kw;
     uint M = p.Mg * p.G, C = p.Cg * p.G;
     uint total = p.N * M * osz;
-    uint stride = gl_NumWorkGroups.x * 256u;
+    uint stride = OX_NUM_GROUPS.x * 256u;
     for (uint i = gl_GlobalInvocationID.x; i < total; i += stride) {
         uint pix = i % osz, nm = i / osz;
         uint m = nm % M, n = nm / M;

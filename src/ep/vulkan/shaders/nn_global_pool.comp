@@ -1,4 +1,8 @@
 #version 450
+#include "grid.glsl"
+// Bounds: one workgroup's own work grows with a whole row, block or
+// reduction (its loop length); the dispatch budget splits grids, never a
+// group, so this shader's per-group work is unbounded (vk_stream.c).
 // GlobalAveragePool and GlobalMaxPool: one (image, channel) plane per
 // workgroup at a time, reduced through shared memory. An empty plane
 // gives 0, as on the CPU.
@@ -10,6 +14,7 @@ layout(push_constant) uniform P {
     uint planes;
     uint len; // elements per plane
     uint avg; // 0 max, 1 average
+    OX_GRID_MEMBER
 } p;
 
 shared float red[256];
@@ -17,7 +22,7 @@ shared float red[256];
 void main() {
     uint t = gl_LocalInvocationID.x;
     bool avg = p.avg != 0u;
-    for (uint plane = gl_WorkGroupID.x; plane < p.planes; plane += gl_NumWorkGroups.x) {
+    for (uint plane = gl_WorkGroupID.x; plane < p.planes; plane += OX_NUM_GROUPS.x) {
         uint base = plane * p.len;
         float acc = avg ? 0.0 : uintBitsToFloat(0xff800000u); // -inf for max
         for (uint j = t; j < p.len; j += 256u) {

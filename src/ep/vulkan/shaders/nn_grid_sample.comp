@@ -1,4 +1,5 @@
 #version 450
+#include "grid.glsl"
 // GridSample over 4-D data (N, C, H, W) with a grid (N, Ho, Wo, 2) of
 // (x, y) points in [-1, 1], or 5-D data (N, C, D, H, W) with a grid
 // (N, Do, Ho, Wo, 3) of (x, y, z) points: linear or nearest, zeros, border or
@@ -19,6 +20,7 @@ layout(push_constant) uniform P {
     uint pad;           // 0 zeros, 1 border, 2 reflection
     uint align;         // align_corners
     uint rank;          // spatial axes: 2 or 3
+    OX_GRID_MEMBER
 } p;
 
 float clip_coord(float v, float size) {
@@ -68,7 +70,7 @@ void main() {
     uint npix = p.Do * p.Ho * p.Wo, plane = p.D * p.H * p.W;
     uint total = p.N * npix;
     float size[3] = float[3](float(p.D), float(p.H), float(p.W));
-    uint stride = gl_NumWorkGroups.x * 256u;
+    uint stride = OX_NUM_GROUPS.x * 256u;
     for (uint i = gl_GlobalInvocationID.x; i < total; i += stride) {
         uint n = i / npix, pix = i % npix;
         // per axis (depth, height, width) up to two taps: input index (-1:

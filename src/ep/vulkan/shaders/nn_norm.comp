@@ -1,4 +1,8 @@
 #version 450
+#include "grid.glsl"
+// Bounds: one workgroup's own work grows with a whole row, block or
+// reduction (its loop length); the dispatch budget splits grids, never a
+// group, so this shader's per-group work is unbounded (vk_stream.c).
 // Instance, Group and Layer normalization: the input is a run of equal
 // blocks (an image's channel, group of channels, or row), each
 // normalized by its own mean and variance, then scaled and shifted by
@@ -19,6 +23,7 @@ layout(push_constant) uniform P {
     uint bmod, bmul, pdiv;
     uint flags; // 1: bias given; 2: scale is one value; 4: bias is one value
     float eps;
+    OX_GRID_MEMBER
 } p;
 
 shared float red[256];
@@ -39,7 +44,7 @@ float block_sum(float v) {
 void main() {
     uint t = gl_LocalInvocationID.x;
     float n = float(p.len);
-    for (uint blk = gl_WorkGroupID.x; blk < p.blocks; blk += gl_NumWorkGroups.x) {
+    for (uint blk = gl_WorkGroupID.x; blk < p.blocks; blk += OX_NUM_GROUPS.x) {
         uint base = blk * p.len;
         float s = 0.0;
         for (uint j = t; j < p.len; j += 256u) s += x[base + j];

@@ -1,4 +1,5 @@
 #version 450
+#include "grid.glsl"
 // MaxPool and AveragePool over up to three spatial axes (1-D and 2-D
 // pools pass leading axes of size 1), one output element per
 // invocation. Per axis, only the taps inside the input are visited; as
@@ -16,6 +17,7 @@ layout(push_constant) uniform P {
     uint pb[3], pe[3];    // leading and trailing pads
     uint avg;             // 0 MaxPool, 1 AveragePool
     uint include_pad;
+    OX_GRID_MEMBER
 } p;
 
 uint cdiv(uint a, uint b) { return (a + b - 1u) / b; }
@@ -24,7 +26,7 @@ void main() {
     uint osz = p.out_[0] * p.out_[1] * p.out_[2];
     uint isz = p.in_[0] * p.in_[1] * p.in_[2];
     uint total = p.planes * osz;
-    uint stride = gl_NumWorkGroups.x * 256u;
+    uint stride = OX_NUM_GROUPS.x * 256u;
     for (uint i = gl_GlobalInvocationID.x; i < total; i += stride) {
         uint pix = i % osz, plane = i / osz;
         uint o[3];

@@ -1,4 +1,10 @@
 #version 450
+// one-dimensional grid, members up to byte 124 (grid.glsl)
+#define OX_GRID_X_ONLY
+#include "grid.glsl"
+// Bounds: one workgroup's own work grows with a whole row, block or
+// reduction (its loop length); the dispatch budget splits grids, never a
+// group, so this shader's per-group work is unbounded (vk_stream.c).
 // The float32 reductions over any set of axes. The host folds the input
 // shape into kept and reduced dimensions (each run of neighbours of one
 // kind merged), so output o starts at base(o) and its elements sit at
@@ -17,6 +23,7 @@ layout(push_constant) uniform P {
     uint n_out, n_red, op, krank, rrank, per_thread;
     uint kd[6], ks[6]; // kept dimensions and their input strides
     uint rd[6], rs[6]; // reduced dimensions and their input strides
+    OX_GRID_MEMBER
 } p;
 
 // op codes (vk_kernels_index.c)
@@ -131,7 +138,7 @@ float group(uint base, uint f, float shift) {
 void main() {
     uint f = fold_of(p.op);
     if (p.per_thread != 0u) {
-        uint stride = gl_NumWorkGroups.x * 256u;
+        uint stride = OX_NUM_GROUPS.x * 256u;
         for (uint o = gl_GlobalInvocationID.x; o < p.n_out; o += stride) {
             uint base = base_of(o);
             float a = serial(base, f, 0.0), shift = 0.0;
@@ -143,7 +150,7 @@ void main() {
         }
         return;
     }
-    for (uint o = gl_WorkGroupID.x; o < p.n_out; o += gl_NumWorkGroups.x) {
+    for (uint o = gl_WorkGroupID.x; o < p.n_out; o += OX_NUM_GROUPS.x) {
         uint base = base_of(o);
         float a = group(base, f, 0.0), shift = 0.0;
         if (p.op == LOGSUMEXP) {

@@ -1,4 +1,8 @@
 #version 450
+#include "grid.glsl"
+// Bounds: one workgroup's own work grows with a whole row, block or
+// reduction (its loop length); the dispatch budget splits grids, never a
+// group, so this shader's per-group work is unbounded (vk_stream.c).
 // Softmax and LogSoftmax over any axis (rows strided by `inner` when
 // it is not the last), one row per workgroup at a time: the
 // row's maximum and the sum of exponentials reduce through shared memory
@@ -12,6 +16,7 @@ layout(push_constant) uniform P {
     uint len;   // size of the normalized axis
     uint inner; // elements after it (1: the last axis)
     uint log_;  // 1: LogSoftmax
+    OX_GRID_MEMBER
 } p;
 
 shared float red[256];
@@ -31,7 +36,7 @@ float reduce(float v, bool take_max) {
 
 void main() {
     uint t = gl_LocalInvocationID.x;
-    for (uint row = gl_WorkGroupID.x; row < p.rows; row += gl_NumWorkGroups.x) {
+    for (uint row = gl_WorkGroupID.x; row < p.rows; row += OX_NUM_GROUPS.x) {
         // element j of the row sits at base + j * inner
         uint base = (row / p.inner) * p.len * p.inner + row % p.inner, st = p.inner;
         float m = uintBitsToFloat(0xff800000u); // -inf

@@ -1,4 +1,5 @@
 #version 450
+#include "grid.glsl"
 // One-input elementwise operators, chosen by p.op (numbers as in
 // vk_kernels.c). A grid-stride loop covers any element count with the
 // workgroups the device allows.
@@ -12,6 +13,7 @@ layout(push_constant) uniform P {
     uint op;
     float alpha; // LeakyRelu's slope, Clip's lower bound
     float beta;  // Clip's upper bound
+    OX_GRID_MEMBER
 } p;
 
 float apply(float v) {
@@ -37,6 +39,6 @@ float apply(float v) {
 }
 
 void main() {
-    uint stride = gl_NumWorkGroups.x * 256u;
+    uint stride = OX_NUM_GROUPS.x * 256u;
     for (uint i = gl_GlobalInvocationID.x; i < p.n; i += stride) y[i] = apply(x[i]);
 }
