@@ -540,16 +540,43 @@ static int check_split(const onyx_session *s, const char *providers) {
  * stays reachable. */
 static onyx_session *keep_loaded;
 
+/* Loads the case's inputs and runs s once; outs[i] receives output i. */
+static int run_inputs(onyx_session *s, const test_case *c, onyx_tensor **outs, const char *what) {
+    int rc = -1;
+    const char **in_names = calloc(c->n_inputs + 1, sizeof *in_names);
+    onyx_tensor **ins = calloc(c->n_inputs + 1, sizeof *ins);
+    const char **out_names = calloc(c->n_outputs + 1, sizeof *out_names);
+    onyx_status *st = NULL;
+    if (!in_names || !ins || !out_names) {
+        printf("  FAIL: out of memory\n");
+        goto out;
+    }
+    for (size_t i = 0; i < c->n_inputs; i++) {
+        in_names[i] = c->inputs[i].name;
+        if ((st = onyx_tensor_load(c->inputs[i].file, &ins[i])) != NULL) {
+            fail_status(c->inputs[i].file, st);
+            goto out;
+        }
+    }
+    for (size_t i = 0; i < c->n_outputs; i++) out_names[i] = c->outputs[i].name;
+    st = onyx_session_run(s, in_names, (const onyx_tensor *const *)ins, c->n_inputs, out_names,
+                          outs, c->n_outputs);
+    rc = st ? fail_status(what, st) : 0;
+out:
+    for (size_t i = 0; ins && i < c->n_inputs; i++) onyx_tensor_free(ins[i]);
+    free(in_names);
+    free(ins);
+    free(out_names);
+    return rc;
+}
+
 static int run_case(onyx_env *env, const test_case *c, const char *providers, int opt_level,
                     int expect_split) {
     printf("== %s (%s)\n", c->name, c->model);
     int rc = -1;
     onyx_session *s = NULL;
-    const char **in_names = calloc(c->n_inputs + 1, sizeof *in_names);
-    onyx_tensor **ins = calloc(c->n_inputs + 1, sizeof *ins);
-    const char **out_names = calloc(c->n_outputs + 1, sizeof *out_names);
     onyx_tensor **outs = calloc(c->n_outputs + 1, sizeof *outs);
-    if (!in_names || !ins || !out_names || !outs) {
+    if (!outs) {
         printf("  FAIL: out of memory\n");
         goto out;
     }
@@ -576,20 +603,7 @@ static int run_case(onyx_env *env, const test_case *c, const char *providers, in
         goto out;
     }
     double t1 = now_s();
-    for (size_t i = 0; i < c->n_inputs; i++) {
-        in_names[i] = c->inputs[i].name;
-        if ((st = onyx_tensor_load(c->inputs[i].file, &ins[i])) != NULL) {
-            fail_status(c->inputs[i].file, st);
-            goto out;
-        }
-    }
-    for (size_t i = 0; i < c->n_outputs; i++) out_names[i] = c->outputs[i].name;
-    st = onyx_session_run(s, in_names, (const onyx_tensor *const *)ins, c->n_inputs, out_names,
-                          outs, c->n_outputs);
-    if (st) {
-        fail_status("run", st);
-        goto out;
-    }
+    if (run_inputs(s, c, outs, "run") != 0) goto out;
     double t2 = now_s();
     printf("  load %.2f s, run %.2f s\n", t1 - t0, t2 - t1);
     if (providers) report_providers(s, providers);
@@ -599,11 +613,7 @@ static int run_case(onyx_env *env, const test_case *c, const char *providers, in
         if (compare_output(&c->outputs[i], outs[i]) != 0) rc = -1;
     }
 out:
-    for (size_t i = 0; ins && i < c->n_inputs; i++) onyx_tensor_free(ins[i]);
     for (size_t i = 0; outs && i < c->n_outputs; i++) onyx_tensor_free(outs[i]);
-    free(in_names);
-    free(ins);
-    free(out_names);
     free(outs);
     if (providers && s && !keep_loaded)
         keep_loaded = s;
@@ -651,43 +661,19 @@ static long dense_vulkan_node(const onyx_session *s, int k) {
 
 /* One run of the case on s, compared with the references. */
 static int run_and_compare(onyx_session *s, const test_case *c, const char *what) {
-    int rc = -1;
-    const char **in_names = calloc(c->n_inputs + 1, sizeof *in_names);
-    onyx_tensor **ins = calloc(c->n_inputs + 1, sizeof *ins);
-    const char **out_names = calloc(c->n_outputs + 1, sizeof *out_names);
     onyx_tensor **outs = calloc(c->n_outputs + 1, sizeof *outs);
-    onyx_status *st = NULL;
-    if (!in_names || !ins || !out_names || !outs) {
+    if (!outs) {
         printf("  FAIL: out of memory\n");
-        goto out;
+        return -1;
     }
-    for (size_t i = 0; i < c->n_inputs; i++) {
-        in_names[i] = c->inputs[i].name;
-        if ((st = onyx_tensor_load(c->inputs[i].file, &ins[i])) != NULL) {
-            fail_status(c->inputs[i].file, st);
-            goto out;
-        }
-    }
-    for (size_t i = 0; i < c->n_outputs; i++) out_names[i] = c->outputs[i].name;
     double t0 = now_s();
-    st = onyx_session_run(s, in_names, (const onyx_tensor *const *)ins, c->n_inputs, out_names,
-                          outs, c->n_outputs);
-    if (st) {
-        fail_status(what, st);
-        goto out;
-    }
-    printf("  %s: %.2f s\n", what, now_s() - t0);
-    rc = 0;
-    for (size_t i = 0; i < c->n_outputs; i++) {
+    int rc = run_inputs(s, c, outs, what);
+    if (rc == 0) printf("  %s: %.2f s\n", what, now_s() - t0);
+    for (size_t i = 0; rc == 0 && i < c->n_outputs; i++) {
         printf("  %s ", c->outputs[i].name);
         if (compare_output(&c->outputs[i], outs[i]) != 0) rc = -1;
     }
-out:
-    for (size_t i = 0; ins && i < c->n_inputs; i++) onyx_tensor_free(ins[i]);
-    for (size_t i = 0; outs && i < c->n_outputs; i++) onyx_tensor_free(outs[i]);
-    free(in_names);
-    free(ins);
-    free(out_names);
+    for (size_t i = 0; i < c->n_outputs; i++) onyx_tensor_free(outs[i]);
     free(outs);
     return rc;
 }
