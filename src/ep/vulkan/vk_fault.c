@@ -117,9 +117,11 @@ int ox_vk_fault(vk_ep *v, VkResult r, const char *call, const ir_node *node, int
     f->kind = kind_name(kind);
     f->node = node;
     f->injected = injected;
-    snprintf(f->message, sizeof f->message, "vulkan: %s on %s (%s: %s)%s%s%s", f->kind,
-             v->caps.device_name, call, ox_vk_result_name(r), node ? " running " : "", label,
-             injected ? " [injected by ONYX_VK_INJECT]" : "");
+    /* a long device or node name shortens the message, nothing more */
+    int len = snprintf(f->message, sizeof f->message, "vulkan: %s on %s (%s: %s)%s%s%s", f->kind,
+                       v->caps.device_name, call, ox_vk_result_name(r), node ? " running " : "",
+                       label, injected ? " [injected by ONYX_VK_INJECT]" : "");
+    (void)len;
     if (remake) atomic_store(&v->lost, 1);
     ox_fail(err, kind == VK_FAULT_OOM ? ONYX_OUT_OF_MEMORY : ONYX_RUNTIME_ERROR, "%s", f->message);
     pthread_mutex_unlock(&v->fault_lock);

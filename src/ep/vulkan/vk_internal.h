@@ -312,6 +312,10 @@ typedef struct vk_stream {
     int inject;           /* VK_FAULT_* an injected fault fails the next submission with */
     const ir_node *inject_node;
     uint64_t pending_work; /* estimated work recorded since the last submission */
+    /* the node of the heaviest dispatch since then, which a failed
+     * submission is blamed on */
+    const ir_node *heavy_node;
+    uint64_t heavy_work;
 } vk_stream;
 
 /* A stream for one run (reused from an earlier run when one is idle). */

@@ -198,8 +198,15 @@ static int ensure_recording(vk_ep *v, vk_stream *s, ox_error *err) {
     if (r != VK_SUCCESS) return ox_vk_fail(err, "vkBeginCommandBuffer", r);
     s->recording = 1;
     s->pending_work = 0; /* a new submission */
+    s->heavy_work = 0;
+    s->heavy_node = NULL;
     return 0;
 }
+
+/* The node a failed submission is blamed on: the one whose dispatch
+ * carried the most estimated work in it (a hang or a lost device most
+ * likely comes from the longest dispatch), else the last one recorded. */
+static const ir_node *blamed(const vk_stream *s) { return s->heavy_node ? s->heavy_node : s->node; }
 
 int ox_vk_stream_flush(vk_ep *v, vk_stream *s, ox_error *err) {
     int rc = 0;
@@ -221,7 +228,7 @@ int ox_vk_stream_flush(vk_ep *v, vk_stream *s, ox_error *err) {
         pthread_mutex_lock(&v->lock);
         r = v->f.vkQueueSubmit(v->queue, 1, &si, s->fence);
         pthread_mutex_unlock(&v->lock);
-        if (ox_vk_is_fault(r)) return ox_vk_fault(v, r, "vkQueueSubmit", s->node, 0, 1, err);
+        if (ox_vk_is_fault(r)) return ox_vk_fault(v, r, "vkQueueSubmit", blamed(s), 0, 1, err);
         if (r != VK_SUCCESS) return ox_vk_fail(err, "vkQueueSubmit", r);
         atomic_fetch_add(&v->submits, 1);
         r = v->f.vkWaitForFences(v->device, 1, &s->fence, VK_TRUE, v->fence_timeout_ns);
@@ -230,9 +237,9 @@ int ox_vk_stream_flush(vk_ep *v, vk_stream *s, ox_error *err) {
             char call[128];
             snprintf(call, sizeof call, "vkWaitForFences past %llu ms, option fence_timeout_ms",
                      (unsigned long long)(v->fence_timeout_ns / 1000000));
-            return ox_vk_fault(v, r, call, s->node, 0, 1, err);
+            return ox_vk_fault(v, r, call, blamed(s), 0, 1, err);
         }
-        if (ox_vk_is_fault(r)) return ox_vk_fault(v, r, "vkWaitForFences", s->node, 0, 1, err);
+        if (ox_vk_is_fault(r)) return ox_vk_fault(v, r, "vkWaitForFences", blamed(s), 0, 1, err);
         if (r != VK_SUCCESS) return ox_vk_fail(err, "vkWaitForFences", r);
         r = v->f.vkResetFences(v->device, 1, &s->fence);
         s->recording = 0;
@@ -395,6 +402,10 @@ int ox_vk_record(vk_ep *v, vk_stream *s, const vk_dispatch *d, const char *what,
                 else v->f.vkCmdDispatchBase(s->cmd, (uint32_t)x, (uint32_t)y, (uint32_t)z, bx, by, bz);
                 s->pending_work =
                     s->pending_work > UINT64_MAX - work ? UINT64_MAX : s->pending_work + work;
+                if (work >= s->heavy_work) {
+                    s->heavy_work = work;
+                    s->heavy_node = s->node;
+                }
             }
     barrier_all(v, s);
     atomic_fetch_add(&v->runs, 1);
