@@ -304,6 +304,18 @@ static void test_cache_off_and_corrupt(void) {
         CHECK(run_diff(s) >= 0);
     }
     onyx_session_free(s);
+    /* a cache folder that cannot be made (under a file): the fault is
+     * still handled, the node still moves for the session, only the
+     * record is lost (a warning says so) */
+    s = NULL;
+    CHECK_OK(make_session(env, "vulkan", "oom@MatMul_2", NULL, "/dev/null/onyx-cache", &s));
+    if (s) {
+        double d = run_diff(s);
+        CHECK(d >= 0 && d <= 1e-6);
+        onyx_provider_stats st = stats(s);
+        CHECK(st.device_faults == 1 && st.runs_rescued == 1 && st.nodes_denied == 1);
+    }
+    onyx_session_free(s);
     onyx_env_free(env);
     remove_dir(dir);
 }

@@ -183,7 +183,7 @@ int ox_vk_recover(ox_ep *ep, void (*drop)(void *user, ox_ep *ep), void *user, ox
     vk_ep *v = (vk_ep *)ep;
     pthread_rwlock_wrlock(&v->use_lock);
     int rc = 0;
-    uint64_t count = atomic_load(&v->fault_count);
+    /* a failed allocation (lost unset) needs nothing remade */
     if (atomic_load(&v->dead)) {
         rc = ox_fail(err, ONYX_RUNTIME_ERROR, "vulkan: %s could not be remade earlier",
                      v->caps.device_name);
@@ -203,8 +203,6 @@ int ox_vk_recover(ox_ep *ep, void (*drop)(void *user, ox_ep *ep), void *user, ox
             atomic_fetch_add(&v->recoveries, 1);
         }
     }
-    /* a failed allocation needs nothing remade: the count is simply seen */
-    v->recovered_at = count;
     pthread_rwlock_unlock(&v->use_lock);
     return rc;
 }

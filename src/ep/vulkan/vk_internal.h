@@ -153,7 +153,6 @@ typedef struct vk_ep {
     /* runs hold it shared from run_begin to run_end; recovery alone */
     pthread_rwlock_t use_lock;
     atomic_ullong fault_count;
-    uint64_t recovered_at; /* fault_count when the device was last remade (use_lock) */
     atomic_int lost;       /* the device must be remade before more work */
     atomic_int dead;       /* remaking it failed: nothing runs on it again */
     atomic_int gone;       /* an injected fault forbids the remake (VK_FAULT_GONE) */
