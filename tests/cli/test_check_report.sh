@@ -19,14 +19,8 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 MODEL=$ZOO/mobilenet_v3_small.onnx
 FAULT=/net/features/features.1/block/block.1/Mul
 
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/onyx-report-XXXXXX") || exit 2
-trap 'rm -rf "$TMP"' EXIT INT TERM
-failures=0
-
-fail() {
-    echo "FAIL: $*"
-    failures=$((failures + 1))
-}
+. "$HERE/lib.sh"
+cli_tmp report
 
 # check_rc NAME EXPECTED [VAR=VALUE...] ONYX ARGS...: runs onyx (through env,
 # with the assignments) keeping its output; fails unless the status is

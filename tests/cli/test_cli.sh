@@ -18,24 +18,8 @@ if [ ! -f "$MODEL" ]; then
     exit 2
 fi
 
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/onyx-cli-XXXXXX") || exit 2
-trap 'rm -rf "$TMP"' EXIT INT TERM
-failures=0
-
-fail() {
-    echo "FAIL: $*"
-    failures=$((failures + 1))
-}
-
-# run_cmd NAME ARGS...: runs onyx, keeping stdout, stderr and the status.
-run_cmd() {
-    name=$1
-    shift
-    "$ONYX" "$@" >"$TMP/$name.out" 2>"$TMP/$name.err"
-    echo $? >"$TMP/$name.rc"
-}
-
-rc_of() { cat "$TMP/$1.rc"; }
+. "$(dirname "$0")/lib.sh"
+cli_tmp cli
 
 expect_ok() {
     name=$1

@@ -13,9 +13,8 @@ fi
 ONYX=$1
 PY=$2
 VK=$3
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/onyx-devices-XXXXXX") || exit 2
-trap 'rm -rf "$TMP"' EXIT INT TERM
-failures=0
+. "$(dirname "$0")/lib.sh"
+cli_tmp devices
 unset ONYX_VK_FAKE_DEVICE ONYX_VK_DENYLIST ONYX_VK_DISABLE
 # Under the sanitizers: Mesa's lavapipe leaks once each time it is
 # loaded, and the tool unloads it before exiting, so its frames cannot be
@@ -24,19 +23,7 @@ unset ONYX_VK_FAKE_DEVICE ONYX_VK_DENYLIST ONYX_VK_DISABLE
 # code for leaks with the driver kept loaded.
 NOLEAK="ASAN_OPTIONS=${ASAN_OPTIONS:-}:detect_leaks=0"
 
-fail() {
-    echo "FAIL: $*"
-    failures=$((failures + 1))
-}
-
-# run NAME ARGS...: keeps stdout, stderr and the status of onyx ARGS
-run() {
-    name=$1
-    shift
-    "$ONYX" "$@" >"$TMP/$name.out" 2>"$TMP/$name.err"
-    echo $? >"$TMP/$name.rc"
-}
-# run_env NAME VAR=VALUE [VAR=VALUE] -- ARGS...: the same with one or two
+# run_env NAME VAR=VALUE [VAR=VALUE] -- ARGS...: run_cmd with one or two
 # variables set for that command only (through env, so none outlives it)
 run_env() {
     name=$1
@@ -55,7 +42,6 @@ run_env() {
     fi
     echo $? >"$TMP/$name.rc"
 }
-rc_of() { cat "$TMP/$1.rc"; }
 expect_rc() {
     [ "$(rc_of "$1")" -eq "$2" ] || fail "$1: exit $(rc_of "$1"), expected $2: $(cat "$TMP/$1.err")"
 }
@@ -75,23 +61,23 @@ ok = $2
 sys.exit(0 if ok else 1)" "$TMP/$1.out" || fail "$1: JSON check failed: $2"
 }
 
-run help devices --help
+run_cmd help devices --help
 expect_rc help 0
 expect_out help "usage: onyx devices"
-run bad_option devices --frobnicate
+run_cmd bad_option devices --frobnicate
 expect_rc bad_option 1
 expect_err bad_option "onyx: error: unknown option '--frobnicate'"
-run unknown devices --provider tpu
+run_cmd unknown devices --provider tpu
 expect_rc unknown 1
 expect_err unknown "unknown execution provider 'tpu'"
-run missing devices --provider
+run_cmd missing devices --provider
 expect_rc missing 1
 
-run cpu devices --provider cpu
+run_cmd cpu devices --provider cpu
 expect_rc cpu 0
 expect_out cpu "^cpu device 0: "
 expect_out cpu "isa_levels  *portable"
-run cpu_json devices --provider cpu --json
+run_cmd cpu_json devices --provider cpu --json
 expect_rc cpu_json 0
 json cpu_json "len(d) == 1 and d[0]['provider'] == 'cpu' and d[0]['usable'] == 'yes' and int(d[0]['cores_online']) >= 1"
 
@@ -135,7 +121,7 @@ if [ "$VK" = 1 ]; then
     expect_rc no_driver_all 0
     json no_driver_all "d[0]['provider'] == 'cpu' and d[1]['provider'] == 'vulkan' and 'no Vulkan driver' in d[1]['error']"
 else
-    run no_vulkan devices --provider vulkan
+    run_cmd no_vulkan devices --provider vulkan
     expect_rc no_vulkan 1
     expect_err no_vulkan "unknown execution provider 'vulkan'"
 fi
