@@ -166,7 +166,7 @@ static void append_cache(onyx_session *s, ox_fault_cache *c, const ir_node *n, c
     if (len <= 0 || (size_t)len >= sizeof line) return;
     pthread_mutex_lock(&s->faults.lock);
     char *dir = strdup(c->path);
-    int ok = 0;
+    int ok = 0, why = ENOMEM;
     if (dir) {
         char *slash = strrchr(dir, '/');
         if (slash) *slash = '\0';
@@ -179,12 +179,14 @@ static void append_cache(onyx_session *s, ox_fault_cache *c, const ir_node *n, c
                 if (close(fd) != 0) ok = 0;
             }
         }
+        /* read before the unlock and free, which may change it */
+        why = errno;
         free(dir);
     }
     pthread_mutex_unlock(&s->faults.lock);
     if (!ok)
         ox_log(s->log_level, ONYX_LOG_WARNING, "cannot record the device fault in '%s': %s",
-               c->path, strerror(errno));
+               c->path, strerror(why));
 }
 
 int ox_faults_setup(onyx_session *s, const char *cache_dir_option, ox_error *err) {
