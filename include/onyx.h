@@ -253,6 +253,32 @@ onyx_status *onyx_session_options_set_cache_dir(onyx_session_options *opts, cons
 onyx_status *onyx_session_options_set_verify_first_runs(onyx_session_options *opts,
                                                         uint64_t runs, double atol, double rtol);
 
+/* onyx_session_create_from_buffer with an optimized file (.onyx): set,
+ * the caller keeps the buffer alive and unchanged for the session's life
+ * and its weights are used in place (when the buffer is 64-byte aligned;
+ * otherwise they are copied once); unset (the default), the session
+ * keeps its own copy. Plain ONNX bytes are always copied from. */
+onyx_status *onyx_session_options_set_borrow_buffer(onyx_session_options *opts, int borrow);
+
+/* ---- optimized model files ---- */
+typedef enum onyx_model_format {
+    ONYX_FORMAT_ONYX = 0, /* the optimized file (docs/FORMAT.md): mapped, weights used in place */
+    ONYX_FORMAT_ONNX = 1, /* the same optimized graph as a standard ONNX model */
+} onyx_model_format;
+
+/* Loads the ONNX model at model_path, optimizes it at `level` for any
+ * provider, infers its shapes and writes it to out_path. No provider
+ * placement is saved: the file runs on every provider, and the session
+ * that loads it places its nodes (and, when the CPU is its only provider,
+ * adds the fusions only the CPU runs). onyx_session_create and
+ * onyx_session_create_from_buffer accept both formats (an optimized file
+ * is told by its magic bytes). For ONYX_FORMAT_ONNX, weights of at least
+ * external_data_min bytes go to the external-data file `<out_path>.data`
+ * (0: every weight inline). Files are replaced atomically. */
+onyx_status *onyx_compile_model(onyx_env *env, const char *model_path, const char *out_path,
+                                onyx_opt_level level, onyx_model_format format,
+                                size_t external_data_min);
+
 /* ---- sessions ---- */
 onyx_status *onyx_session_create(onyx_env *env, const char *model_path,
                                  const onyx_session_options *opts, onyx_session **out);

@@ -14,6 +14,7 @@
 #include "core/tensor.h"
 #include "ep/ep.h"
 #include "loader/loader.h"
+#include "runtime/compile.h"
 #include "runtime/session.h"
 #ifdef ONYX_HAVE_VULKAN
 #include "ep/vulkan/vk_ep.h"
@@ -267,6 +268,24 @@ onyx_status *onyx_session_options_set_cache_dir(onyx_session_options *opts, cons
     if (!copy) return ox_status_new(ONYX_OUT_OF_MEMORY, "out of memory");
     free(opts->cache_dir);
     opts->cache_dir = copy;
+    return NULL;
+}
+
+onyx_status *onyx_session_options_set_borrow_buffer(onyx_session_options *opts, int borrow) {
+    CHECK_ARG(opts, "opts is NULL");
+    opts->borrow_buffer = borrow != 0;
+    return NULL;
+}
+
+onyx_status *onyx_compile_model(onyx_env *env, const char *model_path, const char *out_path,
+                                onyx_opt_level level, onyx_model_format format,
+                                size_t external_data_min) {
+    CHECK_ARG(env && model_path && out_path, "NULL argument");
+    ox_error err = {0};
+    if (ox_compile_model(env, model_path, out_path, level, format, external_data_min, &err) != 0) {
+        ox_error_prefix(&err, "%s", model_path);
+        return ox_status_from_error(&err);
+    }
     return NULL;
 }
 

@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "core/error.h"
+#include "format/writer.h"
 #include "ir/ir.h"
 #include "onnx.pb-c.h"
 
@@ -17,6 +18,7 @@ typedef struct wr_block wr_block;
 typedef struct wr_ctx {
     wr_block *blocks;
     ox_error *err;
+    const ox_weight_sink *sink; /* NULL: every weight inline */
 } wr_ctx;
 
 /* Zeroed memory owned by the context; NULL (with err set) when out of
@@ -30,6 +32,11 @@ void wr_free_all(wr_ctx *c);
  * types are packed, numeric data little-endian. */
 Onnx__TensorProto *wr_tensor(wr_ctx *c, const ox_tensor *t, const char *name);
 /* NULL type: a ValueInfoProto without a type. */
+/* The tensor as external data the sink has stored, or NULL with *declined
+ * set when the sink does not take it (strings, small tensors): the caller
+ * then writes it inline. NULL with *declined clear is an error. */
+Onnx__TensorProto *wr_tensor_external(wr_ctx *c, const ox_tensor *t, const char *name,
+                                      int *declined);
 Onnx__TypeProto *wr_type(wr_ctx *c, const ir_type *t);
 Onnx__ValueInfoProto *wr_value_info(wr_ctx *c, const char *name, const ir_type *type_or_null);
 

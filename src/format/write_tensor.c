@@ -1,6 +1,7 @@
 /* Tensors and types into their protobuf-c messages, and the arena that
  * owns the messages of one write. */
 #include <limits.h>
+#include <stdio.h>
 #include <stdalign.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -92,6 +93,21 @@ static int numeric_raw(wr_ctx *c, const ox_tensor *t, ProtobufCBinaryData *raw) 
     return 0;
 }
 
+/* A TensorProto with the tensor's name, type and shape, and no data yet. */
+static Onnx__TensorProto *tensor_header(wr_ctx *c, const ox_tensor *t, const char *name) {
+    Onnx__TensorProto *tp = wr_alloc(c, sizeof *tp);
+    if (!tp) return NULL;
+    onnx__tensor_proto__init(tp);
+    tp->name = name && name[0] ? (char *)name : NULL;
+    tp->has_data_type = 1;
+    tp->data_type = (int32_t)t->dtype;
+    tp->n_dims = (size_t)t->rank;
+    tp->dims = wr_alloc_array(c, tp->n_dims, sizeof(int64_t));
+    if (!tp->dims) return NULL;
+    if (t->rank > 0) memcpy(tp->dims, t->dims, (size_t)t->rank * sizeof(int64_t));
+    return tp;
+}
+
 Onnx__TensorProto *wr_tensor(wr_ctx *c, const ox_tensor *t, const char *name) {
     const char *label = name && name[0] ? name : "<unnamed>";
     if (t->kind != OX_KIND_TENSOR) {
@@ -104,16 +120,8 @@ Onnx__TensorProto *wr_tensor(wr_ctx *c, const ox_tensor *t, const char *name) {
                 label);
         return NULL;
     }
-    Onnx__TensorProto *tp = wr_alloc(c, sizeof *tp);
+    Onnx__TensorProto *tp = tensor_header(c, t, name);
     if (!tp) return NULL;
-    onnx__tensor_proto__init(tp);
-    tp->name = name && name[0] ? (char *)name : NULL;
-    tp->has_data_type = 1;
-    tp->data_type = (int32_t)t->dtype;
-    tp->n_dims = (size_t)t->rank;
-    tp->dims = wr_alloc_array(c, tp->n_dims, sizeof(int64_t));
-    if (!tp->dims) return NULL;
-    if (t->rank > 0) memcpy(tp->dims, t->dims, (size_t)t->rank * sizeof(int64_t));
     size_t n = (size_t)ox_tensor_numel(t);
     if (t->dtype == ONYX_STRING) {
         /* ONNX allows strings only in string_data */
@@ -222,4 +230,60 @@ Onnx__ValueInfoProto *wr_value_info(wr_ctx *c, const char *name, const ir_type *
     vi->name = (char *)name;
     if (type_or_null && !(vi->type = wr_type(c, type_or_null))) return NULL;
     return vi;
+}
+
+/* One key/value of a TensorProto's external_data. */
+static Onnx__StringStringEntryProto *entry(wr_ctx *c, const char *key, const char *value) {
+    Onnx__StringStringEntryProto *e = wr_alloc(c, sizeof *e);
+    if (!e) return NULL;
+    onnx__string_string_entry_proto__init(e);
+    e->key = (char *)key;
+    size_t n = strlen(value) + 1;
+    e->value = wr_alloc(c, n);
+    if (!e->value) return NULL;
+    memcpy(e->value, value, n);
+    return e;
+}
+
+Onnx__TensorProto *wr_tensor_external(wr_ctx *c, const ox_tensor *t, const char *name,
+                                      int *declined) {
+    const ox_weight_sink *sink = c->sink;
+    *declined = 1;
+    if (t->kind != OX_KIND_TENSOR || t->dtype == ONYX_STRING || t->device != 0 || t->nbytes == 0)
+        return NULL;
+    size_t n = (size_t)ox_tensor_numel(t);
+    int pack = ox_dtype_is_subbyte(t->dtype) && sink->layout == OX_WEIGHTS_ONNX;
+    size_t len = pack ? ox_packed_bytes(t->dtype, n) : t->nbytes;
+    if (len < sink->min_bytes) return NULL;
+    *declined = 0;
+    Onnx__TensorProto *tp = tensor_header(c, t, name);
+    if (!tp) return NULL;
+    const void *bytes = t->data;
+    if (pack) {
+        uint8_t *packed = wr_alloc(c, len);
+        if (!packed) return NULL;
+        ox_pack_subbyte(t->dtype, t->data, n, packed);
+        bytes = packed;
+    } else if (!host_is_little_endian()) {
+        ProtobufCBinaryData raw;
+        if (numeric_raw(c, t, &raw) != 0) return NULL;
+        bytes = raw.data;
+    }
+    uint64_t offset = 0;
+    if (sink->store(sink->ctx, bytes, len, &offset, c->err) != 0) {
+        ox_error_prefix(c->err, "weight '%s'", name ? name : "<unnamed>");
+        return NULL;
+    }
+    char off[24], size[24];
+    snprintf(off, sizeof off, "%llu", (unsigned long long)offset);
+    snprintf(size, sizeof size, "%zu", len);
+    tp->has_data_location = 1;
+    tp->data_location = ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
+    tp->n_external_data = 3;
+    tp->external_data = wr_alloc_array(c, 3, sizeof *tp->external_data);
+    if (!tp->external_data || !(tp->external_data[0] = entry(c, "location", sink->location)) ||
+        !(tp->external_data[1] = entry(c, "offset", off)) ||
+        !(tp->external_data[2] = entry(c, "length", size)))
+        return NULL;
+    return tp;
 }

@@ -134,6 +134,16 @@ static int wants_value_info(const ir_value *v) {
     return v->producer >= 0 && v->has_type && !v->is_output && !v->is_input && !v->init;
 }
 
+/* A graph's weight: the main graph's go to the sink when it takes them. */
+static Onnx__TensorProto *initializer(wr_ctx *c, const ir_graph *g, const ir_value *val) {
+    if (c->sink && !g->parent) {
+        int declined = 0;
+        Onnx__TensorProto *tp = wr_tensor_external(c, val->init, val->name, &declined);
+        if (tp || !declined) return tp;
+    }
+    return wr_tensor(c, val->init, val->name);
+}
+
 static int write_graph(wr_ctx *c, const ir_graph *g, Onnx__GraphProto **out) {
     Onnx__GraphProto *gp = wr_alloc(c, sizeof *gp);
     if (!gp) return -1;
@@ -156,7 +166,7 @@ static int write_graph(wr_ctx *c, const ir_graph *g, Onnx__GraphProto **out) {
     for (int v = 0; v < g->n_values; v++) {
         const ir_value *val = &g->values[v];
         if (val->init && !val->outer &&
-            !(gp->initializer[gp->n_initializer++] = wr_tensor(c, val->init, val->name))) {
+            !(gp->initializer[gp->n_initializer++] = initializer(c, g, val))) {
             ox_error_prefix(c->err, "graph '%s'", g->name ? g->name : "");
             return -1;
         }
@@ -225,10 +235,15 @@ static int start(const ir_model *m, uint8_t **out, size_t *len, ox_error *err) {
 }
 
 int ox_model_write(const ir_model *m, uint8_t **out, size_t *len, ox_error *err) {
+    return ox_model_write_with(m, NULL, out, len, err);
+}
+
+int ox_model_write_with(const ir_model *m, const ox_weight_sink *sink, uint8_t **out, size_t *len,
+                        ox_error *err) {
     ox_error local = {0};
     if (!err) err = &local;
     if (start(m, out, len, err) != 0) return -1;
-    wr_ctx c = {NULL, err};
+    wr_ctx c = {NULL, err, sink};
     Onnx__GraphProto *gp = NULL;
     int rc = write_graph(&c, m->graph, &gp);
     if (rc == 0) rc = pack_model(&c, m, gp, out, len);
@@ -356,7 +371,7 @@ int ox_graph_write_subset(const ir_model *m, const ir_graph *g, const unsigned c
         return ox_fail(err, ONYX_INVALID_ARGUMENT,
                        "only a subset of the main graph can be written, not of graph '%s'",
                        g->name ? g->name : "");
-    wr_ctx c = {NULL, err};
+    wr_ctx c = {NULL, err, NULL};
     subset s = {.g = g};
     Onnx__GraphProto *gp = NULL;
     int rc = write_subset_graph(&c, g, keep, &s, &gp);

@@ -20,6 +20,30 @@
  * *out with free(). */
 int ox_model_write(const ir_model *m, uint8_t **out, size_t *len, ox_error *err);
 
+/* Where ox_model_write_with stores the main graph's weights instead of
+ * writing them inline: an optimized file's weight section, or an ONNX
+ * external-data file. `store` receives each weight's bytes (in `layout`)
+ * and returns the offset it put them at; the written TensorProto then
+ * names `location`, that offset and the length as ONNX external data. */
+typedef enum ox_weight_layout {
+    OX_WEIGHTS_ONNX = 0,   /* as ONNX stores raw_data: 2- and 4-bit types packed */
+    OX_WEIGHTS_MEMORY = 1, /* as onyx holds them: one element per byte, usable in place */
+} ox_weight_layout;
+
+typedef struct ox_weight_sink {
+    int (*store)(void *ctx, const void *bytes, size_t len, uint64_t *offset, ox_error *err);
+    void *ctx;
+    const char *location;
+    size_t min_bytes; /* smaller weights stay inline */
+    ox_weight_layout layout;
+} ox_weight_sink;
+
+/* ox_model_write with the main graph's numeric weights of at least
+ * sink->min_bytes given to the sink (sink NULL: all inline). Subgraph
+ * bodies keep theirs inline. */
+int ox_model_write_with(const ir_model *m, const ox_weight_sink *sink, uint8_t **out, size_t *len,
+                        ox_error *err);
+
 /* Serialises only the nodes i of m's main graph g with keep[i] set, as a
  * model of their own: its inputs are the values kept nodes read that no
  * kept node produces and that are not constants (in first-use order, with

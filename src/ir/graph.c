@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "core/dtype.h"
 #include "core/strmap.h"
@@ -95,6 +96,11 @@ void ir_model_free(ir_model *m) {
     for (int i = 0; i < m->n_opsets; i++) free(m->opsets[i].domain);
     free(m->opsets);
     ir_graph_free(m->graph);
+    /* after the graph: its weights may point into the backing bytes */
+    if (m->backing_mapped)
+        munmap(m->backing, m->backing_size);
+    else
+        free(m->backing);
     free(m);
 }
 

@@ -117,6 +117,16 @@ typedef struct ir_model {
     int n_opsets;
     ir_opset *opsets;
     ir_graph *graph;
+    /* Loaded from an optimized file (compiled set): the level it was
+     * optimized at, its source model's digest, and the bytes its weights
+     * point into (the file's mapping, or a copy of the caller's buffer;
+     * NULL when borrowed from the caller), released with the model. */
+    int compiled;
+    int compiled_level;
+    uint8_t source_sha256[32];
+    void *backing;
+    size_t backing_size;
+    int backing_mapped; /* munmap rather than free */
 } ir_model;
 
 /* ---- construction ---- */

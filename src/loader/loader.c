@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "core/strmap.h"
+#include "format/onyx_file.h"
 #include "loader/nesting.h"
 #include "loader/tensor_proto.h"
 #include "loader/wire.h"
@@ -23,6 +24,9 @@ typedef struct load_ctx {
     const uint8_t *src;
     const ox_stripped_model *stripped;
     int mapped; /* src is a file mapping whose pages may be dropped */
+    /* an optimized file's weight section (NULL for plain ONNX) */
+    const uint8_t *weights;
+    size_t weights_size;
 } load_ctx;
 
 static int load_graph(load_ctx *lc, const Onnx__GraphProto *gp, ir_graph *parent, ir_graph **out);
@@ -269,9 +273,13 @@ static int load_graph(load_ctx *lc, const Onnx__GraphProto *gp, ir_graph *parent
         ox_tensor *t;
         const ox_raw_slice *raw =
             !parent && i < lc->stripped->n_inits && lc->stripped->inits[i].present ? &lc->stripped->inits[i] : NULL;
-        if (ox_tensor_from_proto_raw(tp, raw ? lc->src + raw->offset : NULL, raw ? raw->length : 0,
-                                     lc->base_dir, &t, err) != 0)
+        if (lc->weights && !parent && ox_tensor_proto_in_section(tp, OX_ONYX_WEIGHTS)) {
+            if (ox_tensor_from_section(tp, lc->weights, lc->weights_size, OX_ONYX_ALIGN, &t, err) != 0)
+                return -1;
+        } else if (ox_tensor_from_proto_raw(tp, raw ? lc->src + raw->offset : NULL,
+                                            raw ? raw->length : 0, lc->base_dir, &t, err) != 0) {
             return -1;
+        }
         if (raw && lc->mapped) drop_pages(lc->src + raw->offset, raw->length);
         ir_value *val = &g->values[v];
         val->init = t;
@@ -338,8 +346,8 @@ static int load_graph(load_ctx *lc, const Onnx__GraphProto *gp, ir_graph *parent
     return 0;
 }
 
-static int load_bytes(const uint8_t *data, size_t size, int mapped, const char *base_dir,
-                      ir_model **out, ox_error *err) {
+static int load_bytes(const uint8_t *data, size_t size, int mapped, const ox_onyx_view *onyx,
+                      const char *base_dir, ir_model **out, ox_error *err) {
     *out = NULL;
     if (!data || size == 0)
         return ox_fail(err, ONYX_INVALID_MODEL, "the model is empty (0 bytes)");
@@ -409,7 +417,8 @@ static int load_bytes(const uint8_t *data, size_t size, int mapped, const char *
         }
         m->n_opsets = 1;
     }
-    load_ctx lc = {m, base_dir, err, data, &stripped, mapped};
+    load_ctx lc = {m, base_dir, err, data, &stripped, mapped, onyx ? onyx->weights : NULL,
+                   onyx ? onyx->weights_bytes : 0};
     if (load_graph(&lc, mp->graph, NULL, &m->graph) != 0) goto done;
     rc = 0;
 done:
@@ -422,9 +431,46 @@ done:
     return rc;
 }
 
+/* An optimized file in `bytes` (which the caller keeps alive, or hands
+ * over as backing): the header and checksums, then its graph with
+ * weights that point into the bytes. */
+static int load_onyx(const uint8_t *bytes, size_t size, const char *base_dir, ir_model **out,
+                     ox_error *err) {
+    ox_onyx_view v;
+    if (ox_onyx_parse(bytes, size, &v, err) != 0) return -1;
+    if (load_bytes(v.graph, v.graph_bytes, 0, &v, base_dir, out, err) != 0) {
+        ox_error_prefix(err, "optimized file");
+        return -1;
+    }
+    (*out)->compiled = 1;
+    (*out)->compiled_level = (int)v.meta.opt_level;
+    memcpy((*out)->source_sha256, v.meta.source_sha256, 32);
+    return 0;
+}
+
 int ox_load_model(const void *data, size_t size, const char *base_dir, ir_model **out,
                   ox_error *err) {
-    return load_bytes(data, size, 0, base_dir, out, err);
+    return ox_load_model_buffer(data, size, base_dir, 0, out, err);
+}
+
+int ox_load_model_buffer(const void *data, size_t size, const char *base_dir, int borrow,
+                         ir_model **out, ox_error *err) {
+    *out = NULL;
+    if (!ox_onyx_sniff(data, size)) return load_bytes(data, size, 0, NULL, base_dir, out, err);
+    if (borrow && (uintptr_t)data % OX_ONYX_ALIGN == 0)
+        return load_onyx(data, size, base_dir, out, err);
+    /* weights are used in place, so they need the alignment the file
+     * promises: a copy gets it */
+    void *copy = aligned_alloc(OX_ONYX_ALIGN, (size + OX_ONYX_ALIGN - 1) / OX_ONYX_ALIGN * OX_ONYX_ALIGN);
+    if (!copy) return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory copying a %zu-byte model", size);
+    memcpy(copy, data, size);
+    if (load_onyx(copy, size, base_dir, out, err) != 0) {
+        free(copy);
+        return -1;
+    }
+    (*out)->backing = copy;
+    (*out)->backing_size = size;
+    return 0;
 }
 
 int ox_load_model_file(const char *path, const char *base_dir, ir_model **out, ox_error *err) {
@@ -444,7 +490,19 @@ int ox_load_model_file(const char *path, const char *base_dir, ir_model **out, o
     void *map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
     close(fd);
     if (map == MAP_FAILED) return ox_fail(err, ONYX_IO_ERROR, "cannot map '%s': %s", path, strerror(errno));
-    int rc = load_bytes(map, size, 1, base_dir, out, err);
+    if (ox_onyx_sniff(map, size)) {
+        /* the weights stay in the mapping: read-only pages of the page
+         * cache, shared by every process that loads the file */
+        if (load_onyx(map, size, base_dir, out, err) != 0) {
+            munmap(map, size);
+            return -1;
+        }
+        (*out)->backing = map;
+        (*out)->backing_size = size;
+        (*out)->backing_mapped = 1;
+        return 0;
+    }
+    int rc = load_bytes(map, size, 1, NULL, base_dir, out, err);
     munmap(map, size);
     return rc;
 }

@@ -363,3 +363,62 @@ int ox_value_from_pb_bytes(const void *data, size_t size, ox_kind kind, ox_tenso
     if (kind != OX_KIND_TENSOR && ox_pb_container_check(data, size, err) != 0) return -1;
     return value_from_wire(data, size, kind, out, err, 0);
 }
+
+/* True when tp's data lives in an optimized file's weight section. */
+int ox_tensor_proto_in_section(const Onnx__TensorProto *tp, const char *section) {
+    if (!tp->has_data_location || tp->data_location != ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL)
+        return 0;
+    for (size_t i = 0; i < tp->n_external_data; i++) {
+        const Onnx__StringStringEntryProto *kv = tp->external_data[i];
+        if (kv->key && kv->value && strcmp(kv->key, "location") == 0)
+            return strcmp(kv->value, section) == 0;
+    }
+    return 0;
+}
+
+int ox_tensor_from_section(const Onnx__TensorProto *tp, const uint8_t *section, size_t section_size,
+                           size_t align, ox_tensor **out, ox_error *err) {
+    *out = NULL;
+    int dt = tp->has_data_type ? tp->data_type : 0;
+    if (!ox_dtype_valid(dt) || dt == ONYX_STRING)
+        return ox_fail(err, ONYX_INVALID_MODEL, "weight '%s': data type %d cannot be a stored weight",
+                       tensor_name(tp), dt);
+    if (tp->n_dims > OX_MAX_RANK)
+        return ox_fail(err, ONYX_INVALID_MODEL, "weight '%s': rank %zu exceeds onyx's limit of %d",
+                       tensor_name(tp), tp->n_dims, OX_MAX_RANK);
+    for (size_t i = 0; i < tp->n_dims; i++)
+        if (tp->dims[i] < 0)
+            return ox_fail(err, ONYX_INVALID_MODEL, "weight '%s': negative dimension %lld",
+                           tensor_name(tp), (long long)tp->dims[i]);
+    size_t bytes;
+    if (ox_bytes_for((ox_dtype)dt, tp->dims, (int)tp->n_dims, &bytes, err) != 0) {
+        ox_error_prefix(err, "weight '%s'", tensor_name(tp));
+        return -1;
+    }
+    ox_external_ref ref;
+    if (parse_external(tp, &ref, err) != 0) return -1;
+    /* held as onyx holds it in memory, at an aligned offset, inside the
+     * section: then it is used where it lies */
+    if (ref.length != (int64_t)bytes)
+        return ox_fail(err, ONYX_INVALID_MODEL,
+                       "weight '%s': its stored length %lld is not the %zu bytes its type and shape "
+                       "need",
+                       tensor_name(tp), (long long)ref.length, bytes);
+    if ((uint64_t)ref.offset > section_size || bytes > section_size - (uint64_t)ref.offset)
+        return ox_fail(err, ONYX_INVALID_MODEL,
+                       "weight '%s': bytes %lld..%lld lie outside the %zu-byte weight section",
+                       tensor_name(tp), (long long)ref.offset, (long long)ref.offset + (long long)bytes,
+                       section_size);
+    if (align && ref.offset % (int64_t)align != 0)
+        return ox_fail(err, ONYX_INVALID_MODEL,
+                       "weight '%s': offset %lld is not a multiple of %zu", tensor_name(tp),
+                       (long long)ref.offset, align);
+    ox_tensor *t = ox_tensor_wrap((ox_dtype)dt, tp->dims, (int)tp->n_dims,
+                                  (void *)(uintptr_t)(section + ref.offset), err);
+    if (!t) {
+        ox_error_prefix(err, "weight '%s'", tensor_name(tp));
+        return -1;
+    }
+    *out = t;
+    return 0;
+}

@@ -4,6 +4,7 @@
 #define ONYX_LOADER_TENSOR_PROTO_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "core/error.h"
 #include "core/tensor.h"
@@ -20,6 +21,15 @@ int ox_tensor_from_proto(const struct Onnx__TensorProto *tp, const char *base_di
  * them from the message before unpacking). raw NULL: use the message's. */
 int ox_tensor_from_proto_raw(const struct Onnx__TensorProto *tp, const void *raw, size_t raw_len,
                              const char *base_dir, ox_tensor **out, ox_error *err);
+
+/* An optimized file's weights (src/format/onyx_file.h): TensorProtos whose
+ * external-data location is the section's reserved name refer to bytes
+ * of that section, stored as onyx holds them in memory. */
+int ox_tensor_proto_in_section(const struct Onnx__TensorProto *tp, const char *section);
+/* A tensor that borrows its bytes from the section (the section outlives
+ * it), after checking type, shape, length, bounds and alignment. */
+int ox_tensor_from_section(const struct Onnx__TensorProto *tp, const uint8_t *section,
+                           size_t section_size, size_t align, ox_tensor **out, ox_error *err);
 
 /* Parses serialized bytes holding a TensorProto (kind TENSOR), a
  * SequenceProto (SEQUENCE) or an OptionalProto (OPTIONAL), as in the

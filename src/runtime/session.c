@@ -374,7 +374,8 @@ static int create(onyx_env *env, const char *path, const void *data, size_t size
     s->log_level = opts && opts->log_level_set ? opts->log_level : env->log_level;
     if (opts && opts->external_data_dir) base_dir = opts->external_data_dir;
     if ((path ? ox_load_model_file(path, base_dir, &s->model, err)
-              : ox_load_model(data, size, base_dir, &s->model, err)) != 0)
+              : ox_load_model_buffer(data, size, base_dir, opts && opts->borrow_buffer, &s->model,
+                                     err)) != 0)
         goto fail;
     s->graph = s->model->graph;
     if (ir_validate(s->model, err) != 0) goto fail;
@@ -386,9 +387,13 @@ static int create(onyx_env *env, const char *path, const void *data, size_t size
         goto fail;
     }
     if (create_providers(s, opts, err) != 0) goto fail;
+    /* an optimized file's graph is already at its level: the passes run
+     * again for what depends on the providers (fusions into CPU-only
+     * operators when the CPU is the only one) and find little else */
     onyx_opt_level level = opts ? opts->opt_level : ONYX_OPT_ALL;
-    if (ox_optimize_logged(s->model, level, s->eps[s->n_eps - 1], s->pool, s->log_level,
-                           s->n_eps == 1, err) != 0)
+    int cpu_only = s->n_eps == 1 && !(opts && opts->portable);
+    if (ox_optimize_logged(s->model, level, s->eps[s->n_eps - 1], s->pool, s->log_level, cpu_only,
+                           err) != 0)
         goto fail;
     if (ir_infer_shapes(s->graph, err) != 0) goto fail;
     if (ox_faults_setup(s, opts ? opts->cache_dir : NULL, err) != 0) goto fail;

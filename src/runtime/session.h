@@ -51,6 +51,10 @@ struct onyx_session_options {
     char *cache_dir;     /* NULL: ONYX_CACHE_DIR or the default; "": none (recover.h) */
     uint64_t verify_runs; /* shadow runs (verify/shadow.c); 0: none */
     double verify_atol, verify_rtol;
+    int borrow_buffer;    /* an optimized file in a caller's buffer is used in place */
+    /* optimize for any provider (no fusions into CPU-only operators), as
+     * an optimized file is: set by ox_compile_model, not by the API */
+    int portable;
     /* provider options, one per (provider, key): setting again replaces */
     int n_ep_options;
     struct ox_provider_option {

@@ -164,10 +164,12 @@ int cmd_run(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_devices(int argc, char **argv);
+int cmd_compile(int argc, char **argv);
 void usage_info(void);
 void usage_run(void);
 void usage_bench(void);
 void usage_check(void);
 void usage_devices(void);
+void usage_compile(void);
 
 #endif

@@ -13,6 +13,7 @@ static void usage_main(void) {
            "  bench MODEL    time session creation and runs, report peak memory\n"
            "  check MODEL    compare a configuration with the reference, find the\n"
            "                 first node that diverges\n"
+           "  compile MODEL  optimize a model once and save it (.onyx or ONNX)\n"
            "  devices        list the devices each provider sees, usable or not\n"
            "  help [COMMAND] show help for onyx or for one command\n"
            "\n"
@@ -34,6 +35,7 @@ static int cmd_help(int argc, char **argv) {
     else if (strcmp(argv[1], "bench") == 0) usage_bench();
     else if (strcmp(argv[1], "check") == 0) usage_check();
     else if (strcmp(argv[1], "devices") == 0) usage_devices();
+    else if (strcmp(argv[1], "compile") == 0) usage_compile();
     else if (strcmp(argv[1], "help") == 0) usage_main();
     else return cli_error("unknown command '%s' (see 'onyx --help')", argv[1]);
     return CLI_OK;
@@ -56,6 +58,7 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "bench") == 0) return cmd_bench(argc - 1, argv + 1);
     if (strcmp(cmd, "check") == 0) return cmd_check(argc - 1, argv + 1);
     if (strcmp(cmd, "devices") == 0) return cmd_devices(argc - 1, argv + 1);
+    if (strcmp(cmd, "compile") == 0) return cmd_compile(argc - 1, argv + 1);
     if (cmd[0] == '-') return cli_error("unknown option '%s' (see 'onyx --help')", cmd);
     return cli_error("unknown command '%s' (see 'onyx --help')", cmd);
 }
