@@ -3,7 +3,8 @@
  * Runtime's, at the tolerance the manifest names for it.
  *
  * usage: test_models MANIFEST [--model-variant NAME] [--providers A,B]
- *                    [--opt-level none|basic|all] [--expect-split] [CASE...]
+ *                    [--opt-level none|basic|all] [--expect-split]
+ *                    [--compiled DIR] [CASE...]
  *
  * Without CASE names every case runs. --providers runs the cases with
  * those providers in priority order (e.g. vulkan,cpu) and prints per case
@@ -14,7 +15,8 @@
  * budget small). --model-variant runs each case on another file of the
  * same model, X.NAME.onnx beside X.onnx (ONNX Runtime's saved optimized
  * graphs: ort_basic, ort_extended), against the
- * original model's references. --opt-level sets the graph optimization
+ * original model's references. --compiled DIR checks optimized files
+ * instead (test_models_compiled.c). --opt-level sets the graph optimization
  * level (default: the library's, all). Prints per output the largest
  * absolute and relative difference, then "N passed, N failed" over cases;
  * exits non-zero when any case fails.
@@ -45,30 +47,7 @@
 #include <time.h>
 
 #include "onyx.h"
-
-#define PROB_ATOL 1e-4
-#define LOGIT_RTOL 1e-3
-#define LOGIT_FLOOR 1e-4
-
-typedef enum kind { K_PROB, K_LOGIT, K_INT, K_INT_SET, K_ROW_SET } kind;
-
-typedef struct io {
-    char *name;
-    char *file; /* resolved against the manifest's folder */
-    kind kind;  /* outputs only */
-} io;
-
-typedef struct test_case {
-    char *name;
-    char *model;
-    io *inputs, *outputs;
-    size_t n_inputs, n_outputs;
-} test_case;
-
-typedef struct manifest {
-    test_case *cases;
-    size_t n;
-} manifest;
+#include "test_models.h"
 
 static char *xstrdup(const char *s) {
     char *d = strdup(s);
@@ -438,7 +417,7 @@ static int compare_int(const io *o, onyx_tensor *got, onyx_tensor *want) {
     return rc;
 }
 
-static int compare_output(const io *o, onyx_tensor *got) {
+int compare_output(const io *o, onyx_tensor *got) {
     onyx_tensor *want = NULL;
     onyx_status *st = onyx_tensor_load(o->file, &want);
     if (st) {
@@ -476,13 +455,13 @@ static int compare_output(const io *o, onyx_tensor *got) {
     return rc;
 }
 
-static double now_s(void) {
+double now_s(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-static int fail_status(const char *what, onyx_status *st) {
+int fail_status(const char *what, onyx_status *st) {
     printf("  FAIL: %s: %s (code %d)\n", what, onyx_status_message(st), (int)onyx_status_code(st));
     onyx_status_free(st);
     return -1;
@@ -541,7 +520,7 @@ static int check_split(const onyx_session *s, const char *providers) {
 static onyx_session *keep_loaded;
 
 /* Loads the case's inputs and runs s once; outs[i] receives output i. */
-static int run_inputs(onyx_session *s, const test_case *c, onyx_tensor **outs, const char *what) {
+int run_inputs(onyx_session *s, const test_case *c, onyx_tensor **outs, const char *what) {
     int rc = -1;
     const char **in_names = calloc(c->n_inputs + 1, sizeof *in_names);
     onyx_tensor **ins = calloc(c->n_inputs + 1, sizeof *ins);
@@ -801,7 +780,8 @@ static int use_variant(test_case *c, const char *variant) {
 }
 
 int main(int argc, char **argv) {
-    const char *variant = NULL, *providers = NULL, *level = NULL, *fault = NULL, *cache_root = NULL;
+    const char *variant = NULL, *providers = NULL, *level = NULL, *fault = NULL, *cache_root = NULL,
+               *compiled = NULL;
     int expect_split = 0;
     for (int a = 2; a < argc; a++)
         if (strcmp(argv[a], "--expect-split") == 0) {
@@ -815,9 +795,10 @@ int main(int argc, char **argv) {
     for (int a = 2; a < argc;)
         if ((strcmp(argv[a], "--model-variant") == 0 || strcmp(argv[a], "--providers") == 0 ||
              strcmp(argv[a], "--opt-level") == 0 || strcmp(argv[a], "--fault") == 0 ||
-             strcmp(argv[a], "--cache-root") == 0) &&
+             strcmp(argv[a], "--cache-root") == 0 || strcmp(argv[a], "--compiled") == 0) &&
             a + 1 < argc) {
             if (argv[a][2] == 'm') variant = argv[a + 1];
+            else if (strcmp(argv[a], "--compiled") == 0) compiled = argv[a + 1];
             else if (argv[a][2] == 'o') level = argv[a + 1];
             else if (argv[a][2] == 'f') fault = argv[a + 1];
             else if (argv[a][2] == 'c') cache_root = argv[a + 1];
@@ -831,7 +812,8 @@ int main(int argc, char **argv) {
         fprintf(stderr,
                 "usage: test_models MANIFEST [--model-variant NAME] [--providers A,B]\n"
                 "                   [--opt-level none|basic|all] [--expect-split]\n"
-                "                   [--fault KIND[,KIND...] --cache-root DIR] [CASE...]\n"
+                "                   [--fault KIND[,KIND...] --cache-root DIR] [--compiled DIR]\n"
+                "                   [CASE...]\n"
                 "KIND: device_lost, oom, timeout\n");
         return 2;
     }
@@ -875,8 +857,9 @@ int main(int argc, char **argv) {
         int selected = argc == 2;
         for (int a = 2; a < argc && !selected; a++) selected = strcmp(m.cases[i].name, argv[a]) == 0;
         if (!selected) continue;
-        int r = fault ? fault_case(&m.cases[i], fault, cache_root ? cache_root : ".")
-                      : run_case(env, &m.cases[i], providers, opt_level, expect_split);
+        int r = fault      ? fault_case(&m.cases[i], fault, cache_root ? cache_root : ".")
+                : compiled ? compiled_case(env, &m.cases[i], providers, compiled)
+                           : run_case(env, &m.cases[i], providers, opt_level, expect_split);
         if (r == 0) passed++;
         else failed++;
     }

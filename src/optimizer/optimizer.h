@@ -27,6 +27,11 @@ typedef struct ox_pass {
     onyx_opt_level level; /* runs at this level and above */
     /* Returns the number of changes, or -1 on error. */
     int (*run)(ox_pass_ctx *ctx, ir_graph *g);
+    /* Still has work on an optimized file's graph (compiled for any
+     * provider): it does more when the CPU is the only provider, or it
+     * cleans up after such passes. The others found their fixed point at
+     * compile time and are skipped. */
+    int after_compile;
 } ox_pass;
 
 int ox_optimize(ir_model *m, onyx_opt_level level, ox_ep *cpu, ox_threadpool *pool, ox_error *err);

@@ -2,18 +2,18 @@
 #include "optimizer/optimizer.h"
 
 static const ox_pass PASSES[] = {
-    {"fold_constants", ONYX_OPT_BASIC, ox_pass_fold_constants},
-    {"eliminate_identity", ONYX_OPT_BASIC, ox_pass_eliminate_identity},
-    {"eliminate_common", ONYX_OPT_BASIC, ox_pass_eliminate_common},
-    {"fold_shapes", ONYX_OPT_BASIC, ox_pass_fold_shapes},
-    {"cancel_transforms", ONYX_OPT_BASIC, ox_pass_cancel_transforms},
-    {"fuse_conv_bn", ONYX_OPT_ALL, ox_pass_fuse_conv_bn},
-    {"fuse_conv_activation", ONYX_OPT_ALL, ox_pass_fuse_conv_activation},
-    {"fuse_layernorm", ONYX_OPT_ALL, ox_pass_fuse_layernorm},
-    {"fuse_gelu", ONYX_OPT_ALL, ox_pass_fuse_gelu},
-    {"fuse_matmul", ONYX_OPT_ALL, ox_pass_fuse_matmul},
-    {"eliminate_dead", ONYX_OPT_BASIC, ox_pass_eliminate_dead},
-    {"prune_constants", ONYX_OPT_BASIC, ox_pass_prune_constants},
+    {"fold_constants", ONYX_OPT_BASIC, ox_pass_fold_constants, 0},
+    {"eliminate_identity", ONYX_OPT_BASIC, ox_pass_eliminate_identity, 0},
+    {"eliminate_common", ONYX_OPT_BASIC, ox_pass_eliminate_common, 0},
+    {"fold_shapes", ONYX_OPT_BASIC, ox_pass_fold_shapes, 0},
+    {"cancel_transforms", ONYX_OPT_BASIC, ox_pass_cancel_transforms, 0},
+    {"fuse_conv_bn", ONYX_OPT_ALL, ox_pass_fuse_conv_bn, 0},
+    {"fuse_conv_activation", ONYX_OPT_ALL, ox_pass_fuse_conv_activation, 1},
+    {"fuse_layernorm", ONYX_OPT_ALL, ox_pass_fuse_layernorm, 0},
+    {"fuse_gelu", ONYX_OPT_ALL, ox_pass_fuse_gelu, 1},
+    {"fuse_matmul", ONYX_OPT_ALL, ox_pass_fuse_matmul, 1},
+    {"eliminate_dead", ONYX_OPT_BASIC, ox_pass_eliminate_dead, 1},
+    {"prune_constants", ONYX_OPT_BASIC, ox_pass_prune_constants, 1},
 };
 
 int ox_graph_has_subgraphs(const ir_graph *g) {
@@ -31,12 +31,16 @@ int ox_optimize_logged(ir_model *m, onyx_opt_level level, ox_ep *cpu, ox_threadp
                        onyx_log_level log_level, int cpu_only, ox_error *err) {
     ox_pass_ctx ctx = {m, cpu, pool, err, log_level, cpu_only};
     int nodes_before = m->graph->n_nodes;
+    /* an optimized file at this level or above: only what the providers
+     * of this session add (nothing unless the CPU is alone) */
+    int compiled = m->compiled && m->compiled_level >= (int)level;
+    if (compiled && !cpu_only) return 0;
     /* Passes enable each other (folding exposes identities and vice
      * versa); a few rounds reach the fixed point on real models. */
     for (int round = 0; round < 4; round++) {
         int changes = 0;
         for (size_t i = 0; i < sizeof PASSES / sizeof PASSES[0]; i++) {
-            if (PASSES[i].level > level) continue;
+            if (PASSES[i].level > level || (compiled && !PASSES[i].after_compile)) continue;
             int before = m->graph->n_nodes;
             int c = PASSES[i].run(&ctx, m->graph);
             if (c > 0)

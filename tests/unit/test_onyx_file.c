@@ -1,0 +1,289 @@
+/* Optimized model files (src/format/onyx_file.c, onyx_compile_model): a
+ * compiled model runs to the same bits as its source from a path and from
+ * a buffer (copied, borrowed); its header records the source's SHA-256;
+ * an ONNX twin with external data reloads to the same bits; and every kind
+ * of bad file (truncated at any point, a flipped byte in each section,
+ * another format version, a wrong checksum, extra bytes) is refused with
+ * a clear error, never run. SHA-256 and the section checksum are checked
+ * against known values. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "core/hash.h"
+#include "format/onyx_file.h"
+#include "model_builder.h"
+
+#define CH 4
+#define HW 6
+
+static char dir[256];
+
+static void make_model(const char *path) {
+    static float w[CH * CH * 9], b[CH], k[CH * HW * HW];
+    for (size_t i = 0; i < sizeof w / sizeof *w; i++) w[i] = (float)((int)(i % 7) - 3) * 0.25f;
+    for (int i = 0; i < CH; i++) b[i] = 0.5f * (float)(i - 1);
+    for (size_t i = 0; i < sizeof k / sizeof *k; i++) k[i] = (float)(i % 11) * 0.125f - 0.5f;
+    mb_model *m = mb_new(17);
+    int64_t xd[4] = {1, CH, HW, HW}, wd[4] = {CH, CH, 3, 3}, bd[1] = {CH}, kd[4] = {1, CH, HW, HW};
+    int64_t pads[4] = {1, 1, 1, 1};
+    mb_input(m, "x", 1, xd, 4);
+    mb_output(m, "y", 1, xd, 4);
+    mb_init_float(m, "w", wd, 4, w);
+    mb_init_float(m, "b", bd, 1, b);
+    mb_init_float(m, "k", kd, 4, k);
+    mb_node(m, "Conv", "x,w,b", "c");
+    mb_attr_ints(m, "pads", pads, 4);
+    mb_node(m, "Relu", "c", "r");
+    mb_node(m, "Add", "r,k", "a");
+    mb_node(m, "Softmax", "a", "y");
+    mb_attr_int(m, "axis", 1);
+    CHECK(mb_save(m, path) == 0);
+    mb_free(m);
+}
+
+static uint8_t *read_all(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    rewind(f);
+    uint8_t *buf = aligned_alloc(64, ((size_t)n + 63) / 64 * 64);
+    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        free(buf);
+        buf = NULL;
+    }
+    fclose(f);
+    *len = (size_t)n;
+    return buf;
+}
+
+/* Runs the model on a fixed input; NULL when the session fails. */
+static onyx_tensor *run_once(onyx_env *env, const char *path, const void *buf, size_t len, int borrow,
+                             onyx_status **why) {
+    onyx_session_options *o = NULL;
+    onyx_session *s = NULL;
+    onyx_tensor *x = NULL, *y = NULL;
+    int64_t dims[4] = {1, CH, HW, HW};
+    CHECK_OK(onyx_session_options_create(&o));
+    CHECK_OK(onyx_session_options_set_threads(o, 1));
+    CHECK_OK(onyx_session_options_set_borrow_buffer(o, borrow));
+    *why = path ? onyx_session_create(env, path, o, &s) : onyx_session_create_from_buffer(env, buf, len, o, &s);
+    onyx_session_options_free(o);
+    if (*why) return NULL;
+    CHECK_OK(onyx_tensor_create(ONYX_FLOAT32, dims, 4, &x));
+    float *xd = onyx_tensor_data(x);
+    for (int i = 0; i < CH * HW * HW; i++) xd[i] = (float)((i * 37) % 17) * 0.1f - 0.8f;
+    const char *in = "x", *out = "y";
+    *why = onyx_session_run(s, &in, (const onyx_tensor *const *)&x, 1, &out, &y, 1);
+    onyx_tensor_free(x);
+    onyx_session_free(s);
+    return y;
+}
+
+static int same(const onyx_tensor *a, const onyx_tensor *b) {
+    return a && b && onyx_tensor_nbytes(a) == onyx_tensor_nbytes(b) &&
+           memcmp(onyx_tensor_data((onyx_tensor *)a), onyx_tensor_data((onyx_tensor *)b),
+                  onyx_tensor_nbytes(a)) == 0;
+}
+
+/* bytes[0, len) must be refused with a message containing `says`. */
+static void expect_refused(onyx_env *env, const uint8_t *bytes, size_t len, const char *says,
+                           const char *what) {
+    onyx_status *st = NULL;
+    onyx_tensor *y = run_once(env, NULL, bytes, len, 0, &st);
+    CHECK(y == NULL);
+    onyx_tensor_free(y);
+    CHECK(st != NULL);
+    if (!st) return;
+    CHECK(onyx_status_code(st) == ONYX_INVALID_MODEL);
+    if (!strstr(onyx_status_message(st), says)) {
+        fprintf(stderr, "%s: '%s' does not say '%s'\n", what, onyx_status_message(st), says);
+        CHECK(0);
+    }
+    onyx_status_free(st);
+}
+
+static uint64_t get64(const uint8_t *p) {
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--) v = v << 8 | p[i];
+    return v;
+}
+static void put64(uint8_t *p, uint64_t v) {
+    for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void test_hashes(void) {
+    uint8_t d[32];
+    char hex[65];
+    ox_sha256_digest("abc", 3, d);
+    ox_sha256_hex(d, hex);
+    CHECK(strcmp(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad") == 0);
+    ox_sha256_digest("", 0, d);
+    ox_sha256_hex(d, hex);
+    CHECK(strcmp(hex, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855") == 0);
+    /* two blocks, and the update path split at every offset */
+    const char *m = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+    for (size_t cut = 0; cut <= strlen(m); cut++) {
+        ox_sha256 h;
+        ox_sha256_init(&h);
+        ox_sha256_update(&h, m, cut);
+        ox_sha256_update(&h, m + cut, strlen(m) - cut);
+        ox_sha256_final(&h, d);
+        ox_sha256_hex(d, hex);
+        CHECK(strcmp(hex, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1") == 0);
+    }
+    /* every single-bit flip of a buffer changes its checksum */
+    uint8_t buf[100];
+    for (int i = 0; i < 100; i++) buf[i] = (uint8_t)(i * 7);
+    uint64_t sum = ox_checksum64(buf, sizeof buf);
+    for (int i = 0; i < 100 * 8; i++) {
+        buf[i / 8] ^= (uint8_t)(1u << (i % 8));
+        CHECK(ox_checksum64(buf, sizeof buf) != sum);
+        buf[i / 8] ^= (uint8_t)(1u << (i % 8));
+    }
+    CHECK(ox_checksum64(buf, 99) != ox_checksum64(buf, 100));
+}
+
+static void test_round_trip(onyx_env *env, const char *src, const char *compiled, const char *twin) {
+    onyx_status *st = NULL;
+    onyx_tensor *want = run_once(env, src, NULL, 0, 0, &st);
+    CHECK_OK(st);
+    CHECK_OK(onyx_compile_model(env, src, compiled, ONYX_OPT_ALL, ONYX_FORMAT_ONYX, 0));
+    /* 64 bytes: the 16-element bias stays inline, the others go out */
+    CHECK_OK(onyx_compile_model(env, src, twin, ONYX_OPT_ALL, ONYX_FORMAT_ONNX, 65));
+    char data[512];
+    snprintf(data, sizeof data, "%s.data", twin);
+    CHECK(access(data, R_OK) == 0);
+    onyx_tensor *y = run_once(env, compiled, NULL, 0, 0, &st);
+    CHECK_OK(st);
+    CHECK(same(y, want));
+    onyx_tensor_free(y);
+    y = run_once(env, twin, NULL, 0, 0, &st);
+    CHECK_OK(st);
+    CHECK(same(y, want));
+    onyx_tensor_free(y);
+    size_t len = 0;
+    uint8_t *bytes = read_all(compiled, &len);
+    CHECK(bytes != NULL);
+    for (int borrow = 0; bytes && borrow < 2; borrow++) {
+        y = run_once(env, NULL, bytes, len, borrow, &st);
+        CHECK_OK(st);
+        CHECK(same(y, want));
+        onyx_tensor_free(y);
+    }
+    /* the header names the source */
+    size_t src_len = 0;
+    uint8_t *src_bytes = read_all(src, &src_len), digest[32];
+    ox_onyx_view v;
+    ox_error err = {0};
+    CHECK(bytes && ox_onyx_parse(bytes, len, &v, &err) == 0);
+    if (src_bytes && bytes) {
+        ox_sha256_digest(src_bytes, src_len, digest);
+        CHECK(memcmp(v.meta.source_sha256, digest, 32) == 0);
+        CHECK(v.meta.opt_level == ONYX_OPT_ALL);
+        CHECK(strcmp(v.meta.onyx_version, ONYX_VERSION_STRING) == 0);
+        CHECK((uintptr_t)v.weights % 64 == 0);
+    }
+    /* an optimized file is not a source */
+    st = onyx_compile_model(env, compiled, twin, ONYX_OPT_ALL, ONYX_FORMAT_ONNX, 0);
+    CHECK(st && onyx_status_code(st) == ONYX_INVALID_ARGUMENT);
+    onyx_status_free(st);
+    st = onyx_compile_model(env, src, compiled, ONYX_OPT_ALL, (onyx_model_format)7, 0);
+    CHECK(st && onyx_status_code(st) == ONYX_INVALID_ARGUMENT);
+    onyx_status_free(st);
+    free(src_bytes);
+    free(bytes);
+    onyx_tensor_free(want);
+}
+
+static void test_bad_files(onyx_env *env, const char *compiled) {
+    size_t len = 0;
+    uint8_t *good = read_all(compiled, &len);
+    CHECK(good != NULL);
+    if (!good) return;
+    uint8_t *bad = aligned_alloc(64, (len + 64) / 64 * 64 + 64);
+    /* truncated anywhere: inside the header, the weights, the graph */
+    size_t cuts[] = {8, 100, 255, 256, 4096, 4100, len / 2, len - 1};
+    for (size_t i = 0; i < sizeof cuts / sizeof *cuts; i++) {
+        memcpy(bad, good, cuts[i]);
+        expect_refused(env, bad, cuts[i], "truncated", "truncated");
+    }
+    /* extra bytes */
+    memcpy(bad, good, len);
+    bad[len] = 0;
+    expect_refused(env, bad, len + 1, "extra bytes", "extended");
+    uint64_t wo = get64(good + 88), go = get64(good + 104);
+    /* a flipped byte in each part */
+    struct {
+        size_t at;
+        const char *says;
+    } flips[] = {{20, "header is corrupted"},
+                 {60, "header is corrupted"},
+                 {wo + 3, "weight section is corrupted"},
+                 {go + 5, "graph section is corrupted"},
+                 {len - 1, "graph section is corrupted"}};
+    for (size_t i = 0; i < sizeof flips / sizeof *flips; i++) {
+        memcpy(bad, good, len);
+        bad[flips[i].at] ^= 0x40;
+        expect_refused(env, bad, len, flips[i].says, "flipped");
+    }
+    /* another format version (with a consistent header checksum) */
+    memcpy(bad, good, len);
+    bad[8] = 2;
+    put64(bad + 248, ox_checksum64(bad, 248));
+    expect_refused(env, bad, len, "format version 2", "version");
+    /* a wrong stored checksum */
+    memcpy(bad, good, len);
+    put64(bad + 128, get64(bad + 128) + 1);
+    put64(bad + 248, ox_checksum64(bad, 248));
+    expect_refused(env, bad, len, "weight section is corrupted", "checksum");
+    /* sections past the end, recorded consistently */
+    memcpy(bad, good, len);
+    put64(bad + 112, len);
+    put64(bad + 248, ox_checksum64(bad, 248));
+    expect_refused(env, bad, len, "do not fit", "section");
+    /* the same refusals from a path */
+    char path[300];
+    snprintf(path, sizeof path, "%s/bad.onyx", dir);
+    FILE *f = fopen(path, "wb");
+    CHECK(f && fwrite(good, 1, len / 2, f) == len / 2);
+    if (f) fclose(f);
+    onyx_status *st = NULL;
+    onyx_tensor *y = run_once(env, path, NULL, 0, 0, &st);
+    CHECK(!y && st && onyx_status_code(st) == ONYX_INVALID_MODEL);
+    CHECK(st && strstr(onyx_status_message(st), "truncated"));
+    onyx_status_free(st);
+    free(bad);
+    free(good);
+}
+
+int main(void) {
+    snprintf(dir, sizeof dir, "%s/onyx_file_XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    CHECK(mkdtemp(dir) != NULL);
+    char src[300], compiled[300], twin[300], data[320], bad[300];
+    snprintf(src, sizeof src, "%s/model.onnx", dir);
+    snprintf(compiled, sizeof compiled, "%s/model.onyx", dir);
+    snprintf(twin, sizeof twin, "%s/twin.onnx", dir);
+    snprintf(data, sizeof data, "%s/twin.onnx.data", dir);
+    snprintf(bad, sizeof bad, "%s/bad.onyx", dir);
+    onyx_env *env = NULL;
+    CHECK_OK(onyx_env_create(&env));
+    CHECK_OK(onyx_env_set_log_level(env, ONYX_LOG_ERROR));
+    test_hashes();
+    make_model(src);
+    test_round_trip(env, src, compiled, twin);
+    test_bad_files(env, compiled);
+    onyx_env_free(env);
+    unlink(src);
+    unlink(compiled);
+    unlink(twin);
+    unlink(data);
+    unlink(bad);
+    rmdir(dir);
+    printf("%s (%d failures)\n", check_failures ? "FAILED" : "ok", check_failures);
+    return check_failures ? 1 : 0;
+}
