@@ -36,7 +36,7 @@ DATA="$BUILD/fuzz-data" # seeds, grown corpora, artifacts, logs
 mkdir -p "$DATA"
 TESTDATA="${ONYX_TESTDATA:-/usr/share/libonnx-testdata/data}"
 SUITE123="${ONYX_SUITE_DIR:-$ROOT/build/onnx-suite}"
-TARGETS=(fuzz_load_run fuzz_npy fuzz_tensor_proto fuzz_infer)
+TARGETS=(fuzz_load_run fuzz_npy fuzz_tensor_proto fuzz_infer fuzz_onyx_file)
 MAX_SEED_BYTES=65536 # bigger seeds only slow every execution down
 TIMEOUT_S=10         # one input running longer is a finding (timeout-*)
 RSS_MB=2048
@@ -66,6 +66,8 @@ seeds() {
   rm -rf "$dir" && mkdir -p "$dir"
   if [ "$t" = fuzz_npy ]; then
     cp "$ROOT"/fuzz/seeds/fuzz_npy/*.npy "$dir/"
+  elif [ "$t" = fuzz_onyx_file ]; then
+    onyx_seeds "$dir"
   else
     python3 - "$t" "$dir" "$MAX_SEED_BYTES" "$TESTDATA/node" "$SUITE123/node" <<'PY'
 import glob, os, sys
@@ -99,6 +101,24 @@ PY
 # is killed after SECONDS. A worker of libFuzzer's fork mode has been seen
 # to hang in its own timeout handler (a huge allocation being freed when
 # the alarm came), and the parent waits for it forever.
+# Optimized files made by the release build's `onyx compile` from the
+# 1.23 suite's small models (every 4th, to keep seeding short), each
+# twice: resealed after mutation (first byte 1) and taken as is (0).
+onyx_seeds() {
+  local out="$1" cli="$ROOT/build/tools/onyx/onyx" n=0 i=0 m
+  [ -x "$cli" ] || die "fuzz_onyx_file seeds need the release build's onyx ($cli): build it first"
+  for m in "$SUITE123"/node/*/model.onnx; do
+    i=$((i + 1))
+    [ $((i % 4)) -eq 0 ] || continue
+    [ "$(stat -c %s "$m")" -le "$MAX_SEED_BYTES" ] || continue
+    "$cli" compile "$m" -o "$out/tmp.onyx" --opt-level none >/dev/null 2>&1 || continue
+    n=$((n + 1))
+    { printf '\001'; cat "$out/tmp.onyx"; } > "$out/$n.sealed"
+    { printf '\000'; cat "$out/tmp.onyx"; } > "$out/$n.raw"
+  done
+  rm -f "$out/tmp.onyx"
+}
+
 run_bounded() {
   local limit="$1" pid waited=0 rc=0
   shift

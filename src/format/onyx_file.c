@@ -127,6 +127,17 @@ int ox_onyx_parse(const void *data, size_t size, ox_onyx_view *out, ox_error *er
     return 0;
 }
 
+int ox_onyx_reseal(uint8_t *h, size_t size) {
+    if (!ox_onyx_sniff(h, size) || size < OX_ONYX_HEADER_BYTES) return -1;
+    uint64_t wo = get64(h + H_WEIGHTS_OFFSET), wb = get64(h + H_WEIGHTS_BYTES);
+    uint64_t go = get64(h + H_GRAPH_OFFSET), gb = get64(h + H_GRAPH_BYTES);
+    if (!section_ok(wo, wb, size) || !section_ok(go, gb, size)) return -1;
+    put64(h + H_WEIGHTS_SUM, ox_checksum64(h + wo, wb));
+    put64(h + H_GRAPH_SUM, ox_checksum64(h + go, gb));
+    put64(h + H_HEADER_SUM, ox_checksum64(h, H_HEADER_SUM));
+    return 0;
+}
+
 /* ---- writing ---- */
 
 static int write_at(int fd, const void *data, size_t len, uint64_t off, const char *path,

@@ -45,6 +45,11 @@ int ox_onyx_sniff(const void *data, size_t size);
  * version). */
 int ox_onyx_parse(const void *data, size_t size, ox_onyx_view *out, ox_error *err);
 
+/* Recomputes the checksums of a file whose header and sections are
+ * otherwise in order (after a deliberate change: tests, fuzzing); leaves
+ * other bytes alone. Returns -1 when the sections do not fit. */
+int ox_onyx_reseal(uint8_t *data, size_t size);
+
 /* Writes m (already optimized) as an optimized file at path, atomically:
  * a temporary file in the same folder, renamed over path when complete. */
 int ox_onyx_write(const ir_model *m, const ox_onyx_meta *meta, const char *path, ox_error *err);
