@@ -84,6 +84,21 @@ void ox_kernel_set_iteration(ox_kernel_ctx *ctx, int64_t iteration);
 
 typedef int (*ox_kernel_fn)(ox_kernel_ctx *ctx);
 
+struct ox_artefacts;
+
+/* What a kernel's init sees: the node, its constant inputs (consts[i] set
+ * for a constant input i) and, when the session has one, the artefact
+ * file of this model on this machine (src/format/artefacts.h), where
+ * init finds what an earlier session computed (prepacked weights) and
+ * adds what it computes; NULL otherwise. */
+typedef struct ox_kernel_init {
+    const ir_node *node;
+    const ox_tensor *const *consts;
+    int n_inputs;
+    struct ox_artefacts *artefacts;
+    const char *key; /* names the node in the artefacts: its first output's name */
+} ox_kernel_init;
+
 typedef struct ox_kernel_def {
     const char *domain; /* "" for ai.onnx */
     const char *name;
@@ -93,9 +108,8 @@ typedef struct ox_kernel_def {
      * means any type the op allows. Shapes may be partly unknown. */
     int (*supports)(const ir_node *node, const ir_type *const *inputs, int n_inputs);
     /* Optional: per-node state built once at session creation (e.g.
-     * prepacked weights); `consts[i]` is set for constant inputs. */
-    int (*init)(const ir_node *node, const ox_tensor *const *consts, int n_inputs, void **state,
-                ox_error *err);
+     * prepacked weights). */
+    int (*init)(const struct ox_kernel_init *in, void **state, ox_error *err);
     void (*release)(void *state);
     /* Optional: which variant init chose for this node, for people
      * ("im2col gemm, avx2"); a static string. */

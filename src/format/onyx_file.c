@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/files.h"
 #include "core/hash.h"
 #include "onyx.h"
 #include "format/writer.h"
@@ -140,73 +141,9 @@ int ox_onyx_reseal(uint8_t *h, size_t size) {
 
 /* ---- writing ---- */
 
-static int write_at(int fd, const void *data, size_t len, uint64_t off, const char *path,
-                    ox_error *err) {
-    const uint8_t *p = data;
-    while (len) {
-        ssize_t n = pwrite(fd, p, len, (off_t)off);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0)
-            return ox_fail(err, ONYX_IO_ERROR, "cannot write '%s': %s", path,
-                           n < 0 ? strerror(errno) : "no progress");
-        p += n;
-        len -= (size_t)n;
-        off += (uint64_t)n;
-    }
-    return 0;
-}
-
-/* A temporary file beside path, to be renamed over it when complete. */
-typedef struct temp_file {
-    char *path;  /* the final path */
-    char *tmp;   /* the temporary one; NULL once renamed or removed */
-    int fd;
-} temp_file;
-
-static int temp_open(temp_file *t, const char *path, ox_error *err) {
-    t->fd = -1;
-    t->tmp = NULL;
-    t->path = (char *)path;
-    size_t n = strlen(path) + sizeof ".XXXXXX";
-    t->tmp = malloc(n);
-    if (!t->tmp) return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
-    snprintf(t->tmp, n, "%s.XXXXXX", path);
-    t->fd = mkstemp(t->tmp);
-    if (t->fd < 0) {
-        int e = errno;
-        free(t->tmp);
-        t->tmp = NULL;
-        return ox_fail(err, ONYX_IO_ERROR, "cannot create '%s': %s", path, strerror(e));
-    }
-    (void)fchmod(t->fd, 0644); /* mkstemp makes 0600; a model is for others to read */
-    return 0;
-}
-
-static int temp_commit(temp_file *t, ox_error *err) {
-    int rc = 0;
-    if (close(t->fd) != 0) rc = ox_fail(err, ONYX_IO_ERROR, "cannot write '%s': %s", t->path, strerror(errno));
-    t->fd = -1;
-    if (rc == 0 && rename(t->tmp, t->path) != 0)
-        rc = ox_fail(err, ONYX_IO_ERROR, "cannot rename into '%s': %s", t->path, strerror(errno));
-    if (rc != 0) unlink(t->tmp);
-    free(t->tmp);
-    t->tmp = NULL;
-    return rc;
-}
-
-static void temp_discard(temp_file *t) {
-    if (t->fd >= 0) close(t->fd);
-    t->fd = -1;
-    if (t->tmp) {
-        unlink(t->tmp);
-        free(t->tmp);
-        t->tmp = NULL;
-    }
-}
-
 /* The weight sink: bytes at aligned offsets of a file region. */
 typedef struct file_sink {
-    temp_file *file;
+    ox_temp_file *file;
     uint64_t base; /* where the region starts in the file */
     uint64_t used; /* bytes of the region in use */
 } file_sink;
@@ -214,7 +151,7 @@ typedef struct file_sink {
 static int sink_store(void *ctx, const void *bytes, size_t len, uint64_t *offset, ox_error *err) {
     file_sink *s = ctx;
     uint64_t off = align_up(s->used, OX_ONYX_ALIGN);
-    if (write_at(s->file->fd, bytes, len, s->base + off, s->file->path, err) != 0) return -1;
+    if (ox_temp_write_at(s->file, bytes, len, s->base + off, err) != 0) return -1;
     *offset = off;
     s->used = off + len;
     return 0;
@@ -233,8 +170,8 @@ static int file_sums(int fd, uint64_t size, uint64_t wo, uint64_t wb, uint64_t g
 }
 
 int ox_onyx_write(const ir_model *m, const ox_onyx_meta *meta, const char *path, ox_error *err) {
-    temp_file f;
-    if (temp_open(&f, path, err) != 0) return -1;
+    ox_temp_file f;
+    if (ox_temp_open(&f, path, err) != 0) return -1;
     file_sink sink = {&f, OX_ONYX_WEIGHTS_OFFSET, 0};
     ox_weight_sink ws = {sink_store, &sink, OX_ONYX_WEIGHTS, 1, OX_WEIGHTS_MEMORY};
     uint8_t *graph = NULL;
@@ -242,7 +179,7 @@ int ox_onyx_write(const ir_model *m, const ox_onyx_meta *meta, const char *path,
     if (ox_model_write_with(m, &ws, &graph, &gb, err) != 0) goto fail;
     uint64_t wo = OX_ONYX_WEIGHTS_OFFSET, wb = sink.used;
     uint64_t go = align_up(wo + wb, OX_ONYX_ALIGN), size = go + gb;
-    if (write_at(f.fd, graph, gb, go, path, err) != 0) goto fail;
+    if (ox_temp_write_at(&f, graph, gb, go, err) != 0) goto fail;
     free(graph);
     graph = NULL;
     uint8_t h[OX_ONYX_HEADER_BYTES] = {0};
@@ -264,11 +201,11 @@ int ox_onyx_write(const ir_model *m, const ox_onyx_meta *meta, const char *path,
     put64(h + H_WEIGHTS_SUM, wsum);
     put64(h + H_GRAPH_SUM, gsum);
     put64(h + H_HEADER_SUM, ox_checksum64(h, H_HEADER_SUM));
-    if (write_at(f.fd, h, sizeof h, 0, path, err) != 0) goto fail;
-    return temp_commit(&f, err);
+    if (ox_temp_write_at(&f, h, sizeof h, 0, err) != 0) goto fail;
+    return ox_temp_commit(&f, err);
 fail:
     free(graph);
-    temp_discard(&f);
+    ox_temp_discard(&f);
     return -1;
 }
 
@@ -279,13 +216,12 @@ static const char *base_name(const char *path) {
 }
 
 int ox_onnx_write_file(const ir_model *m, const char *path, size_t external_min, ox_error *err) {
-    temp_file f, d = {0};
-    d.fd = -1;
+    ox_temp_file f, d = {NULL, NULL, -1};
     char *data_path = NULL, *location = NULL;
     uint8_t *bytes = NULL;
     size_t len = 0;
     int rc = -1;
-    if (temp_open(&f, path, err) != 0) return -1;
+    if (ox_temp_open(&f, path, err) != 0) return -1;
     file_sink sink = {&d, 0, 0};
     ox_weight_sink ws = {sink_store, &sink, NULL, external_min, OX_WEIGHTS_ONNX};
     if (external_min) {
@@ -299,22 +235,22 @@ int ox_onnx_write_file(const ir_model *m, const char *path, size_t external_min,
         snprintf(data_path, n, "%s.data", path);
         snprintf(location, n, "%s.data", base_name(path));
         ws.location = location;
-        if (temp_open(&d, data_path, err) != 0) goto done;
+        if (ox_temp_open(&d, data_path, err) != 0) goto done;
     }
     if (ox_model_write_with(m, external_min ? &ws : NULL, &bytes, &len, err) != 0) goto done;
-    if (write_at(f.fd, bytes, len, 0, path, err) != 0) goto done;
+    if (ox_temp_write_at(&f, bytes, len, 0, err) != 0) goto done;
     /* the weights first: a reader that sees the new model sees its data */
     if (external_min) {
         if (sink.used == 0)
-            temp_discard(&d);
-        else if (temp_commit(&d, err) != 0)
+            ox_temp_discard(&d);
+        else if (ox_temp_commit(&d, err) != 0)
             goto done;
     }
-    rc = temp_commit(&f, err);
+    rc = ox_temp_commit(&f, err);
 done:
     if (rc != 0) {
-        temp_discard(&f);
-        temp_discard(&d);
+        ox_temp_discard(&f);
+        ox_temp_discard(&d);
     }
     free(bytes);
     free(data_path);

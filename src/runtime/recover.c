@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/files.h"
 #include "core/log.h"
 #include "core/strmap.h"
 #include "runtime/session.h"
@@ -70,36 +71,6 @@ static uint64_t graph_fingerprint(const ir_graph *g) {
 static void clean_field(char *s) {
     for (; *s; s++)
         if (*s == '\t' || *s == '\n' || *s == '\r') *s = ' ';
-}
-
-static int mkdir_p(const char *dir) {
-    char *p = strdup(dir);
-    if (!p) return -1;
-    for (char *c = p + 1; *c; c++) {
-        if (*c != '/') continue;
-        *c = '\0';
-        if (mkdir(p, 0755) != 0 && errno != EEXIST) {
-            free(p);
-            return -1;
-        }
-        *c = '/';
-    }
-    int r = mkdir(p, 0755) != 0 && errno != EEXIST ? -1 : 0;
-    free(p);
-    return r;
-}
-
-static char *resolve_cache_dir(const char *option) {
-    const char *dir = option ? option : getenv("ONYX_CACHE_DIR");
-    char buf[4096];
-    if (!dir) {
-        const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-        if (xdg && xdg[0] == '/') snprintf(buf, sizeof buf, "%s/onyx", xdg);
-        else if (home && home[0] == '/') snprintf(buf, sizeof buf, "%s/.cache/onyx", home);
-        else return NULL;
-        dir = buf;
-    }
-    return dir[0] ? strdup(dir) : NULL;
 }
 
 static void free_cache(ox_fault_cache *c) {
@@ -170,7 +141,7 @@ static void append_cache(onyx_session *s, ox_fault_cache *c, const ir_node *n, c
     if (dir) {
         char *slash = strrchr(dir, '/');
         if (slash) *slash = '\0';
-        if (mkdir_p(dir) == 0) {
+        if (ox_mkdir_p(dir) == 0) {
             /* one write of one line in append mode: two processes adding
              * at once interleave whole lines */
             int fd = open(c->path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
@@ -199,13 +170,13 @@ int ox_faults_setup(onyx_session *s, const char *cache_dir_option, ox_error *err
         atomic_init(&f->denied[e], 0);
     }
     f->fingerprint = graph_fingerprint(s->graph);
-    f->cache_dir = resolve_cache_dir(cache_dir_option);
+    f->cache_dir = ox_cache_dir_resolve(cache_dir_option);
     if (!s->main.force_host &&
         !(s->main.force_host = calloc((size_t)s->graph->n_nodes + 1, sizeof *s->main.force_host)))
         return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
     for (int e = 0; e < s->n_eps && f->cache_dir; e++) {
         ox_ep *ep = s->eps[e];
-        if (!ep->ops->device_key) continue;
+        if (!ep->ops->device_key || !ep->ops->fault_count) continue; /* devices that fault */
         const char *key = ep->ops->device_key(ep);
         char path[4096];
         int len = snprintf(path, sizeof path, "%s/device-faults/%s-%s-onyx-%s.txt", f->cache_dir,

@@ -6,8 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/hash.h"
 #include "core/log.h"
 #include "core/strmap.h"
+#include "format/artefacts.h"
 #include "loader/loader.h"
 #include "ops/op.h"
 #include "optimizer/optimizer.h"
@@ -160,7 +162,10 @@ static int prepare_kernels(onyx_session *s, ox_graph_exec *ge, ox_error *err) {
             int v = n->inputs[k];
             consts[k] = v >= 0 && !g->values[v].is_input ? g->values[v].init : NULL;
         }
-        int rc = ge->kernels[i]->init(n, consts, n->n_inputs, &ge->states[i], err);
+        int out0 = n->n_outputs > 0 ? n->outputs[0] : -1;
+        ox_kernel_init in = {n, consts, n->n_inputs, ge->graph == s->graph ? s->artefacts : NULL,
+                             out0 >= 0 ? g->values[out0].name : NULL};
+        int rc = ge->kernels[i]->init(&in, &ge->states[i], err);
         free(consts);
         if (rc != 0) {
             char label[300];
@@ -361,6 +366,48 @@ static int setup_shadow_runs(onyx_session *s, const char *path, const void *data
     return 0;
 }
 
+/* The artefact file of an optimized model on this machine
+ * (format/artefacts.h), keyed on the source model's digest, the level,
+ * whether the CPU is alone (the graph differs), the CPU's key (machine and
+ * kernel variant) and onyx's version. Only for optimized files: a plain
+ * .onnx has no digest at hand, and computing one costs about what the
+ * packing saves. A bad file is ignored here and rewritten after. */
+static void open_artefacts(onyx_session *s, onyx_opt_level level, int cpu_only) {
+    if (!s->model->compiled || !s->faults.cache_dir) return;
+    ox_ep *cpu = s->eps[s->n_eps - 1];
+    char source[65], key[OX_ARTEFACT_KEY_BYTES], name[65], path[4096];
+    ox_sha256_hex(s->model->source_sha256, source);
+    int n = snprintf(key, sizeof key, "%s L%d %s %s onyx-%s", source, (int)level,
+                     cpu_only ? "cpu-only" : "with-devices",
+                     cpu->ops->device_key ? cpu->ops->device_key(cpu) : "cpu", onyx_version());
+    if (n < 0 || (size_t)n >= sizeof key) return;
+    uint8_t digest[32];
+    ox_sha256_digest(key, (size_t)n, digest);
+    ox_sha256_hex(digest, name);
+    n = snprintf(path, sizeof path, "%s/artefacts/cpu-%.40s.pack", s->faults.cache_dir, name);
+    if (n < 0 || (size_t)n >= sizeof path) return;
+    const char *why = NULL;
+    s->artefacts = ox_artefacts_open(path, key, &why);
+    if (why && strcmp(why, "none yet") != 0)
+        ox_log(s->log_level, ONYX_LOG_INFO, "artefact cache '%s' ignored (%s): it is made again",
+               path, why);
+}
+
+/* After the kernels are prepared: what they reused, and a new file when
+ * they computed anything (the cache only saves time: a failure to write
+ * is a warning). */
+static void save_artefacts(onyx_session *s) {
+    if (!s->artefacts) return;
+    size_t found = ox_artefacts_found(s->artefacts), added = ox_artefacts_added(s->artefacts);
+    if (found)
+        ox_log(s->log_level, ONYX_LOG_INFO, "artefact cache: %zu prepacked weights reused", found);
+    ox_error err = {0};
+    if (added && ox_artefacts_save(s->artefacts, &err) != 0)
+        ox_log(s->log_level, ONYX_LOG_WARNING, "artefact cache not saved: %s", err.msg);
+    else if (added)
+        ox_log(s->log_level, ONYX_LOG_INFO, "artefact cache: %zu prepacked weights saved", added);
+}
+
 /* Loads from a file (path set) or from memory. */
 static int create(onyx_env *env, const char *path, const void *data, size_t size,
                   const char *base_dir, const onyx_session_options *opts, onyx_session **out,
@@ -397,8 +444,10 @@ static int create(onyx_env *env, const char *path, const void *data, size_t size
         goto fail;
     if (ir_infer_shapes(s->graph, err) != 0) goto fail;
     if (ox_faults_setup(s, opts ? opts->cache_dir : NULL, err) != 0) goto fail;
+    open_artefacts(s, level, cpu_only);
     if (build_exec(s, s->graph, &s->main, err) != 0) goto fail;
     if (build_subgraphs(s, s->graph, err) != 0) goto fail;
+    save_artefacts(s);
     if (describe_io(s, err) != 0) goto fail;
     if (setup_fault_injection(s, opts, err) != 0) goto fail;
     if (setup_shadow_runs(s, path, data, size, base_dir, opts, err) != 0) goto fail;
@@ -428,6 +477,8 @@ void ox_session_free(onyx_session *s) {
         free(s->subs[i]);
     }
     free(s->subs);
+    /* after the kernel states, which may point into its file */
+    ox_artefacts_free(s->artefacts);
     for (int i = 0; i < s->n_eps; i++) s->eps[i]->ops->destroy(s->eps[i]);
     ox_threadpool_free(s->pool);
     ir_model_free(s->model);

@@ -110,6 +110,9 @@ struct onyx_session {
     int n_subs;
     ox_graph_exec **subs; /* every subgraph body (If/Loop/Scan), any depth */
     ox_threadpool *pool;
+    /* the artefact file of an optimized model on this machine (prepacked
+     * weights; format/artefacts.h), NULL without one */
+    struct ox_artefacts *artefacts;
     onyx_log_level log_level;
     /* public description of graph inputs (non-initializer) and outputs */
     size_t n_in, n_out;

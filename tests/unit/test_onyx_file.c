@@ -5,7 +5,10 @@
  * of bad file (truncated at any point, a flipped byte in each section,
  * another format version, a wrong checksum, extra bytes) is refused with
  * a clear error, never run. SHA-256 and the section checksum are checked
- * against known values. */
+ * against known values. The artefact cache: a second session reuses the
+ * first one's packed weights; a corrupted byte, another onyx version or
+ * another CPU record make it pack again and rewrite the file; outputs are
+ * the same bits throughout; an empty cache folder turns caching off. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -261,6 +264,139 @@ static void test_bad_files(onyx_env *env, const char *compiled) {
     free(good);
 }
 
+/* ---- the artefact cache (prepacked convolution weights) ---- */
+
+/* A session over the optimized file with cache folder `cache`; runs it
+ * and says whether its convolution took its packed weights from the
+ * cache. */
+static onyx_tensor *cached_run(onyx_env *env, const char *compiled, const char *cache, int *from_cache) {
+    onyx_session_options *o = NULL;
+    onyx_session *s = NULL;
+    onyx_tensor *x = NULL, *y = NULL;
+    int64_t dims[4] = {1, CH, HW, HW};
+    CHECK_OK(onyx_session_options_create(&o));
+    CHECK_OK(onyx_session_options_set_threads(o, 1));
+    CHECK_OK(onyx_session_options_set_cache_dir(o, cache));
+    CHECK_OK(onyx_session_create(env, compiled, o, &s));
+    onyx_session_options_free(o);
+    *from_cache = -1;
+    for (size_t i = 0; s && i < onyx_session_node_count(s); i++) {
+        if (!strstr(onyx_session_node_op_type(s, i), "Conv")) continue;
+        char what[200];
+        onyx_session_node_kernel(s, i, what, sizeof what);
+        *from_cache = strstr(what, "artefact cache") != NULL;
+    }
+    CHECK_OK(onyx_tensor_create(ONYX_FLOAT32, dims, 4, &x));
+    float *xd = onyx_tensor_data(x);
+    for (int i = 0; i < CH * HW * HW; i++) xd[i] = (float)((i * 37) % 17) * 0.1f - 0.8f;
+    const char *in = "x", *out = "y";
+    CHECK_OK(onyx_session_run(s, &in, (const onyx_tensor *const *)&x, 1, &out, &y, 1));
+    onyx_tensor_free(x);
+    onyx_session_free(s);
+    return y;
+}
+
+/* The one artefact file under cache/artefacts whose name starts with
+ * `not` excluded; "" when there is none. */
+static void find_pack(const char *cache, const char *other, char *out, size_t n) {
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "ls %s/artefacts/*.pack 2>/dev/null", cache);
+    out[0] = 0;
+    FILE *p = popen(cmd, "r");
+    char line[512];
+    while (p && fgets(line, sizeof line, p)) {
+        line[strcspn(line, "\n")] = 0;
+        if (!other || strcmp(line, other) != 0) snprintf(out, n, "%s", line);
+    }
+    if (p) pclose(p);
+}
+
+static void edit_file(const char *path, size_t at, const char *bytes, size_t len, int reseal_header) {
+    size_t n = 0;
+    uint8_t *b = read_all(path, &n);
+    CHECK(b && at + len <= n);
+    if (!b || at + len > n) return;
+    memcpy(b + at, bytes, len);
+    if (reseal_header) put64(b + 248, ox_checksum64(b, 248));
+    FILE *f = fopen(path, "wb");
+    CHECK(f && fwrite(b, 1, n, f) == n);
+    if (f) fclose(f);
+    free(b);
+}
+
+static void test_artefact_cache(onyx_env *env, const char *src, const char *compiled) {
+    char cache[300], pack[600], other[600];
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    onyx_status *st = NULL;
+    onyx_tensor *want = run_once(env, src, NULL, 0, 0, &st);
+    CHECK_OK(st);
+    int hit = 0;
+    /* first session: packs and saves */
+    onyx_tensor *y = cached_run(env, compiled, cache, &hit);
+    CHECK(hit == 0 && same(y, want));
+    onyx_tensor_free(y);
+    find_pack(cache, NULL, pack, sizeof pack);
+    CHECK(pack[0] != 0);
+    /* next: reuses, same bits */
+    y = cached_run(env, compiled, cache, &hit);
+    CHECK(hit == 1 && same(y, want));
+    onyx_tensor_free(y);
+    /* a corrupted byte in the packed weights: ignored, rebuilt */
+    size_t n = 0;
+    uint8_t *b = read_all(pack, &n);
+    CHECK(b && n > 4096);
+    edit_file(pack, n - 5, "\x7f", 1, 0);
+    free(b);
+    y = cached_run(env, compiled, cache, &hit);
+    CHECK(hit == 0 && same(y, want));
+    onyx_tensor_free(y);
+    y = cached_run(env, compiled, cache, &hit);
+    CHECK(hit == 1 && same(y, want));
+    onyx_tensor_free(y);
+    /* written by another onyx version (a consistent header): ignored,
+     * rebuilt. The key is at bytes 16..143 and ends "onyx-VERSION". */
+    b = read_all(pack, &n);
+    char key[129] = {0};
+    if (b) memcpy(key, b + 16, 128);
+    free(b);
+    char *v = strstr(key, "onyx-");
+    CHECK(v != NULL);
+    if (v) {
+        edit_file(pack, 16 + (size_t)(v - key) + 5, "9", 1, 1);
+        y = cached_run(env, compiled, cache, &hit);
+        CHECK(hit == 0 && same(y, want));
+        onyx_tensor_free(y);
+        y = cached_run(env, compiled, cache, &hit);
+        CHECK(hit == 1 && same(y, want));
+        onyx_tensor_free(y);
+    }
+    /* another CPU record (the portable kernels): its own file, made anew */
+    setenv("ONYX_CPU_ISA", "portable", 1);
+    /* the portable kernels round differently: their own reference */
+    onyx_tensor *want_portable = run_once(env, src, NULL, 0, 0, &st);
+    CHECK_OK(st);
+    y = cached_run(env, compiled, cache, &hit);
+    CHECK(same(y, want_portable));
+    onyx_tensor_free(y);
+    onyx_tensor_free(want_portable);
+    find_pack(cache, pack, other, sizeof other);
+    unsetenv("ONYX_CPU_ISA");
+    /* (on a machine whose best is portable the record does not change) */
+    if (other[0]) {
+        CHECK(hit == 0);
+        unlink(other);
+    }
+    /* caching off: nothing read or written */
+    unlink(pack);
+    y = cached_run(env, compiled, "", &hit);
+    CHECK(hit == 0 && same(y, want));
+    onyx_tensor_free(y);
+    find_pack(cache, NULL, other, sizeof other);
+    CHECK(other[0] == 0);
+    rmdir(cache); /* artefacts/ inside it is removed by the caller */
+    onyx_tensor_free(want);
+}
+
 int main(void) {
     snprintf(dir, sizeof dir, "%s/onyx_file_XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
     CHECK(mkdtemp(dir) != NULL);
@@ -277,12 +413,18 @@ int main(void) {
     make_model(src);
     test_round_trip(env, src, compiled, twin);
     test_bad_files(env, compiled);
+    test_artefact_cache(env, src, compiled);
     onyx_env_free(env);
     unlink(src);
     unlink(compiled);
     unlink(twin);
     unlink(data);
     unlink(bad);
+    char sub[400];
+    snprintf(sub, sizeof sub, "%s/cache/artefacts", dir);
+    rmdir(sub);
+    snprintf(sub, sizeof sub, "%s/cache", dir);
+    rmdir(sub);
     rmdir(dir);
     printf("%s (%d failures)\n", check_failures ? "FAILED" : "ok", check_failures);
     return check_failures ? 1 : 0;

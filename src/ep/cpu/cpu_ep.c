@@ -1,7 +1,9 @@
 /* The CPU provider: host memory, the reference kernels of every family. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ep/cpu/kernels/conv_fast.h"
 #include "ep/ep.h"
 
 extern const ox_kernel_table ox_cpu_kernels_elementwise;
@@ -34,6 +36,7 @@ typedef struct cpu_ep {
     ox_ep base;
     ox_kernel_table tables[N_FAMILIES];
     ox_kernel_index index;
+    char device_key[64];
 } cpu_ep;
 
 static const ox_kernel_def *cpu_find_kernel(ox_ep *ep, const ir_node *node) {
@@ -73,6 +76,24 @@ static void cpu_destroy(ox_ep *ep) {
     free(ep);
 }
 
+/* The machine and the kernel variant the convolutions choose (the
+ * instruction-set level, capped by ONYX_CPU_ISA): what keys the artefacts
+ * the CPU provider saves. */
+static const char *cpu_device_key(ox_ep *ep) {
+    cpu_ep *c = (cpu_ep *)ep;
+    ox_cpu_isa isa;
+    ox_error ignored = {0};
+    const char *name = ox_cpu_isa_choose(&isa, &ignored) == 0 ? ox_cpu_isa_name(isa) : "unknown";
+#if defined(__x86_64__)
+    snprintf(c->device_key, sizeof c->device_key, "x86_64-%s", name);
+#elif defined(__aarch64__)
+    snprintf(c->device_key, sizeof c->device_key, "aarch64-%s", name);
+#else
+    snprintf(c->device_key, sizeof c->device_key, "other-%s", name);
+#endif
+    return c->device_key;
+}
+
 static int cpu_output_views_input(ox_ep *ep, const ir_node *node) {
     (void)ep;
     return ox_op_output_is_reshape(node);
@@ -87,6 +108,7 @@ static const ox_ep_ops CPU_OPS = {
     .copy_to_host = cpu_copy,
     .copy_from_host = cpu_copy,
     .destroy = cpu_destroy,
+    .device_key = cpu_device_key,
 };
 
 ox_ep *ox_cpu_ep_create(const ox_ep_options *opts, ox_error *err) {

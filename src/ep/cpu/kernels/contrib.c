@@ -114,9 +114,8 @@ static int run_base(ox_kernel_ctx *ctx, ox_tensor *const *inputs, int n) {
     sub.n_inputs = n < view.n_inputs ? n : view.n_inputs;
     sub.inputs = inputs;
     sub.state = NULL;
-    if (k->init && k->init(&view, (const ox_tensor *const *)inputs, sub.n_inputs, &sub.state,
-                           ctx->err) != 0)
-        return -1;
+    ox_kernel_init in = {&view, (const ox_tensor *const *)inputs, sub.n_inputs, NULL, NULL};
+    if (k->init && k->init(&in, &sub.state, ctx->err) != 0) return -1;
     int rc = k->compute(&sub);
     if (k->release && sub.state) k->release(sub.state);
     return rc;

@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,6 +21,7 @@
 #include "ep/cpu/kernels/kernel_util.h"
 #include "ep/cpu/kernels/saturate.h"
 #include "ep/ep.h"
+#include "format/artefacts.h"
 
 extern const ox_kernel_table ox_cpu_kernels_conv;
 
@@ -490,6 +492,7 @@ typedef struct conv_state {
     ox_cpu_isa isa;
     conv_path path;
     ox_conv_packed packed; /* CONV_GEMM_*: W packed once */
+    int cached;            /* packed.data lies in the artefact file: not ours to free */
 } conv_state;
 
 typedef struct cols_job {
@@ -608,10 +611,38 @@ static int pointwise(const ir_node *node, const ox_tensor *w) {
     return strcmp(ap, "NOTSET") == 0 || strcmp(ap, "VALID") == 0;
 }
 
+/* W packed for the GEMM: taken from the artefact file when an earlier
+ * session of this model on this machine saved it (the layout is the same
+ * for every ISA variant), else packed and offered to the file. Returns
+ * -1 when packing fails (the run then packs per call). */
+static int pack_or_reuse(const ox_kernel_init *in, const float *w, int64_t G, int64_t Mg, int64_t K,
+                         conv_state *st) {
+    size_t bytes = ox_conv_packed_bytes(G, Mg, K);
+    char name[512];
+    int n = in->artefacts && in->key && bytes
+                ? snprintf(name, sizeof name, "conv/%s/%lldx%lldx%lld", in->key, (long long)G,
+                           (long long)Mg, (long long)K)
+                : -1;
+    int named = n > 0 && (size_t)n < sizeof name;
+    const void *saved = named ? ox_artefacts_find(in->artefacts, name, bytes) : NULL;
+    if (saved) {
+        st->packed = (ox_conv_packed){G, Mg, K, (int64_t)(bytes / sizeof(float) / (size_t)(G * K)),
+                                      (float *)(uintptr_t)saved};
+        st->cached = 1;
+        return 0;
+    }
+    if (ox_conv_pack_weights(w, G, Mg, K, &st->packed) != 0) return -1;
+    /* losing the chance to save only costs the next session the packing */
+    if (named) (void)ox_artefacts_add(in->artefacts, name, st->packed.data, bytes);
+    return 0;
+}
+
 /* Chooses the variant once; packs a constant float32 W for the GEMM
  * path (any other W is packed per call). */
-static int conv_init(const ir_node *node, const ox_tensor *const *consts, int n_inputs, void **state,
-                     ox_error *err) {
+static int conv_init(const ox_kernel_init *in, void **state, ox_error *err) {
+    const ir_node *node = in->node;
+    const ox_tensor *const *consts = in->consts;
+    int n_inputs = in->n_inputs;
     *state = NULL;
     ox_cpu_isa isa;
     if (ox_cpu_isa_choose(&isa, err) != 0) return -1;
@@ -629,7 +660,7 @@ static int conv_init(const ir_node *node, const ox_tensor *const *consts, int n_
         st->path = CONV_DEPTHWISE;
         return 0;
     }
-    if (ox_conv_pack_weights(w->data, G, M / G, K, &st->packed) == 0)
+    if (pack_or_reuse(in, w->data, G, M / G, K, st) == 0)
         st->path = pointwise(node, w) ? CONV_GEMM_1X1 : CONV_GEMM_IM2COL;
     return 0;
 }
@@ -644,14 +675,23 @@ static const char *conv_describe(const void *state) {
         {"im2col gemm on packed weights, portable", "im2col gemm on packed weights, avx2",
          "im2col gemm on packed weights, avx512"},
     };
+    static const char *const cached[2][3] = {
+        {"1x1 gemm on packed weights from the artefact cache, portable",
+         "1x1 gemm on packed weights from the artefact cache, avx2",
+         "1x1 gemm on packed weights from the artefact cache, avx512"},
+        {"im2col gemm on packed weights from the artefact cache, portable",
+         "im2col gemm on packed weights from the artefact cache, avx2",
+         "im2col gemm on packed weights from the artefact cache, avx512"},
+    };
     const conv_state *st = state;
+    if (st && st->cached && st->path >= CONV_GEMM_1X1) return cached[st->path - CONV_GEMM_1X1][st->isa];
     return st ? names[st->path][st->isa] : NULL;
 }
 
 static void conv_release(void *state) {
     conv_state *st = state;
     if (!st) return;
-    ox_conv_packed_free(&st->packed);
+    if (!st->cached) ox_conv_packed_free(&st->packed);
     free(st);
 }
 

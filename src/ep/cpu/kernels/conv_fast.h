@@ -52,6 +52,9 @@ typedef struct ox_conv_packed {
  * or sizes overflow. */
 int ox_conv_pack_weights(const float *w, int64_t G, int64_t Mg, int64_t K, ox_conv_packed *out);
 void ox_conv_packed_free(ox_conv_packed *p);
+/* The bytes of the packed layout (G * Mp * K floats); 0 when the sizes
+ * overflow. */
+size_t ox_conv_packed_bytes(int64_t G, int64_t Mg, int64_t K);
 
 /* Builds rows [k0, k0 + kc) and columns [p0, p1) of the column matrix
  * (im2col) of image n, group grp into dst in the packed layout of the

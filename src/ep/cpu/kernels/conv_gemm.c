@@ -215,6 +215,13 @@ int ox_conv_pack_weights(const float *w, int64_t G, int64_t Mg, int64_t K, ox_co
     return 0;
 }
 
+size_t ox_conv_packed_bytes(int64_t G, int64_t Mg, int64_t K) {
+    int64_t Mp = (Mg + MR - 1) / MR * MR, n;
+    if (G < 1 || K < 1 || !ox_mul_i64(G, Mp, &n) || !ox_mul_i64(n, K, &n) || n > (int64_t)(SIZE_MAX / 8))
+        return 0;
+    return (size_t)n * sizeof(float);
+}
+
 void ox_conv_packed_free(ox_conv_packed *p) {
     if (!p) return;
     free(p->data);

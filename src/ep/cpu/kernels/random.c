@@ -66,11 +66,8 @@ typedef struct random_state {
     atomic_uint_fast64_t calls;
 } random_state;
 
-static int random_init(const ir_node *node, const ox_tensor *const *consts, int n_inputs, void **state,
-                       ox_error *err) {
-    (void)node;
-    (void)consts;
-    (void)n_inputs;
+static int random_init(const ox_kernel_init *in, void **state, ox_error *err) {
+    (void)in;
     random_state *st = malloc(sizeof *st);
     if (!st) return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
     atomic_init(&st->calls, 0);

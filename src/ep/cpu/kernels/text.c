@@ -176,10 +176,8 @@ oom:
     return NULL;
 }
 
-static int strnorm_init(const ir_node *node, const ox_tensor *const *consts, int n_inputs, void **state,
-                        ox_error *err) {
-    (void)consts;
-    (void)n_inputs;
+static int strnorm_init(const ox_kernel_init *in, void **state, ox_error *err) {
+    const ir_node *node = in->node;
     *state = strnorm_build(node, err);
     return *state ? 0 : -1;
 }
@@ -446,10 +444,8 @@ fail:
     return NULL;
 }
 
-static int tfidf_init(const ir_node *node, const ox_tensor *const *consts, int n_inputs, void **state,
-                      ox_error *err) {
-    (void)consts;
-    (void)n_inputs;
+static int tfidf_init(const ox_kernel_init *in, void **state, ox_error *err) {
+    const ir_node *node = in->node;
     *state = tfidf_build(node, err);
     return *state ? 0 : -1;
 }
@@ -811,10 +807,8 @@ typedef struct regex_state {
     regex_t re;
 } regex_state;
 
-static int regex_init(const ir_node *node, const ox_tensor *const *consts, int n_inputs,
-                      void **state, ox_error *err) {
-    (void)consts;
-    (void)n_inputs;
+static int regex_init(const ox_kernel_init *in, void **state, ox_error *err) {
+    const ir_node *node = in->node;
     const char *pattern = ir_attr_string(node, "pattern", "");
     size_t cap = strlen(pattern) * 12 + 16;
     char *posix = malloc(cap), *anchored = malloc(cap + 8);
