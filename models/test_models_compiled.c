@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "test_models.h"
 
@@ -121,6 +122,7 @@ int compiled_case(onyx_env *env, const test_case *c, const char *providers, cons
     snprintf(twin_path, sizeof twin_path, "%s/%s.onnx", dir, c->name);
     onyx_tensor **want = calloc(c->n_outputs + 1, sizeof *want);
     int rc = -1;
+    mkdir(dir, 0755); /* may exist; a failure shows when compiling */
     double t0 = now_s();
     onyx_session *orig = want ? open_session(env, providers, c->model, NULL, 0, 0, c->model) : NULL;
     double t1 = now_s();

@@ -17,6 +17,10 @@
 #define OX_ONYX_WEIGHTS_OFFSET 4096u /* a page: mappings keep the alignment */
 #define OX_ONYX_ALIGN 64u
 #define OX_ONYX_WEIGHTS "onyx:weights"
+/* metadata_props of an ONNX twin: the level its graph was optimized at
+ * and the source model's SHA-256 (hex), so it loads as optimized */
+#define OX_ONYX_MARK_LEVEL "onyx.optimized_level"
+#define OX_ONYX_MARK_SOURCE "onyx.source_sha256"
 
 /* What the header records besides the sections. */
 typedef struct ox_onyx_meta {

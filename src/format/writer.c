@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/hash.h"
+#include "format/onyx_file.h"
 #include "format/write_internal.h"
 #include "onnx.pb-c.h"
 
@@ -183,8 +185,28 @@ static int write_graph(wr_ctx *c, const ir_graph *g, Onnx__GraphProto **out) {
     return 0;
 }
 
+/* An optimized model says so in its metadata (format/onyx_file.h). */
+static int compiled_marks(wr_ctx *c, const ir_model *m, Onnx__ModelProto *mp) {
+    mp->metadata_props = wr_alloc_array(c, 2, sizeof *mp->metadata_props);
+    char *level = wr_alloc(c, 2), *digest = wr_alloc(c, 65);
+    if (!mp->metadata_props || !level || !digest) return -1;
+    level[0] = (char)('0' + (m->compiled_level >= 0 && m->compiled_level <= 2 ? m->compiled_level : 0));
+    ox_sha256_hex(m->source_sha256, digest);
+    const char *keys[2] = {OX_ONYX_MARK_LEVEL, OX_ONYX_MARK_SOURCE};
+    char *values[2] = {level, digest};
+    for (int i = 0; i < 2; i++) {
+        Onnx__StringStringEntryProto *e = wr_alloc(c, sizeof *e);
+        if (!e) return -1;
+        onnx__string_string_entry_proto__init(e);
+        e->key = (char *)keys[i];
+        e->value = values[i];
+        mp->metadata_props[mp->n_metadata_props++] = e;
+    }
+    return 0;
+}
+
 /* ModelProto around graph gp with m's opsets, packed into *out. */
-static int pack_model(wr_ctx *c, const ir_model *m, Onnx__GraphProto *gp, uint8_t **out,
+static int pack_model(wr_ctx *c, const ir_model *m, Onnx__GraphProto *gp, int whole, uint8_t **out,
                       size_t *len) {
     Onnx__ModelProto mp;
     onnx__model_proto__init(&mp);
@@ -195,6 +217,8 @@ static int pack_model(wr_ctx *c, const ir_model *m, Onnx__GraphProto *gp, uint8_
     mp.producer_name = "onyx";
     mp.producer_version = ONYX_VERSION_STRING;
     mp.graph = gp;
+    /* a part of an optimized graph is not an optimized model */
+    if (whole && m->compiled && compiled_marks(c, m, &mp) != 0) return -1;
     mp.n_opset_import = (size_t)m->n_opsets;
     mp.opset_import = wr_alloc_array(c, mp.n_opset_import, sizeof *mp.opset_import);
     if (!mp.opset_import) return -1;
@@ -246,7 +270,7 @@ int ox_model_write_with(const ir_model *m, const ox_weight_sink *sink, uint8_t *
     wr_ctx c = {NULL, err, sink};
     Onnx__GraphProto *gp = NULL;
     int rc = write_graph(&c, m->graph, &gp);
-    if (rc == 0) rc = pack_model(&c, m, gp, out, len);
+    if (rc == 0) rc = pack_model(&c, m, gp, 1, out, len);
     wr_free_all(&c);
     return rc;
 }
@@ -375,7 +399,7 @@ int ox_graph_write_subset(const ir_model *m, const ir_graph *g, const unsigned c
     subset s = {.g = g};
     Onnx__GraphProto *gp = NULL;
     int rc = write_subset_graph(&c, g, keep, &s, &gp);
-    if (rc == 0) rc = pack_model(&c, m, gp, out, len);
+    if (rc == 0) rc = pack_model(&c, m, gp, 0, out, len);
     wr_free_all(&c);
     return rc;
 }

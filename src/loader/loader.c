@@ -346,6 +346,34 @@ static int load_graph(load_ctx *lc, const Onnx__GraphProto *gp, ir_graph *parent
     return 0;
 }
 
+/* An ONNX twin of an optimized file (ox_onnx_write_file) says in its
+ * metadata that its graph is optimized, at which level and from which
+ * source: it then loads as the optimized file does (only the passes the
+ * session's providers add). A mark that does not parse is ignored. */
+static void read_compiled_marks(const Onnx__ModelProto *mp, ir_model *m) {
+    int level = -1, have_digest = 0;
+    uint8_t digest[32];
+    for (size_t i = 0; i < mp->n_metadata_props; i++) {
+        const Onnx__StringStringEntryProto *kv = mp->metadata_props[i];
+        if (!kv->key || !kv->value) continue;
+        if (strcmp(kv->key, OX_ONYX_MARK_LEVEL) == 0 && kv->value[0] >= '0' && kv->value[0] <= '2' &&
+            !kv->value[1])
+            level = kv->value[0] - '0';
+        if (strcmp(kv->key, OX_ONYX_MARK_SOURCE) == 0 && strlen(kv->value) == 64) {
+            have_digest = 1;
+            for (int k = 0; k < 32 && have_digest; k++) {
+                unsigned v;
+                have_digest = sscanf(kv->value + 2 * k, "%2x", &v) == 1;
+                digest[k] = (uint8_t)v;
+            }
+        }
+    }
+    if (level < 0 || !have_digest) return;
+    m->compiled = 1;
+    m->compiled_level = level;
+    memcpy(m->source_sha256, digest, 32);
+}
+
 static int load_bytes(const uint8_t *data, size_t size, int mapped, const ox_onyx_view *onyx,
                       const char *base_dir, ir_model **out, ox_error *err) {
     *out = NULL;
@@ -383,6 +411,7 @@ static int load_bytes(const uint8_t *data, size_t size, int mapped, const ox_ony
         ox_fail(err, ONYX_INVALID_MODEL, "not an ONNX model: it has no graph");
         goto done;
     }
+    read_compiled_marks(mp, m);
     m->ir_version = mp->has_ir_version ? mp->ir_version : 0;
     m->producer_name = ox_strdup(mp->producer_name ? mp->producer_name : "");
     m->producer_version = ox_strdup(mp->producer_version ? mp->producer_version : "");

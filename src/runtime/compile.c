@@ -62,6 +62,10 @@ int ox_compile_model(onyx_env *env, const char *model_path, const char *out_path
     int rc = ox_session_create_file(env, model_path, dirname(dir), &opts, &s, err);
     free(dir);
     if (rc != 0) return -1;
+    /* the twin says what it is (format/onyx_file.h); the .onyx header does */
+    s->model->compiled = 1;
+    s->model->compiled_level = (int)level;
+    memcpy(s->model->source_sha256, meta.source_sha256, 32);
     rc = format == ONYX_FORMAT_ONYX ? ox_onyx_write(s->model, &meta, out_path, err)
                                     : ox_onnx_write_file(s->model, out_path, external_min, err);
     ox_session_free(s);
