@@ -246,6 +246,10 @@ typedef struct ox_ep_options {
     int n;
     const char *const *keys;
     const char *const *values;
+    /* the session's cache folder (onyx_session_options_set_cache_dir and
+     * its defaults), where a provider keeps what it saves per device (the
+     * Vulkan pipeline cache); NULL when caching is off */
+    const char *cache_dir;
 } ox_ep_options;
 
 /* The value of `key`, or NULL. */

@@ -160,7 +160,7 @@ static void append_cache(onyx_session *s, ox_fault_cache *c, const ir_node *n, c
                c->path, strerror(why));
 }
 
-int ox_faults_setup(onyx_session *s, const char *cache_dir_option, ox_error *err) {
+int ox_faults_setup(onyx_session *s, ox_error *err) {
     ox_fault_state *f = &s->faults;
     pthread_mutex_init(&f->lock, NULL);
     f->lock_made = 1;
@@ -170,7 +170,6 @@ int ox_faults_setup(onyx_session *s, const char *cache_dir_option, ox_error *err
         atomic_init(&f->denied[e], 0);
     }
     f->fingerprint = graph_fingerprint(s->graph);
-    f->cache_dir = ox_cache_dir_resolve(cache_dir_option);
     if (!s->main.force_host &&
         !(s->main.force_host = calloc((size_t)s->graph->n_nodes + 1, sizeof *s->main.force_host)))
         return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");

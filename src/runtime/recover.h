@@ -46,12 +46,13 @@ typedef struct ox_fault_state {
     int lock_made;
 } ox_fault_state;
 
-/* After optimization, before placement: the cache folder (the options',
- * else ONYX_CACHE_DIR, else $XDG_CACHE_HOME/onyx, else ~/.cache/onyx; ""
- * turns it off), the graph's fingerprint, and each device provider's
- * entries for this model. An unreadable or malformed cache is ignored,
- * never trusted: it only ever moves nodes to the CPU. */
-int ox_faults_setup(struct onyx_session *s, const char *cache_dir_option, ox_error *err);
+/* After optimization, before placement: the graph's fingerprint, and
+ * each device provider's entries for this model in the cache folder
+ * (cache_dir, resolved by the session before its providers are made: the
+ * options', else ONYX_CACHE_DIR, else $XDG_CACHE_HOME/onyx, else
+ * ~/.cache/onyx; "" turns it off). An unreadable or malformed cache is
+ * ignored, never trusted: it only ever moves nodes to the CPU. */
+int ox_faults_setup(struct onyx_session *s, ox_error *err);
 /* The placement veto (ox_place_veto.fn) for the main graph: 1 when the
  * cache records a fault of node on provider e. */
 int ox_faults_veto(void *session, const ir_node *node, int e);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/files.h"
 #include "core/hash.h"
 #include "core/log.h"
 #include "core/strmap.h"
@@ -61,7 +62,7 @@ static int check_option_targets(const onyx_session_options *opts, ox_error *err)
 
 /* Makes provider `name` with the options given for it. */
 static ox_ep *make_provider(ox_ep_factory f, const char *name, const onyx_session_options *opts,
-                            ox_error *err) {
+                            const char *cache_dir, ox_error *err) {
     int n = 0, total = opts ? opts->n_ep_options : 0;
     const char **keys = calloc((size_t)total + 1, sizeof *keys);
     const char **values = calloc((size_t)total + 1, sizeof *values);
@@ -76,7 +77,7 @@ static ox_ep *make_provider(ox_ep_factory f, const char *name, const onyx_sessio
             keys[n] = opts->ep_options[i].key;
             values[n++] = opts->ep_options[i].value;
         }
-    ox_ep_options eo = {n, keys, values};
+    ox_ep_options eo = {n, keys, values, cache_dir};
     ox_ep *ep = f(&eo, err);
     free(keys);
     free(values);
@@ -111,7 +112,7 @@ static int create_providers(onyx_session *s, const onyx_session_options *opts, o
         if (s->n_eps == OX_MAX_EPS + 1)
             return ox_fail(err, ONYX_INVALID_ARGUMENT, "too many providers (at most %d)",
                            OX_MAX_EPS);
-        ox_ep *ep = make_provider(f, name, opts, err);
+        ox_ep *ep = make_provider(f, name, opts, s->faults.cache_dir, err);
         if (!ep && i < n_named && strcmp(name, "cpu") != 0 && names_cpu(opts) &&
             err->code != ONYX_INVALID_ARGUMENT) {
             /* A provider that cannot start here (no driver, no device):
@@ -433,6 +434,8 @@ static int create(onyx_env *env, const char *path, const void *data, size_t size
         ox_fail(err, ONYX_OUT_OF_MEMORY, "cannot start %d threads", threads);
         goto fail;
     }
+    /* the cache folder first: providers keep their per-device caches there */
+    s->faults.cache_dir = ox_cache_dir_resolve(opts ? opts->cache_dir : NULL);
     if (create_providers(s, opts, err) != 0) goto fail;
     /* an optimized file's graph is already at its level: the passes run
      * again for what depends on the providers (fusions into CPU-only
@@ -443,7 +446,7 @@ static int create(onyx_env *env, const char *path, const void *data, size_t size
                            err) != 0)
         goto fail;
     if (ir_infer_shapes(s->graph, err) != 0) goto fail;
-    if (ox_faults_setup(s, opts ? opts->cache_dir : NULL, err) != 0) goto fail;
+    if (ox_faults_setup(s, err) != 0) goto fail;
     open_artefacts(s, level, cpu_only);
     if (build_exec(s, s->graph, &s->main, err) != 0) goto fail;
     if (build_subgraphs(s, s->graph, err) != 0) goto fail;

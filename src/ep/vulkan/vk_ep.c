@@ -88,6 +88,7 @@ static void vk_destroy(ox_ep *ep) {
     ox_vk_exec_free(v);
     ox_vk_device_close(v);
     free(v->pipeline_cache_path);
+    free(v->cache_dir);
     free(v->refused_shaders);
     ox_vk_fault_free(v);
     ox_vk_denylist_free(&v->denylist);
@@ -196,7 +197,8 @@ ox_ep *ox_vulkan_ep_create(const ox_ep_options *opts, ox_error *err) {
         vk_destroy(&v->base);
         return NULL;
     }
-    if (cache && !(v->pipeline_cache_path = strdup(cache))) {
+    if ((cache && !(v->pipeline_cache_path = strdup(cache))) ||
+        (!cache && opts && opts->cache_dir && !(v->cache_dir = strdup(opts->cache_dir)))) {
         ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
         vk_destroy(&v->base);
         return NULL;

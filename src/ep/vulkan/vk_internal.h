@@ -120,7 +120,10 @@ typedef struct vk_ep {
     } pipes[VK_MAX_PIPES]; /* made on first use */
     int n_pipes;
     VkPipelineCache pipeline_cache; /* always made; filled from the file when it matches */
-    char *pipeline_cache_path;      /* option pipeline_cache, or NULL */
+    /* option pipeline_cache; else, with a session cache folder, a file per
+     * device and driver in it (chosen when the device is open); or NULL */
+    char *pipeline_cache_path;
+    char *cache_dir; /* the session's cache folder, or NULL */
     /* ONYX_VK_REFUSE_SHADERS (fault injection for tests): shader names,
      * comma-separated, whose pipelines fail as a driver's might; or NULL */
     char *refused_shaders;

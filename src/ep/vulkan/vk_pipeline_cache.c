@@ -1,4 +1,7 @@
-/* The pipeline cache file (option pipeline_cache=PATH). Compiling a
+/* The pipeline cache file (option pipeline_cache=PATH; by default
+ * `<cache folder>/vulkan/pipelines-<vendor>-<device>-<driver version>-
+ * <pipeline cache UUID>-onyx-<version>.bin`, one per device and driver
+ * build, when the session has a cache folder). Compiling a
  * compute pipeline costs milliseconds to tens of milliseconds on some
  * drivers, paid again by every new session; the cache file keeps the
  * driver's compiled pipelines between processes.
@@ -16,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/files.h"
 #include "ep/vulkan/vk_internal.h"
 #include "onyx.h"
 
@@ -68,7 +72,20 @@ static void *read_file(const vk_ep *v, size_t *size) {
     return data;
 }
 
+/* The default file in the session's cache folder, once the device (and
+ * so its key) is known. */
+static int default_path(vk_ep *v, ox_error *err) {
+    if (v->pipeline_cache_path || !v->cache_dir) return 0;
+    char path[4096];
+    int n = snprintf(path, sizeof path, "%s/vulkan/pipelines-%s-onyx-%s.bin", v->cache_dir,
+                     ox_vk_device_key(&v->base), ONYX_VERSION_STRING);
+    if (n < 0 || (size_t)n >= sizeof path) return 0; /* no cache: only time is lost */
+    if (!(v->pipeline_cache_path = strdup(path))) return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
+    return 0;
+}
+
 int ox_vk_pipeline_cache_open(vk_ep *v, ox_error *err) {
+    if (default_path(v, err) != 0) return -1;
     size_t size = 0;
     void *data = v->pipeline_cache_path ? read_file(v, &size) : NULL;
     VkPipelineCacheCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO,
@@ -91,22 +108,23 @@ int ox_vk_pipeline_cache_open(vk_ep *v, ox_error *err) {
 }
 
 /* Writes header and data to a temporary file renamed over the target, so
- * a reader never sees half a file. Failures are silent: the cache only
- * saves time. */
+ * a reader never sees half a file (two sessions closing at once each
+ * write their own temporary file; the last rename wins). Failures are
+ * silent: the cache only saves time. */
 static void write_file(const vk_ep *v, const void *data, size_t size) {
-    size_t n = strlen(v->pipeline_cache_path) + 8;
-    char *tmp = malloc(n);
-    if (!tmp) return;
-    snprintf(tmp, n, "%s.tmp", v->pipeline_cache_path);
-    FILE *f = fopen(tmp, "wb");
-    if (f) {
-        file_header h;
-        header_for(v, &h, size);
-        int ok = fwrite(&h, sizeof h, 1, f) == 1 && fwrite(data, 1, size, f) == size;
-        ok = fclose(f) == 0 && ok;
-        if (!ok || rename(tmp, v->pipeline_cache_path) != 0) remove(tmp);
-    }
-    free(tmp);
+    char *dir = strdup(v->pipeline_cache_path);
+    char *slash = dir ? strrchr(dir, '/') : NULL;
+    if (slash) *slash = 0;
+    int made = dir && (!slash || ox_mkdir_p(dir) == 0);
+    free(dir);
+    ox_temp_file t;
+    ox_error ignored = {0};
+    if (!made || ox_temp_open(&t, v->pipeline_cache_path, &ignored) != 0) return;
+    file_header h;
+    header_for(v, &h, size);
+    if (ox_temp_write_at(&t, &h, sizeof h, 0, &ignored) != 0 ||
+        ox_temp_write_at(&t, data, size, sizeof h, &ignored) != 0 || ox_temp_commit(&t, &ignored) != 0)
+        ox_temp_discard(&t);
 }
 
 void ox_vk_pipeline_cache_close(vk_ep *v) {
