@@ -15,6 +15,8 @@ def pytest_addoption(parser):
                      help="the exported model zoo (default $ONYX_ZOO_DIR)")
     parser.addoption("--build-dir", default=os.environ.get("ONYX_BUILD_DIR"),
                      help="the CMake build folder (default $ONYX_BUILD_DIR)")
+    parser.addoption("--zoo-cases", default=None,
+                     help="zoo cases to run, comma-separated, or 'all' (default: zoo.py's)")
 
 
 def _folder(config, option, env):
