@@ -304,31 +304,36 @@ static int bind_inputs(session_object *self, PyObject *feed, run_call *c) {
                        Py_TYPE(feed)->tp_name);
         return -1;
     }
-    size_t n = (size_t)PyDict_Size(feed);
+    /* a snapshot: converting a value may run Python code that changes the dict */
+    PyObject *items = PyDict_Items(feed);
+    if (!items) return -1;
+    size_t n = (size_t)PyList_GET_SIZE(items);
     c->in_names = PyMem_Calloc(n + 1, sizeof *c->in_names);
     c->inputs = PyMem_Calloc(n + 1, sizeof *c->inputs);
     c->keep = PyMem_Calloc(2 * n + 2, sizeof *c->keep);
     if (!c->in_names || !c->inputs || !c->keep) {
+        Py_DECREF(items);
         PyErr_NoMemory();
         return -1;
     }
-    Py_ssize_t pos = 0;
-    PyObject *key, *value;
-    while (c->n_in < n && PyDict_Next(feed, &pos, &key, &value)) {
-        size_t i = c->n_in++;
+    for (size_t i = 0; i < n; i++) {
+        PyObject *pair = PyList_GET_ITEM(items, (Py_ssize_t)i);
+        PyObject *key = PyTuple_GET_ITEM(pair, 0), *value = PyTuple_GET_ITEM(pair, 1);
+        c->n_in = i + 1;
         if (!PyUnicode_Check(key)) {
             ext_raise_code(ONYX_INVALID_ARGUMENT, "input names must be str, not %s",
                            Py_TYPE(key)->tp_name);
-            return -1;
+            break;
         }
         c->keep[2 * i + 1] = Py_NewRef(key); /* its UTF-8 is used during the run */
         c->in_names[i] = PyUnicode_AsUTF8(key);
-        if (!c->in_names[i]) return -1;
+        if (!c->in_names[i]) break;
         onyx_dtype want = declared_dtype(self, c->in_names[i]);
         if (ext_tensor_from_value(c->in_names[i], value, want, &c->inputs[i], &c->keep[2 * i]) < 0)
-            return -1;
+            break;
     }
-    return 0;
+    Py_DECREF(items);
+    return PyErr_Occurred() ? -1 : 0;
 }
 
 static int bind_outputs(session_object *self, PyObject *names, run_call *c) {
