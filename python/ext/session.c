@@ -21,12 +21,15 @@ typedef struct {
 
 static int set_options(onyx_session_options *o, PyObject *cfg) {
     /* cfg: (threads, opt_level, log_level, providers, provider_options,
-     *       memory_limit, external_data_dir or None) */
+     *       memory_limit, external_data_dir or None, cache_dir or None,
+     *       (verify runs, atol, rtol)) */
     int threads, opt_level, log_level;
-    unsigned long long memory_limit;
-    PyObject *providers, *provider_options, *data_dir;
-    if (!PyArg_ParseTuple(cfg, "iiiOOKO", &threads, &opt_level, &log_level, &providers,
-                          &provider_options, &memory_limit, &data_dir))
+    unsigned long long memory_limit, verify_runs;
+    double verify_atol, verify_rtol;
+    PyObject *providers, *provider_options, *data_dir, *cache_dir;
+    if (!PyArg_ParseTuple(cfg, "iiiOOKOO(Kdd)", &threads, &opt_level, &log_level, &providers,
+                          &provider_options, &memory_limit, &data_dir, &cache_dir, &verify_runs,
+                          &verify_atol, &verify_rtol))
         return -1;
     onyx_status *st = onyx_session_options_set_threads(o, threads);
     if (!st) st = onyx_session_options_set_optimization_level(o, (onyx_opt_level)opt_level);
@@ -37,6 +40,14 @@ static int set_options(onyx_session_options *o, PyObject *cfg) {
         if (!dir) return -1;
         st = onyx_session_options_set_external_data_dir(o, dir);
     }
+    if (!st && cache_dir != Py_None) {
+        const char *dir = PyUnicode_AsUTF8(cache_dir);
+        if (!dir) return -1;
+        st = onyx_session_options_set_cache_dir(o, dir);
+    }
+    if (!st && verify_runs > 0)
+        st = onyx_session_options_set_verify_first_runs(o, (uint64_t)verify_runs, verify_atol,
+                                                        verify_rtol);
     if (st) {
         ext_raise(st);
         return -1;
@@ -251,18 +262,82 @@ static PyObject *session_outputs(session_object *self, PyObject *unused) {
     return describe(self, 1);
 }
 
-/* the provider each node of the optimized graph runs on */
-static PyObject *session_node_providers(session_object *self, PyObject *unused) {
+/* nodes() -> [(name, op_type, domain, provider)] of the optimized graph */
+static PyObject *session_nodes(session_object *self, PyObject *unused) {
     (void)unused;
     if (check_open(self) < 0) return NULL;
     size_t n = onyx_session_node_count(self->session);
     PyObject *list = PyList_New((Py_ssize_t)n);
     for (size_t i = 0; list && i < n; i++) {
-        PyObject *p = PyUnicode_FromString(onyx_session_node_provider(self->session, i));
-        if (!p) Py_CLEAR(list);
-        else PyList_SET_ITEM(list, (Py_ssize_t)i, p);
+        PyObject *t = Py_BuildValue("(ssss)", onyx_session_node_name(self->session, i),
+                                    onyx_session_node_op_type(self->session, i),
+                                    onyx_session_node_domain(self->session, i),
+                                    onyx_session_node_provider(self->session, i));
+        if (!t) Py_CLEAR(list);
+        else PyList_SET_ITEM(list, (Py_ssize_t)i, t);
     }
     return list;
+}
+
+/* save_subgraph(node_names, path): onyx_session_save_subgraph */
+static PyObject *session_save_subgraph(session_object *self, PyObject *args) {
+    PyObject *names, *path_obj, *path = NULL;
+    if (!PyArg_ParseTuple(args, "OO", &names, &path_obj)) return NULL;
+    if (check_open(self) < 0) return NULL;
+    PyObject *seq = PySequence_Fast(names, "node names must be a list of str");
+    if (!seq) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    const char **v = PyMem_Calloc((size_t)n + 1, sizeof *v);
+    PyObject *result = NULL;
+    if (!v) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (!(v[i] = PyUnicode_AsUTF8(PySequence_Fast_GET_ITEM(seq, i)))) goto done;
+    if (!PyUnicode_FSConverter(path_obj, &path)) goto done;
+    onyx_status *st = onyx_session_save_subgraph(self->session, v, (size_t)n,
+                                                 PyBytes_AS_STRING(path));
+    result = st ? ext_raise(st) : Py_NewRef(Py_None);
+done:
+    Py_XDECREF(path);
+    PyMem_Free(v);
+    Py_DECREF(seq);
+    return result;
+}
+
+/* provider_stats(provider) -> dict of onyx_provider_stats */
+static PyObject *session_provider_stats(session_object *self, PyObject *arg) {
+    const char *provider = PyUnicode_AsUTF8(arg);
+    if (!provider || check_open(self) < 0) return NULL;
+    onyx_provider_stats s;
+    onyx_status *st = onyx_session_provider_stats(self->session, provider, &s);
+    if (st) return ext_raise(st);
+    return Py_BuildValue(
+        "{sKsKsKsKsKsKsKsKsKsKsKsKsK}", "runs", s.runs, "kernel_launches", s.kernel_launches,
+        "submits", s.submits, "copies_to_host", s.copies_to_host, "copies_from_host",
+        s.copies_from_host, "weight_uploads", s.weight_uploads, "cpu_fallbacks", s.cpu_fallbacks,
+        "split_dispatches", s.split_dispatches, "dispatch_slices", s.dispatch_slices,
+        "device_faults", s.device_faults, "device_recoveries", s.device_recoveries,
+        "runs_rescued", s.runs_rescued, "nodes_denied", s.nodes_denied);
+}
+
+/* verify_stats() -> (dict of onyx_verify_stats, report text) */
+static PyObject *session_verify_stats(session_object *self, PyObject *unused) {
+    (void)unused;
+    if (check_open(self) < 0) return NULL;
+    onyx_verify_stats s;
+    onyx_status *st = onyx_session_verify_stats(self->session, &s);
+    if (st) return ext_raise(st);
+    size_t need = onyx_session_verify_report(self->session, NULL, 0);
+    char *report = PyMem_Malloc(need + 1);
+    if (!report) return PyErr_NoMemory();
+    onyx_session_verify_report(self->session, report, need + 1);
+    PyObject *r = Py_BuildValue("({sKsKsKsi}s)", "runs_verified", s.runs_verified, "mismatches",
+                                s.mismatches, "nodes_disabled", s.nodes_disabled, "on_reference",
+                                s.on_reference, report);
+    PyMem_Free(report);
+    return r;
 }
 
 /* ---- run ---- */
@@ -418,8 +493,14 @@ static PyMethodDef session_methods[] = {
      "[(name, kind, dtype, type name, shape)] of the graph inputs"},
     {"outputs", (PyCFunction)session_outputs, METH_NOARGS,
      "[(name, kind, dtype, type name, shape)] of the graph outputs"},
-    {"node_providers", (PyCFunction)session_node_providers, METH_NOARGS,
-     "the provider each node runs on"},
+    {"nodes", (PyCFunction)session_nodes, METH_NOARGS,
+     "[(name, op_type, domain, provider)] of the optimized graph"},
+    {"save_subgraph", (PyCFunction)session_save_subgraph, METH_VARARGS,
+     "save_subgraph(node_names, path): those nodes as an ONNX model"},
+    {"provider_stats", (PyCFunction)session_provider_stats, METH_O,
+     "provider_stats(provider): what the provider did for this session's runs"},
+    {"verify_stats", (PyCFunction)session_verify_stats, METH_NOARGS,
+     "(stats, report) of the shadow runs"},
     {"close", (PyCFunction)session_close, METH_NOARGS, "frees the session"},
     {NULL, NULL, 0, NULL},
 };

@@ -31,8 +31,14 @@ _ONYX_LOG_LEVEL = {0: 3, 1: 2, 2: 1, 3: 0, 4: 0}
 
 class SessionOptions:
     """Options of a session: intra_op_num_threads (0: one per core),
-    graph_optimization_level, log_severity_level (onnxruntime's 0-4), and
-    onyx's own memory_limit (bytes, 0: none) and external_data_dir.
+    graph_optimization_level, log_severity_level (onnxruntime's 0-4),
+    optimized_model_filepath (the optimized graph is written there when the
+    session is made, through onyx_session_save_subgraph), and onyx's own:
+    memory_limit (bytes, 0: none), external_data_dir, cache_dir (where device
+    faults are remembered; "" keeps nothing), and shadow runs:
+    verify_first_runs (the first N runs also run on the CPU reference and
+    must match within verify_atol + verify_rtol * |ref|; see
+    InferenceSession.get_verify_stats).
     inter_op_num_threads, execution_mode, enable_mem_pattern,
     enable_cpu_mem_arena and enable_profiling=False are accepted and have no
     effect (onyx has no such switches)."""
@@ -47,8 +53,13 @@ class SessionOptions:
         self.enable_mem_pattern = True
         self.enable_cpu_mem_arena = True
         self.enable_profiling = False
+        self.optimized_model_filepath = ""
         self.memory_limit = 0
         self.external_data_dir = None
+        self.cache_dir = None
+        self.verify_first_runs = 0
+        self.verify_atol = 1e-4
+        self.verify_rtol = 1e-3
 
     def _config(self):
         """The tuple onyx._onyx.Session takes (less providers)."""
@@ -64,9 +75,13 @@ class SessionOptions:
         if self.enable_profiling:
             raise _onyx.NotImplemented("onyx has no profiler: enable_profiling must be False "
                                        "(use the onyx CLI's bench and check commands)")
-        data_dir = self.external_data_dir
+        if int(self.memory_limit) < 0 or int(self.verify_first_runs) < 0:
+            raise _onyx.InvalidArgument("memory_limit and verify_first_runs must be >= 0")
+        data_dir, cache_dir = self.external_data_dir, self.cache_dir
         return (threads, _ONYX_OPT_LEVEL[level], _ONYX_LOG_LEVEL[severity],
-                int(self.memory_limit), None if data_dir is None else os.fspath(data_dir))
+                int(self.memory_limit), None if data_dir is None else os.fspath(data_dir),
+                None if cache_dir is None else os.fspath(cache_dir),
+                (int(self.verify_first_runs), float(self.verify_atol), float(self.verify_rtol)))
 
 
 class RunOptions(_onyx.RunOptions):

@@ -51,14 +51,16 @@ class InferenceSession:
         self._sess_options = sess_options if sess_options is not None else SessionOptions()
         env = _env()
         names, options = _providers.resolve(env, providers, provider_options)
-        threads, opt, log, memory, data_dir = self._sess_options._config()
+        config = self._sess_options._config()
         if isinstance(path_or_bytes, (bytearray, memoryview)):
             path_or_bytes = bytes(path_or_bytes)
         elif not isinstance(path_or_bytes, bytes):
             path_or_bytes = os.fspath(path_or_bytes)
             self._model_path = path_or_bytes
-        self._session = _onyx.Session(
-            env, path_or_bytes, (threads, opt, log, names, options, memory, data_dir))
+        self._session = _onyx.Session(env, path_or_bytes, config[:3] + (names, options) + config[3:])
+        if self._sess_options.optimized_model_filepath:
+            self.save_subgraph([n[0] for n in self._session.nodes()],
+                               self._sess_options.optimized_model_filepath)
         used = names if names and names[-1] == "cpu" else names + ["cpu"]
         self._providers = [_providers.ort_name(p) for p in used]
         self._provider_options = {}
@@ -86,9 +88,26 @@ class InferenceSession:
     def get_session_options(self):
         return self._sess_options
 
-    def get_node_providers(self):
-        """onyx's: the provider each node of the optimized graph runs on."""
-        return self._session.node_providers()
+    def get_nodes(self):
+        """onyx's: [(name, op_type, domain, provider)] of the optimized graph."""
+        return self._session.nodes()
+
+    def save_subgraph(self, node_names, path):
+        """onyx's: writes the named nodes of the optimized graph as a model
+        (onyx_session_save_subgraph); all of them: the optimized model."""
+        self._session.save_subgraph(list(node_names), os.fspath(path))
+
+    def get_provider_stats(self, provider):
+        """onyx's: what a provider did for this session's runs (kernel
+        launches, copies, device faults...), as a dict."""
+        return self._session.provider_stats(_providers.onyx_name(provider))
+
+    def get_verify_stats(self):
+        """onyx's: what the shadow runs (SessionOptions.verify_first_runs)
+        found: runs_verified, mismatches, nodes_disabled, on_reference, and
+        report (the last mismatch as text, "" when none)."""
+        stats, report = self._session.verify_stats()
+        return {**stats, "report": report}
 
     def run(self, output_names, input_feed, run_options=None):
         """Runs the model; returns the outputs named (all for None) as numpy

@@ -107,7 +107,7 @@ def test_bad_options():
 
 def test_closed_session(sess):
     sess.close()
-    for call in (lambda: sess.run(None, feed()), sess.get_node_providers):
+    for call in (lambda: sess.run(None, feed()), sess.get_nodes, lambda: sess.save_subgraph([], "x.onnx")):
         with pytest.raises(onyx.InvalidArgument, match="closed"):
             call()
     sess.close()  # twice is fine

@@ -22,8 +22,8 @@ def add_one(dtype=TensorProto.FLOAT, shape=("batch", 4)):
 
 def two_io():
     """s = a + b, p = a * b: two inputs, two outputs, one unknown dimension."""
-    return _model([helper.make_node("Add", ["a", "b"], ["s"]),
-                   helper.make_node("Mul", ["a", "b"], ["p"])],
+    return _model([helper.make_node("Add", ["a", "b"], ["s"], name="add"),
+                   helper.make_node("Mul", ["a", "b"], ["p"], name="mul")],
                   [helper.make_tensor_value_info("a", TensorProto.FLOAT, ["n", 3]),
                    helper.make_tensor_value_info("b", TensorProto.FLOAT, [None, 3])],
                   [helper.make_tensor_value_info("s", TensorProto.FLOAT, ["n", 3]),
