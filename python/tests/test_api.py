@@ -179,3 +179,27 @@ def test_bundled_example_matches_onnxruntime(build_dir):
     for g, w in zip(got, want):
         np.testing.assert_allclose(g, w, rtol=0, atol=1e-4)  # probabilities (prob tolerance)
     assert int(np.argmax(got[0])) == 0  # the vertical bar is class 0
+
+
+def test_without_ml_dtypes_the_storage_types_stand_in(tmp_path):
+    """With ml_dtypes missing, bfloat16 comes back as its uint16 bits and
+    int4 as int8 values (onyx's one-element-per-byte layout)."""
+    import subprocess
+    import sys
+    (tmp_path / "bf16.onnx").write_bytes(tiny_models.identity(TensorProto.BFLOAT16))
+    (tmp_path / "i4.onnx").write_bytes(tiny_models.identity(TensorProto.INT4))
+    code = f"""
+import sys
+sys.modules["ml_dtypes"] = None  # import ml_dtypes now fails
+import numpy as np, onyx
+assert onyx._onyx.HAVE_ML_DTYPES == 0
+y = onyx.InferenceSession({str(tmp_path / "bf16.onnx")!r}).run(
+    None, {{"x": np.array([0x3F80, 0x4000], np.uint16)}})[0]
+assert y.dtype == np.uint16 and y.tolist() == [0x3F80, 0x4000], y
+y = onyx.InferenceSession({str(tmp_path / "i4.onnx")!r}).run(
+    None, {{"x": np.array([-8, 7], np.int8)}})[0]
+assert y.dtype == np.int8 and y.tolist() == [-8, 7], y
+print("ok")
+"""
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0 and p.stdout.strip() == "ok", p.stderr
