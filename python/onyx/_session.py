@@ -10,8 +10,9 @@ _KIND_TENSOR, _KIND_SEQUENCE, _KIND_OPTIONAL = 0, 1, 2
 
 class NodeArg:
     """A graph input or output: name, type ('tensor(float)'), shape (ints,
-    symbolic dimensions as str, None where unknown; None when even the rank
-    is unknown)."""
+    symbolic dimensions as str, None where unknown, including the name "?"
+    that some exporters write for unknown, which onnxruntime shows as is;
+    None when even the rank is unknown)."""
 
     __slots__ = ("name", "type", "shape")
 

@@ -19,7 +19,8 @@ def main(model_path, seed=0):
     rng = np.random.default_rng(seed)
     feed = {}
     for inp in sess.get_inputs():
-        shape = [d if isinstance(d, int) else 1 for d in inp.shape]
+        # batch 1; other open dimensions (image sides) 64
+        shape = [d if isinstance(d, int) else (1 if i == 0 else 64) for i, d in enumerate(inp.shape)]
         assert inp.type == "tensor(float)", inp.type
         feed[inp.name] = rng.random(shape, dtype=np.float32)
     output_names = [o.name for o in sess.get_outputs()]
