@@ -25,23 +25,33 @@ static void ro_dealloc(run_options_object *self) {
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
+/* a subclass whose __init__ skipped RunOptions.__init__ has no options */
+static int ready(run_options_object *self) {
+    if (self->opts) return 1;
+    ext_raise_code(ONYX_INVALID_ARGUMENT, "RunOptions.__init__ was not called");
+    return 0;
+}
+
 static PyObject *done(onyx_status *st) {
     if (st) return ext_raise(st);
     Py_RETURN_NONE;
 }
 
 static PyObject *ro_set_time_limit_ms(run_options_object *self, PyObject *arg) {
+    if (!ready(self)) return NULL;
     unsigned long long ms = PyLong_AsUnsignedLongLong(arg);
     if (ms == (unsigned long long)-1 && PyErr_Occurred()) return NULL;
     return done(onyx_run_options_set_time_limit_ms(self->opts, (uint64_t)ms));
 }
 
 static PyObject *ro_cancel(run_options_object *self, PyObject *unused) {
+    if (!ready(self)) return NULL;
     (void)unused;
     return done(onyx_run_options_cancel(self->opts));
 }
 
 static PyObject *ro_reset_cancel(run_options_object *self, PyObject *unused) {
+    if (!ready(self)) return NULL;
     (void)unused;
     return done(onyx_run_options_reset_cancel(self->opts));
 }

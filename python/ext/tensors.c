@@ -231,6 +231,7 @@ static PyObject *value_of(const onyx_tensor *t, PyObject *owner) {
 }
 
 PyObject *ext_value_from_tensor(onyx_tensor *tensor) {
+    if (!tensor) Py_RETURN_NONE; /* defensive: no value was produced */
     tensor_object *owner = PyObject_New(tensor_object, &ext_tensor_type);
     if (!owner) {
         onyx_tensor_free(tensor);

@@ -137,3 +137,15 @@ def test_runtime_failure_is_raised_not_crashed():
         sess.run(None, {"x": np.zeros(3, np.float32), "i": np.array([7])})
     (y,) = sess.run(None, {"x": np.arange(3, dtype=np.float32), "i": np.array([2])})
     assert y[0] == 2
+
+
+def test_run_options_subclass_without_init(sess):
+    class Lazy(onyx.RunOptions):
+        def __init__(self):  # forgets RunOptions.__init__
+            pass
+
+    ro = Lazy()
+    with pytest.raises(onyx.InvalidArgument, match="__init__"):
+        sess.run(None, feed(), ro)
+    with pytest.raises(onyx.InvalidArgument, match="__init__"):
+        ro.terminate = True
