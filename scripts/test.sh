@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs dependencies, then builds and runs every test twice: an
-# optimized build, and a debug build under AddressSanitizer and
+# optimized build (then the Python package and its tests), and a debug
+# build under AddressSanitizer and
 # UndefinedBehaviorSanitizer (LeakSanitizer included); then the fuzz
 # targets over their regression inputs and briefly from their seeds, and
 # the concurrency test under ThreadSanitizer. Exits non-zero on any
@@ -14,6 +15,18 @@ echo "== release build and tests"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j"$jobs"
 (cd build && ctest --output-on-failure -j"$jobs")
+
+echo "== Python package: pip install ./python, then its tests"
+# The wheel build compiles a shared libonyx and the extension only
+# (ONYX_PYTHON_PACKAGE), in a build folder kept between runs so a second run
+# rebuilds what changed; the pinned backend of the venv builds it. The
+# tests compare with onnxruntime on the zoo the release tests exported.
+stage_start=$SECONDS
+CMAKE_BUILD_PARALLEL_LEVEL="$jobs" .venv/bin/pip install -q --disable-pip-version-check \
+  --no-build-isolation --config-settings=build-dir="$PWD/build/python-wheel" ./python
+.venv/bin/python -m pytest -q -p no:cacheprovider python/tests \
+  --build-dir "$PWD/build" --zoo-dir "$PWD/build/models"
+echo "python stage: $((SECONDS - stage_start)) s"
 
 echo "== sanitizer build and tests (ASan + UBSan)"
 # the model zoo is exported once, by the build above: PyTorch exports take
