@@ -91,7 +91,28 @@ static PyObject *dtype_for(PyObject *self, PyObject *arg) {
     return (PyObject *)ext_descr_for((onyx_dtype)t);
 }
 
+/* compile_model(env, model_path, out_path, level, format, external_data_min) */
+static PyObject *compile_model(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *capsule;
+    const char *src, *dst;
+    int level, format;
+    unsigned long long external_min;
+    if (!PyArg_ParseTuple(args, "OssiiK", &capsule, &src, &dst, &level, &format, &external_min))
+        return NULL;
+    onyx_env *env = ext_env_of(capsule);
+    if (!env) return NULL;
+    onyx_status *st;
+    Py_BEGIN_ALLOW_THREADS st = onyx_compile_model(env, src, dst, (onyx_opt_level)level,
+                                                   (onyx_model_format)format, (size_t)external_min);
+    Py_END_ALLOW_THREADS
+    if (st) return ext_raise(st);
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef module_methods[] = {
+    {"compile_model", compile_model, METH_VARARGS,
+     "compile_model(env, model_path, out_path, level, format, external_data_min)"},
     {"new_env", new_env, METH_NOARGS, "a new onyx_env, as a capsule"},
     {"providers", providers, METH_O, "providers(env): the providers of this build"},
     {"list_devices", list_devices, METH_VARARGS,

@@ -25,7 +25,7 @@ __all__ = [
     "ExecutionMode", "NodeArg", "OnyxError", "InvalidArgument", "InvalidModel", "InvalidGraph",
     "NotImplemented", "RuntimeFailure", "IOFailure", "OutOfMemory", "NotFound", "Cancelled",
     "Timeout", "Fail", "NoSuchFile", "get_available_providers", "get_all_providers",
-    "get_device", "get_devices", "__version__",
+    "get_device", "get_devices", "compile_model", "__version__",
 ]
 
 
@@ -62,3 +62,21 @@ def get_device():
                 and "gpu" in d.get("type", "").lower() and "cpu" not in d.get("type", "").lower()):
             return "GPU"
     return "CPU"
+
+
+def compile_model(model_path, output_path, level=GraphOptimizationLevel.ORT_ENABLE_ALL,
+                  format=None, external_data_min=0):
+    """Optimizes the ONNX model once, for any provider, and saves it
+    (onyx_compile_model; docs/FORMAT.md): format "onyx" (the default unless
+    output_path ends in .onnx) writes the optimized file, which
+    InferenceSession maps and runs on any provider; "onnx" writes the same
+    graph as a standard ONNX model, with weights of at least
+    external_data_min bytes in output_path + ".data" (0: all inline)."""
+    from ._options import _ONYX_OPT_LEVEL
+    out = str(output_path)
+    if format is None:
+        format = "onnx" if out.endswith(".onnx") else "onyx"
+    if format not in ("onyx", "onnx"):
+        raise InvalidArgument(f"format must be 'onyx' or 'onnx', got {format!r}")
+    _onyx.compile_model(_env(), str(model_path), out, _ONYX_OPT_LEVEL.get(int(level), 2),
+                        0 if format == "onyx" else 1, int(external_data_min))

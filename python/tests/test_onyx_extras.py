@@ -65,3 +65,28 @@ def test_memory_limit_and_cache_dir(tmp_path):
     np.testing.assert_array_equal(sess.run(None, {"x": np.ones((1, 4), np.float32)})[0], 2)
     with pytest.raises(onyx.OutOfMemory):
         sess.run(None, {"x": np.ones((1024, 4), np.float32)})  # 16 KiB out, past 1 KiB
+
+
+def test_compile_model_round_trip(tmp_path):
+    """onyx.compile_model writes the optimized file and the ONNX twin; both
+    load in InferenceSession and give the source model's outputs bit for
+    bit; a bad format and a truncated file raise onyx's errors."""
+    src = tmp_path / "m.onnx"
+    src.write_bytes(tiny_models.matmul_add())
+    x = np.arange(12, dtype=np.float32).reshape(3, 4) / 7
+    want = onyx.InferenceSession(str(src)).run(None, {"x": x})
+    for name, extra in (("m.onyx", {}), ("twin.onnx", {"external_data_min": 16})):
+        out = tmp_path / name
+        onyx.compile_model(src, out, **extra)
+        got = onyx.InferenceSession(str(out)).run(None, {"x": x})
+        for a, b in zip(got, want):
+            assert a.tobytes() == b.tobytes()
+        got = onyx.InferenceSession(out.read_bytes()).run(None, {"x": x})
+        for a, b in zip(got, want):
+            assert a.tobytes() == b.tobytes()
+    assert (tmp_path / "twin.onnx.data").exists()
+    with pytest.raises(onyx.InvalidArgument):
+        onyx.compile_model(src, tmp_path / "x.bin", format="tflite")
+    data = (tmp_path / "m.onyx").read_bytes()
+    with pytest.raises(onyx.InvalidModel, match="truncated"):
+        onyx.InferenceSession(data[: len(data) // 2])

@@ -75,3 +75,16 @@ def check(model_bytes):
     return model_bytes
 
 
+
+
+def matmul_add():
+    """y = relu(x @ w + b), x [3, 4], w [4, 5] and b [5] constants: weights
+    big enough to go to an external-data file."""
+    w = helper.make_tensor("w", TensorProto.FLOAT, [4, 5],
+                           (np.arange(20, dtype=np.float32) / 9 - 1).tolist())
+    b = helper.make_tensor("b", TensorProto.FLOAT, [5], [0.5, -0.25, 0.0, 1.0, -1.0])
+    return _model([helper.make_node("MatMul", ["x", "w"], ["m"]),
+                   helper.make_node("Add", ["m", "b"], ["a"]),
+                   helper.make_node("Relu", ["a"], ["y"])],
+                  [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 4])],
+                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 5])], [w, b])
