@@ -12,7 +12,8 @@
  * kernels, submissions and copies per run, and the dispatches it split
  * over its work budget; with --expect-split a case fails unless the first
  * provider split some (ONYX_VK_LIMITS=dispatchBudget=N makes Vulkan's
- * budget small). --model-variant runs each case on another file of the
+ * budget small), took at least a quarter of the nodes and launched
+ * kernels in every run. --model-variant runs each case on another file of the
  * same model, X.NAME.onnx beside X.onnx (ONNX Runtime's saved optimized
  * graphs: ort_basic, ort_extended), against the
  * original model's references. --compiled DIR checks optimized files
@@ -492,8 +493,15 @@ static void report_providers(const onyx_session *s, const char *providers) {
     }
 }
 
+/* --expect-split also asks that the first provider took at least this
+ * share of the nodes (percent) and launched kernels in every run: a
+ * bounded device that quietly left the model to the CPU (limits it
+ * cannot meet) must not pass as split. */
+#define EXPECT_SPLIT_MIN_SHARE 25
+
 /* --expect-split: the first provider split some dispatch over its work
- * budget into more slices than it split dispatches (each at least two). */
+ * budget into more slices than it split dispatches (each at least two),
+ * and did a real share of the work (EXPECT_SPLIT_MIN_SHARE). */
 static int check_split(const onyx_session *s, const char *providers) {
     char first[64];
     size_t n = strcspn(providers, ",");
@@ -507,6 +515,16 @@ static int check_split(const onyx_session *s, const char *providers) {
     if (st.split_dispatches == 0 || st.dispatch_slices < 2 * st.split_dispatches) {
         printf("  FAIL: --expect-split: provider %s split %llu dispatches into %llu slices\n", first,
                (unsigned long long)st.split_dispatches, (unsigned long long)st.dispatch_slices);
+        return -1;
+    }
+    size_t on = 0, total = onyx_session_node_count(s);
+    for (size_t i = 0; i < total; i++) on += strcmp(onyx_session_node_provider(s, i), first) == 0;
+    if (on * 100 < total * EXPECT_SPLIT_MIN_SHARE || st.runs == 0 ||
+        st.kernel_launches < st.runs) {
+        printf("  FAIL: --expect-split: provider %s took %zu of %zu nodes (at least %d%% wanted) "
+               "and launched %llu kernels in %llu runs\n",
+               first, on, total, EXPECT_SPLIT_MIN_SHARE, (unsigned long long)st.kernel_launches,
+               (unsigned long long)st.runs);
         return -1;
     }
     return 0;

@@ -21,6 +21,11 @@
  *                          and a dispatch budget of 1024 units: every case
  *                          must still match, and dispatches must have been
  *                          split (counted over all cases)
+ *   --expect-wg N          the same, with ONYX_VK_LIMITS set by CTest to
+ *                          maxComputeWorkGroupInvocations=N: the provider
+ *                          must pick N-invocation workgroups (tiles of the
+ *                          largest square within N) and every case must
+ *                          still run on the device and match the CPU
  *   --expect-unavailable   no usable Vulkan (CTest points VK_ICD_FILENAMES
  *                          at a file that does not exist): creation fails
  *                          cleanly and {"vulkan", "cpu"} runs on the CPU */
@@ -479,14 +484,25 @@ static void limit_cases(const ox_vk_caps *caps) {
     }
 }
 
-static void check_caps(ox_ep *ep, int expect_masked) {
+/* expect_wg: the masked invocation limit (0: the device's own, at least 256). */
+static void check_caps(ox_ep *ep, int expect_masked, uint32_t expect_wg) {
     const ox_vk_caps *caps = ox_vulkan_ep_caps(ep);
     char line[1024];
     ox_vulkan_ep_describe(ep, line, sizeof line);
     printf("vulkan device: %s\n", line);
     CHECK(caps->api_version >= (1u << 22 | 1u << 12)); /* 1.1 */
     CHECK(caps->max_storage_buffer_range >= 1u << 16);
-    CHECK(caps->max_workgroup_invocations >= 256);
+    uint32_t tile = 0, wg = ox_vulkan_ep_workgroup(ep, &tile);
+    if (expect_wg) {
+        /* the largest square tile within wg: 8 x 8 for 64, 4 x 4 for 32 */
+        uint32_t want_tile = 1;
+        while (4 * want_tile * want_tile <= expect_wg) want_tile *= 2;
+        CHECK(caps->max_workgroup_invocations == expect_wg);
+        CHECK(wg == expect_wg && tile == want_tile);
+    } else {
+        CHECK(caps->max_workgroup_invocations >= 256);
+        CHECK(wg == 256 && tile == 16);
+    }
     CHECK(caps->max_push_constants_size >= 128);
     CHECK(caps->device_name[0] != '\0');
     if (expect_masked) {
@@ -822,6 +838,12 @@ int main(int argc, char **argv) {
     int masked = argc > 1 && strcmp(argv[1], "--expect-masked") == 0;
     int unavailable = argc > 1 && strcmp(argv[1], "--expect-unavailable") == 0;
     int bounded = argc > 1 && strcmp(argv[1], "--expect-bounded") == 0;
+    uint32_t expect_wg = 0;
+    if (argc > 2 && strcmp(argv[1], "--expect-wg") == 0) expect_wg = (uint32_t)atoi(argv[2]);
+    if (argc > 1 && strcmp(argv[1], "--expect-wg") == 0 && (expect_wg < 32 || expect_wg > 256)) {
+        fprintf(stderr, "FAILED: --expect-wg needs a size of 32 to 256\n");
+        return 1;
+    }
     CHECK_OK(onyx_env_create(&env));
     int found = 0;
     for (size_t i = 0; i < onyx_env_provider_count(env); i++)
@@ -848,7 +870,7 @@ int main(int argc, char **argv) {
         onyx_env_free(env);
         return 1;
     }
-    check_caps(probe, masked);
+    check_caps(probe, masked, expect_wg);
     if (bounded) {
         const ox_vk_caps *caps = ox_vulkan_ep_caps(probe);
         CHECK(caps->max_storage_buffer_range <= 16777216);
@@ -878,7 +900,8 @@ int main(int argc, char **argv) {
     }
     decline_case();
     if (!masked) refused_shader_case();
-    if (!masked && !bounded) vulkan_bounds_cases(keep_driver_loaded);
+    /* its split counts are worked out for 256-invocation workgroups */
+    if (!masked && !bounded && !expect_wg) vulkan_bounds_cases(keep_driver_loaded);
     printf("%ld dispatches split, into %ld slices\n", vc_split, vc_slices);
     if (bounded) CHECK(vc_split > 0 && vc_slices > vc_split);
     clock_gettime(CLOCK_MONOTONIC, &t1);

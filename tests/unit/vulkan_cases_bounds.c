@@ -115,8 +115,9 @@ static void error_cases(void) {
 }
 
 /* A mask lowers the record's limits; a value above the device's leaves
- * the device's own. Workgroups under the shaders' 256 invocations keep
- * every node on the CPU, which still answers. */
+ * the device's own. The workgroup size follows it (the largest power of
+ * two within the limits); under 32 invocations every node stays on the
+ * CPU, which still answers. */
 static void mask_cases(void) {
     size_t len;
     uint8_t *buf = matmul_model(3, 5, 4, &len);
@@ -141,21 +142,35 @@ static void mask_cases(void) {
     }
     onyx_session_free(s);
     onyx_session_free(plain);
-    const char *small_wg[] = {"limits", "maxComputeWorkGroupInvocations=64"};
-    CHECK_OK(session_with(buf, len, small_wg, 2, &s));
-    if (s) {
-        CHECK(ox_vulkan_ep_caps(s->eps[0])->max_workgroup_invocations == 64);
-        CHECK(vc_on_vulkan(s) == 0);
+    /* 64 invocations: the provider specializes its shaders to 64 (8 x 8
+     * tiles) and keeps the nodes; under 32 it takes none, and the CPU
+     * still answers */
+    struct {
+        const char *limits;
+        uint32_t inv, wg, tile;
+    } small[] = {{"maxComputeWorkGroupInvocations=64", 64, 64, 8},
+                 {"maxComputeWorkGroupInvocations=100", 100, 64, 8},
+                 {"maxComputeWorkGroupSize=32", 0, 32, 4},
+                 {"maxComputeWorkGroupInvocations=16", 16, 0, 0},
+                 {"maxComputeWorkGroupSize=16", 0, 0, 0}};
+    for (size_t k = 0; k < sizeof small / sizeof small[0]; k++) {
+        const char *small_wg[] = {"limits", small[k].limits};
+        CHECK_OK(session_with(buf, len, small_wg, 2, &s));
+        if (!s) continue;
+        uint32_t tile = 0;
+        if (small[k].inv) CHECK(ox_vulkan_ep_caps(s->eps[0])->max_workgroup_invocations == small[k].inv);
+        CHECK(ox_vulkan_ep_workgroup(s->eps[0], &tile) == small[k].wg && tile == small[k].tile);
+        CHECK(vc_on_vulkan(s) == (small[k].wg ? 2 : 0));
         onyx_tensor *a = filled(3, 5, 1), *b = filled(5, 4, 2);
         onyx_provider_stats st;
         onyx_tensor *y = run_matmul(s, a, b, &st, NULL);
-        CHECK(y && st.kernel_launches == 0);
+        CHECK(y && (st.kernel_launches > 0) == (small[k].wg != 0));
         for (int64_t r = 0; y && r < 3; r++)
             for (int64_t col = 0; col < 4; col++) {
                 double want = 0;
-                for (int k = 0; k < 5; k++)
-                    want += (double)((float *)onyx_tensor_data(a))[r * 5 + k] *
-                            ((float *)onyx_tensor_data(b))[k * 4 + col];
+                for (int kk = 0; kk < 5; kk++)
+                    want += (double)((float *)onyx_tensor_data(a))[r * 5 + kk] *
+                            ((float *)onyx_tensor_data(b))[kk * 4 + col];
                 CHECK(fabs(((float *)onyx_tensor_data(y))[r * 4 + col] - (want > 0 ? want : 0)) <=
                       1e-5 * fabs(want) + 1e-6);
             }
@@ -163,6 +178,7 @@ static void mask_cases(void) {
         onyx_tensor_free(b);
         onyx_tensor_free(y);
         onyx_session_free(s);
+        s = NULL;
     }
     free(buf);
 }

@@ -63,11 +63,13 @@ static void query_core(vk_ep *v, VkPhysicalDevice pd, unsigned mask, ox_vk_caps 
         c->subgroup_stages = sg.supportedStages;
         c->subgroup_ops = sg.supportedOperations;
     }
-    /* the reduction keeps one partial per subgroup in 64 shared slots */
+    /* the reduction keeps one partial per subgroup in a shared slot per
+     * invocation (softmax_subgroup.comp): any subgroup size, any workgroup
+     * size the provider picks */
     c->subgroup_reduce = (c->subgroup_stages & VK_SHADER_STAGE_COMPUTE_BIT) &&
                          (c->subgroup_ops & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT) &&
                          (c->subgroup_ops & VK_SUBGROUP_FEATURE_BASIC_BIT) &&
-                         c->subgroup_size >= VK_WG / 64;
+                         c->subgroup_size >= 1;
     memcpy(c->pipeline_cache_uuid, p->pipelineCacheUUID, VK_UUID_SIZE);
     c->max_storage_buffer_range = p->limits.maxStorageBufferRange;
     c->max_allocation_size = m3.maxMemoryAllocationSize;

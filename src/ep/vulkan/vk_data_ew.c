@@ -160,7 +160,7 @@ static int dispatch_binary(ox_kernel_ctx *c, uint32_t op, const ox_tensor *a, co
     int64_t items = op < B_CMP_F ? n : (n + 3) / 4;
     vk_dispatch d = {.shader = &VK_SHADER_data_binary, .bufs = {ox_vk_buf(a), ox_vk_buf(b), ox_vk_buf(y)},
                      .push = &q, .push_bytes = sizeof q,
-                     .groups = {ox_vk_groups(ox_vk_of(c), items, VK_WG, 0), 1, 1}};
+                     .groups = {ox_vk_groups(ox_vk_of(c), items, ox_vk_of(c)->wg, 0), 1, 1}};
     return ox_vk_run(c, &d);
 }
 
@@ -236,7 +236,7 @@ static int dispatch_unary(ox_kernel_ctx *c, const unary_push *q) {
     if (q->n == 0) return 0;
     vk_dispatch d = {.shader = &VK_SHADER_data_unary, .bufs = {ox_vk_buf(c->inputs[0]), ox_vk_buf(c->outputs[0])},
                      .push = q, .push_bytes = sizeof *q,
-                     .groups = {ox_vk_groups(ox_vk_of(c), items, VK_WG, 0), 1, 1}};
+                     .groups = {ox_vk_groups(ox_vk_of(c), items, ox_vk_of(c)->wg, 0), 1, 1}};
     return ox_vk_run(c, &d);
 }
 
@@ -289,7 +289,7 @@ int vkd_k_where(ox_kernel_ctx *c) {
     vk_dispatch d = {.shader = &VK_SHADER_data_where,
                      .bufs = {ox_vk_buf(ins[0]), ox_vk_buf(ins[1]), ox_vk_buf(ins[2]), ox_vk_buf(y)},
                      .push = &q, .push_bytes = sizeof q,
-                     .groups = {ox_vk_groups(ox_vk_of(c), eb == 1 ? (n + 3) / 4 : n, VK_WG, 0), 1, 1}};
+                     .groups = {ox_vk_groups(ox_vk_of(c), eb == 1 ? (n + 3) / 4 : n, ox_vk_of(c)->wg, 0), 1, 1}};
     return ox_vk_run(c, &d);
 }
 
@@ -308,6 +308,6 @@ int vkd_k_cast(ox_kernel_ctx *c) {
     struct { uint32_t n, from, to; } q = {(uint32_t)n, (uint32_t)from, (uint32_t)to};
     vk_dispatch d = {.shader = &VK_SHADER_data_cast, .bufs = {ox_vk_buf(x), ox_vk_buf(y)}, .push = &q,
                      .push_bytes = sizeof q,
-                     .groups = {ox_vk_groups(ox_vk_of(c), to >= 3 ? (n + 3) / 4 : n, VK_WG, 0), 1, 1}};
+                     .groups = {ox_vk_groups(ox_vk_of(c), to >= 3 ? (n + 3) / 4 : n, ox_vk_of(c)->wg, 0), 1, 1}};
     return ox_vk_run(c, &d);
 }

@@ -216,7 +216,7 @@ int vkd_k_resize(ox_kernel_ctx *c) {
         }
         vk_dispatch d = {.shader = &VK_SHADER_data_resize, .bufs = {ox_vk_buf(x), tb, ox_vk_buf(y)},
                          .push = &q, .push_bytes = sizeof q,
-                         .groups = {ox_vk_groups(ox_vk_of(c), n, VK_WG, 0), 1, 1}};
+                         .groups = {ox_vk_groups(ox_vk_of(c), n, ox_vk_of(c)->wg, 0), 1, 1}};
         rc = ox_vk_run(c, &d);
     }
     free(table);

@@ -123,9 +123,10 @@ const char *ox_vk_unsuitable(vk_ep *v, VkPhysicalDevice pd, const VkPhysicalDevi
                               uint32_t *family) {
     if (p->apiVersion < VK_API_VERSION_1_1) return "Vulkan 1.0 only (1.1 is needed)";
     const VkPhysicalDeviceLimits *l = &p->limits;
-    if (l->maxComputeWorkGroupInvocations < VK_WG || l->maxComputeWorkGroupSize[0] < VK_WG ||
-        l->maxComputeWorkGroupSize[1] < VK_TILE)
-        return "workgroups smaller than the shaders' 256 invocations";
+    uint32_t tile;
+    if (!ox_vk_pick_wg(l->maxComputeWorkGroupInvocations, l->maxComputeWorkGroupSize[0],
+                       l->maxComputeWorkGroupSize[1], &tile))
+        return "workgroups smaller than 32 invocations (or tiles smaller than 4 x 4)";
     if (l->maxPushConstantsSize < VK_PUSH_BYTES) return "fewer than 128 bytes of push constants";
     if (l->maxBoundDescriptorSets < 1 || l->maxPerStageDescriptorStorageBuffers < VK_BINDINGS)
         return "fewer than 4 storage buffers per stage";

@@ -239,6 +239,12 @@ ox_ep *ox_vulkan_ep_create(const ox_ep_options *opts, ox_error *err) {
 
 const ox_vk_caps *ox_vulkan_ep_caps(const ox_ep *ep) { return &((const vk_ep *)ep)->caps; }
 
+uint32_t ox_vulkan_ep_workgroup(const ox_ep *ep, uint32_t *tile) {
+    const vk_ep *v = (const vk_ep *)ep;
+    if (tile) *tile = v->tile;
+    return v->wg;
+}
+
 void ox_vulkan_ep_get_stats(const ox_ep *ep, ox_vk_stats *out) {
     vk_ep *v = (vk_ep *)ep;
     out->kernel_runs = atomic_load(&v->runs);
@@ -255,13 +261,15 @@ void ox_vulkan_ep_describe(const ox_ep *ep, char *buf, size_t size) {
     const ox_vk_caps *c = ox_vulkan_ep_caps(ep);
     snprintf(buf, size,
              "%s (Vulkan %u.%u.%u, vendor 0x%04x device 0x%04x, driver %s %s); int64 %s, fp16 %s, "
-             "16-bit storage %s, subgroups of %u%s; storage buffers up to %llu bytes; %s copies",
+             "16-bit storage %s, subgroups of %u%s; workgroups of %u (tiles %ux%u); storage buffers "
+             "up to %llu bytes; %s copies",
              c->device_name, VK_API_VERSION_MAJOR(c->api_version),
              VK_API_VERSION_MINOR(c->api_version), VK_API_VERSION_PATCH(c->api_version),
              c->vendor_id, c->device_id, c->driver_name[0] ? c->driver_name : "?", c->driver_info,
              c->shader_int64 ? "yes" : "no", c->shader_float16 ? "yes" : "no",
              c->storage_buffer_16bit ? "yes" : "no", c->subgroup_size,
-             c->subgroup_reduce ? " with arithmetic" : "",
+             c->subgroup_reduce ? " with arithmetic" : "", ((const vk_ep *)ep)->wg,
+             ((const vk_ep *)ep)->tile, ((const vk_ep *)ep)->tile,
              (unsigned long long)c->max_storage_buffer_range,
              c->host_mapped ? "mapped-memory" : "staged");
 }

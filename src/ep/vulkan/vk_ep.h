@@ -34,10 +34,14 @@
  * capability record as a smaller device's would be; a value above the
  * device's is ignored (a ceiling the device already meets), so one setting
  * serves every machine. Unknown names and malformed values are errors.
- * Under 256 invocations per workgroup (the shaders' size) the provider
- * claims no node. dispatchBudget / option "dispatch_budget": the most
- * estimated work (groups x 256 invocations x the kernel's per-invocation
- * cost) one dispatch carries, default 2^27 units (see vk_limits.c); larger
+ * The workgroup size follows the (masked) limits: the shaders take it as
+ * a specialization constant, and the provider picks the largest power of
+ * two up to 256 within maxComputeWorkGroupInvocations and
+ * maxComputeWorkGroupSize[0] (MatMul and the convolution GEMM get the
+ * largest square tile within it: 16 x 16 for 256, 8 x 8 for 64); under 32
+ * invocations it claims no node. dispatchBudget / option
+ * "dispatch_budget": the most estimated work (groups x invocations per
+ * group x the kernel's per-invocation cost) one dispatch carries, default 2^27 units (see vk_limits.c); larger
  * ones are recorded as several over slices of their grid, and a run
  * submits and waits whenever its recorded work passes four budgets. A
  * budget set by the driver denylist is a ceiling the option cannot raise.
@@ -120,6 +124,9 @@ typedef struct ox_vk_stats {
  * "max_buffer", "limits", "dispatch_budget", "fence_timeout_ms" (above). */
 ox_ep *ox_vulkan_ep_create(const ox_ep_options *opts, ox_error *err);
 const ox_vk_caps *ox_vulkan_ep_caps(const ox_ep *ep);
+/* The workgroup size the provider chose for its device (0: none fits, no
+ * node is taken) and, in *tile (may be NULL), the tiled shaders' side. */
+uint32_t ox_vulkan_ep_workgroup(const ox_ep *ep, uint32_t *tile);
 void ox_vulkan_ep_get_stats(const ox_ep *ep, ox_vk_stats *out);
 /* Every Vulkan device, usable or not, as key/value records, without a
  * provider (onyx_env_list_devices); the loader is opened and closed here. */

@@ -213,12 +213,22 @@ static VkPipeline pipeline_locked(vk_ep *v, const vk_shader *sh, ox_error *err) 
         ox_error_prefix(err, "shader %s", sh->name);
         return VK_NULL_HANDLE;
     }
+    /* the device's workgroup sizes (wg.glsl); a shader ignores the
+     * constants it does not declare. The pipeline cache keys on them too. */
+    const uint32_t spec_values[3] = {v->wg, v->tile, v->tile};
+    const VkSpecializationMapEntry spec_map[3] = {
+        {VK_SPEC_WG, 0, sizeof(uint32_t)},
+        {VK_SPEC_TILE_X, sizeof(uint32_t), sizeof(uint32_t)},
+        {VK_SPEC_TILE_Y, 2 * sizeof(uint32_t), sizeof(uint32_t)}};
+    const VkSpecializationInfo spec = {.mapEntryCount = 3, .pMapEntries = spec_map,
+                                       .dataSize = sizeof spec_values, .pData = spec_values};
     VkComputePipelineCreateInfo ci = {
         .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
         /* a dispatch over the budget is recorded in slices with a base group */
         .flags = VK_PIPELINE_CREATE_DISPATCH_BASE,
         .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
-                  .stage = VK_SHADER_STAGE_COMPUTE_BIT, .module = mod, .pName = "main"},
+                  .stage = VK_SHADER_STAGE_COMPUTE_BIT, .module = mod, .pName = "main",
+                  .pSpecializationInfo = &spec},
         .layout = v->pipe_layout};
     VkPipeline pipe;
     r = v->f.vkCreateComputePipelines(v->device, v->pipeline_cache, 1, &ci, NULL, &pipe);

@@ -12,7 +12,9 @@ OX_VK_SHADER(index_nonzero_count)
 OX_VK_SHADER(index_nonzero_scan)
 OX_VK_SHADER(index_nonzero_write)
 
-static uint32_t groups_for(ox_kernel_ctx *c, int64_t n) { return ox_vk_groups(ox_vk_of(c), n, VK_WG, 0); }
+static uint32_t groups_for(ox_kernel_ctx *c, int64_t n) {
+    return ox_vk_groups(ox_vk_of(c), n, ox_vk_of(c)->wg, 0);
+}
 
 static int check_io(ox_kernel_ctx *c) { return ox_vk_check_io(c, ox_vk_index_host_inputs(c->node)); }
 
@@ -228,8 +230,8 @@ typedef struct nonzero_push {
     uint32_t n, kind, blocks, nnz, rank, dims[OX_VK_IDX_RANK];
 } nonzero_push;
 
-/* Counts per block of 256, then their prefix sums on the device (the
- * total last); returns the total read back, or -1. */
+/* Counts per block of wg elements (one workgroup's), then their prefix
+ * sums on the device (the total last); returns the total read back, or -1. */
 static int64_t nonzero_count(ox_kernel_ctx *c, const ox_tensor *x, vk_buf *counts,
                              nonzero_push *p) {
     vk_dispatch d = {.shader = &VK_SHADER_index_nonzero_count, .bufs = {ox_vk_buf(x), counts},
@@ -251,9 +253,9 @@ int ox_vk_k_nonzero(ox_kernel_ctx *c) {
     if (kind < 0 || r > OX_VK_IDX_RANK)
         return ox_kernel_fail(c, ONYX_NOT_IMPLEMENTED, "vulkan NonZero: %s input of rank %d",
                               ox_dtype_name(x->dtype), r);
-    int64_t n = ox_tensor_numel(x), nnz = 0;
+    int64_t n = ox_tensor_numel(x), nnz = 0, wg = ox_vk_of(c)->wg;
     nonzero_push p = {.n = (uint32_t)n, .kind = (uint32_t)kind,
-                      .blocks = (uint32_t)((n + 255) / 256), .rank = (uint32_t)r};
+                      .blocks = (uint32_t)((n + wg - 1) / wg), .rank = (uint32_t)r};
     for (int a = 0; a < r; a++) p.dims[a] = (uint32_t)x->dims[a];
     vk_buf *counts = NULL;
     if (n > 0) {

@@ -75,10 +75,18 @@ typedef struct vk_shader {
  * sits at this offset of the push constants; a kernel's own constants end
  * before it, or, for a one-dimensional grid, before x (the last 4 bytes). */
 #define VK_GRID_OFFSET 116
-/* Workgroup sizes the shaders are written for (checked against the
- * device's limits when it is chosen). */
-#define VK_WG 256
-#define VK_TILE 16
+/* Workgroup sizes. The shaders take theirs as specialization constants
+ * (shaders/wg.glsl): the provider picks one per device (vk_ep.wg, .tile;
+ * ox_vk_pick_wg) from its possibly masked limits, the largest power of
+ * two up to VK_WG_MAX invocations, and a device (or mask) allowing fewer
+ * than VK_WG_MIN gets no node. */
+#define VK_WG_MAX 256
+#define VK_WG_MIN 32
+/* Specialization constant ids (wg.glsl): a one-dimensional shader's
+ * size, and a tiled shader's width and height. */
+#define VK_SPEC_WG 0
+#define VK_SPEC_TILE_X 1
+#define VK_SPEC_TILE_Y 2
 
 /* A device buffer: what the provider's alloc returns as a tensor's data
  * pointer. `mapped` is set when the memory is host-visible and coherent
@@ -101,6 +109,11 @@ typedef struct vk_ep {
     uint32_t queue_family;
     VkQueue queue;
     ox_vk_caps caps;
+    /* Workgroup sizes chosen for the device (after ONYX_VK_LIMITS): wg
+     * invocations for the one-dimensional shaders, tile x tile for the
+     * tiled ones (MatMul, the convolution GEMM; tile^2 <= wg). 0 when the
+     * limits allow fewer than VK_WG_MIN: the provider then takes no node. */
+    uint32_t wg, tile;
     uint32_t mem_type_device;  /* tensors */
     uint32_t mem_type_staging; /* host-visible, coherent: staging and flags */
 
@@ -217,9 +230,14 @@ int ox_vk_parse_mask(const char *s, unsigned *mask, ox_error *err);
  * dispatch_budget and fence_timeout_ms, applied to the open device's
  * capability record and the provider's budgets (see vk_ep.h). */
 int ox_vk_limits_apply(vk_ep *v, const ox_ep_options *opts, ox_error *err);
-/* Whether the (possibly masked) workgroup limits admit the shaders'
- * VK_WG-invocation, VK_TILE-wide workgroups; when not, the provider
- * claims no node (ox_vk_claims) and declines any kernel (ox_vk_run). */
+/* The workgroup sizes for these limits: the largest power of two up to
+ * VK_WG_MAX within the invocations and the x size, and the largest
+ * square tile within them and the y size (*tile). 0 when that is under
+ * VK_WG_MIN (a device that cannot serve). */
+uint32_t ox_vk_pick_wg(uint32_t invocations, uint32_t size_x, uint32_t size_y, uint32_t *tile);
+/* Whether the (possibly masked) workgroup limits admit VK_WG_MIN
+ * invocations (v->wg set); when not, the provider claims no node
+ * (ox_vk_claims) and declines any kernel (ox_vk_run). */
 int ox_vk_wg_ok(const vk_ep *v);
 
 /* vk_exec.c: buffers, synchronous copies and pipelines. */
@@ -263,8 +281,11 @@ typedef struct vk_dispatch {
     const vk_index_check *check;
     /* Estimated work of one invocation (e.g. K for a MatMul output, the
      * window for a convolution), 0 meaning 1: a dispatch's work is groups x
-     * VK_WG x cost, split into slices of at most the dispatch budget. */
+     * invocations x cost, split into slices of at most the dispatch budget. */
     uint64_t cost;
+    /* Invocations per workgroup: 0 for the provider's wg (one-dimensional
+     * shaders); a tiled shader gives tile x tile. */
+    uint32_t invocations;
     /* A window into bufs[i], in bytes (a multiple of the device's offset
      * alignment) and its length, 0 meaning to the buffer's end: a tensor
      * larger than one storage buffer's range is processed window by window

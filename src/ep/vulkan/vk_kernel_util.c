@@ -92,10 +92,12 @@ int ox_vk_run(ox_kernel_ctx *c, const vk_dispatch *d) {
     vk_ep *v = ox_vk_of(c);
     if (!ox_vk_wg_ok(v))
         return ox_kernel_decline(c,
-                                 "vulkan: shader %s needs workgroups of %d invocations; %s allows %u "
-                                 "(maxComputeWorkGroupInvocations)",
-                                 d->shader->name, VK_WG, v->caps.device_name,
-                                 v->caps.max_workgroup_invocations);
+                                 "vulkan: shader %s needs workgroups of at least %d invocations; %s "
+                                 "allows %u (maxComputeWorkGroupInvocations), %u wide, %u tall "
+                                 "(maxComputeWorkGroupSize)",
+                                 d->shader->name, VK_WG_MIN, v->caps.device_name,
+                                 v->caps.max_workgroup_invocations, v->caps.max_workgroup_size[0],
+                                 v->caps.max_workgroup_size[1]);
     /* a pipeline the driver will not build leaves the node to the CPU */
     ox_error perr = {0};
     if (!ox_vk_pipeline(v, d->shader, &perr)) return ox_kernel_decline(c, "%s", perr.msg);

@@ -126,7 +126,7 @@ static int windowed_op(const char *op) {
 }
 
 int ox_vk_claims(const vk_ep *v, const ir_node *node, const ir_type *const *in, int n) {
-    /* every shader needs VK_WG-invocation workgroups: under a lower
+    /* every shader needs workgroups of at least VK_WG_MIN invocations: under a lower
      * (masked) limit the whole graph stays on the CPU */
     if (!ox_vk_wg_ok(v)) return 0;
     const char *op = node->op_type;
@@ -201,7 +201,7 @@ static int run_unary(ox_kernel_ctx *c, uint32_t op, float alpha, float beta) {
         int64_t len = n - at < (int64_t)win ? n - at : (int64_t)win;
         unary_push p = {(uint32_t)len, op, alpha, beta};
         vk_dispatch d = {.shader = &VK_SHADER_unary, .bufs = {B(x), B(y)}, .push = &p,
-                         .push_bytes = sizeof p, .groups = {groups(v, len, VK_WG, 0), 1, 1}};
+                         .push_bytes = sizeof p, .groups = {groups(v, len, v->wg, 0), 1, 1}};
         if (len < n)
             for (int b = 0; b < 2; b++) {
                 d.offset[b] = (VkDeviceSize)at * 4;
@@ -320,7 +320,7 @@ static int run_binary(ox_kernel_ctx *c, uint32_t op) {
         p.sb[d] = (uint32_t)fb[d];
     }
     vk_dispatch d = {.shader = &VK_SHADER_binary, .bufs = {B(a), B(b), B(y)}, .push = &p,
-                     .push_bytes = sizeof p, .groups = {groups(vep(c), n, VK_WG, 0), 1, 1}};
+                     .push_bytes = sizeof p, .groups = {groups(vep(c), n, vep(c)->wg, 0), 1, 1}};
     return dispatch(c, &d);
 }
 
@@ -345,9 +345,10 @@ static int run_matmul(ox_kernel_ctx *c, matmul_push *p, const ox_tensor *a, cons
     vk_ep *v = vep(c);
     vk_dispatch d = {.shader = &VK_SHADER_matmul, .bufs = {B(a), B(b), cc ? B(cc) : NULL, B(y)},
                      .push = p, .push_bytes = sizeof *p,
-                     .groups = {groups(v, p->N, VK_TILE, 0), groups(v, p->M, VK_TILE, 1),
+                     .groups = {groups(v, p->N, v->tile, 0), groups(v, p->M, v->tile, 1),
                                 groups(v, p->batch, 1, 2)},
-                     .cost = p->K ? p->K : 1}; /* one output per invocation */
+                     .cost = p->K ? p->K : 1, /* one output per invocation */
+                     .invocations = v->tile * v->tile};
     return dispatch(c, &d);
 }
 
@@ -436,8 +437,8 @@ static int run_softmax(ox_kernel_ctx *c, uint32_t log) {
     vk_dispatch d = {.shader = v->caps.subgroup_reduce ? &VK_SHADER_softmax_subgroup : &VK_SHADER_softmax,
                      .bufs = {B(x), B(y)}, .push = &p, .push_bytes = sizeof p,
                      .groups = {groups(v, p.rows, 1, 0), 1, 1},
-                     /* three passes over a row, VK_WG invocations to a row */
-                     .cost = 3 * ((p.len + VK_WG - 1) / VK_WG)};
+                     /* three passes over a row, wg invocations to a row */
+                     .cost = 3 * ((p.len + v->wg - 1) / v->wg)};
     return dispatch(c, &d);
 }
 
@@ -463,7 +464,7 @@ static int k_gather(ox_kernel_ctx *c) {
         ind->dtype == ONYX_INT64};
     vk_index_check ck = {.indices = ind, .axis_size = x->dims[axis], .axis = (int)axis};
     vk_dispatch d = {.shader = &VK_SHADER_gather, .bufs = {B(x), B(ind), B(y)}, .push = &p,
-                     .push_bytes = sizeof p, .groups = {groups(vep(c), n, VK_WG, 0), 1, 1},
+                     .push_bytes = sizeof p, .groups = {groups(vep(c), n, vep(c)->wg, 0), 1, 1},
                      .check = &ck};
     return dispatch(c, &d);
 }

@@ -167,7 +167,7 @@ static int run_copy(ox_kernel_ctx *c, const ox_tensor *src, ox_tensor *dst, copy
     }
     vk_dispatch d = {.shader = &VK_SHADER_data_copy, .bufs = {ox_vk_buf(src), ox_vk_buf(dst)},
                      .push = &q, .push_bytes = sizeof q,
-                     .groups = {ox_vk_groups(ox_vk_of(c), eb == 1 ? (n + 3) / 4 : n, VK_WG, 0), 1, 1}};
+                     .groups = {ox_vk_groups(ox_vk_of(c), eb == 1 ? (n + 3) / 4 : n, ox_vk_of(c)->wg, 0), 1, 1}};
     return ox_vk_run(c, &d);
 }
 
@@ -315,7 +315,7 @@ static int concat_bytes(ox_kernel_ctx *c, const ox_tensor *x, ox_tensor *y, int 
                                                       (uint32_t)off, (uint32_t)x->dims[axis]};
     vk_dispatch d = {.shader = &VK_SHADER_data_concat_bytes, .bufs = {ox_vk_buf(x), ox_vk_buf(y)},
                      .push = &q, .push_bytes = sizeof q,
-                     .groups = {ox_vk_groups(ox_vk_of(c), (n + 3) / 4, VK_WG, 0), 1, 1}};
+                     .groups = {ox_vk_groups(ox_vk_of(c), (n + 3) / 4, ox_vk_of(c)->wg, 0), 1, 1}};
     return ox_vk_run(c, &d);
 }
 
@@ -550,7 +550,7 @@ static int k_pad(ox_kernel_ctx *c) {
     pad_constant(c, x, q.cval);
     vk_dispatch d = {.shader = &VK_SHADER_data_pad, .bufs = {ox_vk_buf(x), ox_vk_buf(y)}, .push = &q,
                      .push_bytes = sizeof q,
-                     .groups = {ox_vk_groups(ox_vk_of(c), eb == 1 ? (n + 3) / 4 : n, VK_WG, 0), 1, 1}};
+                     .groups = {ox_vk_groups(ox_vk_of(c), eb == 1 ? (n + 3) / 4 : n, ox_vk_of(c)->wg, 0), 1, 1}};
     return ox_vk_run(c, &d);
 }
 

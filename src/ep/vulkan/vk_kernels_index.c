@@ -94,7 +94,7 @@ static int k_gather_elements(ox_kernel_ctx *c) {
     vk_dispatch d = {.shader = &VK_SHADER_index_gather_elements,
                      .bufs = {ox_vk_buf(x), ox_vk_buf(ind), ox_vk_buf(y)}, .push = &p,
                      .push_bytes = sizeof p,
-                     .groups = {ox_vk_groups(ox_vk_of(c), n, VK_WG, 0), 1, 1}, .check = &ck};
+                     .groups = {ox_vk_groups(ox_vk_of(c), n, ox_vk_of(c)->wg, 0), 1, 1}, .check = &ck};
     return ox_vk_run(c, &d);
 }
 
@@ -138,7 +138,7 @@ static int k_topk(ox_kernel_ctx *c) {
                      .bufs = {ox_vk_buf(x), vals ? ox_vk_buf(vals) : NULL,
                               inds ? ox_vk_buf(inds) : NULL},
                      .push = &p, .push_bytes = sizeof p,
-                     .groups = {ox_vk_groups(ox_vk_of(c), n, VK_WG, 0), 1, 1}};
+                     .groups = {ox_vk_groups(ox_vk_of(c), n, ox_vk_of(c)->wg, 0), 1, 1}};
     return ox_vk_run(c, &d);
 }
 
@@ -171,7 +171,7 @@ static int run_arg(ox_kernel_ctx *c, uint32_t is_min) {
         ir_attr_int(c->node, "select_last_index", 0) != 0};
     vk_dispatch d = {.shader = &VK_SHADER_index_arg, .bufs = {ox_vk_buf(x), ox_vk_buf(y)},
                      .push = &p, .push_bytes = sizeof p,
-                     .groups = {ox_vk_groups(ox_vk_of(c), lines, VK_WG, 0), 1, 1}};
+                     .groups = {ox_vk_groups(ox_vk_of(c), lines, ox_vk_of(c)->wg, 0), 1, 1}};
     return ox_vk_run(c, &d);
 }
 
@@ -292,9 +292,9 @@ static int run_reduce(ox_kernel_ctx *c, uint32_t op) {
     vk_ep *v = ox_vk_of(c);
     vk_dispatch d = {.shader = &VK_SHADER_reduce_float, .bufs = {ox_vk_buf(x), ox_vk_buf(y)},
                      .push = &p, .push_bytes = sizeof p,
-                     .groups = {p.per_thread ? ox_vk_groups(v, n_out, VK_WG, 0)
+                     .groups = {p.per_thread ? ox_vk_groups(v, n_out, v->wg, 0)
                                              : ox_vk_groups(v, n_out, 1, 0), 1, 1},
-                     .cost = p.per_thread ? p.n_red : (p.n_red + VK_WG - 1) / VK_WG};
+                     .cost = p.per_thread ? p.n_red : (p.n_red + v->wg - 1) / v->wg};
     return ox_vk_run(c, &d);
 }
 

@@ -111,7 +111,7 @@ static int k_grid_sample(ox_kernel_ctx *c) {
     }
     vk_dispatch d = {.shader = &VK_SHADER_nn_grid_sample, .bufs = {ox_vk_buf(x), ox_vk_buf(grid), ox_vk_buf(y)},
                      .push = &p, .push_bytes = sizeof p,
-                     .groups = {ox_vk_groups(ox_vk_of(c), points, VK_WG, 0), 1, 1}};
+                     .groups = {ox_vk_groups(ox_vk_of(c), points, ox_vk_of(c)->wg, 0), 1, 1}};
     return ox_vk_run(c, &d);
 }
 

@@ -172,11 +172,32 @@ int ox_vk_limits_apply(vk_ep *v, const ox_ep_options *opts, ox_error *err) {
     }
     uint64_t sb = v->dispatch_budget;
     v->submit_budget = sb > UINT64_MAX / SUBMIT_BUDGETS ? UINT64_MAX : sb * SUBMIT_BUDGETS;
+    /* the workgroup sizes follow the masked limits: chosen once, here, and
+     * used by every pipeline and group count of this provider */
+    v->wg = ox_vk_pick_wg(c->max_workgroup_invocations, c->max_workgroup_size[0],
+                          c->max_workgroup_size[1], &v->tile);
     return 0;
 }
 
-int ox_vk_wg_ok(const vk_ep *v) {
-    const ox_vk_caps *c = &v->caps;
-    return c->max_workgroup_invocations >= VK_WG && c->max_workgroup_size[0] >= VK_WG &&
-           c->max_workgroup_size[1] >= VK_TILE;
+static uint32_t pow2_floor(uint32_t n) {
+    uint32_t p = 1;
+    while (p <= n / 2) p *= 2;
+    return p;
 }
+
+uint32_t ox_vk_pick_wg(uint32_t invocations, uint32_t size_x, uint32_t size_y, uint32_t *tile) {
+    uint32_t lim = invocations < size_x ? invocations : size_x;
+    if (lim > VK_WG_MAX) lim = VK_WG_MAX;
+    *tile = 0;
+    if (lim < VK_WG_MIN) return 0;
+    uint32_t wg = pow2_floor(lim);
+    /* a square tile of at most wg invocations, as wide and tall as the
+     * sizes allow (VK_WG_MIN = 32 leaves at least 4 x 4 when size_y does) */
+    uint32_t t = 1;
+    while ((t * 2) * (t * 2) <= wg && t * 2 <= size_y) t *= 2;
+    if (t < 4) return 0;
+    *tile = t;
+    return wg;
+}
+
+int ox_vk_wg_ok(const vk_ep *v) { return v->wg != 0; }

@@ -188,17 +188,20 @@ int ox_vk_nn_conv(ox_kernel_ctx *c) {
     if (p.Cg == 1) {
         /* depthwise: nothing to reduce over channels, one element per invocation */
         d.shader = &VK_SHADER_nn_conv_dw;
-        d.groups[0] = ox_vk_groups(v, ox_tensor_numel(y), VK_WG, 0);
+        d.groups[0] = ox_vk_groups(v, ox_tensor_numel(y), v->wg, 0);
         d.groups[1] = d.groups[2] = 1;
         d.cost = window;
     } else {
         int64_t cols = (int64_t)p.N * p.out[0] * p.out[1] * p.out[2];
         d.shader = &VK_SHADER_nn_conv_gemm;
-        d.groups[0] = ox_vk_groups(v, cols, 64, 0);
-        d.groups[1] = ox_vk_groups(v, p.Mg, 64, 1);
+        /* a 4 tile x 4 tile output block per tile x tile workgroup
+         * (64 x 64 over 256 invocations): 16 outputs each */
+        uint32_t blk = 4 * v->tile;
+        d.groups[0] = ox_vk_groups(v, cols, blk, 0);
+        d.groups[1] = ox_vk_groups(v, p.Mg, blk, 1);
         d.groups[2] = ox_vk_groups(v, p.G, 1, 2);
-        /* a 64 x 64 output tile over VK_WG invocations: 16 outputs each */
-        d.cost = 64 * 64 / VK_WG * window * p.Cg;
+        d.invocations = v->tile * v->tile;
+        d.cost = 16 * window * p.Cg;
     }
     return ox_vk_run(c, &d);
 }
@@ -214,7 +217,7 @@ int ox_vk_nn_conv_transpose(ox_kernel_ctx *c) {
                      .bufs = {ox_vk_buf(c->inputs[0]), ox_vk_buf(c->inputs[1]), b ? ox_vk_buf(b) : NULL,
                               ox_vk_buf(y)},
                      .push = &p, .push_bytes = sizeof p,
-                     .groups = {ox_vk_groups(ox_vk_of(c), ox_tensor_numel(y), VK_WG, 0), 1, 1},
+                     .groups = {ox_vk_groups(ox_vk_of(c), ox_tensor_numel(y), ox_vk_of(c)->wg, 0), 1, 1},
                      /* an output gathers from every input channel of its group
                       * under the window */
                      .cost = (uint64_t)p.k[0] * p.k[1] * p.k[2] * p.Cg};

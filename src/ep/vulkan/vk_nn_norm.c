@@ -104,11 +104,11 @@ int ox_vk_nn_batchnorm(ox_kernel_ctx *c) {
     vk_dispatch prep = {.shader = &VK_SHADER_nn_bn_prep,
                         .bufs = {ox_vk_buf(c->inputs[1]), ox_vk_buf(c->inputs[2]), ox_vk_buf(c->inputs[3]),
                                  ox_vk_buf(c->inputs[4]), ab},
-                        .push = &pp, .push_bytes = sizeof pp, .groups = {ox_vk_groups(v, C, VK_WG, 0), 1, 1}};
+                        .push = &pp, .push_bytes = sizeof pp, .groups = {ox_vk_groups(v, C, v->wg, 0), 1, 1}};
     struct { uint32_t n, C, inner; } pa = {(uint32_t)n, (uint32_t)C, (uint32_t)(n / x->dims[0] / C)};
     vk_dispatch apply = {.shader = &VK_SHADER_nn_affine, .bufs = {ox_vk_buf(x), ab, ox_vk_buf(y)},
                          .push = &pa, .push_bytes = sizeof pa,
-                         .groups = {ox_vk_groups(v, n, VK_WG, 0), 1, 1}};
+                         .groups = {ox_vk_groups(v, n, v->wg, 0), 1, 1}};
     int rc = ox_vk_run(c, &prep);
     if (rc == 0) rc = ox_vk_run(c, &apply);
     ox_vk_scratch_free(c, ab);
@@ -133,7 +133,7 @@ static int run_norm(ox_kernel_ctx *c, norm_push *p, const ox_tensor *s, const ox
                      .push = p, .push_bytes = sizeof *p,
                      .groups = {ox_vk_groups(ox_vk_of(c), p->blocks, 1, 0), 1, 1},
                      /* two passes over a block per workgroup */
-                     .cost = 2 * ((p->len + VK_WG - 1) / VK_WG)};
+                     .cost = 2 * ((p->len + ox_vk_of(c)->wg - 1) / ox_vk_of(c)->wg)};
     return ox_vk_run(c, &d);
 }
 

@@ -90,7 +90,7 @@ static int window_pool(ox_kernel_ctx *c, int avg) {
     int64_t n = ox_tensor_numel(y);
     if (n == 0) return 0;
     vk_dispatch dd = {.shader = &VK_SHADER_nn_pool, .bufs = {ox_vk_buf(x), ox_vk_buf(y)}, .push = &p,
-                      .push_bytes = sizeof p, .groups = {ox_vk_groups(ox_vk_of(c), n, VK_WG, 0), 1, 1},
+                      .push_bytes = sizeof p, .groups = {ox_vk_groups(ox_vk_of(c), n, ox_vk_of(c)->wg, 0), 1, 1},
                       .cost = (uint64_t)p.k[0] * p.k[1] * p.k[2]};
     return ox_vk_run(c, &dd);
 }
@@ -113,7 +113,7 @@ static int global_pool(ox_kernel_ctx *c, int avg) {
                                                (uint32_t)avg};
     vk_dispatch d = {.shader = &VK_SHADER_nn_global_pool, .bufs = {ox_vk_buf(x), ox_vk_buf(y)}, .push = &p,
                      .push_bytes = sizeof p, .groups = {ox_vk_groups(ox_vk_of(c), planes, 1, 0), 1, 1},
-                     .cost = (p.len + VK_WG - 1) / VK_WG}; /* a plane per workgroup */
+                     .cost = (p.len + ox_vk_of(c)->wg - 1) / ox_vk_of(c)->wg}; /* a plane per workgroup */
     return ox_vk_run(c, &d);
 }
 

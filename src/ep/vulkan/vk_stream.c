@@ -260,7 +260,8 @@ int ox_vk_stream_flush(vk_ep *v, vk_stream *s, ox_error *err) {
 }
 
 /* ---- bounded dispatches ----
- * A dispatch's estimated work is groups x VK_WG invocations x the cost the
+ * A dispatch's estimated work is groups x invocations per group (the
+ * provider's wg, or a tiled shader's tile x tile) x the cost the
  * kernel states per invocation. One over the provider's dispatch budget is
  * recorded as several dispatches (vkCmdDispatchBase) over slices of its
  * grid: whole x-rows of groups, then planes, as the budget allows. The
@@ -370,7 +371,7 @@ int ox_vk_record(vk_ep *v, vk_stream *s, const vk_dispatch *d, const char *what,
     if (!pipe) return -1;
     /* slices of whole x-rows, then of whole planes, of at most the budget */
     const uint32_t *g = d->groups;
-    uint64_t per_group = sat_mul(VK_WG, d->cost ? d->cost : 1);
+    uint64_t per_group = sat_mul(d->invocations ? d->invocations : v->wg, d->cost ? d->cost : 1);
     uint64_t budget = v->dispatch_budget ? v->dispatch_budget : UINT64_MAX;
     uint64_t fit = budget / per_group ? budget / per_group : 1; /* groups per slice */
     uint32_t cx = fit < g[0] ? (uint32_t)fit : g[0], cy = 1, cz = 1;

@@ -4,7 +4,7 @@
 // to at most 6 dimensions (dims of the output, element strides of each
 // input, 0 where it broadcasts) and flags inputs that need no index walk.
 
-layout(local_size_x = 256) in;
+#include "wg.glsl"
 layout(std430, binding = 0) readonly buffer A { float a[]; };
 layout(std430, binding = 1) readonly buffer B { float b[]; };
 layout(std430, binding = 2) writeonly buffer Y { float y[]; };
@@ -20,7 +20,7 @@ layout(push_constant) uniform P {
 } p;
 
 void main() {
-    uint stride = OX_NUM_GROUPS.x * 256u;
+    uint stride = OX_NUM_GROUPS.x * OX_WG;
     for (uint i = gl_GlobalInvocationID.x; i < p.n; i += stride) {
         uint ia = (p.flags & 1u) != 0u ? i : 0u;
         uint ib = (p.flags & 2u) != 0u ? i : 0u;

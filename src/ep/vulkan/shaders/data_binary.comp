@@ -8,7 +8,7 @@
 // it broadcasts). The output may also be input a (Max/Min over more than
 // two inputs accumulate in place): each element reads only itself.
 
-layout(local_size_x = 256) in;
+#include "wg.glsl"
 layout(std430, binding = 0) readonly buffer A { uint a[]; };
 layout(std430, binding = 1) readonly buffer B { uint b[]; };
 layout(std430, binding = 2) buffer Y { uint y[]; };
@@ -109,7 +109,7 @@ uint compare(uint ia, uint ib) {
 }
 
 void main() {
-    uint stride = OX_NUM_GROUPS.x * 256u;
+    uint stride = OX_NUM_GROUPS.x * OX_WG;
     if (p.op < 16u) {
         for (uint i = gl_GlobalInvocationID.x; i < p.n; i += stride) {
             uint ia, ib;

@@ -7,7 +7,7 @@
 // bool is "not zero". Byte outputs are assembled a word (four elements)
 // per invocation. Type codes: 0 float32, 1 int32, 2 int64, 3 bool, 4 uint8.
 
-layout(local_size_x = 256) in;
+#include "wg.glsl"
 layout(std430, binding = 0) readonly buffer X { uint x[]; };
 layout(std430, binding = 1) writeonly buffer Y { uint y[]; };
 layout(push_constant) uniform P {
@@ -80,7 +80,7 @@ uvec2 convert(uint i) {
 }
 
 void main() {
-    uint stride = OX_NUM_GROUPS.x * 256u;
+    uint stride = OX_NUM_GROUPS.x * OX_WG;
     if (p.to >= 3u) {
         uint nw = (p.n + 3u) / 4u;
         for (uint w = gl_GlobalInvocationID.x; w < nw; w += stride) {

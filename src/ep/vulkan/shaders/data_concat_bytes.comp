@@ -7,7 +7,7 @@
 // other inputs' dispatches write them). Within a dispatch no two
 // invocations share a word.
 
-layout(local_size_x = 256) in;
+#include "wg.glsl"
 layout(std430, binding = 0) readonly buffer X { uint x[]; };
 layout(std430, binding = 1) buffer Y { uint y[]; };
 layout(push_constant) uniform P {
@@ -20,7 +20,7 @@ layout(push_constant) uniform P {
 } p;
 
 void main() {
-    uint stride = OX_NUM_GROUPS.x * 256u;
+    uint stride = OX_NUM_GROUPS.x * OX_WG;
     uint words = (p.n + 3u) / 4u;
     for (uint w = gl_GlobalInvocationID.x; w < words; w += stride) {
         uint v = y[w], old = v;

@@ -15,7 +15,7 @@
 // output word assembles its four bytes, so no two invocations write the
 // same word; the destination is then contiguous from word 0.
 
-layout(local_size_x = 256) in;
+#include "wg.glsl"
 layout(std430, binding = 0) readonly buffer X { uint x[]; };
 layout(std430, binding = 1) writeonly buffer Y { uint y[]; };
 layout(push_constant) uniform P {
@@ -49,7 +49,7 @@ int source_of(uint i, out uint dst) {
 }
 
 void main() {
-    uint stride = OX_NUM_GROUPS.x * 256u;
+    uint stride = OX_NUM_GROUPS.x * OX_WG;
     if ((p.mode & 0x100u) == 0u) {
         for (uint i = gl_GlobalInvocationID.x; i < p.n; i += stride) {
             uint d;

@@ -7,7 +7,7 @@
 // the axis. Elements of one word, two words (8-byte types, p.words = 2),
 // or bytes (p.words = 0: one invocation per output word of four bytes).
 
-layout(local_size_x = 256) in;
+#include "wg.glsl"
 layout(std430, binding = 0) readonly buffer X { uint x[]; };
 layout(std430, binding = 1) writeonly buffer Y { uint y[]; };
 layout(push_constant) uniform P {
@@ -54,7 +54,7 @@ int source_of(uint i) {
 }
 
 void main() {
-    uint stride = OX_NUM_GROUPS.x * 256u;
+    uint stride = OX_NUM_GROUPS.x * OX_WG;
     if (p.words == 0u) {
         uint nw = (p.n + 3u) / 4u;
         for (uint w = gl_GlobalInvocationID.x; w < nw; w += stride) {

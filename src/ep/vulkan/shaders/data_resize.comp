@@ -10,7 +10,7 @@
 // contraction; the leading axes (usually identities, weights 1 and 0)
 // combine whole planes.
 
-layout(local_size_x = 256) in;
+#include "wg.glsl"
 layout(std430, binding = 0) readonly buffer X { float x[]; };
 layout(std430, binding = 1) readonly buffer T { uint t[]; };
 layout(std430, binding = 2) writeonly buffer Y { float y[]; };
@@ -37,7 +37,7 @@ float plane_value(uint base, uint ry, uint rx) {
 }
 
 void main() {
-    uint stride = OX_NUM_GROUPS.x * 256u;
+    uint stride = OX_NUM_GROUPS.x * OX_WG;
     uint plane = p.ind[2] * p.ind[3];
     for (uint i = gl_GlobalInvocationID.x; i < p.n; i += stride) {
         uint ox = i % p.outd[3];

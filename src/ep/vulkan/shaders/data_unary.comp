@@ -4,7 +4,7 @@
 // as in vk_data_ew.c), and Not on bool bytes (op 13: one invocation per
 // word of four).
 
-layout(local_size_x = 256) in;
+#include "wg.glsl"
 layout(std430, binding = 0) readonly buffer X { uint x[]; };
 layout(std430, binding = 1) writeonly buffer Y { uint y[]; };
 layout(push_constant) uniform P {
@@ -56,7 +56,7 @@ float apply(float v) {
 }
 
 void main() {
-    uint stride = OX_NUM_GROUPS.x * 256u;
+    uint stride = OX_NUM_GROUPS.x * OX_WG;
     if (p.op == 13u) {
         uint words = (p.n + 3u) / 4u;
         for (uint w = gl_GlobalInvocationID.x; w < words; w += stride) {

@@ -6,7 +6,7 @@
 // word pairs (8-byte types, p.words = 2) or bytes (p.words = 0: one
 // invocation per output word of four).
 
-layout(local_size_x = 256) in;
+#include "wg.glsl"
 layout(std430, binding = 0) readonly buffer C { uint cnd[]; };
 layout(std430, binding = 1) readonly buffer X { uint xs[]; };
 layout(std430, binding = 2) readonly buffer Y { uint ys[]; };
@@ -38,7 +38,7 @@ uvec3 offsets(uint i) {
 bool cond_at(uint j) { return ((cnd[j >> 2] >> ((j & 3u) * 8u)) & 0xffu) != 0u; }
 
 void main() {
-    uint stride = OX_NUM_GROUPS.x * 256u;
+    uint stride = OX_NUM_GROUPS.x * OX_WG;
     if (p.words == 0u) {
         uint nw = (p.n + 3u) / 4u;
         for (uint w = gl_GlobalInvocationID.x; w < nw; w += stride) {

@@ -8,7 +8,7 @@
 // writes 0 and raises the flag the host reads back, with the first such
 // position, so the run fails naming it instead of reading out of bounds.
 
-layout(local_size_x = 256) in;
+#include "wg.glsl"
 layout(std430, binding = 0) readonly buffer D { uint data[]; };
 layout(std430, binding = 1) readonly buffer I { uint ind[]; };
 layout(std430, binding = 2) writeonly buffer Y { uint y[]; };
@@ -23,7 +23,7 @@ layout(push_constant) uniform P {
 } p;
 
 void main() {
-    uint stride = OX_NUM_GROUPS.x * 256u;
+    uint stride = OX_NUM_GROUPS.x * OX_WG;
     for (uint i = gl_GlobalInvocationID.x; i < p.n; i += stride) {
         uint in_i = i % p.inner;
         uint t = i / p.inner;

@@ -8,7 +8,7 @@
 // wins, an equal one too with select_last_index, and the first NaN is
 // the answer (the scan stops there). int64 output as word pairs.
 
-layout(local_size_x = 256) in;
+#include "wg.glsl"
 layout(std430, binding = 0) readonly buffer X { float x[]; };
 layout(std430, binding = 1) writeonly buffer Y { uint y[]; };
 layout(push_constant) uniform P {
@@ -21,7 +21,7 @@ layout(push_constant) uniform P {
 } p;
 
 void main() {
-    uint stride = OX_NUM_GROUPS.x * 256u;
+    uint stride = OX_NUM_GROUPS.x * OX_WG;
     for (uint l = gl_GlobalInvocationID.x; l < p.lines; l += stride) {
         uint base = (l / p.inner) * p.len * p.inner + l % p.inner;
         float best = x[base];

@@ -4,7 +4,7 @@
 // indices[i]]. Elements of one or two 32-bit words (float32/int32,
 // int64), moved as bits. A bad index writes zeros and raises the flag.
 
-layout(local_size_x = 256) in;
+#include "wg.glsl"
 layout(std430, binding = 0) readonly buffer D { uint data[]; };
 layout(std430, binding = 1) readonly buffer I { uint ind[]; };
 layout(std430, binding = 2) writeonly buffer Y { uint y[]; };
@@ -24,7 +24,7 @@ layout(push_constant) uniform P {
 #include "index_util.glsl"
 
 void main() {
-    uint stride = OX_NUM_GROUPS.x * 256u;
+    uint stride = OX_NUM_GROUPS.x * OX_WG;
     for (uint i = gl_GlobalInvocationID.x; i < p.n; i += stride) {
         uint rem = i, off = 0u;
         for (int a = int(p.rank) - 1; a >= 0; a--) {

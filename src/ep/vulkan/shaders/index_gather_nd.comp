@@ -4,7 +4,7 @@
 // tuple e / slice addresses, within batch tuple / per_batch. A tuple with
 // a bad component gives zeros and raises the flag.
 
-layout(local_size_x = 256) in;
+#include "wg.glsl"
 layout(std430, binding = 0) readonly buffer D { uint data[]; };
 layout(std430, binding = 1) readonly buffer I { uint ind[]; };
 layout(std430, binding = 2) writeonly buffer Y { uint y[]; };
@@ -24,7 +24,7 @@ layout(push_constant) uniform P {
 #include "index_util.glsl"
 
 void main() {
-    uint stride = OX_NUM_GROUPS.x * 256u;
+    uint stride = OX_NUM_GROUPS.x * OX_WG;
     for (uint e = gl_GlobalInvocationID.x; e < p.n; e += stride) {
         uint t = e / p.slice;
         uint off = (t / p.per_batch) * p.batch_stride + e % p.slice;

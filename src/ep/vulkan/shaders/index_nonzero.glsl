@@ -11,21 +11,21 @@ bool ox_nonzero(uint i) {
     return ((x[i >> 2u] >> ((i & 3u) * 8u)) & 0xffu) != 0u;
 }
 
-shared uint ox_sc[256];
+shared uint ox_sc[OX_WG];
 
 // Exclusive prefix sum of v over the workgroup, the sum in `total`.
 uint ox_block_scan(uint v, out uint total) {
     uint t = gl_LocalInvocationID.x;
     ox_sc[t] = v;
     barrier();
-    for (uint o = 1u; o < 256u; o <<= 1u) {
+    for (uint o = 1u; o < OX_WG; o <<= 1u) {
         uint a = t >= o ? ox_sc[t - o] : 0u;
         barrier();
         ox_sc[t] += a;
         barrier();
     }
     uint incl = ox_sc[t];
-    total = ox_sc[255];
+    total = ox_sc[OX_WG - 1u];
     barrier(); // ox_sc is reused by the next scan
     return incl - v;
 }

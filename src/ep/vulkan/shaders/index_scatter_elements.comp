@@ -5,7 +5,7 @@
 // by indices[i]. A bad index writes nothing. Repeated targets with
 // reduction none: one write wins (the spec leaves it undefined).
 
-layout(local_size_x = 256) in;
+#include "wg.glsl"
 layout(std430, binding = 0) readonly buffer U { uint upd[]; };
 layout(std430, binding = 1) readonly buffer I { uint ind[]; };
 layout(std430, binding = 2) buffer Y { uint y[]; };
@@ -21,7 +21,7 @@ layout(push_constant) uniform P {
 #include "index_scatter.glsl"
 
 void main() {
-    uint stride = OX_NUM_GROUPS.x * 256u;
+    uint stride = OX_NUM_GROUPS.x * OX_WG;
     for (uint i = gl_GlobalInvocationID.x; i < p.n; i += stride) {
         uint rem = i, off = 0u;
         for (int a = int(p.rank) - 1; a >= 0; a--) {

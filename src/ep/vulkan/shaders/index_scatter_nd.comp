@@ -8,7 +8,7 @@
 // undefined (the order of the updates is not defined): here one of the
 // writes wins, the CPU keeps the last.
 
-layout(local_size_x = 256) in;
+#include "wg.glsl"
 layout(std430, binding = 0) readonly buffer U { uint upd[]; };
 layout(std430, binding = 1) readonly buffer I { uint ind[]; };
 layout(std430, binding = 2) buffer Y { uint y[]; };
@@ -27,7 +27,7 @@ layout(push_constant) uniform P {
 #include "index_scatter.glsl"
 
 void main() {
-    uint stride = OX_NUM_GROUPS.x * 256u;
+    uint stride = OX_NUM_GROUPS.x * OX_WG;
     for (uint e = gl_GlobalInvocationID.x; e < p.n; e += stride) {
         uint t = e / p.slice, off = e % p.slice;
         bool ok = true;

@@ -12,7 +12,7 @@
 // A count stops at K, which bounds the work by about K * len * log(len)
 // comparisons per row on typical data instead of len^2.
 
-layout(local_size_x = 256) in;
+#include "wg.glsl"
 layout(std430, binding = 0) readonly buffer X { float x[]; };
 layout(std430, binding = 1) writeonly buffer V { float vals[]; };
 layout(std430, binding = 2) writeonly buffer I { uint inds[]; }; // int64 pairs
@@ -34,7 +34,7 @@ int cmpf(float a, float b) {
 }
 
 void main() {
-    uint stride = OX_NUM_GROUPS.x * 256u;
+    uint stride = OX_NUM_GROUPS.x * OX_WG;
     for (uint e = gl_GlobalInvocationID.x; e < p.n; e += stride) {
         uint in_i = e % p.inner, t = e / p.inner;
         uint j = t % p.len, o = t / p.len;

@@ -4,11 +4,14 @@
 // reduction (its loop length); the dispatch budget splits grids, never a
 // group, so this shader's per-group work is unbounded (vk_stream.c).
 // MatMul and Gemm: Y = alpha * op(A) op(B) (+ beta * C), per batch, in
-// 16x16 output tiles whose A and B panels pass through shared memory.
+// OX_TILE x OX_TILE output tiles (16 x 16 on a device with 256
+// invocations, 8 x 8 under 64: wg.glsl) whose A and B panels pass
+// through shared memory.
 // Workgroups stride over tiles and batches, so any size fits the
 // device's workgroup-count limits.
 
-layout(local_size_x = 16, local_size_y = 16) in;
+#define OX_WG_TILED
+#include "wg.glsl"
 layout(std430, binding = 0) readonly buffer A { float a[]; };
 layout(std430, binding = 1) readonly buffer B { float b[]; };
 layout(std430, binding = 2) readonly buffer C { float c[]; };
@@ -27,12 +30,12 @@ layout(push_constant) uniform P {
 
 // one float of padding per row: the column reads of tb do not collide in
 // the same shared-memory bank
-shared float ta[16][17];
-shared float tb[16][17];
+shared float ta[OX_TILE][OX_TILE + 1u];
+shared float tb[OX_TILE][OX_TILE + 1u];
 
 void main() {
     uint lx = gl_LocalInvocationID.x, ly = gl_LocalInvocationID.y;
-    uint tiles_m = (p.M + 15u) / 16u, tiles_n = (p.N + 15u) / 16u;
+    uint tiles_m = (p.M + OX_TILE - 1u) / OX_TILE, tiles_n = (p.N + OX_TILE - 1u) / OX_TILE;
     bool ta_t = (p.flags & 1u) != 0u, tb_t = (p.flags & 2u) != 0u;
     for (uint bt = gl_WorkGroupID.z; bt < p.batch; bt += OX_NUM_GROUPS.z) {
         uint off_a = 0u, off_b = 0u, r = bt;
@@ -44,9 +47,9 @@ void main() {
         }
         for (uint tm = gl_WorkGroupID.y; tm < tiles_m; tm += OX_NUM_GROUPS.y) {
             for (uint tn = gl_WorkGroupID.x; tn < tiles_n; tn += OX_NUM_GROUPS.x) {
-                uint row = tm * 16u + ly, col = tn * 16u + lx;
+                uint row = tm * OX_TILE + ly, col = tn * OX_TILE + lx;
                 float acc = 0.0;
-                for (uint k0 = 0u; k0 < p.K; k0 += 16u) {
+                for (uint k0 = 0u; k0 < p.K; k0 += OX_TILE) {
                     uint ka = k0 + lx, kb = k0 + ly;
                     float va = 0.0, vb = 0.0;
                     if (row < p.M && ka < p.K)
@@ -56,7 +59,7 @@ void main() {
                     ta[ly][lx] = va;
                     tb[ly][lx] = vb;
                     barrier();
-                    for (uint k = 0u; k < 16u; k++) acc += ta[ly][k] * tb[k][lx];
+                    for (uint k = 0u; k < OX_TILE; k++) acc += ta[ly][k] * tb[k][lx];
                     barrier();
                 }
                 if (row < p.M && col < p.N) {

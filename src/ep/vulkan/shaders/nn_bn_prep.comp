@@ -5,7 +5,7 @@
 // stored as a[0..C) then b[0..C) for nn_affine.comp (the five
 // parameter and data tensors need more buffers than one dispatch binds).
 
-layout(local_size_x = 256) in;
+#include "wg.glsl"
 layout(std430, binding = 0) readonly buffer S { float scale[]; };
 layout(std430, binding = 1) readonly buffer B { float bias[]; };
 layout(std430, binding = 2) readonly buffer M { float mean[]; };
@@ -14,7 +14,7 @@ layout(std430, binding = 4) writeonly buffer AB { float ab[]; };
 layout(push_constant) uniform P { uint C; float eps; OX_GRID_MEMBER } p;
 
 void main() {
-    uint stride = OX_NUM_GROUPS.x * 256u;
+    uint stride = OX_NUM_GROUPS.x * OX_WG;
     for (uint c = gl_GlobalInvocationID.x; c < p.C; c += stride) {
         float a = scale[c] / sqrt(var_[c] + p.eps);
         ab[c] = a;

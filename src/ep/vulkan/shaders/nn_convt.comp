@@ -8,7 +8,7 @@
 // stride * extent contribute. W is laid out (C, Mg, kernel...).
 #include "nn_conv.glsl"
 
-layout(local_size_x = 256) in;
+#include "wg.glsl"
 layout(std430, binding = 0) readonly buffer X { float x[]; };
 layout(std430, binding = 1) readonly buffer W { float w[]; };
 layout(std430, binding = 2) readonly buffer B { float bias[]; };
@@ -27,7 +27,7 @@ void main() {
     uint isz = p.id * p.ih * p.iw, ksz = p.kd * p.kh * p.kw;
     uint M = p.Mg * p.G, C = p.Cg * p.G;
     uint total = p.N * M * osz;
-    uint stride = OX_NUM_GROUPS.x * 256u;
+    uint stride = OX_NUM_GROUPS.x * OX_WG;
     for (uint i = gl_GlobalInvocationID.x; i < total; i += stride) {
         uint pix = i % osz, nm = i / osz;
         uint m = nm % M, n = nm / M;

@@ -7,7 +7,7 @@
 // workgroup at a time, reduced through shared memory. An empty plane
 // gives 0, as on the CPU.
 
-layout(local_size_x = 256) in;
+#include "wg.glsl"
 layout(std430, binding = 0) readonly buffer X { float x[]; };
 layout(std430, binding = 1) writeonly buffer Y { float y[]; };
 layout(push_constant) uniform P {
@@ -17,7 +17,7 @@ layout(push_constant) uniform P {
     OX_GRID_MEMBER
 } p;
 
-shared float red[256];
+shared float red[OX_WG];
 
 void main() {
     uint t = gl_LocalInvocationID.x;
@@ -25,7 +25,7 @@ void main() {
     for (uint plane = gl_WorkGroupID.x; plane < p.planes; plane += OX_NUM_GROUPS.x) {
         uint base = plane * p.len;
         float acc = avg ? 0.0 : uintBitsToFloat(0xff800000u); // -inf for max
-        for (uint j = t; j < p.len; j += 256u) {
+        for (uint j = t; j < p.len; j += OX_WG) {
             float v = x[base + j];
             if (avg)
                 acc += v;
@@ -34,7 +34,7 @@ void main() {
         }
         red[t] = acc;
         barrier();
-        for (uint s = 128u; s > 0u; s >>= 1u) {
+        for (uint s = OX_WG / 2u; s > 0u; s >>= 1u) {
             if (t < s) {
                 float o = red[t + s];
                 red[t] = avg ? red[t] + o : (o > red[t] ? o : red[t]);

@@ -9,7 +9,7 @@
 // `precise`, so every step rounds to float as on the CPU and nearest
 // mode breaks ties the same way.
 
-layout(local_size_x = 256) in;
+#include "wg.glsl"
 layout(std430, binding = 0) readonly buffer X { float x[]; };
 layout(std430, binding = 1) readonly buffer G { float grid[]; };
 layout(std430, binding = 2) writeonly buffer Y { float y[]; };
@@ -70,7 +70,7 @@ void main() {
     uint npix = p.Do * p.Ho * p.Wo, plane = p.D * p.H * p.W;
     uint total = p.N * npix;
     float size[3] = float[3](float(p.D), float(p.H), float(p.W));
-    uint stride = OX_NUM_GROUPS.x * 256u;
+    uint stride = OX_NUM_GROUPS.x * OX_WG;
     for (uint i = gl_GlobalInvocationID.x; i < total; i += stride) {
         uint n = i / npix, pix = i % npix;
         // per axis (depth, height, width) up to two taps: input index (-1:

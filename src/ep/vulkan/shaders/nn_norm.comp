@@ -13,7 +13,7 @@
 // workgroup per block at a time; mean, then the mean squared deviation
 // from it, reduce through shared memory (two passes, as on the CPU).
 
-layout(local_size_x = 256) in;
+#include "wg.glsl"
 layout(std430, binding = 0) readonly buffer X { float x[]; };
 layout(std430, binding = 1) readonly buffer S { float scale[]; };
 layout(std430, binding = 2) readonly buffer B { float bias[]; };
@@ -26,13 +26,13 @@ layout(push_constant) uniform P {
     OX_GRID_MEMBER
 } p;
 
-shared float red[256];
+shared float red[OX_WG];
 
 float block_sum(float v) {
     uint t = gl_LocalInvocationID.x;
     red[t] = v;
     barrier();
-    for (uint s = 128u; s > 0u; s >>= 1u) {
+    for (uint s = OX_WG / 2u; s > 0u; s >>= 1u) {
         if (t < s) red[t] += red[t + s];
         barrier();
     }
@@ -47,16 +47,16 @@ void main() {
     for (uint blk = gl_WorkGroupID.x; blk < p.blocks; blk += OX_NUM_GROUPS.x) {
         uint base = blk * p.len;
         float s = 0.0;
-        for (uint j = t; j < p.len; j += 256u) s += x[base + j];
+        for (uint j = t; j < p.len; j += OX_WG) s += x[base + j];
         float mean = block_sum(s) / n;
         float ss = 0.0;
-        for (uint j = t; j < p.len; j += 256u) {
+        for (uint j = t; j < p.len; j += OX_WG) {
             float dv = x[base + j] - mean;
             ss += dv * dv;
         }
         float inv = 1.0 / sqrt(block_sum(ss) / n + p.eps);
         uint pbase = (blk % p.bmod) * p.bmul;
-        for (uint j = t; j < p.len; j += 256u) {
+        for (uint j = t; j < p.len; j += OX_WG) {
             uint pi = pbase + j / p.pdiv;
             float v = (x[base + j] - mean) * inv * scale[(p.flags & 2u) != 0u ? 0u : pi];
             if ((p.flags & 1u) != 0u) v += bias[(p.flags & 4u) != 0u ? 0u : pi];

@@ -7,7 +7,7 @@
 // the padding, and AveragePool divides by the taps inside the input or,
 // with count_include_pad, by those inside the padded extent.
 
-layout(local_size_x = 256) in;
+#include "wg.glsl"
 layout(std430, binding = 0) readonly buffer X { float x[]; };
 layout(std430, binding = 1) writeonly buffer Y { float y[]; };
 layout(push_constant) uniform P {
@@ -26,7 +26,7 @@ void main() {
     uint osz = p.out_[0] * p.out_[1] * p.out_[2];
     uint isz = p.in_[0] * p.in_[1] * p.in_[2];
     uint total = p.planes * osz;
-    uint stride = OX_NUM_GROUPS.x * 256u;
+    uint stride = OX_NUM_GROUPS.x * OX_WG;
     for (uint i = gl_GlobalInvocationID.x; i < total; i += stride) {
         uint pix = i % osz, plane = i / osz;
         uint o[3];

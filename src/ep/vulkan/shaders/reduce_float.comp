@@ -16,7 +16,7 @@
 // 1 for products, -inf for max, +inf for min, NaN for the mean, -inf for
 // the logarithms. Max and min propagate NaN.
 
-layout(local_size_x = 256) in;
+#include "wg.glsl"
 layout(std430, binding = 0) readonly buffer X { float x[]; };
 layout(std430, binding = 1) writeonly buffer Y { float y[]; };
 layout(push_constant) uniform P {
@@ -35,7 +35,7 @@ const uint F_SUM = 0u, F_SQ = 1u, F_ABS = 2u, F_PROD = 3u, F_MAX = 4u, F_MIN = 5
 #define INF uintBitsToFloat(0x7f800000u)
 #define QNAN uintBitsToFloat(0x7fc00000u)
 
-shared float red[256];
+shared float red[OX_WG];
 
 uint fold_of(uint op) {
     if (op == MAX || op == LOGSUMEXP) return F_MAX;
@@ -123,10 +123,10 @@ float serial(uint base, uint f, float shift) {
 float group(uint base, uint f, float shift) {
     uint t = gl_LocalInvocationID.x;
     float a = identity(f);
-    for (uint r = t; r < p.n_red; r += 256u) a = fold(f, a, x[base + roff(r)], shift);
+    for (uint r = t; r < p.n_red; r += OX_WG) a = fold(f, a, x[base + roff(r)], shift);
     red[t] = a;
     barrier();
-    for (uint s = 128u; s > 0u; s >>= 1u) {
+    for (uint s = OX_WG / 2u; s > 0u; s >>= 1u) {
         if (t < s) red[t] = merge(f == F_EXP ? F_SUM : f, red[t], red[t + s]);
         barrier();
     }
@@ -138,7 +138,7 @@ float group(uint base, uint f, float shift) {
 void main() {
     uint f = fold_of(p.op);
     if (p.per_thread != 0u) {
-        uint stride = OX_NUM_GROUPS.x * 256u;
+        uint stride = OX_NUM_GROUPS.x * OX_WG;
         for (uint o = gl_GlobalInvocationID.x; o < p.n_out; o += stride) {
             uint base = base_of(o);
             float a = serial(base, f, 0.0), shift = 0.0;

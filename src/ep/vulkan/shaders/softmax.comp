@@ -8,7 +8,7 @@
 // row's maximum and the sum of exponentials reduce through shared memory
 // (softmax_subgroup.comp is the same with subgroup reductions).
 
-layout(local_size_x = 256) in;
+#include "wg.glsl"
 layout(std430, binding = 0) readonly buffer X { float x[]; };
 layout(std430, binding = 1) writeonly buffer Y { float y[]; };
 layout(push_constant) uniform P {
@@ -19,13 +19,13 @@ layout(push_constant) uniform P {
     OX_GRID_MEMBER
 } p;
 
-shared float red[256];
+shared float red[OX_WG];
 
 float reduce(float v, bool take_max) {
     uint t = gl_LocalInvocationID.x;
     red[t] = v;
     barrier();
-    for (uint s = 128u; s > 0u; s >>= 1u) {
+    for (uint s = OX_WG / 2u; s > 0u; s >>= 1u) {
         if (t < s) red[t] = take_max ? max(red[t], red[t + s]) : red[t] + red[t + s];
         barrier();
     }
@@ -40,17 +40,17 @@ void main() {
         // element j of the row sits at base + j * inner
         uint base = (row / p.inner) * p.len * p.inner + row % p.inner, st = p.inner;
         float m = uintBitsToFloat(0xff800000u); // -inf
-        for (uint j = t; j < p.len; j += 256u) m = max(m, x[base + j * st]);
+        for (uint j = t; j < p.len; j += OX_WG) m = max(m, x[base + j * st]);
         m = reduce(m, true);
         float s = 0.0;
-        for (uint j = t; j < p.len; j += 256u) s += exp(x[base + j * st] - m);
+        for (uint j = t; j < p.len; j += OX_WG) s += exp(x[base + j * st] - m);
         s = reduce(s, false);
         if (p.log_ != 0u) {
             // x - m - log(s): no exp to underflow to log(0) in the tails
             float ls = log(s);
-            for (uint j = t; j < p.len; j += 256u) y[base + j * st] = x[base + j * st] - m - ls;
+            for (uint j = t; j < p.len; j += OX_WG) y[base + j * st] = x[base + j * st] - m - ls;
         } else {
-            for (uint j = t; j < p.len; j += 256u) y[base + j * st] = exp(x[base + j * st] - m) / s;
+            for (uint j = t; j < p.len; j += OX_WG) y[base + j * st] = exp(x[base + j * st] - m) / s;
         }
     }
 }

@@ -4,12 +4,13 @@
 // reduction (its loop length); the dispatch budget splits grids, never a
 // group, so this shader's per-group work is unbounded (vk_stream.c).
 // softmax.comp with subgroup reductions: each subgroup reduces in
-// registers and leaves one partial in shared memory (the device's
-// subgroups are at least 4 wide, so 64 slots hold them all).
+// registers and leaves one partial in shared memory: one slot per
+// invocation, so any subgroup size (even one narrower than the device
+// reports, or a workgroup smaller than a subgroup) has room.
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
 
-layout(local_size_x = 256) in;
+#include "wg.glsl"
 layout(std430, binding = 0) readonly buffer X { float x[]; };
 layout(std430, binding = 1) writeonly buffer Y { float y[]; };
 layout(push_constant) uniform P {
@@ -20,7 +21,7 @@ layout(push_constant) uniform P {
     OX_GRID_MEMBER
 } p;
 
-shared float part[64];
+shared float part[OX_WG];
 
 float reduce(float v, bool take_max) {
     v = take_max ? subgroupMax(v) : subgroupAdd(v);
@@ -38,17 +39,17 @@ void main() {
         // element j of the row sits at base + j * inner
         uint base = (row / p.inner) * p.len * p.inner + row % p.inner, st = p.inner;
         float m = uintBitsToFloat(0xff800000u); // -inf
-        for (uint j = t; j < p.len; j += 256u) m = max(m, x[base + j * st]);
+        for (uint j = t; j < p.len; j += OX_WG) m = max(m, x[base + j * st]);
         m = reduce(m, true);
         float s = 0.0;
-        for (uint j = t; j < p.len; j += 256u) s += exp(x[base + j * st] - m);
+        for (uint j = t; j < p.len; j += OX_WG) s += exp(x[base + j * st] - m);
         s = reduce(s, false);
         if (p.log_ != 0u) {
             // x - m - log(s): no exp to underflow to log(0) in the tails
             float ls = log(s);
-            for (uint j = t; j < p.len; j += 256u) y[base + j * st] = x[base + j * st] - m - ls;
+            for (uint j = t; j < p.len; j += OX_WG) y[base + j * st] = x[base + j * st] - m - ls;
         } else {
-            for (uint j = t; j < p.len; j += 256u) y[base + j * st] = exp(x[base + j * st] - m) / s;
+            for (uint j = t; j < p.len; j += OX_WG) y[base + j * st] = exp(x[base + j * st] - m) / s;
         }
     }
 }

@@ -5,7 +5,7 @@
 // workgroups the device allows.
 #include "math.glsl"
 
-layout(local_size_x = 256) in;
+#include "wg.glsl"
 layout(std430, binding = 0) readonly buffer X { float x[]; };
 layout(std430, binding = 1) writeonly buffer Y { float y[]; };
 layout(push_constant) uniform P {
@@ -39,6 +39,6 @@ float apply(float v) {
 }
 
 void main() {
-    uint stride = OX_NUM_GROUPS.x * 256u;
+    uint stride = OX_NUM_GROUPS.x * OX_WG;
     for (uint i = gl_GlobalInvocationID.x; i < p.n; i += stride) y[i] = apply(x[i]);
 }
