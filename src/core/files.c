@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -92,4 +93,13 @@ void ox_temp_discard(ox_temp_file *t) {
         free(t->tmp);
         t->tmp = NULL;
     }
+}
+
+void ox_drop_mapped_pages(const void *p, size_t n, void *user) {
+    (void)user;
+    long page = sysconf(_SC_PAGESIZE);
+    if (page <= 0) return;
+    uintptr_t b = ((uintptr_t)p + (uintptr_t)page - 1) & ~((uintptr_t)page - 1);
+    uintptr_t e = ((uintptr_t)p + n) & ~((uintptr_t)page - 1);
+    if (e > b) madvise((void *)b, e - b, MADV_DONTNEED);
 }

@@ -19,6 +19,13 @@ int ox_mkdir_p(const char *dir);
  * "" (caching off) or nothing; malloc'd otherwise. Not created here. */
 char *ox_cache_dir_resolve(const char *option);
 
+/* Drops the whole pages inside [p, p + n) of a read-only file mapping
+ * from this process's resident memory (MADV_DONTNEED): a later read
+ * brings them back from the page cache. Never on anonymous or written
+ * memory, whose contents it would lose. The signature serves as
+ * ox_checksum64_chunked's `after` (user unused). */
+void ox_drop_mapped_pages(const void *p, size_t n, void *user);
+
 /* A temporary file beside `path`, to be committed over it. */
 typedef struct ox_temp_file {
     const char *path; /* the final path (borrowed) */

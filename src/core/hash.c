@@ -142,3 +142,21 @@ uint64_t ox_checksum64(const void *data, size_t len) {
     h ^= h >> 32;
     return h;
 }
+
+uint64_t ox_checksum64_chunked(const void *data, size_t len,
+                               void (*after)(const void *chunk, size_t n, void *user), void *user) {
+    const uint8_t *p = data;
+    uint64_t acc = (uint64_t)len;
+    for (size_t at = 0; at < len; at += OX_CHECKSUM_CHUNK) {
+        size_t n = len - at < OX_CHECKSUM_CHUNK ? len - at : OX_CHECKSUM_CHUNK;
+        uint64_t sum = ox_checksum64(p + at, n);
+        if (after) after(p + at, n, user);
+        uint8_t pair[16];
+        for (int i = 0; i < 8; i++) {
+            pair[i] = (uint8_t)(acc >> (8 * i));
+            pair[8 + i] = (uint8_t)(sum >> (8 * i));
+        }
+        acc = ox_checksum64(pair, sizeof pair);
+    }
+    return acc;
+}

@@ -27,4 +27,14 @@ void ox_sha256_hex(const uint8_t digest[32], char hex[65]);
  * folded in, then avalanched. Equal bytes give equal sums on every host. */
 uint64_t ox_checksum64(const void *data, size_t len);
 
+/* The checksum of a large section, chunk by chunk: acc = len, then for
+ * each OX_CHECKSUM_CHUNK bytes (the last chunk may be shorter)
+ * acc = ox_checksum64 of the 16 bytes acc, chunk sum (little-endian).
+ * after(chunk, n, user), when not NULL, is called once a chunk is read:
+ * a caller that maps a file only to check it drops the pages there, so
+ * checking a section does not keep all of it resident. */
+#define OX_CHECKSUM_CHUNK ((size_t)1 << 20)
+uint64_t ox_checksum64_chunked(const void *data, size_t len,
+                               void (*after)(const void *chunk, size_t n, void *user), void *user);
+
 #endif

@@ -98,7 +98,7 @@ static const char *read_entries(ox_artefacts *a, const uint8_t *h, size_t size) 
         db > size - dof || n > ib / 24)
         return "sections do not fit";
     if (ox_checksum64(h + io, ib) != get64(h + H_INDEX_SUM) ||
-        ox_checksum64(h + dof, db) != get64(h + H_DATA_SUM))
+        ox_checksum64_chunked(h + dof, db, ox_drop_mapped_pages, NULL) != get64(h + H_DATA_SUM))
         return "corrupted (checksum mismatch)";
     const uint8_t *p = h + io, *end = h + io + ib;
     for (uint64_t i = 0; i < n; i++) {
@@ -236,7 +236,8 @@ int ox_artefacts_save(ox_artefacts *a, ox_error *err) {
         put64(h + H_DATA_BYTES, db);
         put64(h + H_FILE_BYTES, size);
         put64(h + H_INDEX_SUM, ox_checksum64(index, ib));
-        put64(h + H_DATA_SUM, ox_checksum64((const uint8_t *)map + dof, db));
+        /* the new file's pages are only read to sum them */
+        put64(h + H_DATA_SUM, ox_checksum64_chunked((const uint8_t *)map + dof, db, ox_drop_mapped_pages, NULL));
         put64(h + H_SUM, ox_checksum64(h, H_SUM));
         munmap(map, size);
         rc = ox_temp_write_at(&t, h, sizeof h, 0, err);

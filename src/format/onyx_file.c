@@ -66,7 +66,7 @@ static int section_ok(uint64_t off, uint64_t len, uint64_t size) {
     return off >= OX_ONYX_HEADER_BYTES && off <= size && len <= size - off;
 }
 
-int ox_onyx_parse(const void *data, size_t size, ox_onyx_view *out, ox_error *err) {
+int ox_onyx_parse(const void *data, size_t size, int mapped, ox_onyx_view *out, ox_error *err) {
     memset(out, 0, sizeof *out);
     const uint8_t *h = data;
     if (!ox_onyx_sniff(data, size))
@@ -112,7 +112,7 @@ int ox_onyx_parse(const void *data, size_t size, ox_onyx_view *out, ox_error *er
                        (unsigned long long)gb, size);
     if (ox_checksum64(h + go, gb) != get64(h + H_GRAPH_SUM))
         return ox_fail(err, ONYX_INVALID_MODEL, "optimized file: the graph section is corrupted (checksum mismatch)");
-    if (ox_checksum64(h + wo, wb) != get64(h + H_WEIGHTS_SUM))
+    if (ox_checksum64_chunked(h + wo, wb, mapped ? ox_drop_mapped_pages : NULL, NULL) != get64(h + H_WEIGHTS_SUM))
         return ox_fail(err, ONYX_INVALID_MODEL, "optimized file: the weight section is corrupted (checksum mismatch)");
     out->meta.format_version = version;
     out->meta.opt_level = get32(h + H_OPT_LEVEL);
@@ -133,7 +133,7 @@ int ox_onyx_reseal(uint8_t *h, size_t size) {
     uint64_t wo = get64(h + H_WEIGHTS_OFFSET), wb = get64(h + H_WEIGHTS_BYTES);
     uint64_t go = get64(h + H_GRAPH_OFFSET), gb = get64(h + H_GRAPH_BYTES);
     if (!section_ok(wo, wb, size) || !section_ok(go, gb, size)) return -1;
-    put64(h + H_WEIGHTS_SUM, ox_checksum64(h + wo, wb));
+    put64(h + H_WEIGHTS_SUM, ox_checksum64_chunked(h + wo, wb, NULL, NULL));
     put64(h + H_GRAPH_SUM, ox_checksum64(h + go, gb));
     put64(h + H_HEADER_SUM, ox_checksum64(h, H_HEADER_SUM));
     return 0;
@@ -163,7 +163,7 @@ static int file_sums(int fd, uint64_t size, uint64_t wo, uint64_t wb, uint64_t g
     void *map = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
     if (map == MAP_FAILED)
         return ox_fail(err, ONYX_IO_ERROR, "cannot map '%s' to checksum it: %s", path, strerror(errno));
-    *wsum = ox_checksum64((const uint8_t *)map + wo, wb);
+    *wsum = ox_checksum64_chunked((const uint8_t *)map + wo, wb, NULL, NULL);
     *gsum = ox_checksum64((const uint8_t *)map + go, gb);
     munmap(map, size);
     return 0;

@@ -46,8 +46,10 @@ int ox_onyx_sniff(const void *data, size_t size);
 /* Checks magic, format version, header checksum, section bounds against
  * size, and both sections' checksums; fails with ONYX_INVALID_MODEL
  * saying which (truncated, corrupted, written by another format
- * version). */
-int ox_onyx_parse(const void *data, size_t size, ox_onyx_view *out, ox_error *err);
+ * version). mapped: data is a read-only file mapping, whose weight pages
+ * are dropped once checked (they are read again where a weight is used),
+ * so loading keeps resident only what the session touches. */
+int ox_onyx_parse(const void *data, size_t size, int mapped, ox_onyx_view *out, ox_error *err);
 
 /* Recomputes the checksums of a file whose header and sections are
  * otherwise in order (after a deliberate change: tests, fuzzing); leaves

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "core/files.h"
 #include "core/strmap.h"
 #include "format/onyx_file.h"
 #include "loader/nesting.h"
@@ -87,13 +88,7 @@ static int convert_type(const Onnx__TypeProto *tp, const char *what, ir_type *t,
 
 /* Once copied, a weight's file pages are not needed again; dropping them
  * keeps resident memory near one copy of the weights while loading. */
-static void drop_pages(const uint8_t *p, size_t n) {
-    long page = sysconf(_SC_PAGESIZE);
-    if (page <= 0) return;
-    uintptr_t b = ((uintptr_t)p + (uintptr_t)page - 1) & ~((uintptr_t)page - 1);
-    uintptr_t e = ((uintptr_t)p + n) & ~((uintptr_t)page - 1);
-    if (e > b) madvise((void *)b, e - b, MADV_DONTNEED);
-}
+static void drop_pages(const uint8_t *p, size_t n) { ox_drop_mapped_pages(p, n, NULL); }
 
 /* Models from IR version 1 may leave AttributeProto.type unset; the
  * populated field then tells the type. */
@@ -463,10 +458,10 @@ done:
 /* An optimized file in `bytes` (which the caller keeps alive, or hands
  * over as backing): the header and checksums, then its graph with
  * weights that point into the bytes. */
-static int load_onyx(const uint8_t *bytes, size_t size, const char *base_dir, ir_model **out,
-                     ox_error *err) {
+static int load_onyx(const uint8_t *bytes, size_t size, int mapped, const char *base_dir,
+                     ir_model **out, ox_error *err) {
     ox_onyx_view v;
-    if (ox_onyx_parse(bytes, size, &v, err) != 0) return -1;
+    if (ox_onyx_parse(bytes, size, mapped, &v, err) != 0) return -1;
     if (load_bytes(v.graph, v.graph_bytes, 0, &v, base_dir, out, err) != 0) {
         ox_error_prefix(err, "optimized file");
         return -1;
@@ -487,13 +482,13 @@ int ox_load_model_buffer(const void *data, size_t size, const char *base_dir, in
     *out = NULL;
     if (!ox_onyx_sniff(data, size)) return load_bytes(data, size, 0, NULL, base_dir, out, err);
     if (borrow && (uintptr_t)data % OX_ONYX_ALIGN == 0)
-        return load_onyx(data, size, base_dir, out, err);
+        return load_onyx(data, size, 0, base_dir, out, err);
     /* weights are used in place, so they need the alignment the file
      * promises: a copy gets it */
     void *copy = aligned_alloc(OX_ONYX_ALIGN, (size + OX_ONYX_ALIGN - 1) / OX_ONYX_ALIGN * OX_ONYX_ALIGN);
     if (!copy) return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory copying a %zu-byte model", size);
     memcpy(copy, data, size);
-    if (load_onyx(copy, size, base_dir, out, err) != 0) {
+    if (load_onyx(copy, size, 0, base_dir, out, err) != 0) {
         free(copy);
         return -1;
     }
@@ -522,7 +517,7 @@ int ox_load_model_file(const char *path, const char *base_dir, ir_model **out, o
     if (ox_onyx_sniff(map, size)) {
         /* the weights stay in the mapping: read-only pages of the page
          * cache, shared by every process that loads the file */
-        if (load_onyx(map, size, base_dir, out, err) != 0) {
+        if (load_onyx(map, size, 1, base_dir, out, err) != 0) {
             munmap(map, size);
             return -1;
         }

@@ -183,7 +183,7 @@ static void test_round_trip(onyx_env *env, const char *src, const char *compiled
     uint8_t *src_bytes = read_all(src, &src_len), digest[32];
     ox_onyx_view v;
     ox_error err = {0};
-    CHECK(bytes && ox_onyx_parse(bytes, len, &v, &err) == 0);
+    CHECK(bytes && ox_onyx_parse(bytes, len, 0, &v, &err) == 0);
     if (src_bytes && bytes) {
         ox_sha256_digest(src_bytes, src_len, digest);
         CHECK(memcmp(v.meta.source_sha256, digest, 32) == 0);
