@@ -310,7 +310,8 @@ static int rewrite(ir_graph *g, int ci, const chain *c, unsigned char *dead, ox_
 }
 
 /* Runs the chain from Conv node ci; returns 1 when it changed the graph. */
-static int fuse_one(ir_graph *g, const readers *r, unsigned char *dead, int ci, ox_error *err) {
+static int fuse_one(ir_graph *g, const readers *r, unsigned char *dead, int ci, int affine_only,
+                    ox_error *err) {
     const ir_node *conv = &g->nodes[ci];
     if (!is_op(conv, "Conv") || conv->n_outputs != 1 || conv->outputs[0] < 0) return 0;
     const ox_tensor *w = const_f32(g, conv, 1);
@@ -344,6 +345,7 @@ static int fuse_one(ir_graph *g, const readers *r, unsigned char *dead, int ci, 
         w = g->values[cv->inputs[1]].init;
         changed = 1;
     }
+    if (affine_only) return changed;
     /* 2. residual */
     int j = sole_reader(g, r, c.out, dead);
     if (j >= 0 && is_op(&g->nodes[j], "Add")) {
@@ -362,16 +364,19 @@ static int fuse_one(ir_graph *g, const readers *r, unsigned char *dead, int ci, 
     return 1;
 }
 
-int ox_pass_fuse_conv_activation(ox_pass_ctx *ctx, ir_graph *g) {
-    /* FusedConv runs on the CPU only: with a device provider in the
-     * session, its Convs stay Convs so they can still go there */
-    if (!ctx->cpu_only || ox_graph_has_subgraphs(g)) return 0;
+/* Both passes: affine_only folds the constant Mul/Add steps into the
+ * Convs (new weights and bias, a plain Conv: any provider runs it); else
+ * the whole chain becomes onyx.FusedConv. */
+static int fuse_convs(ox_pass_ctx *ctx, ir_graph *g, int affine_only) {
+    if (ox_graph_has_subgraphs(g)) return 0;
     int any = 0;
     for (int i = 0; i < g->n_nodes && !any; i++) any = is_op(&g->nodes[i], "Conv");
     if (!any) return 0;
     /* the residual test needs the shapes; inference is best effort and
-     * runs again after the optimizer */
-    if (ir_infer_shapes(g, ctx->err) != 0) ox_error_clear(ctx->err);
+     * runs again after the optimizer. An optimized file brings its
+     * inferred shapes (value_info), so it is not run twice at load */
+    if (!affine_only && !ctx->model->compiled && ir_infer_shapes(g, ctx->err) != 0)
+        ox_error_clear(ctx->err);
     unsigned char *dead = calloc((size_t)g->n_nodes + 1, 1);
     readers r = {0};
     if (!dead || readers_init(&r, g) != 0) {
@@ -383,7 +388,7 @@ int ox_pass_fuse_conv_activation(ox_pass_ctx *ctx, ir_graph *g) {
     int changes = 0, rc = 0;
     for (int i = 0; i < g->n_nodes; i++) {
         if (dead[i]) continue;
-        int c = fuse_one(g, &r, dead, i, ctx->err);
+        int c = fuse_one(g, &r, dead, i, affine_only, ctx->err);
         if (c < 0) {
             rc = -1;
             break;
@@ -392,11 +397,25 @@ int ox_pass_fuse_conv_activation(ox_pass_ctx *ctx, ir_graph *g) {
     }
     /* the graph now names the onyx domain: import it, as a saved model
      * would need */
-    if (rc == 0 && changes && ox_model_import_domain(ctx->model, "onyx", 1, ctx->err) != 0) rc = -1;
+    if (rc == 0 && changes && !affine_only && ox_model_import_domain(ctx->model, "onyx", 1, ctx->err) != 0)
+        rc = -1;
     if (rc == 0 && changes && ir_graph_remove_nodes(g, dead) != 0)
         rc = ox_fail(ctx->err, ONYX_OUT_OF_MEMORY, "out of memory");
     free(dead);
     free(r.start);
     free(r.node);
     return rc == 0 ? changes : -1;
+}
+
+int ox_pass_fuse_conv_activation(ox_pass_ctx *ctx, ir_graph *g) {
+    /* FusedConv runs on the CPU only: with a device provider in the
+     * session, its Convs stay Convs so they can still go there */
+    return ctx->cpu_only ? fuse_convs(ctx, g, 0) : 0;
+}
+
+int ox_pass_fold_conv_affine(ox_pass_ctx *ctx, ir_graph *g) {
+    /* a plain Conv with new weights runs anywhere: done for every
+     * session, so an optimized file carries the folded weights and a
+     * CPU session loading it does not compute them again */
+    return fuse_convs(ctx, g, 1);
 }

@@ -8,6 +8,7 @@ static const ox_pass PASSES[] = {
     {"fold_shapes", ONYX_OPT_BASIC, ox_pass_fold_shapes, 0},
     {"cancel_transforms", ONYX_OPT_BASIC, ox_pass_cancel_transforms, 0},
     {"fuse_conv_bn", ONYX_OPT_ALL, ox_pass_fuse_conv_bn, 0},
+    {"fold_conv_affine", ONYX_OPT_ALL, ox_pass_fold_conv_affine, 0},
     {"fuse_conv_activation", ONYX_OPT_ALL, ox_pass_fuse_conv_activation, 1},
     {"fuse_layernorm", ONYX_OPT_ALL, ox_pass_fuse_layernorm, 0},
     {"fuse_gelu", ONYX_OPT_ALL, ox_pass_fuse_gelu, 1},
