@@ -537,6 +537,12 @@ static int check_split(const onyx_session *s, const char *providers) {
  * stays reachable. */
 static onyx_session *keep_loaded;
 
+int keep_driver_loaded(onyx_session *s) {
+    if (!s || keep_loaded) return 0;
+    keep_loaded = s;
+    return 1;
+}
+
 /* Loads the case's inputs and runs s once; outs[i] receives output i. */
 int run_inputs(onyx_session *s, const test_case *c, onyx_tensor **outs, const char *what) {
     int rc = -1;

@@ -40,6 +40,11 @@ int run_inputs(onyx_session *s, const test_case *c, onyx_tensor **outs, const ch
 /* Prints the failure and frees st; returns -1. */
 int fail_status(const char *what, onyx_status *st);
 double now_s(void);
+/* Keeps s (a session with a device provider) alive to the end of the
+ * process when none is kept yet, so that lavapipe stays loaded and its
+ * one-time allocation reachable for LeakSanitizer; 1 when s was kept (the
+ * caller must not free it). */
+int keep_driver_loaded(onyx_session *s);
 
 /* --compiled DIR: the case compiled into DIR (an optimized file and an
  * ONNX twin); each loaded on `providers` must give the .onnx model's

@@ -147,7 +147,7 @@ int compiled_case(onyx_env *env, const test_case *c, const char *providers, cons
 out:
     for (size_t i = 0; want && i < c->n_outputs; i++) onyx_tensor_free(want[i]);
     free(want);
-    onyx_session_free(orig);
+    if (!providers || !keep_driver_loaded(orig)) onyx_session_free(orig);
     printf("%s %s (compiled)\n", rc == 0 ? "PASS" : "FAIL", c->name);
     return rc;
 }
