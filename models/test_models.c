@@ -543,6 +543,20 @@ int keep_driver_loaded(onyx_session *s) {
     return 1;
 }
 
+onyx_status *case_options(const char *providers, int opt_level, onyx_session_options **out) {
+    onyx_status *st = onyx_session_options_create(out);
+    if (!st && opt_level >= 0)
+        st = onyx_session_options_set_optimization_level(*out, (onyx_opt_level)opt_level);
+    if (st || !providers) return st;
+    const char *names[8];
+    size_t n = 0;
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", providers);
+    for (char *save = NULL, *p = strtok_r(buf, ",", &save); p && n < 8; p = strtok_r(NULL, ",", &save))
+        names[n++] = p;
+    return onyx_session_options_set_providers(*out, names, n);
+}
+
 /* Loads the case's inputs and runs s once; outs[i] receives output i. */
 int run_inputs(onyx_session *s, const test_case *c, onyx_tensor **outs, const char *what) {
     int rc = -1;
@@ -585,21 +599,8 @@ static int run_case(onyx_env *env, const test_case *c, const char *providers, in
     }
     double t0 = now_s();
     onyx_session_options *o = NULL;
-    onyx_status *st = onyx_session_options_create(&o);
-    if (!st && opt_level >= 0)
-        st = onyx_session_options_set_optimization_level(o, (onyx_opt_level)opt_level);
-    if (!st && providers) {
-        const char *names[8];
-        size_t n = 0;
-        char buf[256];
-        snprintf(buf, sizeof buf, "%s", providers);
-        for (char *save = NULL, *p = strtok_r(buf, ",", &save); p && n < 8; p = strtok_r(NULL, ",", &save))
-            names[n++] = p;
-        st = onyx_session_options_set_providers(o, names, n);
-        if (!st) st = onyx_session_create(env, c->model, o, &s);
-    } else if (!st) {
-        st = onyx_session_create(env, c->model, o, &s);
-    }
+    onyx_status *st = case_options(providers, opt_level, &o);
+    if (!st) st = onyx_session_create(env, c->model, o, &s);
     onyx_session_options_free(o);
     if (st) {
         fail_status("cannot create a session", st);

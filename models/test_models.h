@@ -32,6 +32,11 @@ typedef struct manifest {
     size_t n;
 } manifest;
 
+/* Session options for a case: providers "a,b" in priority order (NULL:
+ * the default), opt_level none..all (-1: the default). *out is made even
+ * when a setting fails; the caller frees it. */
+onyx_status *case_options(const char *providers, int opt_level, onyx_session_options **out);
+
 /* Compares output o of a run with its reference file; prints the
  * differences; 0 when within the output's tolerance. */
 int compare_output(const io *o, onyx_tensor *got);

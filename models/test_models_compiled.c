@@ -13,24 +13,12 @@
 
 #include "test_models.h"
 
-static onyx_status *make_options(const char *providers, onyx_session_options **out) {
-    onyx_status *st = onyx_session_options_create(out);
-    if (st || !providers) return st;
-    const char *names[8];
-    size_t n = 0;
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", providers);
-    for (char *save = NULL, *p = strtok_r(buf, ",", &save); p && n < 8; p = strtok_r(NULL, ",", &save))
-        names[n++] = p;
-    return onyx_session_options_set_providers(*out, names, n);
-}
-
 /* A session over a path, or over a buffer (borrowed or copied). */
 static onyx_session *open_session(onyx_env *env, const char *providers, const char *path,
                                   const void *buf, size_t size, int borrow, const char *what) {
     onyx_session_options *o = NULL;
     onyx_session *s = NULL;
-    onyx_status *st = make_options(providers, &o);
+    onyx_status *st = case_options(providers, -1, &o);
     if (!st && borrow) st = onyx_session_options_set_borrow_buffer(o, 1);
     if (!st) st = path ? onyx_session_create(env, path, o, &s) : onyx_session_create_from_buffer(env, buf, size, o, &s);
     onyx_session_options_free(o);

@@ -2,6 +2,8 @@
 
 #include <string.h>
 
+#include "core/le.h"
+
 /* ---- SHA-256 ---- */
 
 static const uint32_t K[64] = {
@@ -115,13 +117,6 @@ void ox_sha256_hex(const uint8_t digest[32], char hex[65]) {
 
 static uint64_t rol64(uint64_t x, int n) { return (x << n) | (x >> (64 - n)); }
 
-/* Little-endian 64-bit load, whatever the host's order. */
-static uint64_t load64(const uint8_t *p) {
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--) v = v << 8 | p[i];
-    return v;
-}
-
 static uint64_t mix(uint64_t acc, uint64_t word) { return rol64(acc + word * M2, 31) * M1; }
 
 uint64_t ox_checksum64(const void *data, size_t len) {
@@ -129,11 +124,11 @@ uint64_t ox_checksum64(const void *data, size_t len) {
     uint64_t lane[4] = {M1 + M2, M2, 0, (uint64_t)0 - M1};
     size_t stripes = len / 32;
     for (size_t s = 0; s < stripes; s++, p += 32)
-        for (int k = 0; k < 4; k++) lane[k] = mix(lane[k], load64(p + 8 * k));
+        for (int k = 0; k < 4; k++) lane[k] = mix(lane[k], ox_get_le64(p + 8 * k));
     uint64_t h = rol64(lane[0], 1) + rol64(lane[1], 7) + rol64(lane[2], 12) + rol64(lane[3], 18);
     h ^= (uint64_t)len * M3;
     size_t rest = len % 32;
-    for (; rest >= 8; rest -= 8, p += 8) h = rol64(h ^ mix(0, load64(p)), 27) * M1 + M3;
+    for (; rest >= 8; rest -= 8, p += 8) h = rol64(h ^ mix(0, ox_get_le64(p)), 27) * M1 + M3;
     for (; rest; rest--, p++) h = rol64(h ^ (*p * M1), 11) * M2;
     h ^= h >> 33;
     h *= M2;
@@ -152,10 +147,8 @@ uint64_t ox_checksum64_chunked(const void *data, size_t len,
         uint64_t sum = ox_checksum64(p + at, n);
         if (after) after(p + at, n, user);
         uint8_t pair[16];
-        for (int i = 0; i < 8; i++) {
-            pair[i] = (uint8_t)(acc >> (8 * i));
-            pair[8 + i] = (uint8_t)(sum >> (8 * i));
-        }
+        ox_put_le64(pair, acc);
+        ox_put_le64(pair + 8, sum);
         acc = ox_checksum64(pair, sizeof pair);
     }
     return acc;

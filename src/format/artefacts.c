@@ -10,6 +10,7 @@
 
 #include "core/files.h"
 #include "core/hash.h"
+#include "core/le.h"
 
 #define MAGIC "ONYXPACK"
 #define FORMAT 1u
@@ -50,24 +51,6 @@ struct ox_artefacts {
     size_t found, added;
 };
 
-static void put32(uint8_t *p, uint32_t v) {
-    for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i));
-}
-static void put64(uint8_t *p, uint64_t v) {
-    for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
-}
-static uint32_t get32(const uint8_t *p) {
-    uint32_t v = 0;
-    for (int i = 3; i >= 0; i--) v = v << 8 | p[i];
-    return v;
-}
-static uint64_t get64(const uint8_t *p) {
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--) v = v << 8 | p[i];
-    return v;
-}
-static uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
-
 static int push(ox_artefacts *a, const char *name, const void *bytes, size_t len, int used) {
     if (a->n == a->cap) {
         size_t cap = a->cap ? a->cap * 2 : 16;
@@ -85,28 +68,28 @@ static int push(ox_artefacts *a, const char *name, const void *bytes, size_t len
 /* The file's entries, when every check passes; else a reason. */
 static const char *read_entries(ox_artefacts *a, const uint8_t *h, size_t size) {
     if (size < HEADER || memcmp(h, MAGIC, 8) != 0) return "not an artefact file";
-    if (get32(h + H_VERSION) != FORMAT || get32(h + H_HEADER) != HEADER) return "another format version";
-    if (ox_checksum64(h, H_SUM) != get64(h + H_SUM)) return "corrupted header";
-    if (get64(h + H_FILE_BYTES) != size) return "truncated or extended";
+    if (ox_get_le32(h + H_VERSION) != FORMAT || ox_get_le32(h + H_HEADER) != HEADER) return "another format version";
+    if (ox_checksum64(h, H_SUM) != ox_get_le64(h + H_SUM)) return "corrupted header";
+    if (ox_get_le64(h + H_FILE_BYTES) != size) return "truncated or extended";
     for (int i = H_RESERVED; i < H_SUM; i++)
         if (h[i]) return "corrupted header";
     if (memcmp(h + H_KEY, a->key, OX_ARTEFACT_KEY_BYTES) != 0)
         return "written for another model, device or onyx version";
-    uint64_t n = get64(h + H_ENTRIES), io = get64(h + H_INDEX_OFF), ib = get64(h + H_INDEX_BYTES);
-    uint64_t dof = get64(h + H_DATA_OFF), db = get64(h + H_DATA_BYTES);
+    uint64_t n = ox_get_le64(h + H_ENTRIES), io = ox_get_le64(h + H_INDEX_OFF), ib = ox_get_le64(h + H_INDEX_BYTES);
+    uint64_t dof = ox_get_le64(h + H_DATA_OFF), db = ox_get_le64(h + H_DATA_BYTES);
     if (io < HEADER || io > size || ib > size - io || dof % DATA_ALIGN || dof < io + ib || dof > size ||
         db > size - dof || n > ib / 24)
         return "sections do not fit";
-    if (ox_checksum64(h + io, ib) != get64(h + H_INDEX_SUM) ||
-        ox_checksum64_chunked(h + dof, db, ox_drop_mapped_pages, NULL) != get64(h + H_DATA_SUM))
+    if (ox_checksum64(h + io, ib) != ox_get_le64(h + H_INDEX_SUM) ||
+        ox_checksum64_chunked(h + dof, db, ox_drop_mapped_pages, NULL) != ox_get_le64(h + H_DATA_SUM))
         return "corrupted (checksum mismatch)";
     const uint8_t *p = h + io, *end = h + io + ib;
     for (uint64_t i = 0; i < n; i++) {
         if (end - p < 24) return "corrupted index";
-        uint32_t nl = get32(p);
-        uint64_t off = get64(p + 8), len = get64(p + 16);
+        uint32_t nl = ox_get_le32(p);
+        uint64_t off = ox_get_le64(p + 8), len = ox_get_le64(p + 16);
         p += 24;
-        uint64_t padded = align_up(nl, 8);
+        uint64_t padded = ox_align_up(nl, 8);
         if (nl == 0 || nl > 4096 || (uint64_t)(end - p) < padded || memchr(p, 0, nl) ||
             off % ENTRY_ALIGN || off > db || len > db - off)
             return "corrupted index";
@@ -191,8 +174,8 @@ int ox_artefacts_save(ox_artefacts *a, ox_error *err) {
     for (size_t i = 0; i < a->n; i++) {
         if (!a->entries[i].used) continue;
         n++;
-        ib += 24 + align_up(strlen(a->entries[i].name), 8);
-        db = align_up(db, ENTRY_ALIGN) + a->entries[i].len;
+        ib += 24 + ox_align_up(strlen(a->entries[i].name), 8);
+        db = ox_align_up(db, ENTRY_ALIGN) + a->entries[i].len;
     }
     uint8_t *index = calloc(1, ib ? ib : 1);
     if (!index) return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
@@ -201,19 +184,19 @@ int ox_artefacts_save(ox_artefacts *a, ox_error *err) {
         free(index);
         return -1;
     }
-    uint64_t io = HEADER, dof = align_up(io + ib, DATA_ALIGN), at = 0;
+    uint64_t io = HEADER, dof = ox_align_up(io + ib, DATA_ALIGN), at = 0;
     uint8_t *p = index;
     int rc = 0;
     for (size_t i = 0; i < a->n && rc == 0; i++) {
         entry *e = &a->entries[i];
         if (!e->used) continue;
         size_t nl = strlen(e->name);
-        at = align_up(at, ENTRY_ALIGN);
-        put32(p, (uint32_t)nl);
-        put64(p + 8, at);
-        put64(p + 16, e->len);
+        at = ox_align_up(at, ENTRY_ALIGN);
+        ox_put_le32(p, (uint32_t)nl);
+        ox_put_le64(p + 8, at);
+        ox_put_le64(p + 16, e->len);
         memcpy(p + 24, e->name, nl);
-        p += 24 + align_up(nl, 8);
+        p += 24 + ox_align_up(nl, 8);
         rc = ox_temp_write_at(&t, e->bytes, e->len, dof + at, err);
         at += e->len;
     }
@@ -226,19 +209,19 @@ int ox_artefacts_save(ox_artefacts *a, ox_error *err) {
     if (rc == 0 && map == MAP_FAILED) rc = ox_fail(err, ONYX_IO_ERROR, "cannot map '%s'", a->path);
     if (rc == 0) {
         memcpy(h, MAGIC, 8);
-        put32(h + H_VERSION, FORMAT);
-        put32(h + H_HEADER, HEADER);
+        ox_put_le32(h + H_VERSION, FORMAT);
+        ox_put_le32(h + H_HEADER, HEADER);
         memcpy(h + H_KEY, a->key, OX_ARTEFACT_KEY_BYTES);
-        put64(h + H_ENTRIES, n);
-        put64(h + H_INDEX_OFF, io);
-        put64(h + H_INDEX_BYTES, ib);
-        put64(h + H_DATA_OFF, dof);
-        put64(h + H_DATA_BYTES, db);
-        put64(h + H_FILE_BYTES, size);
-        put64(h + H_INDEX_SUM, ox_checksum64(index, ib));
+        ox_put_le64(h + H_ENTRIES, n);
+        ox_put_le64(h + H_INDEX_OFF, io);
+        ox_put_le64(h + H_INDEX_BYTES, ib);
+        ox_put_le64(h + H_DATA_OFF, dof);
+        ox_put_le64(h + H_DATA_BYTES, db);
+        ox_put_le64(h + H_FILE_BYTES, size);
+        ox_put_le64(h + H_INDEX_SUM, ox_checksum64(index, ib));
         /* the new file's pages are only read to sum them */
-        put64(h + H_DATA_SUM, ox_checksum64_chunked((const uint8_t *)map + dof, db, ox_drop_mapped_pages, NULL));
-        put64(h + H_SUM, ox_checksum64(h, H_SUM));
+        ox_put_le64(h + H_DATA_SUM, ox_checksum64_chunked((const uint8_t *)map + dof, db, ox_drop_mapped_pages, NULL));
+        ox_put_le64(h + H_SUM, ox_checksum64(h, H_SUM));
         munmap(map, size);
         rc = ox_temp_write_at(&t, h, sizeof h, 0, err);
     }

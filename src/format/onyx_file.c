@@ -11,6 +11,7 @@
 
 #include "core/files.h"
 #include "core/hash.h"
+#include "core/le.h"
 #include "onyx.h"
 #include "format/writer.h"
 
@@ -36,24 +37,6 @@ enum {
     H_HEADER_SUM = 248,
 };
 
-static void put32(uint8_t *p, uint32_t v) {
-    for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i));
-}
-static void put64(uint8_t *p, uint64_t v) {
-    for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
-}
-static uint32_t get32(const uint8_t *p) {
-    uint32_t v = 0;
-    for (int i = 3; i >= 0; i--) v = v << 8 | p[i];
-    return v;
-}
-static uint64_t get64(const uint8_t *p) {
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--) v = v << 8 | p[i];
-    return v;
-}
-static uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
-
 int ox_onyx_sniff(const void *data, size_t size) {
     return data && size >= sizeof MAGIC && memcmp(data, MAGIC, sizeof MAGIC) == 0;
 }
@@ -75,7 +58,7 @@ int ox_onyx_parse(const void *data, size_t size, int mapped, ox_onyx_view *out, 
         return ox_fail(err, ONYX_INVALID_MODEL,
                        "optimized file truncated: %zu bytes, shorter than its %u-byte header", size,
                        OX_ONYX_HEADER_BYTES);
-    uint32_t version = get32(h + H_VERSION);
+    uint32_t version = ox_get_le32(h + H_VERSION);
     char writer[33] = {0};
     memcpy(writer, h + H_ONYX_VERSION, 32);
     for (int i = 0; i < 32; i++)
@@ -85,12 +68,12 @@ int ox_onyx_parse(const void *data, size_t size, int mapped, ox_onyx_view *out, 
                        "optimized file format version %u (written by onyx '%s'); this onyx (%s) "
                        "reads version %u: compile the model again with `onyx compile`",
                        version, writer, ONYX_VERSION_STRING, OX_ONYX_FORMAT_VERSION);
-    if (get32(h + H_HEADER_BYTES) != OX_ONYX_HEADER_BYTES)
+    if (ox_get_le32(h + H_HEADER_BYTES) != OX_ONYX_HEADER_BYTES)
         return ox_fail(err, ONYX_INVALID_MODEL, "optimized file header: size %u, expected %u",
-                       get32(h + H_HEADER_BYTES), OX_ONYX_HEADER_BYTES);
-    if (ox_checksum64(h, H_HEADER_SUM) != get64(h + H_HEADER_SUM))
+                       ox_get_le32(h + H_HEADER_BYTES), OX_ONYX_HEADER_BYTES);
+    if (ox_checksum64(h, H_HEADER_SUM) != ox_get_le64(h + H_HEADER_SUM))
         return ox_fail(err, ONYX_INVALID_MODEL, "optimized file header is corrupted (checksum mismatch)");
-    uint64_t file_bytes = get64(h + H_FILE_BYTES);
+    uint64_t file_bytes = ox_get_le64(h + H_FILE_BYTES);
     if (file_bytes != size)
         return ox_fail(err, ONYX_INVALID_MODEL,
                        "optimized file %s: its header says %llu bytes, the file has %zu",
@@ -98,11 +81,11 @@ int ox_onyx_parse(const void *data, size_t size, int mapped, ox_onyx_view *out, 
                        (unsigned long long)file_bytes, size);
     for (int i = H_RESERVED; i < H_HEADER_SUM; i++)
         if (h[i]) return ox_fail(err, ONYX_INVALID_MODEL, "optimized file header: reserved byte %d is set", i);
-    if (get32(h + H_FLAGS) != 0)
+    if (ox_get_le32(h + H_FLAGS) != 0)
         return ox_fail(err, ONYX_INVALID_MODEL, "optimized file header: unknown flags 0x%x",
-                       get32(h + H_FLAGS));
-    uint64_t wo = get64(h + H_WEIGHTS_OFFSET), wb = get64(h + H_WEIGHTS_BYTES);
-    uint64_t go = get64(h + H_GRAPH_OFFSET), gb = get64(h + H_GRAPH_BYTES);
+                       ox_get_le32(h + H_FLAGS));
+    uint64_t wo = ox_get_le64(h + H_WEIGHTS_OFFSET), wb = ox_get_le64(h + H_WEIGHTS_BYTES);
+    uint64_t go = ox_get_le64(h + H_GRAPH_OFFSET), gb = ox_get_le64(h + H_GRAPH_BYTES);
     if (!section_ok(wo, wb, size) || wo % OX_ONYX_ALIGN || !section_ok(go, gb, size) || gb == 0 ||
         (go < wo + wb && wo < go + gb))
         return ox_fail(err, ONYX_INVALID_MODEL,
@@ -110,12 +93,12 @@ int ox_onyx_parse(const void *data, size_t size, int mapped, ox_onyx_view *out, 
                        "not fit the %zu-byte file",
                        (unsigned long long)wo, (unsigned long long)wb, (unsigned long long)go,
                        (unsigned long long)gb, size);
-    if (ox_checksum64(h + go, gb) != get64(h + H_GRAPH_SUM))
+    if (ox_checksum64(h + go, gb) != ox_get_le64(h + H_GRAPH_SUM))
         return ox_fail(err, ONYX_INVALID_MODEL, "optimized file: the graph section is corrupted (checksum mismatch)");
-    if (ox_checksum64_chunked(h + wo, wb, mapped ? ox_drop_mapped_pages : NULL, NULL) != get64(h + H_WEIGHTS_SUM))
+    if (ox_checksum64_chunked(h + wo, wb, mapped ? ox_drop_mapped_pages : NULL, NULL) != ox_get_le64(h + H_WEIGHTS_SUM))
         return ox_fail(err, ONYX_INVALID_MODEL, "optimized file: the weight section is corrupted (checksum mismatch)");
     out->meta.format_version = version;
-    out->meta.opt_level = get32(h + H_OPT_LEVEL);
+    out->meta.opt_level = ox_get_le32(h + H_OPT_LEVEL);
     memcpy(out->meta.onyx_version, writer, sizeof out->meta.onyx_version - 1);
     memcpy(out->meta.source_sha256, h + H_SOURCE_SHA256, 32);
     if (out->meta.opt_level > 2)
@@ -130,12 +113,12 @@ int ox_onyx_parse(const void *data, size_t size, int mapped, ox_onyx_view *out, 
 
 int ox_onyx_reseal(uint8_t *h, size_t size) {
     if (!ox_onyx_sniff(h, size) || size < OX_ONYX_HEADER_BYTES) return -1;
-    uint64_t wo = get64(h + H_WEIGHTS_OFFSET), wb = get64(h + H_WEIGHTS_BYTES);
-    uint64_t go = get64(h + H_GRAPH_OFFSET), gb = get64(h + H_GRAPH_BYTES);
+    uint64_t wo = ox_get_le64(h + H_WEIGHTS_OFFSET), wb = ox_get_le64(h + H_WEIGHTS_BYTES);
+    uint64_t go = ox_get_le64(h + H_GRAPH_OFFSET), gb = ox_get_le64(h + H_GRAPH_BYTES);
     if (!section_ok(wo, wb, size) || !section_ok(go, gb, size)) return -1;
-    put64(h + H_WEIGHTS_SUM, ox_checksum64_chunked(h + wo, wb, NULL, NULL));
-    put64(h + H_GRAPH_SUM, ox_checksum64(h + go, gb));
-    put64(h + H_HEADER_SUM, ox_checksum64(h, H_HEADER_SUM));
+    ox_put_le64(h + H_WEIGHTS_SUM, ox_checksum64_chunked(h + wo, wb, NULL, NULL));
+    ox_put_le64(h + H_GRAPH_SUM, ox_checksum64(h + go, gb));
+    ox_put_le64(h + H_HEADER_SUM, ox_checksum64(h, H_HEADER_SUM));
     return 0;
 }
 
@@ -150,7 +133,7 @@ typedef struct file_sink {
 
 static int sink_store(void *ctx, const void *bytes, size_t len, uint64_t *offset, ox_error *err) {
     file_sink *s = ctx;
-    uint64_t off = align_up(s->used, OX_ONYX_ALIGN);
+    uint64_t off = ox_align_up(s->used, OX_ONYX_ALIGN);
     if (ox_temp_write_at(s->file, bytes, len, s->base + off, err) != 0) return -1;
     *offset = off;
     s->used = off + len;
@@ -178,29 +161,29 @@ int ox_onyx_write(const ir_model *m, const ox_onyx_meta *meta, const char *path,
     size_t gb = 0;
     if (ox_model_write_with(m, &ws, &graph, &gb, err) != 0) goto fail;
     uint64_t wo = OX_ONYX_WEIGHTS_OFFSET, wb = sink.used;
-    uint64_t go = align_up(wo + wb, OX_ONYX_ALIGN), size = go + gb;
+    uint64_t go = ox_align_up(wo + wb, OX_ONYX_ALIGN), size = go + gb;
     if (ox_temp_write_at(&f, graph, gb, go, err) != 0) goto fail;
     free(graph);
     graph = NULL;
     uint8_t h[OX_ONYX_HEADER_BYTES] = {0};
     memcpy(h + H_MAGIC, MAGIC, sizeof MAGIC);
-    put32(h + H_VERSION, OX_ONYX_FORMAT_VERSION);
-    put32(h + H_HEADER_BYTES, OX_ONYX_HEADER_BYTES);
-    put32(h + H_OPT_LEVEL, meta->opt_level);
+    ox_put_le32(h + H_VERSION, OX_ONYX_FORMAT_VERSION);
+    ox_put_le32(h + H_HEADER_BYTES, OX_ONYX_HEADER_BYTES);
+    ox_put_le32(h + H_OPT_LEVEL, meta->opt_level);
     snprintf((char *)h + H_ONYX_VERSION, 32, "%s", ONYX_VERSION_STRING);
     memcpy(h + H_SOURCE_SHA256, meta->source_sha256, 32);
-    put64(h + H_WEIGHTS_OFFSET, wo);
-    put64(h + H_WEIGHTS_BYTES, wb);
-    put64(h + H_GRAPH_OFFSET, go);
-    put64(h + H_GRAPH_BYTES, gb);
-    put64(h + H_FILE_BYTES, size);
+    ox_put_le64(h + H_WEIGHTS_OFFSET, wo);
+    ox_put_le64(h + H_WEIGHTS_BYTES, wb);
+    ox_put_le64(h + H_GRAPH_OFFSET, go);
+    ox_put_le64(h + H_GRAPH_BYTES, gb);
+    ox_put_le64(h + H_FILE_BYTES, size);
     /* the gap between header and weights, and between sections, is zeros:
      * a file written by pwrite past its end reads zeros there */
     uint64_t wsum = 0, gsum = 0;
     if (file_sums(f.fd, size, wo, wb, go, gb, &wsum, &gsum, path, err) != 0) goto fail;
-    put64(h + H_WEIGHTS_SUM, wsum);
-    put64(h + H_GRAPH_SUM, gsum);
-    put64(h + H_HEADER_SUM, ox_checksum64(h, H_HEADER_SUM));
+    ox_put_le64(h + H_WEIGHTS_SUM, wsum);
+    ox_put_le64(h + H_GRAPH_SUM, gsum);
+    ox_put_le64(h + H_HEADER_SUM, ox_checksum64(h, H_HEADER_SUM));
     if (ox_temp_write_at(&f, h, sizeof h, 0, err) != 0) goto fail;
     return ox_temp_commit(&f, err);
 fail:

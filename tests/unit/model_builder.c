@@ -290,3 +290,35 @@ int mb_save(mb_model *m, const char *path) {
     free(buf);
     return rc;
 }
+
+mb_model *mb_conv_chain(int64_t ch, int64_t hw) {
+    size_t nw = (size_t)(ch * ch * 9), nk = (size_t)(ch * hw * hw);
+    float *w = malloc(nw * sizeof *w), *b = malloc((size_t)ch * sizeof *b), *k = malloc(nk * sizeof *k);
+    if (!w || !b || !k) {
+        free(w);
+        free(b);
+        free(k);
+        return NULL;
+    }
+    for (size_t i = 0; i < nw; i++) w[i] = (float)((int)(i % 7) - 3) * 0.25f;
+    for (int64_t i = 0; i < ch; i++) b[i] = 0.5f * (float)(i - 1);
+    for (size_t i = 0; i < nk; i++) k[i] = (float)(i % 11) * 0.125f - 0.5f;
+    mb_model *m = mb_new(17);
+    int64_t xd[4] = {1, ch, hw, hw}, wd[4] = {ch, ch, 3, 3}, bd[1] = {ch};
+    int64_t pads[4] = {1, 1, 1, 1};
+    mb_input(m, "x", 1, xd, 4);
+    mb_output(m, "y", 1, xd, 4);
+    mb_init_float(m, "w", wd, 4, w);
+    mb_init_float(m, "b", bd, 1, b);
+    mb_init_float(m, "k", xd, 4, k);
+    mb_node(m, "Conv", "x,w,b", "c");
+    mb_attr_ints(m, "pads", pads, 4);
+    mb_node(m, "Relu", "c", "r");
+    mb_node(m, "Add", "r,k", "a");
+    mb_node(m, "Softmax", "a", "y");
+    mb_attr_int(m, "axis", 1);
+    free(w);
+    free(b);
+    free(k);
+    return m;
+}

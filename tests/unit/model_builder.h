@@ -35,6 +35,12 @@ void mb_domain(mb_model *m, const char *domain, int64_t version);
  * (its opset is ignored) and is freed with m. */
 void mb_attr_graph(mb_model *m, const char *name, mb_model *body);
 /* Serialises to a malloc'd buffer. */
+/* x [1, ch, hw, hw] -> Conv (3x3, pads 1, bias) -> Relu -> Add (a constant
+ * k shaped like x) -> Softmax (axis 1) -> y, with fixed weights: a small
+ * model with a convolution the CPU packs and an output every value of
+ * which depends on the weights. NULL when out of memory. */
+mb_model *mb_conv_chain(int64_t ch, int64_t hw);
+
 uint8_t *mb_serialize(mb_model *m, size_t *len);
 /* Serialises into a file; returns 0 on success. */
 int mb_save(mb_model *m, const char *path);

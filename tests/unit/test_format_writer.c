@@ -316,25 +316,8 @@ static void test_suite(onyx_env *env, const char *suite) {
 
 /* Conv -> Relu -> Add(constant) -> Softmax */
 static uint8_t *make_chain(size_t *len) {
-    static float w[CH * CH * 9], b[CH], k[CH * HW * HW];
-    for (size_t i = 0; i < sizeof w / sizeof *w; i++) w[i] = (float)((int)(i % 7) - 3) * 0.25f;
-    for (int i = 0; i < CH; i++) b[i] = 0.5f * (float)(i - 1);
-    for (size_t i = 0; i < sizeof k / sizeof *k; i++) k[i] = (float)(i % 11) * 0.125f - 0.5f;
-    mb_model *m = mb_new(17);
-    int64_t xd[4] = {1, CH, HW, HW}, wd[4] = {CH, CH, 3, 3}, bd[1] = {CH}, kd[4] = {1, CH, HW, HW};
-    int64_t pads[4] = {1, 1, 1, 1};
-    mb_input(m, "x", 1, xd, 4);
-    mb_output(m, "y", 1, xd, 4);
-    mb_init_float(m, "w", wd, 4, w);
-    mb_init_float(m, "b", bd, 1, b);
-    mb_init_float(m, "k", kd, 4, k);
-    mb_node(m, "Conv", "x,w,b", "c");
-    mb_attr_ints(m, "pads", pads, 4);
-    mb_node(m, "Relu", "c", "r");
-    mb_node(m, "Add", "r,k", "a");
-    mb_node(m, "Softmax", "a", "y");
-    mb_attr_int(m, "axis", 1);
-    uint8_t *buf = mb_serialize(m, len);
+    mb_model *m = mb_conv_chain(CH, HW);
+    uint8_t *buf = m ? mb_serialize(m, len) : NULL;
     mb_free(m);
     return buf;
 }

@@ -17,6 +17,7 @@
 
 #include "check.h"
 #include "core/hash.h"
+#include "core/le.h"
 #include "format/onyx_file.h"
 #include "model_builder.h"
 
@@ -26,25 +27,8 @@
 static char dir[256];
 
 static void make_model(const char *path) {
-    static float w[CH * CH * 9], b[CH], k[CH * HW * HW];
-    for (size_t i = 0; i < sizeof w / sizeof *w; i++) w[i] = (float)((int)(i % 7) - 3) * 0.25f;
-    for (int i = 0; i < CH; i++) b[i] = 0.5f * (float)(i - 1);
-    for (size_t i = 0; i < sizeof k / sizeof *k; i++) k[i] = (float)(i % 11) * 0.125f - 0.5f;
-    mb_model *m = mb_new(17);
-    int64_t xd[4] = {1, CH, HW, HW}, wd[4] = {CH, CH, 3, 3}, bd[1] = {CH}, kd[4] = {1, CH, HW, HW};
-    int64_t pads[4] = {1, 1, 1, 1};
-    mb_input(m, "x", 1, xd, 4);
-    mb_output(m, "y", 1, xd, 4);
-    mb_init_float(m, "w", wd, 4, w);
-    mb_init_float(m, "b", bd, 1, b);
-    mb_init_float(m, "k", kd, 4, k);
-    mb_node(m, "Conv", "x,w,b", "c");
-    mb_attr_ints(m, "pads", pads, 4);
-    mb_node(m, "Relu", "c", "r");
-    mb_node(m, "Add", "r,k", "a");
-    mb_node(m, "Softmax", "a", "y");
-    mb_attr_int(m, "axis", 1);
-    CHECK(mb_save(m, path) == 0);
+    mb_model *m = mb_conv_chain(CH, HW);
+    CHECK(m && mb_save(m, path) == 0);
     mb_free(m);
 }
 
@@ -64,27 +48,50 @@ static uint8_t *read_all(const char *path, size_t *len) {
     return buf;
 }
 
-/* Runs the model on a fixed input; NULL when the session fails. */
-static onyx_tensor *run_once(onyx_env *env, const char *path, const void *buf, size_t len, int borrow,
-                             onyx_status **why) {
+/* The fixed input every run here uses. */
+static onyx_tensor *make_input(void) {
+    onyx_tensor *x = NULL;
+    int64_t dims[4] = {1, CH, HW, HW};
+    CHECK_OK(onyx_tensor_create(ONYX_FLOAT32, dims, 4, &x));
+    float *xd = x ? onyx_tensor_data(x) : NULL;
+    for (int i = 0; xd && i < CH * HW * HW; i++) xd[i] = (float)((i * 37) % 17) * 0.1f - 0.8f;
+    return x;
+}
+
+/* Runs the model on a fixed input, from path or from buf (borrowed or
+ * copied), with cache folder `cache` (NULL: the default); NULL when the
+ * session fails (*why says why). from_cache, when given, tells whether the
+ * convolution took its packed weights from the artefact cache. */
+static onyx_tensor *run_with(onyx_env *env, const char *path, const void *buf, size_t len, int borrow,
+                             const char *cache, int *from_cache, onyx_status **why) {
     onyx_session_options *o = NULL;
     onyx_session *s = NULL;
     onyx_tensor *x = NULL, *y = NULL;
-    int64_t dims[4] = {1, CH, HW, HW};
     CHECK_OK(onyx_session_options_create(&o));
     CHECK_OK(onyx_session_options_set_threads(o, 1));
     CHECK_OK(onyx_session_options_set_borrow_buffer(o, borrow));
+    if (cache) CHECK_OK(onyx_session_options_set_cache_dir(o, cache));
     *why = path ? onyx_session_create(env, path, o, &s) : onyx_session_create_from_buffer(env, buf, len, o, &s);
     onyx_session_options_free(o);
     if (*why) return NULL;
-    CHECK_OK(onyx_tensor_create(ONYX_FLOAT32, dims, 4, &x));
-    float *xd = onyx_tensor_data(x);
-    for (int i = 0; i < CH * HW * HW; i++) xd[i] = (float)((i * 37) % 17) * 0.1f - 0.8f;
+    if (from_cache) *from_cache = -1;
+    for (size_t i = 0; from_cache && i < onyx_session_node_count(s); i++) {
+        if (!strstr(onyx_session_node_op_type(s, i), "Conv")) continue;
+        char what[200];
+        onyx_session_node_kernel(s, i, what, sizeof what);
+        *from_cache = strstr(what, "artefact cache") != NULL;
+    }
+    x = make_input();
     const char *in = "x", *out = "y";
     *why = onyx_session_run(s, &in, (const onyx_tensor *const *)&x, 1, &out, &y, 1);
     onyx_tensor_free(x);
     onyx_session_free(s);
     return y;
+}
+
+static onyx_tensor *run_once(onyx_env *env, const char *path, const void *buf, size_t len, int borrow,
+                             onyx_status **why) {
+    return run_with(env, path, buf, len, borrow, NULL, NULL, why);
 }
 
 static int same(const onyx_tensor *a, const onyx_tensor *b) {
@@ -110,14 +117,6 @@ static void expect_refused(onyx_env *env, const uint8_t *bytes, size_t len, cons
     onyx_status_free(st);
 }
 
-static uint64_t get64(const uint8_t *p) {
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--) v = v << 8 | p[i];
-    return v;
-}
-static void put64(uint8_t *p, uint64_t v) {
-    for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
-}
 
 static void test_hashes(void) {
     uint8_t d[32];
@@ -178,6 +177,28 @@ static void test_round_trip(onyx_env *env, const char *src, const char *compiled
         CHECK(same(y, want));
         onyx_tensor_free(y);
     }
+    /* a buffer that is not 64-byte aligned is copied even when borrowing
+     * is allowed: wiping it after creation changes nothing */
+    uint8_t *shifted = bytes ? malloc(len + 1) : NULL;
+    if (shifted) {
+        memcpy(shifted + 1, bytes, len);
+        onyx_session_options *o = NULL;
+        onyx_session *s = NULL;
+        CHECK_OK(onyx_session_options_create(&o));
+        CHECK_OK(onyx_session_options_set_borrow_buffer(o, 1));
+        CHECK_OK(onyx_session_create_from_buffer(env, shifted + 1, len, o, &s));
+        onyx_session_options_free(o);
+        memset(shifted, 0, len + 1);
+        free(shifted);
+        onyx_tensor *x = make_input();
+        const char *in = "x", *out = "y";
+        y = NULL;
+        if (s) CHECK_OK(onyx_session_run(s, &in, (const onyx_tensor *const *)&x, 1, &out, &y, 1));
+        CHECK(same(y, want));
+        onyx_tensor_free(x);
+        onyx_tensor_free(y);
+        onyx_session_free(s);
+    }
     /* the header names the source */
     size_t src_len = 0;
     uint8_t *src_bytes = read_all(src, &src_len), digest[32];
@@ -219,7 +240,7 @@ static void test_bad_files(onyx_env *env, const char *compiled) {
     memcpy(bad, good, len);
     bad[len] = 0;
     expect_refused(env, bad, len + 1, "extra bytes", "extended");
-    uint64_t wo = get64(good + 88), go = get64(good + 104);
+    uint64_t wo = ox_get_le64(good + 88), go = ox_get_le64(good + 104);
     /* a flipped byte in each part */
     struct {
         size_t at;
@@ -237,17 +258,17 @@ static void test_bad_files(onyx_env *env, const char *compiled) {
     /* another format version (with a consistent header checksum) */
     memcpy(bad, good, len);
     bad[8] = 2;
-    put64(bad + 248, ox_checksum64(bad, 248));
+    ox_put_le64(bad + 248, ox_checksum64(bad, 248));
     expect_refused(env, bad, len, "format version 2", "version");
     /* a wrong stored checksum */
     memcpy(bad, good, len);
-    put64(bad + 128, get64(bad + 128) + 1);
-    put64(bad + 248, ox_checksum64(bad, 248));
+    ox_put_le64(bad + 128, ox_get_le64(bad + 128) + 1);
+    ox_put_le64(bad + 248, ox_checksum64(bad, 248));
     expect_refused(env, bad, len, "weight section is corrupted", "checksum");
     /* sections past the end, recorded consistently */
     memcpy(bad, good, len);
-    put64(bad + 112, len);
-    put64(bad + 248, ox_checksum64(bad, 248));
+    ox_put_le64(bad + 112, len);
+    ox_put_le64(bad + 248, ox_checksum64(bad, 248));
     expect_refused(env, bad, len, "do not fit", "section");
     /* the same refusals from a path */
     char path[300];
@@ -266,38 +287,17 @@ static void test_bad_files(onyx_env *env, const char *compiled) {
 
 /* ---- the artefact cache (prepacked convolution weights) ---- */
 
-/* A session over the optimized file with cache folder `cache`; runs it
- * and says whether its convolution took its packed weights from the
- * cache. */
+/* A run of the optimized file with cache folder `cache`; *from_cache as
+ * in run_with. */
 static onyx_tensor *cached_run(onyx_env *env, const char *compiled, const char *cache, int *from_cache) {
-    onyx_session_options *o = NULL;
-    onyx_session *s = NULL;
-    onyx_tensor *x = NULL, *y = NULL;
-    int64_t dims[4] = {1, CH, HW, HW};
-    CHECK_OK(onyx_session_options_create(&o));
-    CHECK_OK(onyx_session_options_set_threads(o, 1));
-    CHECK_OK(onyx_session_options_set_cache_dir(o, cache));
-    CHECK_OK(onyx_session_create(env, compiled, o, &s));
-    onyx_session_options_free(o);
-    *from_cache = -1;
-    for (size_t i = 0; s && i < onyx_session_node_count(s); i++) {
-        if (!strstr(onyx_session_node_op_type(s, i), "Conv")) continue;
-        char what[200];
-        onyx_session_node_kernel(s, i, what, sizeof what);
-        *from_cache = strstr(what, "artefact cache") != NULL;
-    }
-    CHECK_OK(onyx_tensor_create(ONYX_FLOAT32, dims, 4, &x));
-    float *xd = onyx_tensor_data(x);
-    for (int i = 0; i < CH * HW * HW; i++) xd[i] = (float)((i * 37) % 17) * 0.1f - 0.8f;
-    const char *in = "x", *out = "y";
-    CHECK_OK(onyx_session_run(s, &in, (const onyx_tensor *const *)&x, 1, &out, &y, 1));
-    onyx_tensor_free(x);
-    onyx_session_free(s);
+    onyx_status *st = NULL;
+    onyx_tensor *y = run_with(env, compiled, NULL, 0, 0, cache, from_cache, &st);
+    CHECK_OK(st);
     return y;
 }
 
-/* The one artefact file under cache/artefacts whose name starts with
- * `not` excluded; "" when there is none. */
+/* An artefact file under cache/artefacts other than `other` (NULL: any);
+ * "" when there is none. */
 static void find_pack(const char *cache, const char *other, char *out, size_t n) {
     char cmd[600];
     snprintf(cmd, sizeof cmd, "ls %s/artefacts/*.pack 2>/dev/null", cache);
@@ -317,7 +317,7 @@ static void edit_file(const char *path, size_t at, const char *bytes, size_t len
     CHECK(b && at + len <= n);
     if (!b || at + len > n) return;
     memcpy(b + at, bytes, len);
-    if (reseal_header) put64(b + 248, ox_checksum64(b, 248));
+    if (reseal_header) ox_put_le64(b + 248, ox_checksum64(b, 248));
     FILE *f = fopen(path, "wb");
     CHECK(f && fwrite(b, 1, n, f) == n);
     if (f) fclose(f);
@@ -386,6 +386,20 @@ static void test_artefact_cache(onyx_env *env, const char *src, const char *comp
         CHECK(hit == 0);
         unlink(other);
     }
+    /* a cache folder that cannot be made (a file stands there): the
+     * session runs as without a cache, nothing is written */
+    char blocked[400];
+    snprintf(blocked, sizeof blocked, "%s/blocked", dir);
+    FILE *bf = fopen(blocked, "w");
+    CHECK(bf != NULL);
+    if (bf) fclose(bf);
+    y = cached_run(env, compiled, blocked, &hit);
+    CHECK(hit == 0 && same(y, want));
+    onyx_tensor_free(y);
+    y = cached_run(env, compiled, blocked, &hit);
+    CHECK(hit == 0 && same(y, want));
+    onyx_tensor_free(y);
+    unlink(blocked);
     /* caching off: nothing read or written */
     unlink(pack);
     y = cached_run(env, compiled, "", &hit);
