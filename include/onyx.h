@@ -470,6 +470,20 @@ typedef void (*onyx_capture_fn)(void *user, size_t node_index, size_t output_ind
 onyx_status *onyx_run_options_set_capture(onyx_run_options *opts, onyx_capture_fn fn,
                                           void *user);
 
+/* Node timing, for finding where a run's time goes: each run using these
+ * options adds the wall-clock nanoseconds each node of the model's main
+ * graph took (a subgraph's nodes count to the If, Loop or Scan that ran
+ * them) to ns_per_node[node_index], node_index as in
+ * onyx_session_node_name; count is the array's length, and nodes past it
+ * are not timed. The times add up over runs; the caller zeroes the array.
+ * For a node on a device provider it is the time taken to record its
+ * work, not the device's (that shows at the next synchronization point:
+ * a copy to the host). Runs on several threads may add at once (the adds
+ * are atomic). ns_per_node NULL turns timing off. Not while a run uses
+ * the options; the array must outlive the runs that use it. */
+onyx_status *onyx_run_options_set_node_timing(onyx_run_options *opts, uint64_t *ns_per_node,
+                                              size_t count);
+
 /* Bytes counted against the session's memory limit now (see
  * onyx_session_options_set_memory_limit), counted also when there is no
  * limit; idle arenas kept for the next run are included. */

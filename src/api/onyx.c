@@ -603,6 +603,8 @@ onyx_status *onyx_run_options_create(onyx_run_options **out) {
     atomic_init(&(*out)->time_limit_ms, 0);
     (*out)->capture = NULL;
     (*out)->capture_user = NULL;
+    (*out)->node_ns = NULL;
+    (*out)->node_ns_count = 0;
     return NULL;
 }
 
@@ -611,6 +613,15 @@ onyx_status *onyx_run_options_set_capture(onyx_run_options *opts, onyx_capture_f
     CHECK_ARG(opts, "opts is NULL");
     opts->capture = fn;
     opts->capture_user = fn ? user : NULL;
+    return NULL;
+}
+
+onyx_status *onyx_run_options_set_node_timing(onyx_run_options *opts, uint64_t *ns_per_node,
+                                              size_t count) {
+    CHECK_ARG(opts, "opts is NULL");
+    CHECK_ARG(ns_per_node || count == 0, "ns_per_node is NULL but count is not 0");
+    opts->node_ns = ns_per_node;
+    opts->node_ns_count = ns_per_node ? count : 0;
     return NULL;
 }
 

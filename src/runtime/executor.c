@@ -810,6 +810,19 @@ static int observe_node(run_ctx *rc, const ox_step *st, size_t pos) {
     return r;
 }
 
+/* exec_node, timed into the run options' node timing when it is on and
+ * pos (the node's execution position in the main graph) is not -1. */
+static int timed_exec_node(run_ctx *rc, const ox_step *st, int pos) {
+    const ox_run_control *ctl = rc->ctl;
+    if (pos < 0 || !ctl || !ctl->node_ns || (size_t)pos >= ctl->node_ns_count)
+        return exec_node(rc, st);
+    int64_t t0 = ox_run_clock_ns();
+    int r = exec_node(rc, st);
+    int64_t dt = ox_run_clock_ns() - t0;
+    __atomic_fetch_add(&ctl->node_ns[pos], (uint64_t)(dt > 0 ? dt : 0), __ATOMIC_RELAXED);
+    return r;
+}
+
 static int exec_graph(onyx_session *s, ox_graph_exec *ge, const run_ctx *parent,
                       const ox_step *parent_step, int64_t parent_iteration,
                       const ox_run_control *ctl, const ox_tensor *const *bound,
@@ -887,7 +900,7 @@ static int exec_graph(onyx_session *s, ox_graph_exec *ge, const run_ctx *parent,
             r = exec_copy(&rc, st);
         } else {
             r = check_stop(&rc, &g->nodes[st->node], -1);
-            if (r == 0) r = exec_node(&rc, st);
+            if (r == 0) r = timed_exec_node(&rc, st, parent ? -1 : node_pos);
             if (r == 0 && !parent) r = observe_node(&rc, st, (size_t)node_pos++);
             if (r != 0 && !ox_is_stop_code(err->code)) {
                 char label[300];

@@ -20,6 +20,12 @@ static int64_t now_ns(void) {
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+int64_t ox_run_clock_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 void ox_run_control_start(ox_run_control *c, const onyx_run_options *opts) {
     memset(c, 0, sizeof *c);
     c->opts = opts;
@@ -28,6 +34,8 @@ void ox_run_control_start(ox_run_control *c, const onyx_run_options *opts) {
     c->deadline_ns = 0;
     c->capture = opts ? opts->capture : NULL;
     c->capture_user = opts ? opts->capture_user : NULL;
+    c->node_ns = opts ? opts->node_ns : NULL;
+    c->node_ns_count = opts ? opts->node_ns_count : 0;
     int64_t span, deadline;
     /* a limit too large to add to the clock is no limit at all */
     if (c->limit_ms && c->limit_ms <= (uint64_t)INT64_MAX &&

@@ -15,6 +15,8 @@ struct onyx_run_options {
     atomic_uint_fast64_t time_limit_ms; /* 0: none */
     onyx_capture_fn capture;            /* NULL: none (runtime/observe.c) */
     void *capture_user;
+    uint64_t *node_ns; /* NULL: no node timing */
+    size_t node_ns_count;
 };
 
 /* One run's view of its options, fixed when the run starts. */
@@ -27,6 +29,9 @@ typedef struct ox_run_control {
      * own here for the runs they bisect */
     onyx_capture_fn capture;
     void *capture_user;
+    /* the options' node timing (NULL: off): nanoseconds added per node */
+    uint64_t *node_ns;
+    size_t node_ns_count;
     /* the run uses host memory and CPU kernels only, whatever the plan
      * placed on a device (runtime/recover.c: a run rescued from a device
      * fault, or every run once the device cannot be remade) */
@@ -34,6 +39,9 @@ typedef struct ox_run_control {
 } ox_run_control;
 
 void ox_run_control_start(ox_run_control *c, const onyx_run_options *opts);
+
+/* A fine monotonic clock in nanoseconds (node timing). */
+int64_t ox_run_clock_ns(void);
 
 /* ONYX_OK while the run may go on, else ONYX_CANCELLED or ONYX_TIMEOUT.
  * Cheap enough for every node: one relaxed atomic load, and a coarse

@@ -226,6 +226,17 @@ if expect_ok bench_json bench --json --runs 2 --warmup 0 --threads 2 --opt-level
             <"$TMP/bench_json.out" || fail "bench_json: not valid JSON or min <= median <= max fails"
     fi
 fi
+# --profile: the per-operator times and the slowest nodes, with their kernels
+if expect_ok bench_profile bench --runs 2 --warmup 0 --threads 1 --profile 2 "$MODEL"; then
+    for p in "^profile over 2 more runs, per run .*: [0-9.]* ms in [0-9]* nodes$" "^  by operator:$" \
+        "^    [A-Za-z.]*  *[0-9.]* ms  *[0-9.]*%  [0-9]* nodes*$" "^  slowest 2 nodes:$" \
+        "^ *[0-9.]* ms  *[0-9.]*%  .* (.*): cpu "; do
+        expect_stdout bench_profile "$p"
+    done
+    [ "$(grep -c "): cpu " "$TMP/bench_profile.out")" -eq 2 ] || fail "bench_profile: not 2 slowest nodes"
+fi
+expect_error bench_profile_json bench --json --profile 3 "$MODEL"
+expect_error bench_profile_zero bench --profile 0 "$MODEL"
 # the open dimension by --dim, an input from a file, the provider list
 expect_ok bench_dim bench --dim batch=3 --runs 1 --json "$MODEL"
 grep -q "set to 1" "$TMP/bench_dim.err" && fail "bench_dim: --dim batch=3 not taken"

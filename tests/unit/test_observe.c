@@ -143,6 +143,53 @@ static int find_node(const onyx_session *s, const char *op) {
     return -1;
 }
 
+/* Node timing adds each node's time to the caller's array, by execution
+ * position, over runs; nodes past the count are not timed; results are
+ * unchanged; NULL turns it off. */
+static void test_node_timing(onyx_env *env, const uint8_t *model, size_t len) {
+    onyx_session *s = open_session(env, model, len, ONYX_OPT_NONE, "");
+    if (!s) return;
+    size_t n = onyx_session_node_count(s);
+    CHECK(n >= 2);
+    float plain[CLASSES], timed[CLASSES];
+    run(s, NULL, plain);
+    uint64_t *ns = calloc(n, sizeof *ns), *first = calloc(n, sizeof *first);
+    onyx_run_options *ro = NULL;
+    CHECK_OK(onyx_run_options_create(&ro));
+    CHECK_OK(onyx_run_options_set_node_timing(ro, ns, n));
+    run(s, ro, timed);
+    CHECK(memcmp(plain, timed, sizeof plain) == 0);
+    uint64_t total = 0;
+    for (size_t i = 0; i < n; i++) total += ns[i];
+    CHECK(total > 0);
+    int conv_at = find_node(s, "Conv");
+    CHECK(conv_at >= 0 && (size_t)conv_at < n - 1);
+    size_t conv = conv_at >= 0 ? (size_t)conv_at : 0;
+    CHECK(ns[conv] > 0);
+    memcpy(first, ns, n * sizeof *ns);
+    run(s, ro, timed);
+    for (size_t i = 0; i < n; i++) CHECK(ns[i] >= first[i]);
+    CHECK(ns[conv] > first[conv]);
+    /* a shorter array: the last node is not timed */
+    memset(ns, 0, n * sizeof *ns);
+    ns[n - 1] = 12345;
+    CHECK_OK(onyx_run_options_set_node_timing(ro, ns, n - 1));
+    run(s, ro, timed);
+    CHECK(ns[n - 1] == 12345);
+    CHECK(ns[conv] > 0);
+    /* off: nothing is added */
+    CHECK_OK(onyx_run_options_set_node_timing(ro, NULL, 0));
+    memcpy(first, ns, n * sizeof *ns);
+    run(s, ro, timed);
+    CHECK(memcmp(first, ns, n * sizeof *ns) == 0);
+    CHECK_FAILS(onyx_run_options_set_node_timing(ro, NULL, 3), ONYX_INVALID_ARGUMENT, "ns_per_node");
+    CHECK_FAILS(onyx_run_options_set_node_timing(NULL, ns, n), ONYX_INVALID_ARGUMENT, "opts");
+    onyx_run_options_free(ro);
+    free(first);
+    free(ns);
+    onyx_session_free(s);
+}
+
 static void test_describe(onyx_env *env, const uint8_t *model, size_t len) {
     onyx_session *s = open_session(env, model, len, ONYX_OPT_ALL, "");
     if (!s) return;
@@ -420,6 +467,7 @@ int main(void) {
         test_capture(env, model, len, ONYX_OPT_NONE);
         test_capture(env, model, len, ONYX_OPT_ALL);
         test_describe(env, model, len);
+        test_node_timing(env, model, len);
         test_injection(env, model, len);
         test_view_chain(env);
         test_device(env, model, len);

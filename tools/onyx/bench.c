@@ -31,6 +31,8 @@ void usage_bench(void) {
            "  --input NAME=FILE    an input from a file (same as a positional INPUT)\n"
            "  --dim NAME=SIZE      size of the symbolic dimension NAME in generated inputs\n"
            "  --seed N             seed for generated floats (default 0)\n"
+           "  --profile N          after the timed runs, as many more with node timing:\n"
+           "                       time per operator type and the N slowest nodes\n"
            "  --json               print one JSON object instead of text\n"
            "  -h, --help           show this help\n");
 }
@@ -38,7 +40,7 @@ void usage_bench(void) {
 typedef struct bench_args {
     cli_session_args common;
     const char *model;
-    int runs, warmup, json;
+    int runs, warmup, json, profile;
 } bench_args;
 
 static int parse_count(const char *opt, const char *v, int min, int *out) {
@@ -74,6 +76,8 @@ static int parse_args(int argc, char **argv, bench_args *a) {
             if (m < 0) return CLI_FAIL;
         } else if ((m = cli_option_value(argc, argv, &i, "--runs", &v)) != 0) {
             if (m < 0 || parse_count("--runs", v, 1, &a->runs) != CLI_OK) return CLI_FAIL;
+        } else if ((m = cli_option_value(argc, argv, &i, "--profile", &v)) != 0) {
+            if (m < 0 || parse_count("--profile", v, 1, &a->profile) != CLI_OK) return CLI_FAIL;
         } else if ((m = cli_option_value(argc, argv, &i, "--warmup", &v)) != 0) {
             if (m < 0 || parse_count("--warmup", v, 0, &a->warmup) != CLI_OK) return CLI_FAIL;
         } else {
@@ -81,6 +85,7 @@ static int parse_args(int argc, char **argv, bench_args *a) {
         }
     }
     if (!a->model) return cli_error("bench: no model given (see 'onyx bench --help')");
+    if (a->json && a->profile) return cli_error("bench: --profile prints text; it cannot go with --json");
     return CLI_OK;
 }
 
@@ -195,18 +200,35 @@ static void print_json(const bench_args *a, const bench_result *r, const onyx_se
     cli_buf_free(&b);
 }
 
-/* Runs once; the outputs are dropped at once so that every run allocates
- * them as a caller's run would. */
-static int run_once(onyx_session *s, const cli_io *io, onyx_tensor **outs, double *ms) {
+/* Runs once (under run options ro, or none); the outputs are dropped at
+ * once so that every run allocates them as a caller's run would. */
+static int run_once_with(onyx_session *s, onyx_run_options *ro, const cli_io *io,
+                         onyx_tensor **outs, double *ms) {
     double t0 = cli_now_ms();
-    onyx_status *st = onyx_session_run(s, io->in_names, (const onyx_tensor *const *)io->inputs,
-                                       io->n_in, io->out_names, outs, io->n_out);
+    onyx_status *st = onyx_session_run_with_options(
+        s, ro, io->in_names, (const onyx_tensor *const *)io->inputs, io->n_in, io->out_names, outs,
+        io->n_out);
     *ms = cli_now_ms() - t0;
     for (size_t i = 0; i < io->n_out; i++) {
         onyx_tensor_free(outs[i]);
         outs[i] = NULL;
     }
     return st ? cli_status(st) : CLI_OK;
+}
+
+static int run_once(onyx_session *s, const cli_io *io, onyx_tensor **outs, double *ms) {
+    return run_once_with(s, NULL, io, outs, ms);
+}
+
+typedef struct profile_user {
+    const cli_io *io;
+    onyx_tensor **outs;
+} profile_user;
+
+static int profiled_run(onyx_session *s, onyx_run_options *ro, void *user) {
+    profile_user *u = user;
+    double ignored;
+    return run_once_with(s, ro, u->io, u->outs, &ignored);
 }
 
 int cmd_bench(int argc, char **argv) {
@@ -262,6 +284,11 @@ int cmd_bench(int argc, char **argv) {
     r.mean_ms = sum / n;
     if (a.json) print_json(&a, &r, s);
     else print_text(&a, &r, s);
+    if (a.profile) {
+        fflush(stdout);
+        profile_user u = {&io, outs};
+        rc = cli_profile_runs(s, a.runs, a.profile, profiled_run, &u);
+    }
 
 out:
     free(ms);

@@ -133,6 +133,12 @@ void cli_io_free(cli_io *io);
 double cli_now_ms(void); /* monotonic clock */
 int cli_cmp_double(const void *a, const void *b);
 
+/* onyx bench --profile (profile.c): runs `run` `runs` times under run
+ * options with node timing on, then prints the time per run of each
+ * operator type and the `top` slowest nodes with their kernels. */
+int cli_profile_runs(onyx_session *s, int runs, int top,
+                     int (*run)(onyx_session *s, onyx_run_options *ro, void *user), void *user);
+
 /* Device providers (all but "cpu") the session uses, with their counters
  * so far and the nodes placed on them; name points into env. */
 typedef struct cli_provider_use {
