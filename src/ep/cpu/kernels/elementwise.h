@@ -223,4 +223,15 @@ OX_EW_UNARY_KERNELS(OX_EW_DECLARE)
 OX_EW_SOFTMAX_KERNELS(OX_EW_DECLARE)
 #undef OX_EW_DECLARE
 
+/* Softmax (log_softmax 0) or LogSoftmax (1) of one contiguous float32
+ * row of n >= 1 values (elementwise_softmax.c). Every variant gives the
+ * scalar one's bits; unit.softmax_rows checks each this CPU can run. */
+typedef void (*ox_softmax_row_fn)(const float *x, float *y, int64_t n, int log_softmax);
+typedef struct ox_softmax_row_variant {
+    const char *name;
+    int isa; /* the ox_cpu_isa it needs */
+    ox_softmax_row_fn row;
+} ox_softmax_row_variant;
+const ox_softmax_row_variant *ox_softmax_row_variants(size_t *count);
+
 #endif

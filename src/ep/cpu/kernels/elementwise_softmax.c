@@ -3,8 +3,16 @@
 
 #include <inttypes.h>
 #include <stdint.h>
+#include <string.h>
 
+#include "ep/cpu/kernels/conv_fast.h"
 #include "ep/cpu/kernels/elementwise.h"
+
+/* softmax_row.inc's exp helper takes and returns vectors wider than the
+ * ISA's registers in the 16-lane AVX2 variant; it is always inlined, so
+ * no call ABI is involved (GCC warns at the end of the file, hence not
+ * scoped to the inclusion) */
+#pragma GCC diagnostic ignored "-Wpsabi"
 
 /* ====================================================================
  * Softmax, LogSoftmax, Hardmax
@@ -18,6 +26,7 @@ typedef struct sm_ctx {
     ox_dtype t;
     int64_t n, inner;
     int mode;
+    ox_softmax_row_fn row; /* the contiguous float32 row of this ISA */
 } sm_ctx;
 
 /* One contiguous float32 row (the softmax axis is the last one). */
@@ -55,12 +64,79 @@ static void sm_row_f32(const float *x, float *y, int64_t n, int mode) {
     }
 }
 
+/* The same row in vectors of every width this file is built for (see
+ * softmax_row.inc); bitwise equal to sm_row_f32. */
+#define SMV_W 4
+#define SMV_SUF sse
+#define SMV_TARGET
+#include "ep/cpu/kernels/softmax_row.inc"
+#undef SMV_W
+#undef SMV_SUF
+#undef SMV_TARGET
+#if defined(__x86_64__) && defined(__GNUC__)
+#define SMV_W 8
+#define SMV_SUF avx2
+#define SMV_TARGET __attribute__((target("avx2")))
+#include "ep/cpu/kernels/softmax_row.inc"
+#undef SMV_W
+#undef SMV_SUF
+#undef SMV_TARGET
+#define SMV_W 16
+#define SMV_SUF avx2x16
+#define SMV_TARGET __attribute__((target("avx2")))
+#include "ep/cpu/kernels/softmax_row.inc"
+#undef SMV_W
+#undef SMV_SUF
+#undef SMV_TARGET
+#define SMV_W 16
+#define SMV_SUF avx512
+#define SMV_TARGET __attribute__((target("avx512f")))
+#include "ep/cpu/kernels/softmax_row.inc"
+#undef SMV_W
+#undef SMV_SUF
+#undef SMV_TARGET
+#endif
+
+static void row_scalar(const float *x, float *y, int64_t n, int log_softmax) {
+    sm_row_f32(x, y, n, log_softmax ? SM_LOGSOFTMAX : SM_SOFTMAX);
+}
+
+static const ox_softmax_row_variant VARIANTS[] = {
+    {"scalar", OX_ISA_PORTABLE, row_scalar},
+    {"sse", OX_ISA_PORTABLE, sm_row_f32_sse},
+#if defined(__x86_64__) && defined(__GNUC__)
+    {"avx2", OX_ISA_AVX2, sm_row_f32_avx2},
+    {"avx2x16", OX_ISA_AVX2, sm_row_f32_avx2x16},
+    {"avx512", OX_ISA_AVX512, sm_row_f32_avx512},
+#endif
+};
+
+const ox_softmax_row_variant *ox_softmax_row_variants(size_t *count) {
+    *count = sizeof VARIANTS / sizeof VARIANTS[0];
+    return VARIANTS;
+}
+
+/* The row the kernels use under this ISA. */
+static ox_softmax_row_fn softmax_row_for(ox_cpu_isa isa) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (isa == OX_ISA_AVX512) return sm_row_f32_avx512;
+    if (isa == OX_ISA_AVX2) return sm_row_f32_avx2;
+#endif
+    (void)isa;
+    return sm_row_f32_sse;
+}
+
 static void sm_lines_f32(const sm_ctx *p, int64_t b, int64_t e) {
     const float *X = p->x;
     float *Y = p->y;
     const int64_t n = p->n, inner = p->inner;
     if (inner == 1) {
-        for (int64_t line = b; line < e; line++) sm_row_f32(X + line * n, Y + line * n, n, p->mode);
+        if (p->mode == SM_HARDMAX) {
+            for (int64_t line = b; line < e; line++) sm_row_f32(X + line * n, Y + line * n, n, p->mode);
+        } else {
+            for (int64_t line = b; line < e; line++)
+                p->row(X + line * n, Y + line * n, n, p->mode == SM_LOGSOFTMAX);
+        }
         return;
     }
     for (int64_t line = b; line < e; line++) {
@@ -160,7 +236,7 @@ static int run_softmax(ox_kernel_ctx *c, int mode) {
     }
     int64_t lines = outer * inner;
     if (lines == 0 || n == 0) return 0;
-    sm_ctx ctx = {X->data, Y->data, X->dtype, n, inner, mode};
+    sm_ctx ctx = {X->data, Y->data, X->dtype, n, inner, mode, softmax_row_for(ox_cpu_isa_active())};
     int64_t grain = GRAIN_MATH / n;
     ox_parallel_for(c->pool, lines, grain < 1 ? 1 : grain, sm_lines, &ctx);
     return 0;

@@ -1,0 +1,129 @@
+/* The float32 Softmax/LogSoftmax row in every vector width it is built for
+ * (ep/cpu/kernels/softmax_row.inc) must give the scalar row's bits, on
+ * every variant this CPU can run: lengths 1 to 67 (every tail), a long
+ * row, ordinary values, large spreads (exp underflows to 0), equal values,
+ * +-0, -inf, +inf and NaN. Then a Softmax node through a session: the
+ * same bits under ONYX_CPU_ISA=portable as under the best ISA, and within
+ * 2e-6 relative of a double-precision softmax. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "ep/cpu/kernels/conv_fast.h"
+#include "ep/cpu/kernels/elementwise.h"
+#include "model_builder.h"
+
+static uint32_t rng = 12345;
+static float next_float(float scale) {
+    rng = rng * 1664525u + 1013904223u;
+    return ((float)(rng >> 8) / 16777216.0f - 0.5f) * scale;
+}
+
+/* Row kinds: 0 ordinary, 1 wide spread, 2 all equal, 3 with specials. */
+static void fill(float *x, int64_t n, int kind) {
+    for (int64_t i = 0; i < n; i++) {
+        x[i] = kind == 0 ? next_float(8.0f) : kind == 1 ? next_float(400.0f) : kind == 2 ? 1.5f : next_float(6.0f);
+    }
+    if (kind == 3 && n > 2) {
+        static const float special[] = {0.0f, -0.0f, -INFINITY, 88.0f, -120.0f};
+        for (int64_t i = 0; i < n; i += 3) x[i] = special[(i / 3) % 5];
+    }
+}
+
+static int same_bits(const float *a, const float *b, int64_t n) {
+    return memcmp(a, b, sizeof(float) * (size_t)n) == 0;
+}
+
+static void test_variants(void) {
+    size_t nv = 0;
+    const ox_softmax_row_variant *v = ox_softmax_row_variants(&nv);
+    CHECK(nv >= 2 && strcmp(v[0].name, "scalar") == 0);
+    ox_cpu_isa best = ox_cpu_isa_best();
+    int ran = 0;
+    enum { MAXN = 1000 };
+    float *x = malloc(sizeof(float) * MAXN), *ref = malloc(sizeof(float) * MAXN),
+          *got = malloc(sizeof(float) * MAXN);
+    for (size_t k = 1; k < nv; k++) {
+        if (v[k].isa > (int)best) continue;
+        ran++;
+        for (int64_t n = 1; n <= 68; n++) {
+            int64_t len = n == 68 ? MAXN : n;
+            for (int kind = 0; kind < 4; kind++)
+                for (int log_sm = 0; log_sm < 2; log_sm++) {
+                    fill(x, len, kind);
+                    v[0].row(x, ref, len, log_sm);
+                    v[k].row(x, got, len, log_sm);
+                    if (!same_bits(ref, got, len)) {
+                        fprintf(stderr, "%s: n %lld, kind %d, log %d differs from scalar\n", v[k].name,
+                                (long long)len, kind, log_sm);
+                        check_failures++;
+                    }
+                }
+        }
+        /* NaN anywhere: a NaN row, as the scalar gives it */
+        for (int64_t at = 0; at < 20; at++) {
+            fill(x, 20, 0);
+            x[at] = NAN;
+            v[0].row(x, ref, 20, 0);
+            v[k].row(x, got, 20, 0);
+            for (int64_t i = 0; i < 20; i++) CHECK(isnan(ref[i]) == isnan(got[i]));
+        }
+    }
+    CHECK(ran >= 1);
+    printf("row variants run: %d of %zu\n", ran, nv - 1);
+    free(x);
+    free(ref);
+    free(got);
+}
+
+/* Softmax over the last axis of [3, 5, 37] through a session. */
+static void test_node(onyx_env *env) {
+    mb_model *m = mb_new(13);
+    int64_t d[3] = {3, 5, 37};
+    mb_input(m, "x", ONYX_FLOAT32, d, 3);
+    mb_output(m, "y", ONYX_FLOAT32, d, 3);
+    mb_node(m, "Softmax", "x", "y");
+    mb_attr_int(m, "axis", -1);
+    size_t len;
+    uint8_t *buf = mb_serialize(m, &len);
+    mb_free(m);
+    enum { N = 3 * 5 * 37 };
+    float x[N], y[2][N];
+    fill(x, N, 0);
+    onyx_session *s = NULL;
+    CHECK_OK(onyx_session_create_from_buffer(env, buf, len, NULL, &s));
+    for (int pass = 0; s && pass < 2; pass++) {
+        if (pass == 1) setenv("ONYX_CPU_ISA", "portable", 1);
+        onyx_tensor *t = NULL, *out = NULL;
+        CHECK_OK(onyx_tensor_wrap(ONYX_FLOAT32, d, 3, x, sizeof x, &t));
+        CHECK_OK(onyx_tensor_wrap(ONYX_FLOAT32, d, 3, y[pass], sizeof y[pass], &out));
+        const char *in = "x", *on = "y";
+        CHECK_OK(onyx_session_run(s, &in, (const onyx_tensor *const *)&t, 1, &on, &out, 1));
+        onyx_tensor_free(t);
+        onyx_tensor_free(out);
+    }
+    unsetenv("ONYX_CPU_ISA");
+    CHECK(same_bits(y[0], y[1], N));
+    for (int r = 0; r < 15; r++) {
+        double mx = -INFINITY, sum = 0;
+        for (int i = 0; i < 37; i++) mx = fmax(mx, x[r * 37 + i]);
+        for (int i = 0; i < 37; i++) sum += exp((double)x[r * 37 + i] - mx);
+        for (int i = 0; i < 37; i++) {
+            double want = exp((double)x[r * 37 + i] - mx) / sum;
+            CHECK_NEAR(y[0][r * 37 + i], want, 2e-6 * want + 1e-12);
+        }
+    }
+    onyx_session_free(s);
+    free(buf);
+}
+
+int main(void) {
+    onyx_env *env = NULL;
+    CHECK_OK(onyx_env_create(&env));
+    test_variants();
+    if (env) test_node(env);
+    onyx_env_free(env);
+    CHECK_DONE();
+}
