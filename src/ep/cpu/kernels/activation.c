@@ -64,7 +64,7 @@ static void act_range(const ox_act *act, float *restrict y, int64_t n) {
         break;
     case OX_ACT_HARDSWISH:
         for (int64_t i = 0; i < n; i++) {
-            float v = y[i] / 6.0f + 0.5f;
+            float v = y[i] * (1.0f / 6.0f) + 0.5f;
             v = sel_f32(v < 0.0f, 0.0f, v);
             v = sel_f32(v > 1.0f, 1.0f, v);
             y[i] = y[i] * v;

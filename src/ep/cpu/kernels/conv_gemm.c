@@ -96,7 +96,7 @@ __attribute__((always_inline)) static inline void act_row(float *y, int64_t n, c
         for (int64_t i = 0; i < n; i++) y[i] = clampf(a * y[i] + b, 0.0f, 1.0f);
         break;
     case OX_ACT_HARDSWISH:
-        for (int64_t i = 0; i < n; i++) y[i] = y[i] * clampf(y[i] / 6.0f + 0.5f, 0.0f, 1.0f);
+        for (int64_t i = 0; i < n; i++) y[i] = y[i] * clampf(y[i] * (1.0f / 6.0f) + 0.5f, 0.0f, 1.0f);
         break;
     case OX_ACT_SILU:
         for (int64_t i = 0; i < n; i++) y[i] = y[i] * sigmoidf(y[i]);

@@ -72,7 +72,9 @@ typedef struct un_ctx {
 #define E_SOFTSIGN(C, W, x) ((x) / ((C)1 + fabs(x)))
 #define HSIG(C, v) ((v) < 0 ? (C)0 : (v) > 1 ? (C)1 : (v))
 #define E_HARDSIGMOID(C, W, x) HSIG(C, (C)p_->alpha * (x) + (C)p_->beta)
-#define E_HARDSWISH(C, W, x) ((x) * HSIG(C, (x) / (C)6 + (C)0.5))
+/* alpha x + beta with alpha = 1/6 as the spec defines it: a multiply, as
+ * ONNX Runtime does too, not a division */
+#define E_HARDSWISH(C, W, x) ((x) * HSIG(C, (x) * (C)(1.0 / 6.0) + (C)0.5))
 #define E_ELU(C, W, x) ((x) < 0 ? (C)p_->alpha * expm1(x) : (x))
 #define E_SELU(C, W, x) \
     ((x) <= 0 ? (C)p_->gamma * ((C)p_->alpha * expm1(x)) : (C)p_->gamma * (x))
