@@ -18,6 +18,8 @@ int main(int argc, char **argv) {
     static const int64_t shapes[][3] = {
         {256, 256, 256}, {512, 512, 512}, {1024, 1024, 1024}, {64, 3136, 576}, {256, 784, 2304},
         {16, 12544, 144}, {197, 192, 768},
+        /* attention: scores x V and Q x K^T of one head (DETR encoder) */
+        {336, 16, 336}, {336, 336, 16},
     };
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
         int64_t M = shapes[s][0], N = shapes[s][1], K = shapes[s][2];

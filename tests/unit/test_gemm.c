@@ -1,0 +1,88 @@
+/* The float32 GEMM (ep/cpu/kernels/gemm.c) on every path it takes: a row
+ * vector, few rows with op(B) transposed, small products, and the packed
+ * path with A read in place or packed (transposed), B packed or read in
+ * place, several K slabs, ragged edge tiles; all four transpositions,
+ * leading dimensions past the matrix width, alpha and beta (beta 0 must
+ * not read C: it starts as NaN), one and two threads. Reference in double;
+ * tolerance 1e-5 of the sum of |terms| plus 1e-6. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "core/threadpool.h"
+#include "ep/cpu/kernels/gemm.h"
+
+static float val(int64_t i, int salt) { return (float)((i * (7 + salt) + salt) % 23) / 11.0f - 1.0f; }
+
+static void one(ox_threadpool *pool, int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha,
+                float beta) {
+    const int64_t pad = 3;
+    const int64_t lda = (ta ? M : K) + pad, ldb = (tb ? K : N) + pad, ldc = N + 5;
+    const int64_t arows = ta ? K : M, brows = tb ? N : K;
+    float *a = malloc(sizeof(float) * (size_t)(arows * lda + 1));
+    float *b = malloc(sizeof(float) * (size_t)(brows * ldb + 1));
+    float *c = malloc(sizeof(float) * (size_t)(M * ldc + 1));
+    if (!a || !b || !c) {
+        check_failures++;
+        goto out;
+    }
+    for (int64_t i = 0; i < arows * lda; i++) a[i] = val(i, 1);
+    for (int64_t i = 0; i < brows * ldb; i++) b[i] = val(i, 2);
+    for (int64_t i = 0; i < M * ldc; i++) c[i] = beta == 0.0f ? NAN : val(i, 3);
+    float *c0 = malloc(sizeof(float) * (size_t)(M * ldc + 1));
+    if (!c0) {
+        check_failures++;
+        goto out;
+    }
+    memcpy(c0, c, sizeof(float) * (size_t)(M * ldc));
+    CHECK(ox_gemm_f32(pool, NULL, ta, tb, M, N, K, alpha, a, lda, b, ldb, beta, c, ldc) == 0);
+    int bad = 0;
+    for (int64_t i = 0; i < M && bad < 3; i++)
+        for (int64_t x = 0; x < N && bad < 3; x++) {
+            double s = 0, mag = 0;
+            for (int64_t k = 0; k < K; k++) {
+                double av = ta ? a[k * lda + i] : a[i * lda + k];
+                double bv = tb ? b[x * ldb + k] : b[k * ldb + x];
+                s += av * bv;
+                mag += fabs(av * bv);
+            }
+            double want = alpha * s + (beta == 0.0f ? 0.0 : beta * (double)c0[i * ldc + x]);
+            double tol = 1e-5 * (fabs(alpha) * mag + (beta == 0.0f ? 0.0 : fabs(beta) * fabs(c0[i * ldc + x]))) + 1e-6;
+            if (!(fabs(c[i * ldc + x] - want) <= tol)) {
+                fprintf(stderr, "ta %d tb %d M %lld N %lld K %lld alpha %g beta %g: C[%lld][%lld] = %.9g, want %.9g\n",
+                        ta, tb, (long long)M, (long long)N, (long long)K, alpha, beta, (long long)i,
+                        (long long)x, c[i * ldc + x], want);
+                bad++;
+            }
+        }
+    /* the padding between rows of C is never written */
+    for (int64_t i = 0; i < M && !bad; i++)
+        for (int64_t x = N; x < ldc; x++)
+            if (memcmp(&c[i * ldc + x], &c0[i * ldc + x], sizeof(float)) != 0) bad++;
+    CHECK(bad == 0);
+    free(c0);
+out:
+    free(a);
+    free(b);
+    free(c);
+}
+
+int main(void) {
+    static const int64_t shapes[][3] = {
+        {1, 37, 50},   {1, 300, 700}, {5, 9, 17},    {7, 1, 40},    {13, 29, 31},  {6, 16, 336},
+        {37, 16, 336}, {64, 70, 300}, {100, 33, 513}, {150, 200, 64}, {17, 350, 257}, {300, 47, 1},
+    };
+    ox_threadpool *pools[2] = {NULL, ox_threadpool_create(2)};
+    for (int p = 0; p < 2; p++)
+        for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+            for (int t = 0; t < 4; t++) {
+                int64_t M = shapes[s][0], N = shapes[s][1], K = shapes[s][2];
+                one(pools[p], t & 1, t >> 1, M, N, K, 1.0f, 0.0f);
+                one(pools[p], t & 1, t >> 1, M, N, K, 0.5f, 1.0f);
+                one(pools[p], t & 1, t >> 1, M, N, K, 1.0f, 0.25f);
+            }
+    ox_threadpool_free(pools[1]);
+    CHECK_DONE();
+}
