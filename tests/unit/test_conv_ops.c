@@ -244,6 +244,12 @@ int main(void) {
         {"depthwise stride 3, wide", 2, 1, 3, 3, 3, {7, 70}, {3, 4}, {1, 3}, {1, 1}, {1, 2, 1, 0}, 1, 0, 0, 1,
          "Tanh", {0}, 0},
         {"depthwise 1-D", 1, 2, 4, 4, 4, {37}, {7}, {3}, {1}, {3, 2}, 1, 0, 0, 1, "Sigmoid", {0}, 0},
+        /* narrow planes: one vector per row, several rows per step */
+        {"depthwise 5x5 on 7x7", 2, 2, 6, 6, 6, {7, 7}, {5, 5}, {1, 1}, {1, 1}, {2, 2, 2, 2}, 1, 1, 0, 1,
+         "HardSwish", {0}, 0},
+        /* a wide row: four vectors along it, the last step past the end */
+        {"depthwise 3x3 wide rows", 2, 1, 4, 4, 4, {9, 115}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, 1, 0, 0,
+         2, NULL, {0}, 0},
         {"1-D", 1, 1, 6, 5, 1, {29}, {4}, {2}, {2}, {1, 3}, 1, 1, 0, 1, "LeakyRelu", {0.1f}, 1},
         {"3-D", 3, 1, 3, 4, 1, {4, 5, 6}, {2, 3, 3}, {1, 2, 1}, {1, 1, 2}, {0, 1, 1, 1, 0, 1}, 1, 0, 0, 1,
          "Gelu", {0}, 0},

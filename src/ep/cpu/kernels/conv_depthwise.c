@@ -21,7 +21,8 @@
 #define DW_MAX_TAPS 64
 /* Widest vector in floats and the columns one step computes. */
 #define DW_VMAX 16
-#define DW_UNROLL 4 /* vectors one step computes along a row, at most */
+#define DW_ACC 4 /* vectors one step computes (independent sums) */
+#define DW_UNROLL DW_ACC /* vectors one step computes along a row, at most */
 
 typedef struct dw_job {
     const ox_dw_args *a;
@@ -34,43 +35,52 @@ typedef struct dw_job {
 } dw_job;
 
 /* The output rows [oh0, oh1) of one plane, VT being a vector of VW
- * floats. Each step computes four vectors at once, so four independent
- * multiply-add chains hide the latency: four along a wide row, two on
- * each of two rows, or one on each of four narrow rows. A kernel row in
- * the vertical padding (or a row past the plane's end) reads the zero row
- * `zero` instead, so every step is branch-free. */
+ * floats. Each step computes DW_ACC vectors at once, so that many
+ * independent multiply-add chains hide the latency: all along a wide
+ * row, or split over 2, 4 or 8 narrower rows. A kernel row in the
+ * vertical padding (or a row past the plane's end) reads the zero row
+ * `zero` instead, so every step is branch-free. The body is inlined with
+ * the common kernel sizes as constants (3x3, 5x5), so their tap loops
+ * unroll; KHC and KWC 0 mean "as the arguments say". */
 #define DEF_DW_ROWS(SUF, VT, VW, TARGET)                                                          \
     typedef float VT __attribute__((vector_size(VW * 4)));                                        \
-    TARGET static void dw_rows_##SUF(const dw_job *j, const float *planes, const float *zero,     \
-                                     const float *w, float *y, int64_t oh0, int64_t oh1) {        \
+    TARGET __attribute__((always_inline)) static inline void dw_body_##SUF(                       \
+        const dw_job *j, const float *planes, const float *zero, const float *w, float *y,        \
+        int64_t oh0, int64_t oh1, const int64_t KHC, const int64_t KWC) {                         \
         const ox_dw_args *a = j->a;                                                               \
-        const int64_t KH = a->KH, KW = a->KW, OW = a->OW, pwd = j->pwd;                           \
-        const int U = OW <= VW ? 1 : OW <= 2 * VW ? 2 : 4, RT = 4 / U;                            \
+        const int64_t KH = KHC ? KHC : a->KH, KW = KWC ? KWC : a->KW, OW = a->OW, pwd = j->pwd;   \
+        const int U = OW <= VW ? 1 : OW <= 2 * VW ? 2 : OW <= 4 * VW ? 4 : DW_ACC, RT = DW_ACC / U; \
         VT wv[DW_MAX_TAPS];                                                                       \
         for (int64_t t = 0; t < KH * KW; t++) wv[t] = (VT){0} + w[t];                             \
+        /* vector u's row and column within a step (no division in the loop) */                    \
+        int64_t ru[DW_ACC], cu[DW_ACC];                                                           \
+        _Pragma("GCC unroll 8") for (int u = 0; u < DW_ACC; u++) {                                                        \
+            ru[u] = u / U;                                                                        \
+            cu[u] = (int64_t)(u % U) * VW;                                                        \
+        }                                                                                         \
         for (int64_t oh = oh0; oh < oh1; oh += RT) {                                              \
             for (int64_t ow = 0; ow < OW; ow += (int64_t)U * VW) {                                \
-                VT acc[4];                                                                        \
-                for (int u = 0; u < 4; u++) acc[u] = (VT){0};                                     \
+                VT acc[DW_ACC];                                                                        \
+                _Pragma("GCC unroll 8") for (int u = 0; u < DW_ACC; u++) acc[u] = (VT){0};                                     \
                 for (int64_t kh = 0; kh < KH; kh++) {                                             \
-                    const float *src[4];                                                          \
-                    for (int u = 0; u < 4; u++) {                                                 \
-                        int64_t r = oh + u / U, ih = r * a->sh - a->ph + kh * a->dh;              \
-                        int64_t col = ow + (int64_t)(u % U) * VW;                                 \
+                    const float *src[DW_ACC];                                                          \
+                    _Pragma("GCC unroll 8") for (int u = 0; u < DW_ACC; u++) {                                                 \
+                        int64_t r = oh + ru[u], ih = r * a->sh - a->ph + kh * a->dh;              \
+                        int64_t col = ow + cu[u];                                                 \
                         src[u] = (r < oh1 && ih >= 0 && ih < a->IH ? planes + ih * a->sw * pwd : zero) + col; \
                     }                                                                             \
                     const VT *wr = wv + kh * KW;                                                  \
                     for (int64_t kw = 0; kw < KW; kw++) {                                         \
                         const int64_t off = j->koff[kw];                                          \
-                        for (int u = 0; u < 4; u++) {                                             \
+                        _Pragma("GCC unroll 8") for (int u = 0; u < DW_ACC; u++) {                                             \
                             VT v;                                                                 \
                             memcpy(&v, src[u] + off, sizeof v);                                   \
                             acc[u] += wr[kw] * v;                                                 \
                         }                                                                         \
                     }                                                                             \
                 }                                                                                 \
-                for (int u = 0; u < 4; u++) {                                                     \
-                    int64_t r = oh + u / U, o = ow + (int64_t)(u % U) * VW;                       \
+                _Pragma("GCC unroll 8") for (int u = 0; u < DW_ACC; u++) {                                                     \
+                    int64_t r = oh + ru[u], o = ow + cu[u];                                       \
                     if (r >= oh1 || o >= OW) continue;                                            \
                     float *yr = y + r * OW + o;                                                   \
                     if (o + VW <= OW)                                                             \
@@ -80,6 +90,15 @@ typedef struct dw_job {
                 }                                                                                 \
             }                                                                                     \
         }                                                                                         \
+    }                                                                                             \
+    TARGET static void dw_rows_##SUF(const dw_job *j, const float *planes, const float *zero,     \
+                                     const float *w, float *y, int64_t oh0, int64_t oh1) {        \
+        if (j->a->KH == 3 && j->a->KW == 3)                                                     \
+            dw_body_##SUF(j, planes, zero, w, y, oh0, oh1, 3, 3);                                 \
+        else if (j->a->KH == 5 && j->a->KW == 5)                                                \
+            dw_body_##SUF(j, planes, zero, w, y, oh0, oh1, 5, 5);                                 \
+        else                                                                                      \
+            dw_body_##SUF(j, planes, zero, w, y, oh0, oh1, 0, 0);                                 \
     }
 
 DEF_DW_ROWS(portable, dw_v4f, 4, )
