@@ -1,7 +1,8 @@
 /* The float32 GEMM (ep/cpu/kernels/gemm.c) on every path it takes: a row
  * vector, few rows with op(B) transposed, small products, and the packed
  * path with A read in place or packed (transposed), B packed or read in
- * place, several K slabs, ragged edge tiles; all four transpositions,
+ * place or packed once beforehand (weights), several K slabs, ragged edge
+ * tiles; all four transpositions,
  * leading dimensions past the matrix width, alpha and beta (beta 0 must
  * not read C: it starts as NaN), one and two threads. Reference in double;
  * tolerance 1e-5 of the sum of |terms| plus 1e-6. */
@@ -17,7 +18,7 @@
 static float val(int64_t i, int salt) { return (float)((i * (7 + salt) + salt) % 23) / 11.0f - 1.0f; }
 
 static void one(ox_threadpool *pool, int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha,
-                float beta) {
+                float beta, int packed) {
     const int64_t pad = 3;
     const int64_t lda = (ta ? M : K) + pad, ldb = (tb ? K : N) + pad, ldc = N + 5;
     const int64_t arows = ta ? K : M, brows = tb ? N : K;
@@ -37,7 +38,21 @@ static void one(ox_threadpool *pool, int ta, int tb, int64_t M, int64_t N, int64
         goto out;
     }
     memcpy(c0, c, sizeof(float) * (size_t)(M * ldc));
-    CHECK(ox_gemm_f32(pool, NULL, ta, tb, M, N, K, alpha, a, lda, b, ldb, beta, c, ldc) == 0);
+    if (packed) {
+        ox_gemm_packed_b pb;
+        CHECK(ox_gemm_pack_b_f32(tb, K, N, b, ldb, &pb) == 0);
+        CHECK(pb.N == N && pb.K == K && pb.Np >= N && pb.Np % 16 == 0);
+        /* packed 2: the original is zeros, so only the pack gives the
+         * right product (shapes that take the packed path) */
+        float *borig = b;
+        float *bz = packed == 2 ? calloc((size_t)(brows * ldb + 1), sizeof(float)) : NULL;
+        CHECK(ox_gemm_f32_packed_b(pool, NULL, M, alpha, a, lda, bz ? bz : borig, ldb, &pb, beta, c,
+                                   ldc) == 0);
+        free(bz);
+        ox_gemm_packed_b_free(&pb);
+    } else {
+        CHECK(ox_gemm_f32(pool, NULL, ta, tb, M, N, K, alpha, a, lda, b, ldb, beta, c, ldc) == 0);
+    }
     int bad = 0;
     for (int64_t i = 0; i < M && bad < 3; i++)
         for (int64_t x = 0; x < N && bad < 3; x++) {
@@ -79,10 +94,18 @@ int main(void) {
         for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
             for (int t = 0; t < 4; t++) {
                 int64_t M = shapes[s][0], N = shapes[s][1], K = shapes[s][2];
-                one(pools[p], t & 1, t >> 1, M, N, K, 1.0f, 0.0f);
-                one(pools[p], t & 1, t >> 1, M, N, K, 0.5f, 1.0f);
-                one(pools[p], t & 1, t >> 1, M, N, K, 1.0f, 0.25f);
+                for (int packed = 0; packed < ((t & 1) ? 1 : 2); packed++) {
+                    one(pools[p], t & 1, t >> 1, M, N, K, 1.0f, 0.0f, packed);
+                    one(pools[p], t & 1, t >> 1, M, N, K, 0.5f, 1.0f, packed);
+                    one(pools[p], t & 1, t >> 1, M, N, K, 1.0f, 0.25f, packed);
+                }
             }
+    /* large enough for the packed path: the pack alone is read */
+    for (int p = 0; p < 2; p++) {
+        one(pools[p], 0, 0, 64, 70, 300, 1.0f, 0.0f, 2);
+        one(pools[p], 0, 1, 150, 200, 64, 1.0f, 0.25f, 2);
+        one(pools[p], 0, 0, 37, 16, 336, 1.0f, 0.0f, 2);
+    }
     ox_threadpool_free(pools[1]);
     CHECK_DONE();
 }

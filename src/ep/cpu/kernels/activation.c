@@ -2,8 +2,7 @@
 
 #include <string.h>
 
-#include "ep/cpu/kernels/elementwise.h"
-#include "ep/cpu/kernels/gemm.h"
+#include "ep/cpu/kernels/activation_row.h"
 
 int ox_act_parse(const char *name, const float *params, size_t n, ox_act *out) {
     static const struct {
@@ -36,71 +35,37 @@ int ox_act_parse(const char *name, const float *params, size_t n, ox_act *out) {
     return -1;
 }
 
-/* The loops below use the branch-free float helpers of elementwise.h
- * (fast_expf, fast_tanhf, fast_erff, sel_f32) so that they vectorise. */
-static void act_range(const ox_act *act, float *restrict y, int64_t n) {
-    const float a = act->p0, b = act->p1;
-    switch (act->kind) {
-    case OX_ACT_NONE: break;
-    case OX_ACT_RELU:
-        for (int64_t i = 0; i < n; i++) y[i] = sel_f32(y[i] < 0.0f, 0.0f, y[i]);
-        break;
-    case OX_ACT_CLIP:
-        /* Clip's kernel: below min -> min, above max -> max */
-        for (int64_t i = 0; i < n; i++) {
-            float v = sel_f32(y[i] < a, a, y[i]);
-            y[i] = sel_f32(v > b, b, v);
-        }
-        break;
-    case OX_ACT_SIGMOID:
-        for (int64_t i = 0; i < n; i++) y[i] = 1.0f / (1.0f + fast_expf(-y[i]));
-        break;
-    case OX_ACT_HARDSIGMOID:
-        for (int64_t i = 0; i < n; i++) {
-            float v = a * y[i] + b;
-            v = sel_f32(v < 0.0f, 0.0f, v);
-            y[i] = sel_f32(v > 1.0f, 1.0f, v);
-        }
-        break;
-    case OX_ACT_HARDSWISH:
-        for (int64_t i = 0; i < n; i++) {
-            float v = y[i] * (1.0f / 6.0f) + 0.5f;
-            v = sel_f32(v < 0.0f, 0.0f, v);
-            v = sel_f32(v > 1.0f, 1.0f, v);
-            y[i] = y[i] * v;
-        }
-        break;
-    case OX_ACT_SILU:
-        /* x * Sigmoid(x) as two kernels compute it: the sigmoid rounded first */
-        for (int64_t i = 0; i < n; i++) y[i] = y[i] * (1.0f / (1.0f + fast_expf(-y[i])));
-        break;
-    case OX_ACT_LEAKYRELU:
-        for (int64_t i = 0; i < n; i++) y[i] = sel_f32(y[i] < 0.0f, a * y[i], y[i]);
-        break;
-    case OX_ACT_TANH:
-        for (int64_t i = 0; i < n; i++) y[i] = fast_tanhf(y[i]);
-        break;
-    case OX_ACT_GELU:
-        for (int64_t i = 0; i < n; i++)
-            y[i] = fast_gelu(y[i]);
-        break;
-    case OX_ACT_GELU_TANH:
-        for (int64_t i = 0; i < n; i++) {
-            float x = y[i];
-            y[i] = 0.5f * x *
-                   (1.0f + fast_tanhf(0.79788456080286535588f * (x + 0.044715f * x * x * x)));
-        }
-        break;
+/* act(y + bias) over rows, compiled once per instruction set: the
+ * activation loops then run at the variant's vector width. */
+#define DEF_ACT_ROWS(SUF, TARGET)                                                                  \
+    TARGET static void act_rows_##SUF(const ox_act *act, float *y, int64_t rows, int64_t cols,     \
+                                      int64_t ld, const float *bias) {                            \
+        for (int64_t r = 0; r < rows; r++) {                                                       \
+            float *restrict row = y + r * ld;                                                      \
+            if (bias)                                                                              \
+                for (int64_t i = 0; i < cols; i++) row[i] += bias[i];                              \
+            ox_act_row(act, row, cols);                                                            \
+        }                                                                                          \
     }
-}
 
-void ox_act_apply(const ox_act *act, float *y, int64_t n) { act_range(act, y, n); }
+DEF_ACT_ROWS(portable, )
+#if defined(__x86_64__) && defined(__GNUC__)
+DEF_ACT_ROWS(avx2, __attribute__((target("avx2"))))
+DEF_ACT_ROWS(avx512, __attribute__((target("avx512f"))))
+#endif
 
 void ox_act_bias_rows(const ox_act *act, float *y, int64_t rows, int64_t cols, int64_t ld,
-                      const float *bias) {
-    for (int64_t r = 0; r < rows; r++) {
-        float *row = y + r * ld;
-        if (bias) ox_vec_add(row, bias, cols);
-        act_range(act, row, cols);
+                      const float *bias, ox_cpu_isa isa) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (isa == OX_ISA_AVX512) {
+        act_rows_avx512(act, y, rows, cols, ld, bias);
+        return;
     }
+    if (isa == OX_ISA_AVX2) {
+        act_rows_avx2(act, y, rows, cols, ld, bias);
+        return;
+    }
+#endif
+    (void)isa;
+    act_rows_portable(act, y, rows, cols, ld, bias);
 }

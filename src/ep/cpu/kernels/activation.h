@@ -9,7 +9,7 @@
  *   Clip         min(max(x, p0), p1)        (p0, p1 default -inf, +inf)
  *   Sigmoid      1 / (1 + e^-x)
  *   HardSigmoid  max(0, min(1, p0 x + p1))  (p0, p1 default 0.2, 0.5)
- *   HardSwish    x * max(0, min(1, x / 6 + 1/2))
+ *   HardSwish    x * max(0, min(1, x / 6 + 1/2))  (x / 6 as x * (1/6))
  *   SiLU         x * sigmoid(x)
  *   LeakyRelu    x < 0 ? p0 x : x           (p0 default 0.01)
  *   Tanh         tanh(x)
@@ -23,6 +23,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "ep/cpu/kernels/cpu_isa.h"
 
 typedef enum ox_act_kind {
     OX_ACT_NONE,
@@ -48,12 +50,10 @@ typedef struct ox_act {
  * name or too many parameters. */
 int ox_act_parse(const char *name, const float *params, size_t n, ox_act *out);
 
-/* y[i] = act(y[i]) for i in [0, n). */
-void ox_act_apply(const ox_act *act, float *y, int64_t n);
-
 /* Each of `rows` rows of `cols` values (row stride ld): y = act(y + bias),
- * bias (cols values, may be NULL) broadcast along the rows. */
+ * bias (cols values, may be NULL) broadcast along the rows, in the loops
+ * of instruction set isa (the same values on every one). */
 void ox_act_bias_rows(const ox_act *act, float *y, int64_t rows, int64_t cols, int64_t ld,
-                      const float *bias);
+                      const float *bias, ox_cpu_isa isa);
 
 #endif

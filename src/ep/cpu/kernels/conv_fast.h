@@ -13,22 +13,8 @@
 #include "core/stop.h"
 #include "core/threadpool.h"
 #include "ep/cpu/kernels/activation.h"
+#include "ep/cpu/kernels/cpu_isa.h"
 
-/* Instruction-set variants, best last. The environment variable
- * ONYX_CPU_ISA ("portable", "avx2", "avx512") caps the choice below what
- * the machine has, so tests run every variant on one machine. */
-typedef enum ox_cpu_isa { OX_ISA_PORTABLE = 0, OX_ISA_AVX2 = 1, OX_ISA_AVX512 = 2 } ox_cpu_isa;
-
-/* The best variant this machine supports. */
-ox_cpu_isa ox_cpu_isa_best(void);
-/* ox_cpu_isa_best capped by ONYX_CPU_ISA (an unknown value caps nothing;
- * ox_cpu_isa_choose refuses it). */
-ox_cpu_isa ox_cpu_isa_active(void);
-/* The same, read once by a kernel's init: fails naming ONYX_CPU_ISA when
- * its value is none of portable, avx2, avx512. */
-int ox_cpu_isa_choose(ox_cpu_isa *out, ox_error *err);
-/* "portable", "avx2" or "avx512". */
-const char *ox_cpu_isa_name(ox_cpu_isa isa);
 
 /* rows x cols of C (row stride ldc): c += bias[row] (bias may be NULL),
  * then c += z (z may be NULL, row stride ldz), then the activation, in

@@ -11,6 +11,7 @@
 
 #include "core/checked.h"
 #include "ep/cpu/kernels/conv_fast.h"
+#include "ep/cpu/kernels/activation_row.h"
 #include "ep/cpu/kernels/elementwise.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -22,102 +23,7 @@
 #define KC OX_CONV_KC
 
 /* ---------------------------------------------------------------- */
-/* variant choice */
-
-ox_cpu_isa ox_cpu_isa_best(void) {
-#ifdef OX_CONV_X86
-    if (__builtin_cpu_supports("avx512f")) return OX_ISA_AVX512;
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return OX_ISA_AVX2;
-#endif
-    return OX_ISA_PORTABLE;
-}
-
-/* The cap ONYX_CPU_ISA names: 1 when set to a known value, 0 when unset,
- * -1 when set to something else. */
-static int isa_cap(ox_cpu_isa *cap) {
-    const char *e = getenv("ONYX_CPU_ISA");
-    if (!e) return 0;
-    if (strcmp(e, "portable") == 0) *cap = OX_ISA_PORTABLE;
-    else if (strcmp(e, "avx2") == 0) *cap = OX_ISA_AVX2;
-    else if (strcmp(e, "avx512") == 0) *cap = OX_ISA_AVX512;
-    else return -1;
-    return 1;
-}
-
-ox_cpu_isa ox_cpu_isa_active(void) {
-    ox_cpu_isa best = ox_cpu_isa_best(), cap;
-    return isa_cap(&cap) == 1 && cap < best ? cap : best;
-}
-
-int ox_cpu_isa_choose(ox_cpu_isa *out, ox_error *err) {
-    ox_cpu_isa best = ox_cpu_isa_best(), cap;
-    int r = isa_cap(&cap);
-    if (r < 0)
-        return ox_fail(err, ONYX_INVALID_ARGUMENT,
-                       "ONYX_CPU_ISA is '%s'; expected portable, avx2 or avx512",
-                       getenv("ONYX_CPU_ISA"));
-    *out = r == 1 && cap < best ? cap : best;
-    return 0;
-}
-
-const char *ox_cpu_isa_name(ox_cpu_isa isa) {
-    return isa == OX_ISA_AVX512 ? "avx512" : isa == OX_ISA_AVX2 ? "avx2" : "portable";
-}
-
-/* ---------------------------------------------------------------- */
 /* activations and the epilogue */
-
-/* min(max(v, lo), hi) with bit selects, so loops vectorize (a float ?:
- * blocks if-conversion under -ftrapping-math) */
-static inline float clampf(float v, float lo, float hi) {
-    v = sel_f32(v < lo, lo, v);
-    return sel_f32(v > hi, hi, v);
-}
-
-static inline float sigmoidf(float x) { return 1.0f / (1.0f + fast_expf(-x)); }
-
-/* One row, in place. The exp and tanh are elementwise.h's vectorizable
- * ones, which the standalone operators use too, so fused and unfused
- * graphs agree closely. */
-__attribute__((always_inline)) static inline void act_row(float *y, int64_t n, const ox_act *act) {
-    const float a = act->p0, b = act->p1;
-    switch (act->kind) {
-    case OX_ACT_NONE: break;
-    case OX_ACT_RELU:
-        for (int64_t i = 0; i < n; i++) y[i] = sel_f32(y[i] < 0.0f, 0.0f, y[i]);
-        break;
-    case OX_ACT_CLIP:
-        for (int64_t i = 0; i < n; i++) y[i] = clampf(y[i], a, b);
-        break;
-    case OX_ACT_SIGMOID:
-        for (int64_t i = 0; i < n; i++) y[i] = sigmoidf(y[i]);
-        break;
-    case OX_ACT_HARDSIGMOID:
-        for (int64_t i = 0; i < n; i++) y[i] = clampf(a * y[i] + b, 0.0f, 1.0f);
-        break;
-    case OX_ACT_HARDSWISH:
-        for (int64_t i = 0; i < n; i++) y[i] = y[i] * clampf(y[i] * (1.0f / 6.0f) + 0.5f, 0.0f, 1.0f);
-        break;
-    case OX_ACT_SILU:
-        for (int64_t i = 0; i < n; i++) y[i] = y[i] * sigmoidf(y[i]);
-        break;
-    case OX_ACT_LEAKYRELU:
-        for (int64_t i = 0; i < n; i++) y[i] = sel_f32(y[i] < 0.0f, a * y[i], y[i]);
-        break;
-    case OX_ACT_TANH:
-        for (int64_t i = 0; i < n; i++) y[i] = fast_tanhf(y[i]);
-        break;
-    case OX_ACT_GELU:
-        for (int64_t i = 0; i < n; i++) y[i] = fast_gelu(y[i]);
-        break;
-    case OX_ACT_GELU_TANH:
-        for (int64_t i = 0; i < n; i++) {
-            float x = y[i];
-            y[i] = 0.5f * x * (1.0f + fast_tanhf(0.7978845608028654f * (x + 0.044715f * x * x * x)));
-        }
-        break;
-    }
-}
 
 /* The epilogue compiled once per variant: the activations' loops then
  * run on the variant's vector width. */
@@ -152,7 +58,7 @@ __attribute__((always_inline)) static inline void act_row(float *y, int64_t n, c
                 const float *zr = z + i * ldz;                                                      \
                 for (int64_t x = 0; x < cols; x++) cr[x] += zr[x];                                  \
             }                                                                                       \
-            act_row(cr, cols, act);                                                                 \
+            ox_act_row(act, cr, cols);                                                              \
         }                                                                                           \
     }
 

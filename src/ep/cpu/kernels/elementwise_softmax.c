@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "ep/cpu/kernels/conv_fast.h"
+#include "ep/cpu/kernels/cpu_isa.h"
 #include "ep/cpu/kernels/elementwise.h"
 
 /* softmax_row.inc's exp helper takes and returns vectors wider than the

@@ -382,6 +382,7 @@ typedef struct gemm_job_f32 {
     int64_t ldc;
     int b_direct;         /* kernels read op(B) rows where they lie */
     int a_in_place;       /* kernels read A (not transposed) where it lies */
+    const ox_gemm_packed_b *pb; /* op(B) packed once (weights), or NULL */
     f32_arch ar;
     int64_t mc, nc, tiles_n;
     const ox_stop *stop;
@@ -478,7 +479,10 @@ static void gemm_tiles_f32(void *arg, int64_t t0, int64_t t1) {
             if (ox_stop_requested(j->stop)) break;
             int64_t kc = j->K - k0 < ar->kc ? j->K - k0 : ar->kc;
             const float *ap = abuf, *bp = bbuf;
-            if (!j->b_direct) pack_b_f32(j->tb, j->B, j->ldb, ar->nr, k0, kc, n0, nc, bbuf);
+            if (j->pb)
+                bp = j->pb->data + k0 * j->pb->Np + n0 * kc;
+            else if (!j->b_direct)
+                pack_b_f32(j->tb, j->B, j->ldb, ar->nr, k0, kc, n0, nc, bbuf);
             if (!j->a_in_place) pack_a_f32(j->ta, j->A, j->lda, ar->mr, m0, mc, k0, kc, abuf);
             int mode = k0 > 0 ? TILE_ADD : j->beta == 0.0f ? TILE_SET : TILE_BETA;
             for (int64_t q = 0; q < nc; q += ar->nr) {
@@ -524,6 +528,8 @@ static void gemm_tiles_f32(void *arg, int64_t t0, int64_t t1) {
 
 static int gemm_packed_f32(ox_threadpool *pool, gemm_job_f32 *j) {
     j->ar = pick_arch_f32();
+    /* a prepacked B fixes the slab depth it was packed with */
+    if (j->pb) j->ar.kc = j->pb->kc;
     j->mc = j->ar.mc;
     j->nc = j->ar.nc;
     /* enough tiles to keep every thread busy, without slivers of B so
@@ -536,7 +542,7 @@ static int gemm_packed_f32(ox_threadpool *pool, gemm_job_f32 *j) {
     j->tiles_n = (j->N + j->nc - 1) / j->nc;
     /* with few row panels to share it, packing B costs about as much
      * memory traffic as the product itself */
-    j->b_direct = !j->tb && j->ar.direct && j->M <= B_DIRECT_ROWS * j->ar.mr;
+    j->b_direct = !j->pb && !j->tb && j->ar.direct && j->M <= B_DIRECT_ROWS * j->ar.mr;
     /* broadcasting A's elements from its rows costs the kernel nothing
      * over reading its packed panel, so only a transposed A is packed
      * (gemm_bench: 336x16x336 45 -> 93 GFLOP/s, the large shapes equal
@@ -649,9 +655,10 @@ static void few_rows_tb_range(void *arg, int64_t c0, int64_t c1) {
 /* Rows of A up to which a transposed B is read in place by dot products. */
 #define FEW_ROWS_TB 8
 
-int ox_gemm_f32(ox_threadpool *pool, const ox_stop *stop, int trans_a, int trans_b, int64_t M, int64_t N, int64_t K,
-                float alpha, const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
-                float *C, int64_t ldc) {
+/* The product, with op(B) also prepacked (pb) or not (NULL). */
+static int gemm_f32(ox_threadpool *pool, const ox_stop *stop, int trans_a, int trans_b, int64_t M,
+                    int64_t N, int64_t K, float alpha, const float *A, int64_t lda, const float *B,
+                    int64_t ldb, const ox_gemm_packed_b *pb, float beta, float *C, int64_t ldc) {
     if (M <= 0 || N <= 0) return 0;
     gemm_job_f32 j = {.ta = trans_a != 0,
                       .tb = trans_b != 0,
@@ -688,7 +695,47 @@ int ox_gemm_f32(ox_threadpool *pool, const ox_stop *stop, int trans_a, int trans
         ox_parallel_for(pool, M, grain, rows_direct_range, &j);
         return 0;
     }
+    j.pb = pb;
     return gemm_packed_f32(pool, &j);
+}
+
+int ox_gemm_f32(ox_threadpool *pool, const ox_stop *stop, int trans_a, int trans_b, int64_t M, int64_t N, int64_t K,
+                float alpha, const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
+                float *C, int64_t ldc) {
+    return gemm_f32(pool, stop, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, NULL, beta, C, ldc);
+}
+
+int ox_gemm_pack_b_f32(int trans_b, int64_t K, int64_t N, const float *B, int64_t ldb,
+                       ox_gemm_packed_b *out) {
+    memset(out, 0, sizeof *out);
+    if (K <= 0 || N <= 0) return -1;
+    f32_arch ar = pick_arch_f32();
+    int64_t Np = round_up(N, ar.nr), n;
+    if (!ox_mul_i64(Np, K, &n) || n > (int64_t)(SIZE_MAX / sizeof(float)) - 16) return -1;
+    float *d = aligned_alloc(64, ((size_t)n * sizeof(float) + 63) / 64 * 64);
+    if (!d) return -1;
+    /* slab by slab, each as the run-time packing lays out one tile of
+     * the whole width */
+    for (int64_t k0 = 0; k0 < K; k0 += ar.kc) {
+        int64_t kc = K - k0 < ar.kc ? K - k0 : ar.kc;
+        pack_b_f32(trans_b != 0, B, ldb, ar.nr, k0, kc, 0, N, d + k0 * Np);
+    }
+    *out = (ox_gemm_packed_b){.trans_b = trans_b != 0, .K = K, .N = N, .Np = Np, .kc = ar.kc,
+                              .bytes = (size_t)n * sizeof(float), .data = d};
+    return 0;
+}
+
+void ox_gemm_packed_b_free(ox_gemm_packed_b *p) {
+    if (!p) return;
+    free(p->data);
+    p->data = NULL;
+}
+
+int ox_gemm_f32_packed_b(ox_threadpool *pool, const ox_stop *stop, int64_t M, float alpha,
+                         const float *A, int64_t lda, const float *B, int64_t ldb,
+                         const ox_gemm_packed_b *pb, float beta, float *C, int64_t ldc) {
+    return gemm_f32(pool, stop, 0, pb->trans_b, M, pb->N, pb->K, alpha, A, lda, B, ldb, pb, beta, C,
+                    ldc);
 }
 
 

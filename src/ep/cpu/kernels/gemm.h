@@ -4,6 +4,7 @@
 #ifndef ONYX_EP_CPU_KERNELS_GEMM_H
 #define ONYX_EP_CPU_KERNELS_GEMM_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -21,6 +22,28 @@
 int ox_gemm_f32(ox_threadpool *pool, const ox_stop *stop, int trans_a, int trans_b, int64_t M, int64_t N, int64_t K,
                 float alpha, const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
                 float *C, int64_t ldc);
+/* op(B) packed once for many products (constant weights): every slab of
+ * op(B)'s rows laid out as the packed path packs it at run time, over the
+ * whole width. */
+typedef struct ox_gemm_packed_b {
+    int trans_b;
+    int64_t K, N, Np, kc; /* Np: N rounded up to whole column panels */
+    size_t bytes;
+    float *data;
+} ox_gemm_packed_b;
+
+/* Packs op(B) (K x N; B itself with row stride ldb, or with trans_b the
+ * transpose of an N x K matrix). -1 when K or N is not positive or
+ * memory runs out. */
+int ox_gemm_pack_b_f32(int trans_b, int64_t K, int64_t N, const float *B, int64_t ldb,
+                       ox_gemm_packed_b *out);
+void ox_gemm_packed_b_free(ox_gemm_packed_b *p);
+/* ox_gemm_f32 with A not transposed and op(B) packed in pb; B and ldb
+ * are still those of the original, which the paths for small or
+ * vector-shaped products read instead of the pack. */
+int ox_gemm_f32_packed_b(ox_threadpool *pool, const ox_stop *stop, int64_t M, float alpha,
+                         const float *A, int64_t lda, const float *B, int64_t ldb,
+                         const ox_gemm_packed_b *pb, float beta, float *C, int64_t ldc);
 int ox_gemm_f64(ox_threadpool *pool, const ox_stop *stop, int trans_a, int trans_b, int64_t M, int64_t N, int64_t K,
                 double alpha, const double *A, int64_t lda, const double *B, int64_t ldb,
                 double beta, double *C, int64_t ldc);

@@ -5,6 +5,7 @@
  * right after the gemm wrote it, while it is still in cache, instead of
  * the separate passes over memory of MatMul, Add and the activation. */
 #include <stdatomic.h>
+#include <stdlib.h>
 
 #include "ep/cpu/kernels/activation.h"
 #include "ep/cpu/kernels/gemm.h"
@@ -17,29 +18,39 @@
 
 typedef struct fmm_job {
     const float *A, *B, *bias;
+    const ox_gemm_packed_b *pb; /* B packed at session creation, or NULL */
     float *Y;
     int64_t rows, K, N, chunk;
     ox_act act;
+    ox_cpu_isa isa;
     const ox_stop *stop;
     atomic_int failed;
 } fmm_job;
+
+/* Rows [r0, r1) of A B into Y, from the pack when there is one. */
+static int product(const fmm_job *j, ox_threadpool *pool, int64_t r0, int64_t r1) {
+    if (j->pb)
+        return ox_gemm_f32_packed_b(pool, j->stop, r1 - r0, 1.0f, j->A + r0 * j->K, j->K, j->B,
+                                    j->N, j->pb, 0.0f, j->Y + r0 * j->N, j->N);
+    return ox_gemm_f32(pool, j->stop, 0, 0, r1 - r0, j->N, j->K, 1.0f, j->A + r0 * j->K, j->K, j->B,
+                       j->N, 0.0f, j->Y + r0 * j->N, j->N);
+}
 
 static void chunk_range(void *arg, int64_t c0, int64_t c1) {
     fmm_job *j = arg;
     for (int64_t c = c0; c < c1; c++) {
         int64_t r0 = c * j->chunk, r1 = r0 + j->chunk < j->rows ? r0 + j->chunk : j->rows;
-        if (ox_gemm_f32(NULL, j->stop, 0, 0, r1 - r0, j->N, j->K, 1.0f, j->A + r0 * j->K, j->K,
-                        j->B, j->N, 0.0f, j->Y + r0 * j->N, j->N)) {
+        if (product(j, NULL, r0, r1)) {
             atomic_store(&j->failed, 1);
             return;
         }
-        ox_act_bias_rows(&j->act, j->Y + r0 * j->N, r1 - r0, j->N, j->N, j->bias);
+        ox_act_bias_rows(&j->act, j->Y + r0 * j->N, r1 - r0, j->N, j->N, j->bias, j->isa);
     }
 }
 
 static void epilogue_range(void *arg, int64_t r0, int64_t r1) {
     fmm_job *j = arg;
-    ox_act_bias_rows(&j->act, j->Y + r0 * j->N, r1 - r0, j->N, j->N, j->bias);
+    ox_act_bias_rows(&j->act, j->Y + r0 * j->N, r1 - r0, j->N, j->N, j->bias, j->isa);
 }
 
 static int supports_f32(const ir_node *node, const ir_type *const *inputs, int n_inputs) {
@@ -77,9 +88,13 @@ static int fused_matmul_compute(ox_kernel_ctx *ctx) {
     if (j.rows == 0 || j.N == 0) return 0;
     j.A = A->data;
     j.B = B->data;
+    /* the pack serves the B it was made from: a constant, so always */
+    const ox_gemm_packed_b *pb = ctx->state;
+    j.pb = pb && pb->K == j.K && pb->N == j.N ? pb : NULL;
     j.bias = bias ? bias->data : NULL;
     j.Y = Y->data;
     j.stop = ctx->stop;
+    j.isa = ox_cpu_isa_active();
     atomic_init(&j.failed, 0);
     int64_t chunk = CHUNK_BYTES / (int64_t)sizeof(float) / j.N;
     chunk = chunk < 16 ? 16 : (chunk + 7) / 8 * 8;
@@ -88,9 +103,7 @@ static int fused_matmul_compute(ox_kernel_ctx *ctx) {
     if (threads > 1 && chunks < threads) {
         /* too few chunks to share: one product over the pool, then the
          * epilogue split over rows */
-        if (ox_gemm_f32(ctx->pool, ctx->stop, 0, 0, j.rows, j.N, j.K, 1.0f, j.A, j.K, j.B, j.N,
-                        0.0f, j.Y, j.N))
-            return ox_cpu_oom(ctx);
+        if (product(&j, ctx->pool, 0, j.rows)) return ox_cpu_oom(ctx);
         int64_t grain = 16384 / j.N;
         ox_parallel_for(ctx->pool, j.rows, grain < 1 ? 1 : grain, epilogue_range, &j);
         return 0;
@@ -100,8 +113,36 @@ static int fused_matmul_compute(ox_kernel_ctx *ctx) {
     return atomic_load(&j.failed) ? ox_cpu_oom(ctx) : 0;
 }
 
+/* A constant B is packed once, at session creation, for the packed
+ * product path (the small-product paths still read B itself). */
+static int fused_matmul_init(const ox_kernel_init *in, void **state, ox_error *err) {
+    (void)err;
+    *state = NULL;
+    const ox_tensor *B = in->n_inputs > 1 ? in->consts[1] : NULL;
+    if (!B || B->dtype != ONYX_FLOAT32 || B->rank != 2 || B->dims[0] < 1 || B->dims[1] < 1) return 0;
+    ox_gemm_packed_b *pb = malloc(sizeof *pb);
+    if (!pb) return 0;
+    if (ox_gemm_pack_b_f32(0, B->dims[0], B->dims[1], B->data, B->dims[1], pb) != 0) {
+        /* no pack: the product packs B per run, as for a variable B */
+        free(pb);
+        return 0;
+    }
+    *state = pb;
+    return 0;
+}
+
+static void fused_matmul_release(void *state) {
+    ox_gemm_packed_b_free(state);
+    free(state);
+}
+
+static const char *fused_matmul_describe(const void *state) {
+    return state ? "gemm on weights packed at session creation" : "gemm";
+}
+
 static const ox_kernel_def KERNELS[] = {
-    {"onyx", "FusedMatMul", 1, 1, fused_matmul_compute, supports_f32, NULL, NULL, NULL},
+    {"onyx", "FusedMatMul", 1, 1, fused_matmul_compute, supports_f32, fused_matmul_init,
+     fused_matmul_release, fused_matmul_describe},
 };
 
 const ox_kernel_table ox_cpu_kernels_onyx_matmul = {KERNELS, sizeof KERNELS / sizeof KERNELS[0]};
