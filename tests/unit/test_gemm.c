@@ -39,17 +39,25 @@ static void one(ox_threadpool *pool, int ta, int tb, int64_t M, int64_t N, int64
     }
     memcpy(c0, c, sizeof(float) * (size_t)(M * ldc));
     if (packed) {
-        ox_gemm_packed_b pb;
-        CHECK(ox_gemm_pack_b_f32(tb, K, N, b, ldb, &pb) == 0);
-        CHECK(pb.N == N && pb.K == K && pb.Np >= N && pb.Np % 16 == 0);
-        /* packed 2: the original is zeros, so only the pack gives the
-         * right product (shapes that take the packed path) */
-        float *borig = b;
-        float *bz = packed == 2 ? calloc((size_t)(brows * ldb + 1), sizeof(float)) : NULL;
-        CHECK(ox_gemm_f32_packed_b(pool, NULL, M, alpha, a, lda, bz ? bz : borig, ldb, &pb, beta, c,
-                                   ldc) == 0);
-        free(bz);
-        ox_gemm_packed_b_free(&pb);
+        /* packed 2: B is zeros once the weights are made, so only their
+         * pack gives the right product (shapes that take the packed path) */
+        float *bcopy = malloc(sizeof(float) * (size_t)(brows * ldb + 1));
+        memcpy(bcopy, b, sizeof(float) * (size_t)(brows * ldb));
+        ox_gemm_weights *w = ox_gemm_weights_new(tb, K, N, bcopy, ldb);
+        CHECK(w != NULL && !ox_gemm_weights_packed(w));
+        float *c1 = malloc(sizeof(float) * (size_t)(M * ldc + 1));
+        memcpy(c1, c, sizeof(float) * (size_t)(M * ldc));
+        /* twice: the first product packs, the second uses the pack */
+        CHECK(ox_gemm_f32_weights(pool, NULL, M, alpha, a, lda, w, beta, c1, ldc) == 0);
+        if (packed == 2) {
+            CHECK(ox_gemm_weights_packed(w));
+            memset(bcopy, 0, sizeof(float) * (size_t)(brows * ldb));
+        }
+        CHECK(ox_gemm_f32_weights(pool, NULL, M, alpha, a, lda, w, beta, c, ldc) == 0);
+        CHECK(memcmp(c, c1, sizeof(float) * (size_t)(M * ldc)) == 0);
+        free(c1);
+        ox_gemm_weights_free(w);
+        free(bcopy);
     } else {
         CHECK(ox_gemm_f32(pool, NULL, ta, tb, M, N, K, alpha, a, lda, b, ldb, beta, c, ldc) == 0);
     }
@@ -105,6 +113,19 @@ int main(void) {
         one(pools[p], 0, 0, 64, 70, 300, 1.0f, 0.0f, 2);
         one(pools[p], 0, 1, 150, 200, 64, 1.0f, 0.25f, 2);
         one(pools[p], 0, 0, 37, 16, 336, 1.0f, 0.0f, 2);
+    }
+    /* a row vector never takes the packed path: no pack is made */
+    {
+        enum { K = 700, N = 300 };
+        float *a = calloc(K, sizeof(float)), *b = calloc((size_t)K * N, sizeof(float)), *c = calloc(N, sizeof(float));
+        ox_gemm_weights *w = ox_gemm_weights_new(0, K, N, b, N);
+        CHECK(w && ox_gemm_f32_weights(NULL, NULL, 1, 1.0f, a, K, w, 0.0f, c, N) == 0);
+        CHECK(w && !ox_gemm_weights_packed(w));
+        CHECK(ox_gemm_weights_new(0, 0, N, b, N) == NULL);
+        ox_gemm_weights_free(w);
+        free(a);
+        free(b);
+        free(c);
     }
     ox_threadpool_free(pools[1]);
     CHECK_DONE();

@@ -1,6 +1,8 @@
 #include "ep/cpu/kernels/gemm.h"
+
 #include "core/checked.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -655,10 +657,12 @@ static void few_rows_tb_range(void *arg, int64_t c0, int64_t c1) {
 /* Rows of A up to which a transposed B is read in place by dot products. */
 #define FEW_ROWS_TB 8
 
-/* The product, with op(B) also prepacked (pb) or not (NULL). */
+static const ox_gemm_packed_b *weights_pack(ox_gemm_weights *w);
+
+/* The product; w (or NULL) holds op(B) as constant weights, packed once. */
 static int gemm_f32(ox_threadpool *pool, const ox_stop *stop, int trans_a, int trans_b, int64_t M,
                     int64_t N, int64_t K, float alpha, const float *A, int64_t lda, const float *B,
-                    int64_t ldb, const ox_gemm_packed_b *pb, float beta, float *C, int64_t ldc) {
+                    int64_t ldb, ox_gemm_weights *w, float beta, float *C, int64_t ldc) {
     if (M <= 0 || N <= 0) return 0;
     gemm_job_f32 j = {.ta = trans_a != 0,
                       .tb = trans_b != 0,
@@ -695,7 +699,8 @@ static int gemm_f32(ox_threadpool *pool, const ox_stop *stop, int trans_a, int t
         ox_parallel_for(pool, M, grain, rows_direct_range, &j);
         return 0;
     }
-    j.pb = pb;
+    /* only here, on the packed path, is the weights' pack worth making */
+    j.pb = w ? weights_pack(w) : NULL;
     return gemm_packed_f32(pool, &j);
 }
 
@@ -731,11 +736,75 @@ void ox_gemm_packed_b_free(ox_gemm_packed_b *p) {
     p->data = NULL;
 }
 
-int ox_gemm_f32_packed_b(ox_threadpool *pool, const ox_stop *stop, int64_t M, float alpha,
-                         const float *A, int64_t lda, const float *B, int64_t ldb,
-                         const ox_gemm_packed_b *pb, float beta, float *C, int64_t ldc) {
-    return gemm_f32(pool, stop, 0, pb->trans_b, M, pb->N, pb->K, alpha, A, lda, B, ldb, pb, beta, C,
-                    ldc);
+struct ox_gemm_weights {
+    int trans_b;
+    int64_t K, N, ldb;
+    const float *B;
+    pthread_mutex_t lock;  /* held while packing */
+    _Atomic(ox_gemm_packed_b *) pb; /* NULL until packed */
+    atomic_int failed;     /* packing ran out of memory: never retried */
+};
+
+ox_gemm_weights *ox_gemm_weights_new(int trans_b, int64_t K, int64_t N, const float *B,
+                                     int64_t ldb) {
+    if (K < 1 || N < 1 || !B) return NULL;
+    ox_gemm_weights *w = calloc(1, sizeof *w);
+    if (!w) return NULL;
+    if (pthread_mutex_init(&w->lock, NULL) != 0) {
+        free(w);
+        return NULL;
+    }
+    w->trans_b = trans_b != 0;
+    w->K = K;
+    w->N = N;
+    w->B = B;
+    w->ldb = ldb;
+    atomic_init(&w->pb, NULL);
+    atomic_init(&w->failed, 0);
+    return w;
+}
+
+void ox_gemm_weights_free(ox_gemm_weights *w) {
+    if (!w) return;
+    ox_gemm_packed_b *pb = atomic_load(&w->pb);
+    ox_gemm_packed_b_free(pb);
+    free(pb);
+    pthread_mutex_destroy(&w->lock);
+    free(w);
+}
+
+int ox_gemm_weights_packed(const ox_gemm_weights *w) {
+    return w && atomic_load_explicit(&((ox_gemm_weights *)w)->pb, memory_order_acquire) != NULL;
+}
+int64_t ox_gemm_weights_k(const ox_gemm_weights *w) { return w->K; }
+int64_t ox_gemm_weights_n(const ox_gemm_weights *w) { return w->N; }
+
+/* The pack, made by the first caller that needs it; NULL when packing
+ * failed (the caller then packs per run). */
+static const ox_gemm_packed_b *weights_pack(ox_gemm_weights *w) {
+    ox_gemm_packed_b *pb = atomic_load_explicit(&w->pb, memory_order_acquire);
+    if (pb || atomic_load(&w->failed)) return pb;
+    pthread_mutex_lock(&w->lock);
+    pb = atomic_load_explicit(&w->pb, memory_order_acquire);
+    if (!pb && !atomic_load(&w->failed)) {
+        pb = malloc(sizeof *pb);
+        if (pb && ox_gemm_pack_b_f32(w->trans_b, w->K, w->N, w->B, w->ldb, pb) == 0) {
+            atomic_store_explicit(&w->pb, pb, memory_order_release);
+        } else {
+            free(pb);
+            pb = NULL;
+            atomic_store(&w->failed, 1);
+        }
+    }
+    pthread_mutex_unlock(&w->lock);
+    return pb;
+}
+
+int ox_gemm_f32_weights(ox_threadpool *pool, const ox_stop *stop, int64_t M, float alpha,
+                        const float *A, int64_t lda, ox_gemm_weights *w, float beta, float *C,
+                        int64_t ldc) {
+    return gemm_f32(pool, stop, 0, w->trans_b, M, w->N, w->K, alpha, A, lda, w->B, w->ldb, w, beta,
+                    C, ldc);
 }
 
 

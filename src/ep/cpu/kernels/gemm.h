@@ -38,12 +38,25 @@ typedef struct ox_gemm_packed_b {
 int ox_gemm_pack_b_f32(int trans_b, int64_t K, int64_t N, const float *B, int64_t ldb,
                        ox_gemm_packed_b *out);
 void ox_gemm_packed_b_free(ox_gemm_packed_b *p);
-/* ox_gemm_f32 with A not transposed and op(B) packed in pb; B and ldb
- * are still those of the original, which the paths for small or
- * vector-shaped products read instead of the pack. */
-int ox_gemm_f32_packed_b(ox_threadpool *pool, const ox_stop *stop, int64_t M, float alpha,
-                         const float *A, int64_t lda, const float *B, int64_t ldb,
-                         const ox_gemm_packed_b *pb, float beta, float *C, int64_t ldc);
+
+/* The constant B of one node's products (a kernel's state): packed on the
+ * first product that takes the packed path, so a weight only ever read
+ * by row-vector products (a classifier at batch 1) costs no second copy.
+ * B must outlive it. Any number of runs may use it at once. */
+typedef struct ox_gemm_weights ox_gemm_weights;
+ox_gemm_weights *ox_gemm_weights_new(int trans_b, int64_t K, int64_t N, const float *B,
+                                     int64_t ldb);
+void ox_gemm_weights_free(ox_gemm_weights *w);
+/* Whether the pack exists yet (for describing the kernel). */
+int ox_gemm_weights_packed(const ox_gemm_weights *w);
+int64_t ox_gemm_weights_k(const ox_gemm_weights *w);
+int64_t ox_gemm_weights_n(const ox_gemm_weights *w);
+/* ox_gemm_f32 with A not transposed and op(B) the weights; packing them
+ * first if this product is the first to need the pack (when packing
+ * runs out of memory the product packs per run instead). */
+int ox_gemm_f32_weights(ox_threadpool *pool, const ox_stop *stop, int64_t M, float alpha,
+                        const float *A, int64_t lda, ox_gemm_weights *w, float beta, float *C,
+                        int64_t ldc);
 int ox_gemm_f64(ox_threadpool *pool, const ox_stop *stop, int trans_a, int trans_b, int64_t M, int64_t N, int64_t K,
                 double alpha, const double *A, int64_t lda, const double *B, int64_t ldb,
                 double beta, double *C, int64_t ldc);

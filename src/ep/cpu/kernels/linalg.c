@@ -86,6 +86,26 @@ GEMM_INT(int64_t, uint64_t, sat_i64, gemm_i64)
 GEMM_INT(uint32_t, uint32_t, sat_u64_nonneg, gemm_u32)
 GEMM_INT(uint64_t, uint64_t, sat_u64_nonneg, gemm_u64)
 
+/* A constant float32 B becomes weights packed once, on the first product
+ * that takes the packed path (the small-product paths read B itself). */
+static int gemm_init(const ox_kernel_init *in, void **state, ox_error *err) {
+    (void)err;
+    const ox_tensor *B = in->n_inputs > 1 ? in->consts[1] : NULL;
+    *state = NULL;
+    if (B && B->dtype == ONYX_FLOAT32 && B->rank == 2) {
+        int tb = ir_attr_int(in->node, "transB", 0) != 0;
+        *state = ox_gemm_weights_new(tb, B->dims[tb ? 1 : 0], B->dims[tb ? 0 : 1], B->data,
+                                     B->dims[1]);
+    }
+    return 0; /* without weights (or memory for them) B is packed per run */
+}
+
+static void gemm_release(void *state) { ox_gemm_weights_free(state); }
+
+static const char *gemm_describe(const void *state) {
+    return ox_gemm_weights_packed(state) ? "gemm on weights packed once" : NULL;
+}
+
 static int gemm_compute(ox_kernel_ctx *ctx) {
     const ox_tensor *A = ox_cpu_input(ctx, 0), *B = ox_cpu_input(ctx, 1), *C = ox_cpu_input(ctx, 2);
     ox_tensor *Y = ctx->outputs[0];
@@ -108,6 +128,13 @@ static int gemm_compute(ox_kernel_ctx *ctx) {
     switch (A->dtype) {
     case ONYX_FLOAT32:
         if (C && beta != 0.0f) fill_c_f32(Y->data, C->data, cv, M, N);
+        ox_gemm_weights *w = ctx->state;
+        if (w && !ta && ox_gemm_weights_k(w) == K && ox_gemm_weights_n(w) == N) {
+            if (ox_gemm_f32_weights(ctx->pool, ctx->stop, M, alpha, A->data, lda, w,
+                                    C ? beta : 0.0f, Y->data, N))
+                return ox_cpu_oom(ctx);
+            return 0;
+        }
         if (ox_gemm_f32(ctx->pool, ctx->stop, ta, tb, M, N, K, alpha, A->data, lda, B->data, ldb,
                         C ? beta : 0.0f, Y->data, N))
             return ox_cpu_oom(ctx);
@@ -945,7 +972,7 @@ static int einsum_compute(ox_kernel_ctx *ctx) {
 }
 
 static const ox_kernel_def KERNELS[] = {
-    {"", "Gemm", 1, 17, gemm_compute, supports_gemm_types, NULL, NULL, NULL},
+    {"", "Gemm", 1, 17, gemm_compute, supports_gemm_types, gemm_init, gemm_release, gemm_describe},
     {"", "MatMul", 1, 17, matmul_compute, supports_gemm_types, NULL, NULL, NULL},
     {"", "MatMulInteger", 10, 17, matmul_integer_compute, NULL, NULL, NULL, NULL},
     {"", "QLinearMatMul", 10, 21, qlinear_matmul_compute, NULL, NULL, NULL, NULL},

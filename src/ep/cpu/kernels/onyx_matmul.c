@@ -18,7 +18,7 @@
 
 typedef struct fmm_job {
     const float *A, *B, *bias;
-    const ox_gemm_packed_b *pb; /* B packed at session creation, or NULL */
+    ox_gemm_weights *w; /* a constant B, packed once, or NULL */
     float *Y;
     int64_t rows, K, N, chunk;
     ox_act act;
@@ -29,9 +29,9 @@ typedef struct fmm_job {
 
 /* Rows [r0, r1) of A B into Y, from the pack when there is one. */
 static int product(const fmm_job *j, ox_threadpool *pool, int64_t r0, int64_t r1) {
-    if (j->pb)
-        return ox_gemm_f32_packed_b(pool, j->stop, r1 - r0, 1.0f, j->A + r0 * j->K, j->K, j->B,
-                                    j->N, j->pb, 0.0f, j->Y + r0 * j->N, j->N);
+    if (j->w)
+        return ox_gemm_f32_weights(pool, j->stop, r1 - r0, 1.0f, j->A + r0 * j->K, j->K, j->w, 0.0f,
+                                   j->Y + r0 * j->N, j->N);
     return ox_gemm_f32(pool, j->stop, 0, 0, r1 - r0, j->N, j->K, 1.0f, j->A + r0 * j->K, j->K, j->B,
                        j->N, 0.0f, j->Y + r0 * j->N, j->N);
 }
@@ -88,9 +88,9 @@ static int fused_matmul_compute(ox_kernel_ctx *ctx) {
     if (j.rows == 0 || j.N == 0) return 0;
     j.A = A->data;
     j.B = B->data;
-    /* the pack serves the B it was made from: a constant, so always */
-    const ox_gemm_packed_b *pb = ctx->state;
-    j.pb = pb && pb->K == j.K && pb->N == j.N ? pb : NULL;
+    /* the weights are the constant B they were made from */
+    ox_gemm_weights *w = ctx->state;
+    j.w = w && ox_gemm_weights_k(w) == j.K && ox_gemm_weights_n(w) == j.N ? w : NULL;
     j.bias = bias ? bias->data : NULL;
     j.Y = Y->data;
     j.stop = ctx->stop;
@@ -113,31 +113,21 @@ static int fused_matmul_compute(ox_kernel_ctx *ctx) {
     return atomic_load(&j.failed) ? ox_cpu_oom(ctx) : 0;
 }
 
-/* A constant B is packed once, at session creation, for the packed
- * product path (the small-product paths still read B itself). */
+/* A constant B becomes weights packed once, on the first product that
+ * takes the packed path (the small-product paths read B itself). */
 static int fused_matmul_init(const ox_kernel_init *in, void **state, ox_error *err) {
     (void)err;
-    *state = NULL;
     const ox_tensor *B = in->n_inputs > 1 ? in->consts[1] : NULL;
-    if (!B || B->dtype != ONYX_FLOAT32 || B->rank != 2 || B->dims[0] < 1 || B->dims[1] < 1) return 0;
-    ox_gemm_packed_b *pb = malloc(sizeof *pb);
-    if (!pb) return 0;
-    if (ox_gemm_pack_b_f32(0, B->dims[0], B->dims[1], B->data, B->dims[1], pb) != 0) {
-        /* no pack: the product packs B per run, as for a variable B */
-        free(pb);
-        return 0;
-    }
-    *state = pb;
-    return 0;
+    *state = NULL;
+    if (B && B->dtype == ONYX_FLOAT32 && B->rank == 2)
+        *state = ox_gemm_weights_new(0, B->dims[0], B->dims[1], B->data, B->dims[1]);
+    return 0; /* without weights (or memory for them) B is packed per run */
 }
 
-static void fused_matmul_release(void *state) {
-    ox_gemm_packed_b_free(state);
-    free(state);
-}
+static void fused_matmul_release(void *state) { ox_gemm_weights_free(state); }
 
 static const char *fused_matmul_describe(const void *state) {
-    return state ? "gemm on weights packed at session creation" : "gemm";
+    return ox_gemm_weights_packed(state) ? "gemm on weights packed once" : NULL;
 }
 
 static const ox_kernel_def KERNELS[] = {
