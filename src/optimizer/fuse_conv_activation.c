@@ -33,19 +33,28 @@ typedef struct readers {
     int *start, *node;
 } readers;
 
+/* Input k of node n, counting a subgraph's captures of outer values (its
+ * implicit inputs) after the explicit ones: a value a body reads has that
+ * If, Loop or Scan as a reader, so no chain ever swallows it. */
+static int read_value(const ir_node *n, int k) {
+    return k < n->n_inputs ? n->inputs[k] : n->implicit[k - n->n_inputs];
+}
+
 static int readers_init(readers *r, const ir_graph *g) {
     r->start = calloc((size_t)g->n_values + 2, sizeof *r->start);
     int total = 0;
-    for (int i = 0; i < g->n_nodes; i++) total += g->nodes[i].n_inputs;
+    for (int i = 0; i < g->n_nodes; i++) total += g->nodes[i].n_inputs + g->nodes[i].n_implicit;
     r->node = malloc(((size_t)total + 1) * sizeof *r->node);
     if (!r->start || !r->node) return -1;
     for (int i = 0; i < g->n_nodes; i++)
-        for (int k = 0; k < g->nodes[i].n_inputs; k++)
-            if (g->nodes[i].inputs[k] >= 0) r->start[g->nodes[i].inputs[k] + 2]++;
+        for (int k = 0; k < g->nodes[i].n_inputs + g->nodes[i].n_implicit; k++) {
+            int v = read_value(&g->nodes[i], k);
+            if (v >= 0) r->start[v + 2]++;
+        }
     for (int v = 0; v < g->n_values; v++) r->start[v + 2] += r->start[v + 1];
     for (int i = 0; i < g->n_nodes; i++)
-        for (int k = 0; k < g->nodes[i].n_inputs; k++) {
-            int v = g->nodes[i].inputs[k];
+        for (int k = 0; k < g->nodes[i].n_inputs + g->nodes[i].n_implicit; k++) {
+            int v = read_value(&g->nodes[i], k);
             if (v >= 0) r->node[r->start[v + 1]++] = i;
         }
     return 0;
@@ -368,7 +377,9 @@ static int fuse_one(ir_graph *g, const readers *r, unsigned char *dead, int ci, 
  * Convs (new weights and bias, a plain Conv: any provider runs it); else
  * the whole chain becomes onyx.FusedConv. */
 static int fuse_convs(ox_pass_ctx *ctx, ir_graph *g, int affine_only) {
-    if (ox_graph_has_subgraphs(g)) return 0;
+    /* a graph with subgraphs is fine: their captures count as readers
+     * (readers_init), and the values a chain drops are read by its next
+     * node alone */
     int any = 0;
     for (int i = 0; i < g->n_nodes && !any; i++) any = is_op(&g->nodes[i], "Conv");
     if (!any) return 0;

@@ -3,7 +3,7 @@
  * HardSwish, x * Sigmoid(x), x * Clip(x + 3, 0, 6) / 6 after a folded
  * Mul/Add by constants, LeakyRelu, Tanh, a residual Add before Relu),
  * while a Conv whose output is a graph output or has a second reader
- * keeps its activation node. The outputs match the unfused graph (level
+ * (a subgraph's capture included) keeps its activation node. The outputs match the unfused graph (level
  * BASIC) within 1e-5 of their magnitude: the folded constants differ by
  * one float32 rounding and both graphs use the same activation code. */
 #include <math.h>
@@ -116,6 +116,77 @@ static void run(onyx_session *s, onyx_tensor **outs) {
     onyx_tensor_free(t[1]);
 }
 
+/* A graph with an If: Conv -> Relu still fuses beside it, while a Conv
+ * whose output the If's branches read keeps its Relu (the capture is a
+ * second reader). Values as the unfused graph's within 1e-6. */
+static void test_beside_subgraph(onyx_env *env) {
+    unsigned seed = 7;
+    static float w[M * C * K * K], k1[1] = {0.5f};
+    for (int i = 0; i < M * C * K * K; i++) w[i] = frand(&seed);
+    int64_t dx[] = {1, C, H, W}, dy[] = {1, M, OH, OW}, dw[] = {M, C, K, K}, d1[] = {1};
+    mb_model *then_b = mb_new(17), *else_b = mb_new(17), *m = mb_new(17);
+    mb_output(then_b, "t", ONYX_FLOAT32, dy, 4);
+    mb_node(then_b, "Add", "c2,k", "t");
+    mb_output(else_b, "e", ONYX_FLOAT32, dy, 4);
+    mb_node(else_b, "Sub", "c2,k", "e");
+    mb_input(m, "x", ONYX_FLOAT32, dx, 4);
+    mb_input(m, "cond", ONYX_BOOL, NULL, 0);
+    mb_output(m, "r1", ONYX_FLOAT32, dy, 4);
+    mb_output(m, "r2", ONYX_FLOAT32, dy, 4);
+    mb_output(m, "yi", ONYX_FLOAT32, dy, 4);
+    mb_init_float(m, "w", dw, 4, w);
+    mb_init_float(m, "k", d1, 1, k1);
+    mb_node(m, "Conv", "x,w", "c1");
+    mb_node(m, "Relu", "c1", "r1");
+    mb_node(m, "Conv", "x,w", "c2");
+    mb_node(m, "Relu", "c2", "r2");
+    mb_node(m, "If", "cond", "yi");
+    mb_attr_graph(m, "then_branch", then_b);
+    mb_attr_graph(m, "else_branch", else_b);
+    size_t len = 0;
+    uint8_t *buf = mb_serialize(m, &len);
+    mb_free(m);
+    onyx_session *s[2] = {NULL, NULL};
+    onyx_session_options *o = NULL;
+    CHECK_OK(onyx_session_options_create(&o));
+    for (int l = 0; l < 2; l++) {
+        CHECK_OK(onyx_session_options_set_optimization_level(o, l ? ONYX_OPT_ALL : ONYX_OPT_NONE));
+        CHECK_OK(onyx_session_create_from_buffer(env, buf, len, o, &s[l]));
+    }
+    if (s[0] && s[1]) {
+        CHECK(count_op(s[1], "FusedConv") == 1);
+        CHECK(count_op(s[1], "Conv") == 1);
+        CHECK(count_op(s[1], "Relu") == 1);
+        static float x[C * H * W];
+        for (int i = 0; i < C * H * W; i++) x[i] = frand(&seed) * 2.0f;
+        unsigned char cond = 1;
+        onyx_tensor *out[2][3] = {{NULL}};
+        const char *in[] = {"x", "cond"}, *on[] = {"r1", "r2", "yi"};
+        for (int l = 0; l < 2; l++) {
+            onyx_tensor *t[2] = {NULL, NULL};
+            CHECK_OK(onyx_tensor_wrap(ONYX_FLOAT32, dx, 4, x, sizeof x, &t[0]));
+            CHECK_OK(onyx_tensor_wrap(ONYX_BOOL, NULL, 0, &cond, 1, &t[1]));
+            CHECK_OK(onyx_session_run(s[l], in, (const onyx_tensor *const *)t, 2, on, out[l], 3));
+            onyx_tensor_free(t[0]);
+            onyx_tensor_free(t[1]);
+        }
+        for (int k = 0; k < 3; k++) {
+            if (!out[0][k] || !out[1][k]) {
+                check_failures++;
+                continue;
+            }
+            const float *a = onyx_tensor_data(out[0][k]), *b = onyx_tensor_data(out[1][k]);
+            for (int i = 0; i < M * OH * OW; i++) CHECK_NEAR(b[i], a[i], 1e-6 * (1.0 + fabs(a[i])));
+        }
+        for (int l = 0; l < 2; l++)
+            for (int k = 0; k < 3; k++) onyx_tensor_free(out[l][k]);
+    }
+    onyx_session_free(s[0]);
+    onyx_session_free(s[1]);
+    onyx_session_options_free(o);
+    free(buf);
+}
+
 int main(void) {
     onyx_env *env = NULL;
     CHECK_OK(onyx_env_create(&env));
@@ -164,6 +235,7 @@ int main(void) {
         onyx_tensor_free(ob[k]);
         onyx_tensor_free(oa[k]);
     }
+    test_beside_subgraph(env);
     free(buf);
     onyx_session_options_free(o);
     onyx_session_free(basic);

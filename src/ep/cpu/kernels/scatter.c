@@ -149,6 +149,42 @@ int ox_cpu_scatter_nd(ox_kernel_ctx *ctx) {
 
 /* ---- ScatterElements / Scatter ---- */
 
+/* The common case inline: no reduction, int64 indices, 4- or 8-byte
+ * elements (float32, int64, ...; not strings), walked along the innermost axis so the
+ * loop body is a load, a range check and a store. */
+static int scatter_elements_plain(ox_kernel_ctx *ctx, ox_tensor *y, const ox_tensor *ind,
+                                  const ox_tensor *up, const int64_t *xs, int axis, size_t es) {
+    const int r = ind->rank;
+    const int64_t *ix = ind->data, n_axis = y->dims[axis], inner = ind->dims[r - 1];
+    const int64_t step = axis == r - 1 ? 0 : xs[r - 1]; /* y offset per innermost step */
+    int64_t idx[OX_MAX_RANK] = {0}, off = 0; /* y offset of the row, axis term left out */
+    const int64_t rows = ox_tensor_numel(ind) / inner;
+    for (int64_t row = 0; row < rows; row++) {
+        const int64_t base = row * inner;
+        for (int64_t c = 0; c < inner; c++) {
+            int64_t v = ix[base + c];
+            if (v < -n_axis || v >= n_axis) {
+                int64_t ignored;
+                return ox_cpu_index_norm(ctx, "indices", base + c, v, n_axis, axis, &ignored);
+            }
+            v += v < 0 ? n_axis : 0;
+            const int64_t at = off + c * step + v * xs[axis];
+            if (es == 4)
+                ((uint32_t *)y->data)[at] = ((const uint32_t *)up->data)[base + c];
+            else
+                ((uint64_t *)y->data)[at] = ((const uint64_t *)up->data)[base + c];
+        }
+        /* the next row: the odometer over every axis but the innermost */
+        for (int a = r - 2; a >= 0; a--) {
+            if (a != axis) off += xs[a];
+            if (++idx[a] < ind->dims[a]) break;
+            if (a != axis) off -= idx[a] * xs[a];
+            idx[a] = 0;
+        }
+    }
+    return 0;
+}
+
 int ox_cpu_scatter_elements(ox_kernel_ctx *ctx) {
     const ox_tensor *x = NULL, *ind = NULL, *up = NULL;
     if (scatter_inputs(ctx, &x, &ind, &up) != 0) return -1;
@@ -172,6 +208,9 @@ int ox_cpu_scatter_elements(ox_kernel_ctx *ctx) {
     int64_t xs[OX_MAX_RANK], idx[OX_MAX_RANK] = {0};
     ox_cpu_index_strides(x->dims, r, xs);
     int64_t off = 0, n_axis = x->dims[axis];
+    size_t es = ox_dtype_size(x->dtype);
+    if (red == RED_NONE && ind->dtype == ONYX_INT64 && x->dtype != ONYX_STRING && (es == 4 || es == 8) && n > 0)
+        return scatter_elements_plain(ctx, y, ind, up, xs, (int)axis, es);
     for (int64_t i = 0; i < n; i++) {
         int64_t v = 0;
         if (ox_cpu_index_norm(ctx, "indices", i, ox_cpu_index_at(ind, i), n_axis, (int)axis, &v) != 0) return -1;
