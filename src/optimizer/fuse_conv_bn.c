@@ -90,8 +90,8 @@ static int fold_one(ir_graph *g, int ci, int bi, ox_error *err) {
 }
 
 int ox_pass_fuse_conv_bn(ox_pass_ctx *ctx, ir_graph *g) {
-    /* subgraph bodies read outer values by name; leave such graphs alone */
-    if (ox_graph_has_subgraphs(g)) return 0;
+    /* graphs with subgraphs too: a body's capture counts as a reader
+     * (ox_readers), so a captured Conv output is never folded away */
     unsigned char *dead = calloc((size_t)g->n_nodes + 1, 1);
     ox_readers r = {0};
     const int n_counted = g->n_values;
