@@ -498,112 +498,9 @@ typedef struct conv_state {
 typedef struct cols_job {
     const conv_geom *g;
     win_map map;
+    ox_cols2d_geom g2; /* rank 2: the fast path's geometry */
     const float *x;
 } cols_job;
-
-/* Rank-2 im2col into panels. Per k-row (channel, kh, kw) the output
- * columns whose input column ow * sw + kw * dw - pw lies in [0, IW) form
- * one range [lo, hi), found by division once per row, so each output-row
- * segment is a zero run, a copy and a zero run with no per-element tests.
- * A cursor walks the panel layout column by column and splits the runs at
- * panel boundaries without dividing. */
-typedef struct panel_cur {
-    float *d;        /* destination of the next column */
-    int64_t within;  /* its column inside the current panel */
-    int64_t jump;    /* from one panel's row end to the next panel's row */
-} panel_cur;
-
-static inline int64_t cur_piece(const panel_cur *c, int nr, int64_t len) {
-    return nr - c->within < len ? nr - c->within : len;
-}
-
-static inline void cur_advance(panel_cur *c, int nr, int64_t piece) {
-    c->d += piece;
-    c->within += piece;
-    if (c->within == nr) {
-        c->d += c->jump;
-        c->within = 0;
-    }
-}
-
-static inline void cur_zero(panel_cur *c, int nr, int64_t len) {
-    while (len > 0) {
-        int64_t piece = cur_piece(c, nr, len);
-        float *d = c->d;
-        for (int64_t u = 0; u < piece; u++) d[u] = 0.0f;
-        cur_advance(c, nr, piece);
-        len -= piece;
-    }
-}
-
-/* len >= 1 elements s[0], s[sw], ... all inside the input row */
-static inline void cur_copy(panel_cur *c, int nr, const float *s, int64_t sw, int64_t len) {
-    for (;;) {
-        int64_t piece = cur_piece(c, nr, len);
-        float *restrict d = c->d;
-        if (sw == 1)
-            for (int64_t u = 0; u < piece; u++) d[u] = s[u];
-        else if (sw == 2)
-            for (int64_t u = 0; u < piece; u++) d[u] = s[2 * u];
-        else
-            for (int64_t u = 0; u < piece; u++) d[u] = s[u * sw];
-        cur_advance(c, nr, piece);
-        len -= piece;
-        if (len == 0) break;
-        s += piece * sw; /* only while a next element exists: stays in the row */
-    }
-}
-
-/* nr is a constant at each call below so the piece loops specialize */
-static inline void cols_2d_nr(const conv_geom *g, const float *x, int64_t k0, int64_t kc, int64_t p0,
-                              int64_t p1, const int nr, float *dst) {
-    const int64_t IH = g->in[0], IW = g->in[1], OW = g->out[1], KW = g->k[1];
-    const int64_t sh = g->stride[0], sw = g->stride[1], dh = g->dil[0], dw = g->dil[1];
-    const int64_t ph = g->pb[0], pw = g->pb[1];
-    const int64_t ncols = p1 - p0, oh0 = p0 / OW, ow0 = p0 % OW;
-    const int64_t tail = ncols % nr ? nr - ncols % nr : 0;
-    for (int64_t row = k0; row < k0 + kc; row++) {
-        int64_t kk = row % g->k_sz, kh = kk / KW, kw = kk % KW;
-        const float *plane = x + (row / g->k_sz) * g->in_sz;
-        /* the geometry check keeps IW + pw and kw * dw within int64, so
-         * neither off nor IW - off overflows */
-        int64_t off = kw * dw - pw, lim = IW - off;
-        int64_t lo = off >= 0 ? 0 : -off / sw + (-off % sw != 0);
-        int64_t hi = lim <= 0 ? 0 : lim / sw + (lim % sw != 0);
-        if (lo > OW) lo = OW;
-        if (hi < lo) hi = lo;
-        if (hi > OW) hi = OW;
-        panel_cur cur = {dst + (row - k0) * nr, 0, (int64_t)nr * kc - nr};
-        int64_t oh = oh0, ow = ow0;
-        for (int64_t col = 0; col < ncols;) {
-            int64_t len = OW - ow < ncols - col ? OW - ow : ncols - col, end = ow + len;
-            int64_t ih = oh * sh + kh * dh - ph;
-            if (ih < 0 || ih >= IH) {
-                cur_zero(&cur, nr, len);
-            } else {
-                int64_t a = lo < ow ? ow : lo > end ? end : lo;
-                int64_t b = hi < a ? a : hi > end ? end : hi;
-                cur_zero(&cur, nr, a - ow);
-                if (b > a) cur_copy(&cur, nr, plane + ih * IW + a * sw + off, sw, b - a);
-                cur_zero(&cur, nr, end - b);
-            }
-            col += len;
-            oh++;
-            ow = 0;
-        }
-        cur_zero(&cur, nr, tail);
-    }
-}
-
-static void cols_2d(const conv_geom *g, const float *x, int64_t k0, int64_t kc, int64_t p0, int64_t p1,
-                    int nr, float *dst) {
-    if (nr == 16)
-        cols_2d_nr(g, x, k0, kc, p0, p1, 16, dst);
-    else if (nr == 32)
-        cols_2d_nr(g, x, k0, kc, p0, p1, 32, dst);
-    else
-        cols_2d_nr(g, x, k0, kc, p0, p1, nr, dst);
-}
 
 /* im2col of rows [k0, k0 + kc) and positions [p0, p1) written straight
  * into the GEMM's packed layout: nr-wide panels, k-major, the ragged
@@ -615,7 +512,7 @@ static void conv_cols(const void *arg, int64_t n, int64_t grp, int64_t k0, int64
     const win_map *m = &c->map;
     const float *x = c->x + (n * g->C + grp * g->Cg) * g->in_sz;
     if (g->r == 2) {
-        cols_2d(g, x, k0, kc, p0, p1, nr, dst);
+        ox_conv_cols_2d(&c->g2, x, k0, kc, p0, p1, nr, dst);
         return;
     }
     const int L = g->r - 1;
@@ -695,6 +592,11 @@ static int conv_f32(ox_kernel_ctx *ctx, const conv_geom *g, const float *x, cons
         return ox_cpu_oom(ctx);
     cols_job cj = {.g = g, .x = x};
     win_map_init(&cj.map, g, 1);
+    if (g->r == 2)
+        cj.g2 = (ox_cols2d_geom){.IH = g->in[0], .IW = g->in[1], .OW = g->out[1], .KW = g->k[1],
+                                 .sh = g->stride[0], .sw = g->stride[1], .dh = g->dil[0],
+                                 .dw = g->dil[1], .ph = g->pb[0], .pw = g->pb[1], .k_sz = g->k_sz,
+                                 .plane = g->in_sz};
     ox_conv_gemm_args ga = {.w = pw, .N = g->N, .P = g->out_sz, .x = x, .x_img = g->C * g->in_sz,
                             .x_grp = g->Cg * g->in_sz, .cols = all_ones_kernel(g) ? NULL : conv_cols,
                             .cols_arg = &cj, .bias = b, .z = z, .y = y, .act = *act, .isa = isa};
