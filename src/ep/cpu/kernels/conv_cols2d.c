@@ -65,29 +65,53 @@ static inline void cur_copy(panel_cur *c, int nr, const float *s, int64_t sw, in
     }
 }
 
+/* [lo, hi): the output columns whose input column ow * sw + kw * dw - pw
+ * lies in [0, IW), and off = kw * dw - pw. The geometry check keeps
+ * IW + pw and (KW - 1) * dw within int64 and pw >= 0, so neither off nor
+ * IW - off overflows. */
+static void kw_range(const ox_cols2d_geom *g, int64_t kw, int64_t *off, int64_t *lo, int64_t *hi) {
+    const int64_t sw = g->sw, o = kw * g->dw - g->pw, lim = g->IW - o;
+    int64_t l = o >= 0 ? 0 : -o / sw + (-o % sw != 0);
+    int64_t h = lim <= 0 ? 0 : lim / sw + (lim % sw != 0);
+    if (l > g->OW) l = g->OW;
+    if (h < l) h = l;
+    if (h > g->OW) h = g->OW;
+    *off = o;
+    *lo = l;
+    *hi = h;
+}
+
+/* kernel widths up to this get their ranges computed once per call
+ * rather than once per row (divisions cost as much as a short row) */
+#define KW_TABLE 16
+
 /* nr is a constant at each call below, so the piece loops specialize */
 static inline void cols_2d_nr(const ox_cols2d_geom *g, const float *x, int64_t k0, int64_t kc,
                               int64_t p0, int64_t p1, const int nr, float *dst) {
-    const int64_t IH = g->IH, IW = g->IW, OW = g->OW, KW = g->KW;
-    const int64_t sh = g->sh, sw = g->sw, dh = g->dh, dw = g->dw, ph = g->ph, pw = g->pw;
+    const int64_t IH = g->IH, IW = g->IW, OW = g->OW, KW = g->KW, KH = g->k_sz / KW;
+    const int64_t sh = g->sh, sw = g->sw, dh = g->dh, ph = g->ph;
     const int64_t ncols = p1 - p0, oh0 = p0 / OW, ow0 = p0 % OW;
     const int64_t tail = ncols % nr ? nr - ncols % nr : 0;
+    int64_t offs[KW_TABLE], los[KW_TABLE], his[KW_TABLE];
+    const int table = KW <= KW_TABLE;
+    for (int64_t i = 0; table && i < KW; i++) kw_range(g, i, &offs[i], &los[i], &his[i]);
+    /* (channel, kh, kw) of row k0, then counted up row by row */
+    int64_t ch = k0 / g->k_sz, kh = k0 % g->k_sz / KW, kw = k0 % g->k_sz % KW;
     for (int64_t row = k0; row < k0 + kc; row++) {
-        int64_t kk = row % g->k_sz, kh = kk / KW, kw = kk % KW;
-        const float *plane = x + (row / g->k_sz) * g->plane;
-        /* the geometry check keeps IW + pw and (KW - 1) * dw within int64
-         * and pw >= 0, so neither off nor lim overflows */
-        int64_t off = kw * dw - pw, lim = IW - off;
-        int64_t lo = off >= 0 ? 0 : -off / sw + (-off % sw != 0);
-        int64_t hi = lim <= 0 ? 0 : lim / sw + (lim % sw != 0);
-        if (lo > OW) lo = OW;
-        if (hi < lo) hi = lo;
-        if (hi > OW) hi = OW;
+        const float *plane = x + ch * g->plane;
+        int64_t off, lo, hi;
+        if (table) {
+            off = offs[kw];
+            lo = los[kw];
+            hi = his[kw];
+        } else {
+            kw_range(g, kw, &off, &lo, &hi);
+        }
         panel_cur cur = {dst + (row - k0) * nr, 0, (int64_t)nr * kc - nr};
-        int64_t oh = oh0, ow = ow0;
+        int64_t oh = oh0, ow = ow0, khoff = kh * dh - ph;
         for (int64_t col = 0; col < ncols;) {
             int64_t len = OW - ow < ncols - col ? OW - ow : ncols - col, end = ow + len;
-            int64_t ih = oh * sh + kh * dh - ph;
+            int64_t ih = oh * sh + khoff;
             if (ih < 0 || ih >= IH) {
                 cur_zero(&cur, nr, len);
             } else {
@@ -102,6 +126,13 @@ static inline void cols_2d_nr(const ox_cols2d_geom *g, const float *x, int64_t k
             ow = 0;
         }
         cur_zero(&cur, nr, tail);
+        if (++kw == KW) {
+            kw = 0;
+            if (++kh == KH) {
+                kh = 0;
+                ch++;
+            }
+        }
     }
 }
 
