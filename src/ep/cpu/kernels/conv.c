@@ -504,7 +504,9 @@ typedef struct cols_job {
 
 /* im2col of rows [k0, k0 + kc) and positions [p0, p1) written straight
  * into the GEMM's packed layout: nr-wide panels, k-major, the ragged
- * last panel zero-filled. */
+ * last panel zero-filled. 2-D convolutions, the common case, take
+ * conv_cols2d.c's path without per-element tests; other ranks walk the
+ * grid here. */
 static void conv_cols(const void *arg, int64_t n, int64_t grp, int64_t k0, int64_t kc, int64_t p0,
                       int64_t p1, int nr, float *dst) {
     const cols_job *c = arg;

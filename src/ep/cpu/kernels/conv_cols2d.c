@@ -3,9 +3,9 @@
  *
  * Per k-row (channel, kh, kw) the output columns ow whose input column
  * ow * sw + kw * dw - pw lies in [0, IW) form one range [lo, hi), found
- * by division once per row. Each output-row segment of the chunk is then
- * a zero run, a contiguous or strided copy and a zero run, with no
- * per-element bounds test; a whole segment is zero when its input row is
+ * by division once per kernel column. Each output-row segment of the
+ * chunk is then a zero run, a contiguous or strided copy and a zero run,
+ * with no per-element bounds test; a whole segment is zero when its input row is
  * in the vertical padding. A cursor walks the panel layout and splits
  * the runs at panel boundaries without dividing.
  *
@@ -17,22 +17,25 @@
 #include "ep/cpu/kernels/conv_fast.h"
 
 typedef struct panel_cur {
-    float *d;       /* destination of the next column */
+    float *d;       /* the next column, or the end of the panel row when within == nr */
     int64_t within; /* its column inside the current panel */
     int64_t jump;   /* from the end of a panel's row to the same row of the next panel */
 } panel_cur;
 
-static inline int64_t cur_piece(const panel_cur *c, int nr, int64_t len) {
-    return nr - c->within < len ? nr - c->within : len;
-}
-
-static inline void cur_advance(panel_cur *c, int nr, int64_t piece) {
-    c->d += piece;
-    c->within += piece;
+/* The next piece: the rest of the current panel's row, at most len. The
+ * cursor moves on to the next panel only here, when a piece follows, so
+ * it never points past the buffer. */
+static inline int64_t cur_piece(panel_cur *c, int nr, int64_t len) {
     if (c->within == nr) {
         c->d += c->jump;
         c->within = 0;
     }
+    return nr - c->within < len ? nr - c->within : len;
+}
+
+static inline void cur_advance(panel_cur *c, int64_t piece) {
+    c->d += piece;
+    c->within += piece;
 }
 
 static inline void cur_zero(panel_cur *c, int nr, int64_t len) {
@@ -40,7 +43,7 @@ static inline void cur_zero(panel_cur *c, int nr, int64_t len) {
         int64_t piece = cur_piece(c, nr, len);
         float *d = c->d;
         for (int64_t u = 0; u < piece; u++) d[u] = 0.0f;
-        cur_advance(c, nr, piece);
+        cur_advance(c, piece);
         len -= piece;
     }
 }
@@ -56,7 +59,7 @@ static inline void cur_copy(panel_cur *c, int nr, const float *s, int64_t sw, in
             for (int64_t u = 0; u < piece; u++) d[u] = s[2 * u];
         else
             for (int64_t u = 0; u < piece; u++) d[u] = s[u * sw];
-        cur_advance(c, nr, piece);
+        cur_advance(c, piece);
         len -= piece;
         if (len == 0) break;
         /* only while an element follows, so s stays inside the row (a
@@ -118,7 +121,9 @@ static inline void cols_2d_nr(const ox_cols2d_geom *g, const float *x, int64_t k
                 int64_t a = lo < ow ? ow : lo > end ? end : lo;
                 int64_t b = hi < a ? a : hi > end ? end : hi;
                 cur_zero(&cur, nr, a - ow);
-                if (b > a) cur_copy(&cur, nr, plane + ih * IW + a * sw + off, sw, b - a);
+                /* the index is summed before the pointer moves: a * sw alone
+                 * may reach past the row when off < 0 */
+                if (b > a) cur_copy(&cur, nr, plane + (ih * IW + (a * sw + off)), sw, b - a);
                 cur_zero(&cur, nr, end - b);
             }
             col += len;
