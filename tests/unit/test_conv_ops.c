@@ -275,6 +275,9 @@ int main(void) {
          NULL, {0}, 0},
         {"2-D one row high, stride 2", 2, 1, 3, 4, 1, {1, 33}, {1, 3}, {2, 2}, {1, 1}, {0, 1, 0, 2}, 1, 0,
          0, 1, NULL, {0}, 0},
+        /* stride 1, output as wide as the input: whole-plane stretches */
+        {"2-D same width, tall pads", 2, 1, 4, 3, 1, {3, 8}, {3, 3}, {1, 1}, {1, 1}, {5, 1, 6, 1}, 1, 0, 0, 1,
+         NULL, {0}, 0},
         /* 64 channels x 3x3 = 576 rows: K slabs start inside a channel */
         {"2-D K split in slabs, stride 2", 2, 1, 64, 24, 1, {15, 18}, {3, 3}, {2, 2}, {1, 1},
          {1, 1, 1, 1}, 1, 0, 0, 1, NULL, {0}, 0},

@@ -595,10 +595,10 @@ static int conv_f32(ox_kernel_ctx *ctx, const conv_geom *g, const float *x, cons
     cols_job cj = {.g = g, .x = x};
     win_map_init(&cj.map, g, 1);
     if (g->r == 2)
-        cj.g2 = (ox_cols2d_geom){.IH = g->in[0], .IW = g->in[1], .OW = g->out[1], .KW = g->k[1],
-                                 .sh = g->stride[0], .sw = g->stride[1], .dh = g->dil[0],
-                                 .dw = g->dil[1], .ph = g->pb[0], .pw = g->pb[1], .k_sz = g->k_sz,
-                                 .plane = g->in_sz};
+        cj.g2 = (ox_cols2d_geom){.IH = g->in[0], .IW = g->in[1], .OH = g->out[0], .OW = g->out[1],
+                                 .KW = g->k[1], .sh = g->stride[0], .sw = g->stride[1],
+                                 .dh = g->dil[0], .dw = g->dil[1], .ph = g->pb[0], .pw = g->pb[1],
+                                 .k_sz = g->k_sz, .plane = g->in_sz};
     ox_conv_gemm_args ga = {.w = pw, .N = g->N, .P = g->out_sz, .x = x, .x_img = g->C * g->in_sz,
                             .x_grp = g->Cg * g->in_sz, .cols = all_ones_kernel(g) ? NULL : conv_cols,
                             .cols_arg = &cj, .bias = b, .z = z, .y = y, .act = *act, .isa = isa};

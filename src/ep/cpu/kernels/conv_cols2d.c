@@ -6,8 +6,11 @@
  * by division once per kernel column. Each output-row segment of the
  * chunk is then a zero run, a contiguous or strided copy and a zero run,
  * with no per-element bounds test; a whole segment is zero when its input row is
- * in the vertical padding. A cursor walks the panel layout and splits
- * the runs at panel boundaries without dividing.
+ * in the vertical padding. With stride 1 and the output as wide as the
+ * input, a kernel column that reads whole input rows reads one stretch of
+ * the plane for the whole chunk, one copy instead of one per output row.
+ * A cursor walks the panel layout and splits the runs at panel
+ * boundaries without dividing.
  *
  * Most runs are shorter than a panel (nr floats), so they are plain loops
  * the compiler vectorizes; this file is built without GCC's rewriting of
@@ -93,7 +96,10 @@ static inline void cols_2d_nr(const ox_cols2d_geom *g, const float *x, int64_t k
                               int64_t p0, int64_t p1, const int nr, float *dst) {
     const int64_t IH = g->IH, IW = g->IW, OW = g->OW, KW = g->KW, KH = g->k_sz / KW;
     const int64_t sh = g->sh, sw = g->sw, dh = g->dh, ph = g->ph;
-    const int64_t ncols = p1 - p0, oh0 = p0 / OW, ow0 = p0 % OW;
+    const int64_t ncols = p1 - p0, oh0 = p0 / OW, ow0 = p0 % OW, OH = g->OH;
+    /* output position p reads input position p + constant for kernel
+     * columns that need no horizontal padding (stride 1, same width) */
+    const int flat = sh == 1 && sw == 1 && OW == IW;
     const int64_t tail = ncols % nr ? nr - ncols % nr : 0;
     int64_t offs[KW_TABLE], los[KW_TABLE], his[KW_TABLE];
     const int table = KW <= KW_TABLE;
@@ -112,25 +118,40 @@ static inline void cols_2d_nr(const ox_cols2d_geom *g, const float *x, int64_t k
         }
         panel_cur cur = {dst + (row - k0) * nr, 0, (int64_t)nr * kc - nr};
         int64_t oh = oh0, ow = ow0, khoff = kh * dh - ph;
-        for (int64_t col = 0; col < ncols;) {
-            int64_t len = OW - ow < ncols - col ? OW - ow : ncols - col, end = ow + len;
-            int64_t ih = oh * sh + khoff;
-            if (ih < 0 || ih >= IH) {
-                cur_zero(&cur, nr, len);
-            } else {
-                int64_t a = lo < ow ? ow : lo > end ? end : lo;
-                int64_t b = hi < a ? a : hi > end ? end : hi;
-                cur_zero(&cur, nr, a - ow);
-                /* the index is summed before the pointer moves: a * sw alone
-                 * may reach past the row when off < 0 */
-                if (b > a) cur_copy(&cur, nr, plane + (ih * IW + (a * sw + off)), sw, b - a);
-                cur_zero(&cur, nr, end - b);
+        if (flat && lo == 0 && hi == OW) {
+            /* every input row is read whole, so the valid output rows
+             * [ohA, ohB) read one stretch of the plane (a valid row
+             * bounds |khoff| * IW by the plane or the output size) */
+            int64_t ohA = khoff < 0 ? -khoff : 0, ohB = IH - khoff;
+            ohA = ohA < OH ? ohA : OH;
+            ohB = ohB < ohA ? ohA : ohB > OH ? OH : ohB;
+            int64_t ca = ohA * OW - p0, cb = ohB * OW - p0;
+            ca = ca < 0 ? 0 : ca > ncols ? ncols : ca;
+            cb = cb < ca ? ca : cb > ncols ? ncols : cb;
+            cur_zero(&cur, nr, ca);
+            if (cb > ca) cur_copy(&cur, nr, plane + ((p0 + ca) + khoff * IW), 1, cb - ca);
+            cur_zero(&cur, nr, ncols - cb + tail);
+        } else {
+            for (int64_t col = 0; col < ncols;) {
+                int64_t len = OW - ow < ncols - col ? OW - ow : ncols - col, end = ow + len;
+                int64_t ih = oh * sh + khoff;
+                if (ih < 0 || ih >= IH) {
+                    cur_zero(&cur, nr, len);
+                } else {
+                    int64_t a = lo < ow ? ow : lo > end ? end : lo;
+                    int64_t b = hi < a ? a : hi > end ? end : hi;
+                    cur_zero(&cur, nr, a - ow);
+                    /* the index is summed before the pointer moves: a * sw
+                     * alone may reach past the row when off < 0 */
+                    if (b > a) cur_copy(&cur, nr, plane + (ih * IW + (a * sw + off)), sw, b - a);
+                    cur_zero(&cur, nr, end - b);
+                }
+                col += len;
+                oh++;
+                ow = 0;
             }
-            col += len;
-            oh++;
-            ow = 0;
+            cur_zero(&cur, nr, tail);
         }
-        cur_zero(&cur, nr, tail);
         if (++kw == KW) {
             kw = 0;
             if (++kh == KH) {

@@ -55,7 +55,7 @@ typedef void (*ox_conv_cols_fn)(const void *arg, int64_t n, int64_t grp, int64_t
  * The geometry must have passed the convolution's checks (pads >= 0,
  * output sizes consistent with input, kernel, strides and dilations). */
 typedef struct ox_cols2d_geom {
-    int64_t IH, IW, OW, KW; /* input height and width, output width, kernel width */
+    int64_t IH, IW, OH, OW, KW; /* input and output height and width, kernel width */
     int64_t sh, sw, dh, dw, ph, pw;
     int64_t k_sz, plane; /* KH * KW; IH * IW */
 } ox_cols2d_geom;
