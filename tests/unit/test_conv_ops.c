@@ -259,6 +259,33 @@ int main(void) {
          0, 1, "HardSwish", {0}, 0},
         {"fused, no activation", 2, 1, 3, 6, 3, {6, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, 0, 1, 0, 1, "",
          {0}, 0},
+        /* 2-D im2col: pads wider than the kernel's reach on every side
+         * (whole output rows and columns in the padding) */
+        {"2-D pads past the kernel", 2, 1, 3, 5, 1, {5, 4}, {3, 2}, {1, 1}, {1, 1}, {4, 5, 6, 4}, 1, 0, 0,
+         1, NULL, {0}, 0},
+        {"2-D stride 3, dilation 2", 2, 1, 4, 6, 2, {17, 23}, {3, 3}, {3, 3}, {2, 2}, {2, 1, 1, 3}, 1, 0,
+         0, 1, NULL, {0}, 0},
+        {"2-D stride 2, rows across blocks and panels", 2, 1, 5, 9, 1, {41, 45}, {3, 3}, {2, 2}, {1, 1},
+         {1, 0, 1, 1}, 1, 0, 0, 1, NULL, {0}, 0},
+        {"2-D rows across blocks, two threads", 2, 1, 4, 6, 1, {20, 37}, {3, 3}, {1, 1}, {1, 1},
+         {1, 1, 1, 1}, 0, 0, 0, 2, NULL, {0}, 0},
+        {"2-D stride only across, dilation only down", 2, 1, 3, 4, 1, {19, 29}, {2, 5}, {1, 2}, {2, 1},
+         {0, 7, 3, 6}, 1, 0, 0, 1, NULL, {0}, 0},
+        {"2-D one column wide", 2, 2, 3, 4, 1, {9, 1}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, 1, 0, 0, 1,
+         NULL, {0}, 0},
+        {"2-D one row high, stride 2", 2, 1, 3, 4, 1, {1, 33}, {1, 3}, {2, 2}, {1, 1}, {0, 1, 0, 2}, 1, 0,
+         0, 1, NULL, {0}, 0},
+        /* stride 1, output as wide as the input: whole-plane stretches */
+        {"2-D same width, tall pads", 2, 1, 4, 3, 1, {3, 8}, {3, 3}, {1, 1}, {1, 1}, {5, 1, 6, 1}, 1, 0, 0, 1,
+         NULL, {0}, 0},
+        /* 64 channels x 3x3 = 576 rows: K slabs start inside a channel */
+        {"2-D K split in slabs, stride 2", 2, 1, 64, 24, 1, {15, 18}, {3, 3}, {2, 2}, {1, 1},
+         {1, 1, 1, 1}, 1, 0, 0, 1, NULL, {0}, 0},
+        {"2-D K split in slabs, stride 1", 2, 1, 64, 20, 1, {12, 23}, {3, 3}, {1, 1}, {1, 1},
+         {0, 1, 2, 1}, 1, 0, 0, 1, NULL, {0}, 0},
+        /* wider than the packer's table of kernel columns */
+        {"2-D kernel wider than 16, stride 2", 2, 1, 3, 5, 1, {4, 41}, {2, 19}, {1, 2}, {1, 1},
+         {0, 9, 1, 12}, 1, 0, 0, 1, NULL, {0}, 0},
     };
     onyx_env *env = NULL;
     CHECK_OK(onyx_env_create(&env));

@@ -498,18 +498,25 @@ typedef struct conv_state {
 typedef struct cols_job {
     const conv_geom *g;
     win_map map;
+    ox_cols2d_geom g2; /* rank 2: the fast path's geometry */
     const float *x;
 } cols_job;
 
 /* im2col of rows [k0, k0 + kc) and positions [p0, p1) written straight
  * into the GEMM's packed layout: nr-wide panels, k-major, the ragged
- * last panel zero-filled. */
+ * last panel zero-filled. 2-D convolutions, the common case, take
+ * conv_cols2d.c's path without per-element tests; other ranks walk the
+ * grid here. */
 static void conv_cols(const void *arg, int64_t n, int64_t grp, int64_t k0, int64_t kc, int64_t p0,
                       int64_t p1, int nr, float *dst) {
     const cols_job *c = arg;
     const conv_geom *g = c->g;
     const win_map *m = &c->map;
     const float *x = c->x + (n * g->C + grp * g->Cg) * g->in_sz;
+    if (g->r == 2) {
+        ox_conv_cols_2d(&c->g2, x, k0, kc, p0, p1, nr, dst);
+        return;
+    }
     const int L = g->r - 1;
     const int64_t ncols = p1 - p0, pstride = (int64_t)nr * kc;
     int64_t start[OX_MAX_RANK], kpos[OX_MAX_RANK], o[OX_MAX_RANK];
@@ -587,6 +594,11 @@ static int conv_f32(ox_kernel_ctx *ctx, const conv_geom *g, const float *x, cons
         return ox_cpu_oom(ctx);
     cols_job cj = {.g = g, .x = x};
     win_map_init(&cj.map, g, 1);
+    if (g->r == 2)
+        cj.g2 = (ox_cols2d_geom){.IH = g->in[0], .IW = g->in[1], .OH = g->out[0], .OW = g->out[1],
+                                 .KW = g->k[1], .sh = g->stride[0], .sw = g->stride[1],
+                                 .dh = g->dil[0], .dw = g->dil[1], .ph = g->pb[0], .pw = g->pb[1],
+                                 .k_sz = g->k_sz, .plane = g->in_sz};
     ox_conv_gemm_args ga = {.w = pw, .N = g->N, .P = g->out_sz, .x = x, .x_img = g->C * g->in_sz,
                             .x_grp = g->Cg * g->in_sz, .cols = all_ones_kernel(g) ? NULL : conv_cols,
                             .cols_arg = &cj, .bias = b, .z = z, .y = y, .act = *act, .isa = isa};

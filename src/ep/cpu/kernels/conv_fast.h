@@ -49,6 +49,20 @@ size_t ox_conv_packed_bytes(int64_t G, int64_t Mg, int64_t K);
 typedef void (*ox_conv_cols_fn)(const void *arg, int64_t n, int64_t grp, int64_t k0, int64_t kc,
                                 int64_t p0, int64_t p1, int nr, float *dst);
 
+/* The cols function of a 2-D convolution (conv_cols2d.c), on image x of
+ * one group (its first input channel): rows are (channel, kh, kw) with
+ * channels plane floats apart, columns the output positions oh * OW + ow.
+ * The geometry must have passed the convolution's checks (pads >= 0,
+ * output sizes consistent with input, kernel, strides and dilations). */
+typedef struct ox_cols2d_geom {
+    int64_t IH, IW, OH, OW, KW; /* input and output height and width, kernel width */
+    int64_t sh, sw, dh, dw, ph, pw;
+    int64_t k_sz, plane; /* KH * KW; IH * IW */
+} ox_cols2d_geom;
+
+void ox_conv_cols_2d(const ox_cols2d_geom *g, const float *x, int64_t k0, int64_t kc, int64_t p0,
+                     int64_t p1, int nr, float *dst);
+
 /* One convolution lowered to GEMMs: for every image n < N and group grp,
  * Y[n, grp] (Mg x P, row stride P) = packed W[grp] x B(n, grp), then the
  * epilogue with bias + grp * Mg and z (laid out as Y). B(n, grp) is X read
