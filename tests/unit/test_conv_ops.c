@@ -235,6 +235,14 @@ int main(void) {
          "Relu", {0}, 0},
         {"weights as input", 2, 1, 7, 9, 1, {8, 6}, {2, 3}, {1, 2}, {1, 1}, {1, 0, 0, 1}, 1, 0, 1, 1,
          "GeluTanh", {0}, 0},
+        /* stride 1 with few output channels: from the padded input (AVX2) */
+        {"padded input: grouped, dilated, asymmetric pads", 2, 2, 6, 8, 2, {11, 37}, {3, 5}, {1, 1},
+         {2, 1}, {2, 0, 1, 3}, 1, 1, 0, 1, "SiLU", {0}, 0},
+        {"padded input: weights as input, two threads", 2, 1, 5, 13, 1, {6, 21}, {2, 2}, {1, 1}, {1, 1},
+         {0, 1, 1, 0}, 0, 0, 1, 2, NULL, {0}, 0},
+        /* stride 1 with many output channels: im2col */
+        {"stride 1, many channels", 2, 1, 8, 70, 1, {9, 10}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, 1, 0,
+         0, 2, NULL, {0}, 0},
         {"depthwise 3x3", 2, 2, 8, 8, 8, {13, 17}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, 1, 0, 0, 1, "Clip",
          {0.0f, 6.0f}, 2},
         {"depthwise 5x5 stride 2, multiplier 2", 2, 1, 6, 12, 6, {15, 16}, {5, 5}, {2, 2}, {1, 1},

@@ -1,0 +1,203 @@
+/* Stride-1 2-D convolution without im2col (see conv_fast.h). The input
+ * is first copied into zero-padded planes, so that for output row oh and
+ * the 16 output columns from ow0, the column matrix's row for input
+ * channel c and kernel tap (kh, kw) is simply the 16 floats at
+ *   padded[c] + (oh + kh * dh) * row_stride + ow0 + kw * dw,
+ * one load pair straight from the padded image. The register tile is the
+ * im2col path's (6 output channels x 16 columns, packed weights), but the
+ * B side needs no packing: with few output channels (a 96 -> 24 channel
+ * 3x3 convolution reuses each packed column only 4 times) building the
+ * column matrix cost about as much as the products. Each padded row
+ * carries 16 floats of slack, so the loads for a ragged last column block
+ * stay inside it; those lanes are never stored. */
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/checked.h"
+#include "ep/cpu/kernels/conv_fast.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define OX_DC_X86 1
+#endif
+
+#define MR OX_CONV_MR
+#define KC OX_CONV_KC
+#define NR 16
+/* the padded copy may not exceed this many floats (256 MiB); larger
+ * inputs take the im2col path, which needs no copy */
+#define MAX_PADDED ((int64_t)1 << 26)
+
+typedef struct dc_job {
+    const ox_conv_direct_args *a;
+    const ox_stop *stop;
+    float *pad;                /* N * G * Cg planes of PH x row floats */
+    int64_t PH, PW, row, plane; /* padded height and width, row stride, plane size */
+    int64_t *off;              /* per column-matrix row k: its offset in a group's planes */
+    int64_t Cg, panels, chunk_panels, mchunks;
+} dc_job;
+
+/* Padded planes [p0, p1) of all images and groups. */
+static void pad_planes(void *arg, int64_t p0, int64_t p1) {
+    const dc_job *j = arg;
+    const ox_conv_direct_args *a = j->a;
+    for (int64_t p = p0; p < p1; p++) {
+        float *d = j->pad + p * j->plane;
+        const float *s = a->x + p * a->IH * a->IW;
+        memset(d, 0, sizeof(float) * (size_t)(a->ph * j->row));
+        for (int64_t ih = 0; ih < a->IH; ih++) {
+            float *dr = d + (a->ph + ih) * j->row;
+            memset(dr, 0, sizeof(float) * (size_t)a->pw);
+            memcpy(dr + a->pw, s + ih * a->IW, sizeof(float) * (size_t)a->IW);
+            memset(dr + a->pw + a->IW, 0, sizeof(float) * (size_t)(j->row - a->pw - a->IW));
+        }
+        memset(d + (a->ph + a->IH) * j->row, 0,
+               sizeof(float) * (size_t)((j->PH - a->ph - a->IH) * j->row));
+    }
+}
+
+#ifdef OX_DC_X86
+/* One 6 x 16 tile over every column-matrix row: weights from the packed
+ * panel (slab by slab), columns from the padded planes. */
+__attribute__((target("avx2,fma"), always_inline)) static inline void
+dc_tile_avx2_r(const int rows, int cols, const float *w_panel0, int64_t Mp, int64_t K, int64_t pi,
+               const float *base, const int64_t *off, float *c, int64_t ldc) {
+    __m256 lo[MR], hi[MR];
+#pragma GCC unroll 6
+    for (int i = 0; i < MR; i++)
+        if (i < rows) lo[i] = hi[i] = _mm256_setzero_ps();
+    for (int64_t k0 = 0; k0 < K; k0 += KC) {
+        const int64_t kc = K - k0 < KC ? K - k0 : KC;
+        const float *a = w_panel0 + k0 * Mp + pi * MR * kc;
+        const int64_t *o = off + k0;
+        for (int64_t k = 0; k < kc; k++) {
+            const float *b = base + o[k];
+            __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
+#pragma GCC unroll 6
+            for (int i = 0; i < MR; i++)
+                if (i < rows) {
+                    __m256 av = _mm256_broadcast_ss(a + i);
+                    lo[i] = _mm256_fmadd_ps(av, b0, lo[i]);
+                    hi[i] = _mm256_fmadd_ps(av, b1, hi[i]);
+                }
+            a += MR;
+        }
+    }
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    __m256i m0 = _mm256_cmpgt_epi32(_mm256_set1_epi32(cols), lane);
+    __m256i m1 = _mm256_cmpgt_epi32(_mm256_set1_epi32(cols - 8), lane);
+#pragma GCC unroll 6
+    for (int i = 0; i < MR; i++)
+        if (i < rows) {
+            float *cr = c + i * ldc;
+            if (cols == NR) {
+                _mm256_storeu_ps(cr, lo[i]);
+                _mm256_storeu_ps(cr + 8, hi[i]);
+            } else {
+                _mm256_maskstore_ps(cr, m0, lo[i]);
+                _mm256_maskstore_ps(cr + 8, m1, hi[i]);
+            }
+        }
+}
+
+__attribute__((target("avx2,fma"))) static void dc_tile_avx2(int rows, int cols, const float *w_panel0,
+                                                             int64_t Mp, int64_t K, int64_t pi,
+                                                             const float *base, const int64_t *off,
+                                                             float *c, int64_t ldc) {
+    switch (rows) {
+    case 1: dc_tile_avx2_r(1, cols, w_panel0, Mp, K, pi, base, off, c, ldc); break;
+    case 2: dc_tile_avx2_r(2, cols, w_panel0, Mp, K, pi, base, off, c, ldc); break;
+    case 3: dc_tile_avx2_r(3, cols, w_panel0, Mp, K, pi, base, off, c, ldc); break;
+    case 4: dc_tile_avx2_r(4, cols, w_panel0, Mp, K, pi, base, off, c, ldc); break;
+    case 5: dc_tile_avx2_r(5, cols, w_panel0, Mp, K, pi, base, off, c, ldc); break;
+    default: dc_tile_avx2_r(MR, cols, w_panel0, Mp, K, pi, base, off, c, ldc); break;
+    }
+}
+
+/* Tasks: (image, group, output row, range of weight panels). */
+static void dc_tasks(void *arg, int64_t t0, int64_t t1) {
+    const dc_job *j = arg;
+    const ox_conv_direct_args *a = j->a;
+    const ox_conv_packed *w = a->w;
+    const int64_t Mg = w->Mg, K = w->K, G = w->G, P = a->OH * a->OW;
+    for (int64_t t = t0; t < t1; t++) {
+        if (ox_stop_requested(j->stop)) return;
+        int64_t mc = t % j->mchunks, rest = t / j->mchunks;
+        int64_t oh = rest % a->OH, ng = rest / a->OH, n = ng / G, grp = ng % G;
+        int64_t q0 = mc * j->chunk_panels, q1 = q0 + j->chunk_panels < j->panels ? q0 + j->chunk_panels : j->panels;
+        const float *planes = j->pad + (n * G + grp) * j->Cg * j->plane;
+        const float *wg = w->data + grp * w->Mp * K;
+        float *yg = a->y + (n * G + grp) * Mg * P + oh * a->OW;
+        const float *zg = a->z ? a->z + (n * G + grp) * Mg * P + oh * a->OW : NULL;
+        const float *bias = a->bias ? a->bias + grp * Mg : NULL;
+        for (int64_t ow0 = 0; ow0 < a->OW; ow0 += NR) {
+            int cols = (int)(a->OW - ow0 < NR ? a->OW - ow0 : NR);
+            const float *base = planes + oh * j->row + ow0;
+            for (int64_t pi = q0; pi < q1; pi++) {
+                int rows = (int)(Mg - pi * MR < MR ? Mg - pi * MR : MR);
+                float *c = yg + pi * MR * P + ow0;
+                dc_tile_avx2(rows, cols, wg, w->Mp, K, pi, base, j->off, c, P);
+                if (bias || zg || a->act.kind != OX_ACT_NONE)
+                    ox_conv_epilogue(c, P, rows, cols, bias ? bias + pi * MR : NULL,
+                                     zg ? zg + pi * MR * P + ow0 : NULL, P, &a->act, a->isa);
+            }
+        }
+    }
+}
+#endif
+
+int ox_conv_direct_f32(ox_threadpool *pool, const ox_stop *stop, const ox_conv_direct_args *a) {
+#ifndef OX_DC_X86
+    (void)pool;
+    (void)stop;
+    (void)a;
+    return 0;
+#else
+    const ox_conv_packed *w = a->w;
+    if (a->isa != OX_ISA_AVX2 || a->KH < 1 || a->KW < 1 || w->K != w->K / (a->KH * a->KW) * a->KH * a->KW)
+        return 0;
+    if (a->N <= 0 || a->OH <= 0 || a->OW <= 0 || w->Mg <= 0 || w->K <= 0 || a->ph < 0 || a->pw < 0)
+        return 0;
+    const int64_t Cg = w->K / (a->KH * a->KW);
+    dc_job j = {.a = a, .stop = stop, .Cg = Cg};
+    /* the padded extent every output reads (stride 1), plus the slack of
+     * a whole column block past the end of each row */
+    int64_t span_h, span_w, planes, total;
+    if (!ox_muladd_i64(a->KH - 1, a->dh, a->OH, &span_h) || !ox_muladd_i64(a->KW - 1, a->dw, a->OW, &span_w))
+        return 0;
+    j.PH = span_h > a->ph + a->IH ? span_h : a->ph + a->IH;
+    j.PW = span_w > a->pw + a->IW ? span_w : a->pw + a->IW;
+    j.row = (j.PW + NR + 7) / 8 * 8;
+    if (!ox_mul_i64(j.PH, j.row, &j.plane) || !ox_mul_i64(a->N * w->G, Cg, &planes) ||
+        !ox_mul_i64(planes, j.plane, &total) || total > MAX_PADDED)
+        return 0;
+    j.pad = aligned_alloc(64, ((size_t)total * sizeof(float) + 63) / 64 * 64);
+    j.off = malloc(sizeof(int64_t) * (size_t)w->K);
+    if (!j.pad || !j.off) {
+        free(j.pad);
+        free(j.off);
+        return -1;
+    }
+    for (int64_t k = 0; k < w->K; k++) {
+        int64_t c = k / (a->KH * a->KW), t = k % (a->KH * a->KW);
+        j.off[k] = c * j.plane + (t / a->KW) * a->dh * j.row + (t % a->KW) * a->dw;
+    }
+    ox_parallel_for(pool, planes, 1, pad_planes, &j);
+    /* enough tasks for every thread: rows first, then ranges of panels */
+    int threads = ox_threadpool_size(pool);
+    j.panels = w->Mp / MR;
+    int64_t tasks = a->N * w->G * a->OH;
+    j.mchunks = 1;
+    if (threads > 1 && tasks < 4 * threads) {
+        j.mchunks = (4 * threads + tasks - 1) / tasks;
+        if (j.mchunks > j.panels) j.mchunks = j.panels;
+    }
+    j.chunk_panels = (j.panels + j.mchunks - 1) / j.mchunks;
+    j.mchunks = (j.panels + j.chunk_panels - 1) / j.chunk_panels;
+    ox_parallel_for(pool, tasks * j.mchunks, 1, dc_tasks, &j);
+    free(j.pad);
+    free(j.off);
+    return 1;
+#endif
+}
