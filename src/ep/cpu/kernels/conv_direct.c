@@ -16,6 +16,7 @@
 
 #include "core/checked.h"
 #include "ep/cpu/kernels/conv_fast.h"
+#include "ep/cpu/kernels/conv_tile_avx2.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -36,6 +37,8 @@ typedef struct dc_job {
     int64_t PH, PW, row, plane; /* padded height and width, row stride, plane size */
     int64_t *off;              /* per column-matrix row k: its offset in a group's planes */
     int64_t Cg, panels, chunk_panels, mchunks;
+    int in_tile;  /* the tile applies the epilogue (a clamp) as it stores */
+    float lo, hi; /* the clamp's bounds */
 } dc_job;
 
 /* Padded planes [p0, p1) of all images and groups. */
@@ -62,7 +65,7 @@ static void pad_planes(void *arg, int64_t p0, int64_t p1) {
  * panel (slab by slab), columns from the padded planes. */
 __attribute__((target("avx2,fma"), always_inline)) static inline void
 dc_tile_avx2_r(const int rows, int cols, const float *w_panel0, int64_t Mp, int64_t K, int64_t pi,
-               const float *base, const int64_t *off, float *c, int64_t ldc) {
+               const float *base, const int64_t *off, float *c, int64_t ldc, const ox_tile_epilogue *e) {
     __m256 lo[MR], hi[MR];
 #pragma GCC unroll 6
     for (int i = 0; i < MR; i++)
@@ -89,29 +92,21 @@ dc_tile_avx2_r(const int rows, int cols, const float *w_panel0, int64_t Mp, int6
     __m256i m1 = _mm256_cmpgt_epi32(_mm256_set1_epi32(cols - 8), lane);
 #pragma GCC unroll 6
     for (int i = 0; i < MR; i++)
-        if (i < rows) {
-            float *cr = c + i * ldc;
-            if (cols == NR) {
-                _mm256_storeu_ps(cr, lo[i]);
-                _mm256_storeu_ps(cr + 8, hi[i]);
-            } else {
-                _mm256_maskstore_ps(cr, m0, lo[i]);
-                _mm256_maskstore_ps(cr + 8, m1, hi[i]);
-            }
-        }
+        if (i < rows) ox_tile_store_row_avx2(i, lo[i], hi[i], c + i * ldc, cols, m0, m1, 0, e);
 }
 
 __attribute__((target("avx2,fma"))) static void dc_tile_avx2(int rows, int cols, const float *w_panel0,
                                                              int64_t Mp, int64_t K, int64_t pi,
                                                              const float *base, const int64_t *off,
-                                                             float *c, int64_t ldc) {
+                                                             float *c, int64_t ldc,
+                                                             const ox_tile_epilogue *e) {
     switch (rows) {
-    case 1: dc_tile_avx2_r(1, cols, w_panel0, Mp, K, pi, base, off, c, ldc); break;
-    case 2: dc_tile_avx2_r(2, cols, w_panel0, Mp, K, pi, base, off, c, ldc); break;
-    case 3: dc_tile_avx2_r(3, cols, w_panel0, Mp, K, pi, base, off, c, ldc); break;
-    case 4: dc_tile_avx2_r(4, cols, w_panel0, Mp, K, pi, base, off, c, ldc); break;
-    case 5: dc_tile_avx2_r(5, cols, w_panel0, Mp, K, pi, base, off, c, ldc); break;
-    default: dc_tile_avx2_r(MR, cols, w_panel0, Mp, K, pi, base, off, c, ldc); break;
+    case 1: dc_tile_avx2_r(1, cols, w_panel0, Mp, K, pi, base, off, c, ldc, e); break;
+    case 2: dc_tile_avx2_r(2, cols, w_panel0, Mp, K, pi, base, off, c, ldc, e); break;
+    case 3: dc_tile_avx2_r(3, cols, w_panel0, Mp, K, pi, base, off, c, ldc, e); break;
+    case 4: dc_tile_avx2_r(4, cols, w_panel0, Mp, K, pi, base, off, c, ldc, e); break;
+    case 5: dc_tile_avx2_r(5, cols, w_panel0, Mp, K, pi, base, off, c, ldc, e); break;
+    default: dc_tile_avx2_r(MR, cols, w_panel0, Mp, K, pi, base, off, c, ldc, e); break;
     }
 }
 
@@ -137,10 +132,12 @@ static void dc_tasks(void *arg, int64_t t0, int64_t t1) {
             for (int64_t pi = q0; pi < q1; pi++) {
                 int rows = (int)(Mg - pi * MR < MR ? Mg - pi * MR : MR);
                 float *c = yg + pi * MR * P + ow0;
-                dc_tile_avx2(rows, cols, wg, w->Mp, K, pi, base, j->off, c, P);
-                if (bias || zg || a->act.kind != OX_ACT_NONE)
-                    ox_conv_epilogue(c, P, rows, cols, bias ? bias + pi * MR : NULL,
-                                     zg ? zg + pi * MR * P + ow0 : NULL, P, &a->act, a->isa);
+                const int epi = bias || zg || a->act.kind != OX_ACT_NONE;
+                ox_tile_epilogue e = {bias ? bias + pi * MR : NULL, zg ? zg + pi * MR * P + ow0 : NULL, P,
+                                      j->lo, j->hi};
+                dc_tile_avx2(rows, cols, wg, w->Mp, K, pi, base, j->off, c, P,
+                             epi && j->in_tile ? &e : NULL);
+                if (epi && !j->in_tile) ox_conv_epilogue(c, P, rows, cols, e.bias, e.z, P, &a->act, a->isa);
             }
         }
     }
@@ -161,6 +158,7 @@ int ox_conv_direct_f32(ox_threadpool *pool, const ox_stop *stop, const ox_conv_d
         return 0;
     const int64_t Cg = w->K / (a->KH * a->KW);
     dc_job j = {.a = a, .stop = stop, .Cg = Cg};
+    j.in_tile = ox_tile_clamp(&a->act, &j.lo, &j.hi);
     /* the padded extent every output reads (stride 1), plus the slack of
      * a whole column block past the end of each row */
     int64_t span_h, span_w, planes, total;

@@ -7,6 +7,7 @@
 #ifndef ONYX_EP_CPU_KERNELS_CONV_FAST_H
 #define ONYX_EP_CPU_KERNELS_CONV_FAST_H
 
+#include <math.h>
 #include <stdint.h>
 
 #include "core/error.h"
@@ -28,6 +29,29 @@ void ox_conv_epilogue(float *c, int64_t ldc, int64_t rows, int64_t cols, const f
  * Mg. The layout is the same for every ISA variant. */
 #define OX_CONV_MR 6
 #define OX_CONV_KC 256
+
+/* The epilogue a register tile applies while it stores its last slab,
+ * for the activations that are a clamp (none, Relu, Clip):
+ *   y = min(max(acc + bias[row] + z, lo), hi)
+ * in the order ox_conv_epilogue adds and clamps, NaN passing through the
+ * clamp as there, so the values are the separate epilogue's (a missing
+ * bias adds 0, which may turn a -0 into +0). bias (per row) and z (laid
+ * out as the tile, row stride ldz) may be NULL. */
+typedef struct ox_tile_epilogue {
+    const float *bias, *z;
+    int64_t ldz;
+    float lo, hi;
+} ox_tile_epilogue;
+
+/* 1 with *lo and *hi set when act is a clamp the tile can apply. */
+static inline int ox_tile_clamp(const ox_act *act, float *lo, float *hi) {
+    switch (act->kind) {
+    case OX_ACT_NONE: *lo = -INFINITY, *hi = INFINITY; return 1;
+    case OX_ACT_RELU: *lo = 0.0f, *hi = INFINITY; return 1;
+    case OX_ACT_CLIP: *lo = act->p0, *hi = act->p1; return 1;
+    default: return 0;
+    }
+}
 
 typedef struct ox_conv_packed {
     int64_t G, Mg, K, Mp; /* Mp: Mg rounded up to OX_CONV_MR */

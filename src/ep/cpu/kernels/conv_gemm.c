@@ -11,6 +11,7 @@
 
 #include "core/checked.h"
 #include "ep/cpu/kernels/conv_fast.h"
+#include "ep/cpu/kernels/conv_tile_avx2.h"
 #include "ep/cpu/kernels/activation_row.h"
 #include "ep/cpu/kernels/elementwise.h"
 
@@ -159,7 +160,8 @@ static void pack_cols(const float *src, int64_t lds, int64_t kc, int64_t ncols, 
 typedef float v4f __attribute__((vector_size(16)));
 
 static void tile_portable(int rows, int cols, int64_t kc, const float *restrict a,
-                          const float *restrict b, float *c, int64_t ldc, int add) {
+                          const float *restrict b, float *c, int64_t ldc, int add,
+                          const ox_tile_epilogue *e) {
     v4f acc[MR][4];
     for (int i = 0; i < MR; i++)
         for (int j = 0; j < 4; j++) acc[i][j] = (v4f){0, 0, 0, 0};
@@ -181,13 +183,23 @@ static void tile_portable(int rows, int cols, int64_t kc, const float *restrict 
             for (int x = 0; x < cols; x++) cr[x] += t[x];
         else
             for (int x = 0; x < cols; x++) cr[x] = t[x];
+        if (e) {
+            const float bv = e->bias ? e->bias[i] : 0.0f;
+            const float *zr = e->z ? e->z + i * e->ldz : NULL;
+            for (int x = 0; x < cols; x++) {
+                float v = cr[x] + bv;
+                if (zr) v += zr[x];
+                v = sel_f32(v < e->lo, e->lo, v);
+                cr[x] = sel_f32(v > e->hi, e->hi, v);
+            }
+        }
     }
 }
 
 #ifdef OX_CONV_X86
 __attribute__((target("avx2,fma"), always_inline)) static inline void
 tile_avx2_r(const int rows, int cols, int64_t kc, const float *restrict a, const float *restrict b,
-            float *c, int64_t ldc, int add) {
+            float *c, int64_t ldc, int add, const ox_tile_epilogue *e) {
     __m256 lo[MR], hi[MR];
 #pragma GCC unroll 6
     for (int i = 0; i < MR; i++)
@@ -209,33 +221,20 @@ tile_avx2_r(const int rows, int cols, int64_t kc, const float *restrict a, const
     __m256i m1 = _mm256_cmpgt_epi32(_mm256_set1_epi32(cols - 8), lane);
 #pragma GCC unroll 6
     for (int i = 0; i < MR; i++)
-        if (i < rows) {
-            float *cr = c + i * ldc;
-            __m256 r0 = lo[i], r1 = hi[i];
-            if (add) {
-                r0 = _mm256_add_ps(_mm256_maskload_ps(cr, m0), r0);
-                r1 = _mm256_add_ps(_mm256_maskload_ps(cr + 8, m1), r1);
-            }
-            if (cols == 16) {
-                _mm256_storeu_ps(cr, r0);
-                _mm256_storeu_ps(cr + 8, r1);
-            } else {
-                _mm256_maskstore_ps(cr, m0, r0);
-                _mm256_maskstore_ps(cr + 8, m1, r1);
-            }
-        }
+        if (i < rows) ox_tile_store_row_avx2(i, lo[i], hi[i], c + i * ldc, cols, m0, m1, add, e);
 }
 
 __attribute__((target("avx2,fma"))) static void tile_avx2(int rows, int cols, int64_t kc,
                                                           const float *a, const float *b, float *c,
-                                                          int64_t ldc, int add) {
+                                                          int64_t ldc, int add,
+                                                          const ox_tile_epilogue *e) {
     switch (rows) {
-    case 1: tile_avx2_r(1, cols, kc, a, b, c, ldc, add); break;
-    case 2: tile_avx2_r(2, cols, kc, a, b, c, ldc, add); break;
-    case 3: tile_avx2_r(3, cols, kc, a, b, c, ldc, add); break;
-    case 4: tile_avx2_r(4, cols, kc, a, b, c, ldc, add); break;
-    case 5: tile_avx2_r(5, cols, kc, a, b, c, ldc, add); break;
-    default: tile_avx2_r(MR, cols, kc, a, b, c, ldc, add); break;
+    case 1: tile_avx2_r(1, cols, kc, a, b, c, ldc, add, e); break;
+    case 2: tile_avx2_r(2, cols, kc, a, b, c, ldc, add, e); break;
+    case 3: tile_avx2_r(3, cols, kc, a, b, c, ldc, add, e); break;
+    case 4: tile_avx2_r(4, cols, kc, a, b, c, ldc, add, e); break;
+    case 5: tile_avx2_r(5, cols, kc, a, b, c, ldc, add, e); break;
+    default: tile_avx2_r(MR, cols, kc, a, b, c, ldc, add, e); break;
     }
 }
 
@@ -276,9 +275,13 @@ tile_avx512_r(const int rows, int cols, int64_t kc, const float *restrict a, con
         }
 }
 
+/* Takes no epilogue (the driver applies it after the tile for this
+ * variant). */
 __attribute__((target("avx512f"))) static void tile_avx512(int rows, int cols, int64_t kc,
                                                            const float *a, const float *b, float *c,
-                                                           int64_t ldc, int add) {
+                                                           int64_t ldc, int add,
+                                                           const ox_tile_epilogue *e) {
+    (void)e;
     switch (rows) {
     case 1: tile_avx512_r(1, cols, kc, a, b, c, ldc, add); break;
     case 2: tile_avx512_r(2, cols, kc, a, b, c, ldc, add); break;
@@ -290,8 +293,9 @@ __attribute__((target("avx512f"))) static void tile_avx512(int rows, int cols, i
 }
 #endif
 
+/* e: the clamp epilogue to apply while storing, or NULL */
 typedef void (*tile_fn)(int rows, int cols, int64_t kc, const float *a, const float *b, float *c,
-                        int64_t ldc, int add);
+                        int64_t ldc, int add, const ox_tile_epilogue *e);
 
 /* ---------------------------------------------------------------- */
 /* driver */
@@ -304,6 +308,8 @@ typedef struct cg_job {
     const ox_stop *stop;
     tile_fn tile;
     int nr;
+    int in_tile;  /* the tile applies the epilogue (a clamp) as it stores */
+    float lo, hi; /* the clamp's bounds */
     int64_t nb, nblocks, mchunks, chunk_panels;
     atomic_int failed;
 } cg_job;
@@ -349,10 +355,13 @@ static void cg_tasks(void *arg, int64_t t0, int64_t t1) {
                     int64_t p = pi * MR;
                     int rows = (int)(Mg - p < MR ? Mg - p : MR);
                     float *c = yg + p * P + p0 + q;
-                    j->tile(rows, cols, kc, ws + p * kc, bp + q * kc, c, P, add);
-                    if (last && (bias || zg || a->act.kind != OX_ACT_NONE))
-                        ox_conv_epilogue(c, P, rows, cols, bias ? bias + p : NULL,
-                                         zg ? zg + p * P + p0 + q : NULL, P, &a->act, a->isa);
+                    const int epi = last && (bias || zg || a->act.kind != OX_ACT_NONE);
+                    ox_tile_epilogue e = {bias ? bias + p : NULL, zg ? zg + p * P + p0 + q : NULL, P,
+                                          j->lo, j->hi};
+                    j->tile(rows, cols, kc, ws + p * kc, bp + q * kc, c, P, add,
+                            epi && j->in_tile ? &e : NULL);
+                    if (epi && !j->in_tile)
+                        ox_conv_epilogue(c, P, rows, cols, e.bias, e.z, P, &a->act, a->isa);
                 }
             }
         }
@@ -384,6 +393,7 @@ int ox_conv_gemm_run(ox_threadpool *pool, const ox_stop *stop, const ox_conv_gem
         j.tile = tile_avx2;
     }
 #endif
+    j.in_tile = j.nr == 16 && ox_tile_clamp(&a->act, &j.lo, &j.hi);
     atomic_init(&j.failed, 0);
     int threads = ox_threadpool_size(pool);
     int64_t outer = a->N * G, panels = w->Mp / MR;

@@ -1,0 +1,46 @@
+/* Storing one row of an AVX2 register tile (16 columns as two vectors)
+ * into C, shared by the convolution tiles of conv_gemm.c and
+ * conv_direct.c: added to what C holds (a later K slab), then the clamp
+ * epilogue of ox_tile_epilogue when one is given. */
+#ifndef ONYX_EP_CPU_KERNELS_CONV_TILE_AVX2_H
+#define ONYX_EP_CPU_KERNELS_CONV_TILE_AVX2_H
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+
+#include "ep/cpu/kernels/conv_fast.h"
+
+/* Row i of the tile (r0: columns 0-7, r1: 8-15) into cr; m0 and m1 mask
+ * the first `cols` columns. */
+__attribute__((target("avx2,fma"), always_inline)) static inline void
+ox_tile_store_row_avx2(int i, __m256 r0, __m256 r1, float *cr, int cols, __m256i m0, __m256i m1,
+                       int add, const ox_tile_epilogue *e) {
+    if (add) {
+        r0 = _mm256_add_ps(_mm256_maskload_ps(cr, m0), r0);
+        r1 = _mm256_add_ps(_mm256_maskload_ps(cr + 8, m1), r1);
+    }
+    if (e) {
+        const __m256 bv = _mm256_set1_ps(e->bias ? e->bias[i] : 0.0f);
+        r0 = _mm256_add_ps(r0, bv);
+        r1 = _mm256_add_ps(r1, bv);
+        if (e->z) {
+            const float *zr = e->z + i * e->ldz;
+            r0 = _mm256_add_ps(r0, _mm256_maskload_ps(zr, m0));
+            r1 = _mm256_add_ps(r1, _mm256_maskload_ps(zr + 8, m1));
+        }
+        /* max(lo, v) and min(hi, v) return v when it is NaN */
+        const __m256 lo = _mm256_set1_ps(e->lo), hi = _mm256_set1_ps(e->hi);
+        r0 = _mm256_min_ps(hi, _mm256_max_ps(lo, r0));
+        r1 = _mm256_min_ps(hi, _mm256_max_ps(lo, r1));
+    }
+    if (cols == 16) {
+        _mm256_storeu_ps(cr, r0);
+        _mm256_storeu_ps(cr + 8, r1);
+    } else {
+        _mm256_maskstore_ps(cr, m0, r0);
+        _mm256_maskstore_ps(cr + 8, m1, r1);
+    }
+}
+#endif
+
+#endif
