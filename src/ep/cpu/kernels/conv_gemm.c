@@ -404,8 +404,10 @@ int ox_conv_gemm_run(ox_threadpool *pool, const ox_stop *stop, const ox_conv_gem
     j.nblocks = (P + j.nb - 1) / j.nb;
     j.mchunks = 1;
     int64_t tasks = outer * j.nblocks;
-    if (threads > 1 && tasks < 4 * threads) {
-        j.mchunks = (4 * threads + tasks - 1) / tasks;
+    if (threads > 1 && tasks < threads) {
+        /* every range of weight panels packs the same columns again, so
+         * no more ranges than threads need */
+        j.mchunks = (threads + tasks - 1) / tasks;
         if (j.mchunks > panels) j.mchunks = panels;
     }
     j.chunk_panels = (panels + j.mchunks - 1) / j.mchunks;
