@@ -240,9 +240,19 @@ int main(void) {
          {2, 1}, {2, 0, 1, 3}, 1, 1, 0, 1, "SiLU", {0}, 0},
         {"padded input: weights as input, two threads", 2, 1, 5, 13, 1, {6, 21}, {2, 2}, {1, 1}, {1, 1},
          {0, 1, 1, 0}, 0, 0, 1, 2, NULL, {0}, 0},
-        /* stride 1 with many output channels: im2col */
+        /* many output channels: im2col */
         {"stride 1, many channels", 2, 1, 8, 70, 1, {9, 10}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, 1, 0,
          0, 2, NULL, {0}, 0},
+        {"stride 2, many channels", 2, 1, 5, 67, 1, {13, 11}, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}, 1, 1,
+         0, 1, "Relu", {0}, 0},
+        /* padded input in stride phases: stride 2 x 3, 1x1 stride 2, a
+         * first layer (three channels, many positions) */
+        {"padded input: strides 2 x 3, dilated", 2, 1, 4, 9, 1, {17, 40}, {3, 3}, {2, 3}, {1, 2},
+         {1, 2, 0, 1}, 1, 1, 0, 2, "Clip", {-1.0f, 1.0f}, 2},
+        {"padded input: 1x1 stride 2", 2, 2, 6, 10, 1, {9, 14}, {1, 1}, {2, 2}, {1, 1}, {0, 0, 0, 0}, 1, 0,
+         0, 1, "HardSwish", {0}, 0},
+        {"padded input: first layer", 2, 1, 3, 16, 1, {64, 70}, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}, 1,
+         0, 0, 2, "HardSwish", {0}, 0},
         {"depthwise 3x3", 2, 2, 8, 8, 8, {13, 17}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, 1, 0, 0, 1, "Clip",
          {0.0f, 6.0f}, 2},
         {"depthwise 5x5 stride 2, multiplier 2", 2, 1, 6, 12, 6, {15, 16}, {5, 5}, {2, 2}, {1, 1},

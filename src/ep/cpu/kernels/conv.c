@@ -570,18 +570,18 @@ static void conv_cols(const void *arg, int64_t n, int64_t grp, int64_t k0, int64
     }
 }
 
-/* Output channels per group up to which a stride-1 convolution reads its
- * padded input directly: with more, each packed im2col column is reused
+/* Output channels per group up to which a convolution reads its padded
+ * input directly: with more, each packed im2col column is reused
  * by enough weight panels to repay building it, and reading the columns
  * from the padded planes for every panel costs more (ResNet-50's 256- and
  * 512-channel 3x3 convolutions: 14% slower at 1 thread) */
 #define DIRECT_MAX_M 64
 /* 1 when the geometry suits the convolution from a padded input
- * (conv_direct.c): 2-D, stride 1, a kernel larger than 1x1, few output
- * channels */
+ * (conv_direct.c): 2-D, not a plain product (1x1, stride 1, unpadded),
+ * few output channels */
 static int direct_fits(const conv_geom *g) {
-    return g->r == 2 && g->stride[0] == 1 && g->stride[1] == 1 && g->pb[0] >= 0 && g->pb[1] >= 0 &&
-           g->k_sz > 1 && g->Mg <= DIRECT_MAX_M;
+    return g->r == 2 && !all_ones_kernel(g) && g->pb[0] >= 0 && g->pb[1] >= 0 &&
+           g->Mg <= DIRECT_MAX_M;
 }
 
 /* 1 when the depthwise kernel handles this geometry */
@@ -615,7 +615,8 @@ static int conv_f32(ox_kernel_ctx *ctx, const conv_geom *g, const float *x, cons
     if (direct_fits(g)) {
         ox_conv_direct_args da = {.w = pw, .N = g->N, .IH = g->in[0], .IW = g->in[1],
                                   .OH = g->out[0], .OW = g->out[1], .KH = g->k[0], .KW = g->k[1],
-                                  .dh = g->dil[0], .dw = g->dil[1], .ph = g->pb[0], .pw = g->pb[1],
+                                  .sh = g->stride[0], .sw = g->stride[1], .dh = g->dil[0],
+                                  .dw = g->dil[1], .ph = g->pb[0], .pw = g->pb[1],
                                   .x = x, .bias = b, .z = z, .y = y, .act = *act, .isa = isa};
         int rc = ox_conv_direct_f32(ctx->pool, ctx->stop, &da);
         if (rc != 0) {
@@ -712,7 +713,7 @@ static int conv_init(const ox_kernel_init *in, void **state, ox_error *err) {
     }
     if (pack_or_reuse(in, w->data, G, M / G, K, st) == 0)
         st->path = pointwise(node, w) ? CONV_GEMM_1X1
-                   : isa == OX_ISA_AVX2 && w->rank == 4 && unit_strides(node) && M / G <= DIRECT_MAX_M
+                   : isa == OX_ISA_AVX2 && w->rank == 4 && M / G <= DIRECT_MAX_M
                        ? CONV_GEMM_DIRECT
                        : CONV_GEMM_IM2COL;
     return 0;

@@ -1,15 +1,18 @@
-/* Stride-1 2-D convolution without im2col (see conv_fast.h). The input
- * is first copied into zero-padded planes, so that for output row oh and
- * the 16 output columns from ow0, the column matrix's row for input
- * channel c and kernel tap (kh, kw) is simply the 16 floats at
- *   padded[c] + (oh + kh * dh) * row_stride + ow0 + kw * dw,
- * one load pair straight from the padded image. The register tile is the
- * im2col path's (6 output channels x 16 columns, packed weights), but the
- * B side needs no packing: with few output channels (a 96 -> 24 channel
- * 3x3 convolution reuses each packed column only 4 times) building the
- * column matrix cost about as much as the products. Each padded row
- * carries 16 floats of slack, so the loads for a ragged last column block
- * stay inside it; those lanes are never stored. */
+/* 2-D convolution without im2col (see conv_fast.h). The input is first
+ * copied into zero-padded phase planes: for strides (sh, sw), padded row
+ * y and column x of a channel go to phase (y % sh, x % sw) at row y / sh
+ * and column x / sw (stride 1: one phase, the padded plane itself). Then
+ * for output row oh and the 16 output columns from ow0, the column
+ * matrix's row for input channel c and kernel tap (kh, kw) is simply 16
+ * consecutive floats: phase ((kh dh) % sh, (kw dw) % sw) of channel c,
+ * row oh + (kh dh) / sh, from column ow0 + (kw dw) / sw, one load pair.
+ * The register tile is the im2col path's (6 output channels x 16
+ * columns, packed weights), but the B side needs no packing: with few
+ * output channels (a 96 -> 24 channel 3x3 convolution reuses each packed
+ * column only 4 times) building the column matrix cost about as much as
+ * the products. Each phase row carries 16 floats of slack, so the loads
+ * for a ragged last column block stay inside it; those lanes are never
+ * stored. */
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,30 +36,47 @@
 typedef struct dc_job {
     const ox_conv_direct_args *a;
     const ox_stop *stop;
-    float *pad;                /* N * G * Cg planes of PH x row floats */
-    int64_t PH, PW, row, plane; /* padded height and width, row stride, plane size */
+    float *pad;                /* N * G * Cg channels of sh * sw phase planes */
+    int64_t PH, PW;            /* rows and columns of one phase plane */
+    int64_t row, plane, chan;  /* floats per phase row, phase plane and channel */
     int64_t *off;              /* per column-matrix row k: its offset in a group's planes */
     int64_t Cg, panels, chunk_panels, mchunks;
     int in_tile;  /* the tile applies the epilogue (a clamp) as it stores */
     float lo, hi; /* the clamp's bounds */
 } dc_job;
 
-/* Padded planes [p0, p1) of all images and groups. */
+/* Phase planes of channels [p0, p1) of all images and groups. */
 static void pad_planes(void *arg, int64_t p0, int64_t p1) {
     const dc_job *j = arg;
     const ox_conv_direct_args *a = j->a;
+    const int64_t sh = a->sh, sw = a->sw;
     for (int64_t p = p0; p < p1; p++) {
-        float *d = j->pad + p * j->plane;
         const float *s = a->x + p * a->IH * a->IW;
-        memset(d, 0, sizeof(float) * (size_t)(a->ph * j->row));
-        for (int64_t ih = 0; ih < a->IH; ih++) {
-            float *dr = d + (a->ph + ih) * j->row;
-            memset(dr, 0, sizeof(float) * (size_t)a->pw);
-            memcpy(dr + a->pw, s + ih * a->IW, sizeof(float) * (size_t)a->IW);
-            memset(dr + a->pw + a->IW, 0, sizeof(float) * (size_t)(j->row - a->pw - a->IW));
-        }
-        memset(d + (a->ph + a->IH) * j->row, 0,
-               sizeof(float) * (size_t)((j->PH - a->ph - a->IH) * j->row));
+        for (int64_t fy = 0; fy < sh; fy++)
+            for (int64_t fx = 0; fx < sw; fx++) {
+                float *d = j->pad + p * j->chan + (fy * sw + fx) * j->plane;
+                /* phase columns q read input column q * sw + fx - pw:
+                 * those in [lo, hi) lie inside the input */
+                int64_t lo = a->pw - fx <= 0 ? 0 : (a->pw - fx + sw - 1) / sw;
+                int64_t hi = a->IW + a->pw - fx <= 0 ? 0 : (a->IW + a->pw - fx - 1) / sw + 1;
+                if (hi > j->PW) hi = j->PW;
+                if (lo > hi) lo = hi;
+                for (int64_t r = 0; r < j->PH; r++) {
+                    float *dr = d + r * j->row;
+                    const int64_t ih = r * sh + fy - a->ph;
+                    if (ih < 0 || ih >= a->IH || lo == hi) {
+                        memset(dr, 0, sizeof(float) * (size_t)j->row);
+                        continue;
+                    }
+                    const float *sr = s + ih * a->IW + lo * sw + fx - a->pw;
+                    memset(dr, 0, sizeof(float) * (size_t)lo);
+                    if (sw == 1)
+                        memcpy(dr + lo, sr, sizeof(float) * (size_t)(hi - lo));
+                    else
+                        for (int64_t q = 0; q < hi - lo; q++) dr[lo + q] = sr[q * sw];
+                    memset(dr + hi, 0, sizeof(float) * (size_t)(j->row - hi));
+                }
+            }
     }
 }
 
@@ -121,7 +141,7 @@ static void dc_tasks(void *arg, int64_t t0, int64_t t1) {
         int64_t mc = t % j->mchunks, rest = t / j->mchunks;
         int64_t oh = rest % a->OH, ng = rest / a->OH, n = ng / G, grp = ng % G;
         int64_t q0 = mc * j->chunk_panels, q1 = q0 + j->chunk_panels < j->panels ? q0 + j->chunk_panels : j->panels;
-        const float *planes = j->pad + (n * G + grp) * j->Cg * j->plane;
+        const float *planes = j->pad + (n * G + grp) * j->Cg * j->chan;
         const float *wg = w->data + grp * w->Mp * K;
         float *yg = a->y + (n * G + grp) * Mg * P + oh * a->OW;
         const float *zg = a->z ? a->z + (n * G + grp) * Mg * P + oh * a->OW : NULL;
@@ -159,16 +179,21 @@ int ox_conv_direct_f32(ox_threadpool *pool, const ox_stop *stop, const ox_conv_d
     const int64_t Cg = w->K / (a->KH * a->KW);
     dc_job j = {.a = a, .stop = stop, .Cg = Cg};
     j.in_tile = ox_tile_clamp(&a->act, &j.lo, &j.hi);
-    /* the padded extent every output reads (stride 1), plus the slack of
-     * a whole column block past the end of each row */
+    /* the padded extent every output reads, split into phases, plus the
+     * slack of a whole column block past the end of each phase row */
     int64_t span_h, span_w, planes, total;
-    if (!ox_muladd_i64(a->KH - 1, a->dh, a->OH, &span_h) || !ox_muladd_i64(a->KW - 1, a->dw, a->OW, &span_w))
+    if (a->sh < 1 || a->sw < 1 || a->sh > 8 || a->sw > 8 ||
+        !ox_muladd_i64(a->OH - 1, a->sh, (a->KH - 1) * a->dh + 1, &span_h) ||
+        !ox_muladd_i64(a->OW - 1, a->sw, (a->KW - 1) * a->dw + 1, &span_w))
         return 0;
-    j.PH = span_h > a->ph + a->IH ? span_h : a->ph + a->IH;
-    j.PW = span_w > a->pw + a->IW ? span_w : a->pw + a->IW;
+    if (span_h < a->ph + a->IH) span_h = a->ph + a->IH;
+    if (span_w < a->pw + a->IW) span_w = a->pw + a->IW;
+    j.PH = (span_h + a->sh - 1) / a->sh;
+    j.PW = (span_w + a->sw - 1) / a->sw;
     j.row = (j.PW + NR + 7) / 8 * 8;
-    if (!ox_mul_i64(j.PH, j.row, &j.plane) || !ox_mul_i64(a->N * w->G, Cg, &planes) ||
-        !ox_mul_i64(planes, j.plane, &total) || total > MAX_PADDED)
+    if (!ox_mul_i64(j.PH, j.row, &j.plane) || !ox_mul_i64(j.plane, a->sh * a->sw, &j.chan) ||
+        !ox_mul_i64(a->N * w->G, Cg, &planes) || !ox_mul_i64(planes, j.chan, &total) ||
+        total > MAX_PADDED)
         return 0;
     j.pad = aligned_alloc(64, ((size_t)total * sizeof(float) + 63) / 64 * 64);
     j.off = malloc(sizeof(int64_t) * (size_t)w->K);
@@ -179,7 +204,8 @@ int ox_conv_direct_f32(ox_threadpool *pool, const ox_stop *stop, const ox_conv_d
     }
     for (int64_t k = 0; k < w->K; k++) {
         int64_t c = k / (a->KH * a->KW), t = k % (a->KH * a->KW);
-        j.off[k] = c * j.plane + (t / a->KW) * a->dh * j.row + (t % a->KW) * a->dw;
+        int64_t y = (t / a->KW) * a->dh, x = (t % a->KW) * a->dw;
+        j.off[k] = c * j.chan + ((y % a->sh) * a->sw + x % a->sw) * j.plane + (y / a->sh) * j.row + x / a->sw;
     }
     ox_parallel_for(pool, planes, 1, pad_planes, &j);
     /* enough tasks for every thread: rows first, then ranges of panels */

@@ -110,15 +110,16 @@ typedef struct ox_conv_gemm_args {
 
 int ox_conv_gemm_run(ox_threadpool *pool, const ox_stop *stop, const ox_conv_gemm_args *a);
 
-/* A 2-D convolution of stride 1 (any dilation and padding) computed from
- * a zero-padded copy of the input with the packed weights, without an
- * im2col matrix (conv_direct.c); the input is N images of G * Cg planes
- * (Cg = w->K / (KH * KW)), the output N images of G * w->Mg planes of
- * OH x OW. Returns 1 when it ran, 0 when it does not handle the ISA or
- * the shape (the caller takes the im2col path), -1 out of memory. */
+/* A 2-D convolution (strides up to 8, any dilation and padding)
+ * computed from a zero-padded copy of the input, split into stride
+ * phases, with the packed weights, without an im2col matrix
+ * (conv_direct.c); the input is N images of G * Cg planes (Cg = w->K /
+ * (KH * KW)), the output N images of G * w->Mg planes of OH x OW.
+ * Returns 1 when it ran, 0 when it does not handle the ISA or the shape
+ * (the caller takes the im2col path), -1 out of memory. */
 typedef struct ox_conv_direct_args {
     const ox_conv_packed *w;
-    int64_t N, IH, IW, OH, OW, KH, KW, dh, dw, ph, pw;
+    int64_t N, IH, IW, OH, OW, KH, KW, sh, sw, dh, dw, ph, pw;
     const float *x, *bias, *z;
     float *y;
     ox_act act;
