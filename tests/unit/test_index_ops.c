@@ -426,6 +426,42 @@ static void test_topk(void) {
     CHECK_OK(run_model(topk(0, 0), ARGS(IN(F32, many, 1, 40), IN(I64, I64S(5), 1, 1)), OUTS(F32, I64), o));
     CHECK(eq_f32(o[0], F32S(0, 0, 0, 0, 0), 5) && eq_i64(o[1], I64S(0, 3, 6, 9, 12), 5));
     free_outs(o, 2);
+    /* float32 with k <= n / 4 (the bounded-heap path): NaN above +inf,
+     * -0 equal to +0 (ties by index), -inf, ties; along a middle axis
+     * (stride 2), largest and smallest; against a stable reference sort */
+    {
+        enum { N = 24, K = 5 };
+        float v[N * 2];
+        for (int i = 0; i < N * 2; i++) v[i] = (float)((i * 7) % 5) - 2.0f;
+        v[3] = NAN, v[10] = -0.0f, v[12] = 0.0f, v[20] = -INFINITY, v[21] = INFINITY, v[33] = NAN;
+        v[40] = -NAN; /* a NaN with its sign bit set */
+        for (int largest = 0; largest < 2; largest++) {
+            CHECK_OK(run_model(topk(1, largest), ARGS(IN(F32, v, 3, 1, N, 2), IN(I64, I64S(K), 1, 1)),
+                               OUTS(F32, I64), o));
+            if (!o[0] || !o[1]) continue;
+            const float *got = onyx_tensor_data(o[0]);
+            const int64_t *gi = onyx_tensor_data(o[1]);
+            for (int col = 0; col < 2; col++) {
+                int idx[N];
+                for (int i = 0; i < N; i++) idx[i] = i;
+                /* insertion sort: stable, NaN the greatest, -0 == +0 */
+                for (int i = 1; i < N; i++)
+                    for (int jj = i; jj > 0; jj--) {
+                        float a = v[idx[jj - 1] * 2 + col], b = v[idx[jj] * 2 + col];
+                        int c = (a != a || b != b) ? (a != a) - (b != b) : (a < b ? -1 : a > b);
+                        if (largest ? c >= 0 : c <= 0) break;
+                        int t = idx[jj - 1];
+                        idx[jj - 1] = idx[jj];
+                        idx[jj] = t;
+                    }
+                for (int r = 0; r < K; r++) {
+                    CHECK(gi[r * 2 + col] == idx[r]);
+                    CHECK(memcmp(&got[r * 2 + col], &v[idx[r] * 2 + col], sizeof(float)) == 0);
+                }
+            }
+            free_outs(o, 2);
+        }
+    }
     /* int64 values that only differ above bit 31 */
     CHECK_OK(run_model(topk(0, 1), ARGS(IN(I64, I64S((int64_t)1 << 32, 1, -P33, P33), 1, 4), IN(I64, I64S(2), 1, 1)),
                        OUTS(I64, I64), o));

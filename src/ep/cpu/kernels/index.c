@@ -338,6 +338,58 @@ static int topk_order(void *arg, int64_t a, int64_t b) {
     return c->largest ? -v : v;
 }
 
+/* float32 TopK by a bounded heap: each value becomes a 64-bit key that
+ * orders as the comparison sort does (the value's order-preserving bits,
+ * -0 as +0, every NaN above +inf, negated for largest; the index below,
+ * so ties keep the lower index first), and a max-heap keeps the k
+ * smallest keys seen: most values are rejected by one compare with the
+ * root, O(n) instead of a full O(n log n) sort of every line. */
+static uint64_t topk_key(float v, int largest, int64_t i) {
+    uint32_t u;
+    if (v == 0.0f) v = 0.0f;
+    memcpy(&u, &v, sizeof u);
+    if (v != v) u = 0xFFFFFFFFu; /* NaN: the largest */
+    else u = (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+    if (largest) u = ~u;
+    return ((uint64_t)u << 32) | (uint64_t)i;
+}
+
+static void heap_down(uint64_t *h, int64_t n, int64_t i) {
+    for (;;) {
+        int64_t l = 2 * i + 1, big = i;
+        if (l < n && h[l] > h[big]) big = l;
+        if (l + 1 < n && h[l + 1] > h[big]) big = l + 1;
+        if (big == i) return;
+        uint64_t t = h[i];
+        h[i] = h[big];
+        h[big] = t;
+        i = big;
+    }
+}
+
+/* The k first indices of line base (stride `stride`, n values) in TopK
+ * order, into out; heap holds k keys. */
+static void topk_line_f32(const float *x, int64_t base, int64_t stride, int64_t n, int64_t k,
+                          int largest, uint64_t *heap, int64_t *out) {
+    for (int64_t i = 0; i < k; i++) heap[i] = topk_key(x[base + i * stride], largest, i);
+    for (int64_t i = k / 2 - 1; i >= 0; i--) heap_down(heap, k, i);
+    for (int64_t i = k; i < n; i++) {
+        uint64_t key = topk_key(x[base + i * stride], largest, i);
+        if (key < heap[0]) {
+            heap[0] = key;
+            heap_down(heap, k, 0);
+        }
+    }
+    /* heap sort: the largest key to the end, k times */
+    for (int64_t m = k - 1; m > 0; m--) {
+        uint64_t t = heap[0];
+        heap[0] = heap[m];
+        heap[m] = t;
+        heap_down(heap, m, 0);
+    }
+    for (int64_t i = 0; i < k; i++) out[i] = (int64_t)(heap[i] & 0xFFFFFFFFu);
+}
+
 static int k_topk(ox_kernel_ctx *ctx) {
     const ox_tensor *x = NULL;
     if (ox_cpu_index_input(ctx, 0, "X", &x)) return -1;
@@ -370,12 +422,18 @@ static int k_topk(ox_kernel_ctx *ctx) {
     if (!ids) return ox_kernel_fail(ctx, ONYX_OUT_OF_MEMORY, "out of memory");
     size_t es = ox_dtype_size(x->dtype);
     topk_cmp c = {x->dtype, x->data, 0, inner, largest};
+    /* few of many float32 values: the heap (its keys fit ids' second half) */
+    int heap = x->dtype == ONYX_FLOAT32 && n <= (int64_t)UINT32_MAX && k * 4 <= n;
     /* the output order is always sorted, which also satisfies sorted=0 */
     for (int64_t o = 0; o < outer; o++)
         for (int64_t in = 0; in < inner; in++) {
             c.base = o * n * inner + in;
-            for (int64_t i = 0; i < n; i++) ids[i] = i;
-            msort(ids, ids + n, n, topk_order, &c);
+            if (heap) {
+                topk_line_f32(x->data, c.base, inner, n, k, largest, (uint64_t *)(ids + n), ids);
+            } else {
+                for (int64_t i = 0; i < n; i++) ids[i] = i;
+                msort(ids, ids + n, n, topk_order, &c);
+            }
             for (int64_t i = 0; i < k; i++) {
                 int64_t dst = (o * k + i) * inner + in;
                 if (vals) memcpy((char *)vals->data + (size_t)dst * es, (const char *)x->data + (size_t)(c.base + ids[i] * inner) * es, es);
