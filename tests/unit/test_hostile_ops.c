@@ -249,6 +249,35 @@ static void test_conv_windows(onyx_env *env) {
         onyx_tensor_free(y);
     }
     onyx_session_free(s);
+    /* windows of padding only (pads wider than the 1x1 kernel): they give
+     * 0, the others the input, rows and columns alike */
+    {
+        int64_t dp[] = {1, 1, 2, 3};
+        const int64_t k1[] = {1, 1}, pp[] = {1, 2, 1, 2};
+        m = one_input(dp, 4);
+        mb_node(m, "MaxPool", "x", "y");
+        mb_attr_ints(m, "kernel_shape", k1, 2);
+        mb_attr_ints(m, "pads", pp, 4);
+        CHECK_OK(create(env, m, &s));
+        if (s) {
+            float x[6] = {-1, -2, -3, -4, -5, -6};
+            onyx_status *st;
+            onyx_tensor *y = run_x(s, dp, 4, x, sizeof x, &st);
+            CHECK_OK(st);
+            if (y) {
+                const int64_t *yd = onyx_tensor_dims(y);
+                CHECK(yd[2] == 4 && yd[3] == 7);
+                const float *v = onyx_tensor_data(y);
+                for (int r = 0; r < 4; r++)
+                    for (int c = 0; c < 7; c++) {
+                        int in = r >= 1 && r <= 2 && c >= 2 && c <= 4;
+                        CHECK(v[r * 7 + c] == (in ? x[(r - 1) * 3 + (c - 2)] : 0.0f));
+                    }
+            }
+            onyx_tensor_free(y);
+        }
+        onyx_session_free(s);
+    }
     m = one_input(d, 4);
     mb_node(m, "AveragePool", "x", "y");
     const int64_t kbig[] = {BIG, 1};

@@ -238,6 +238,8 @@ typedef struct rows_job {
     /* last axis, per kernel column kf + c of the live ones [kf, kl): outputs [lo[c], hi[c]) it reaches */
     const int64_t *lo, *hi;
     int64_t kf, kl;
+    /* some output on the last axis has a window of padding only */
+    int empty_cols;
 } rows_job;
 
 /* ceil(a / b) for b > 0 without the a + b - 1 that overflows when
@@ -312,6 +314,8 @@ static int64_t *build_tables(const pool_geom *g, rows_job *j, const char **why) 
     }
     j->lo = lo;
     j->hi = hi;
+    j->empty_cols = 0;
+    for (int64_t o = 0; o < g->out[L]; o++) j->empty_cols |= j->k1[L][o] == j->k0[L][o];
     return buf;
 }
 
@@ -376,6 +380,8 @@ static int64_t *build_tables(const pool_geom *g, rows_job *j, const char **why) 
                 }                                                                               \
                 if (d < 0) break;                                                               \
             }                                                                                   \
+            /* Max: only windows of padding alone need their 0 */                              \
+            if (j->kind == POOL_MAX && ocount > 0 && !j->empty_cols) continue;                 \
             for (int64_t ow = 0; ow < outL; ow++) {                                             \
                 int64_t cl = j->k1[L][ow] - j->k0[L][ow];                                       \
                 if (j->kind == POOL_MAX) {                                                      \
