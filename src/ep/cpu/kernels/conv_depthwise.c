@@ -19,8 +19,6 @@
 
 /* Taps of one kernel plane handled by the vector kernel. */
 #define DW_MAX_TAPS 64
-/* Widest vector in floats and the columns one step computes. */
-#define DW_VMAX 16
 #define DW_ACC 4 /* vectors one step computes (independent sums) */
 #define DW_UNROLL DW_ACC /* vectors one step computes along a row, at most */
 
@@ -178,6 +176,9 @@ static void dw_tasks(void *arg, int64_t t0, int64_t t1) {
 
 int ox_conv_depthwise_f32(ox_threadpool *pool, const ox_stop *stop, const ox_dw_args *a) {
     if (a->KH * a->KW > DW_MAX_TAPS || a->KW > DW_MAX_TAPS) return 0;
+    /* small planes: eight channels at a time */
+    int rc = ox_conv_depthwise_blocked_f32(pool, stop, a);
+    if (rc != 0) return rc;
     dw_job j = {.a = a, .stop = stop, .rows = dw_rows_portable};
 #if defined(__x86_64__) && defined(__GNUC__)
     if (a->isa == OX_ISA_AVX512)
@@ -186,12 +187,16 @@ int ox_conv_depthwise_f32(ox_threadpool *pool, const ox_stop *stop, const ox_dw_
         j.rows = dw_rows_avx2;
 #endif
     /* the widest padded column any output reads, per phase, plus room for
-     * the whole vectors computed past the row end; every term is an
+     * the whole vectors one step computes past the row end (U vectors of
+     * VW floats, as the rows function picks them: narrow planes need
+     * little, so their phase rows stay short); every term is an
      * attribute, so each step is checked and a shape past it is left to
      * the general path */
+    const int64_t vw = a->isa == OX_ISA_AVX512 ? 16 : a->isa == OX_ISA_AVX2 ? 8 : 4;
+    const int64_t u = a->OW <= vw ? 1 : a->OW <= 2 * vw ? 2 : DW_UNROLL;
     int64_t span, last, pwd, per, planes;
     if (!ox_mul_i64(a->OW - 1, a->sw, &span) || !ox_muladd_i64(a->KW - 1, a->dw, span, &last) ||
-        !ox_add_i64(last / a->sw + 1, DW_VMAX * DW_UNROLL, &pwd) || !ox_mul_i64(pwd, a->IH, &per) ||
+        !ox_add_i64(last / a->sw + 1, u * vw, &pwd) || !ox_mul_i64(pwd, a->IH, &per) ||
         !ox_mul_i64(per, a->sw, &per) || per > (int64_t)1 << 28)
         return 0;
     j.pwd = pwd;

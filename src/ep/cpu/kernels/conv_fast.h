@@ -142,5 +142,9 @@ typedef struct ox_dw_args {
 } ox_dw_args;
 
 int ox_conv_depthwise_f32(ox_threadpool *pool, const ox_stop *stop, const ox_dw_args *a);
+/* The same for planes of up to 1024 outputs and multiplier 1, eight
+ * channels per vector (conv_depthwise_cb.c, AVX2 and AVX-512 machines);
+ * the same return values. */
+int ox_conv_depthwise_blocked_f32(ox_threadpool *pool, const ox_stop *stop, const ox_dw_args *a);
 
 #endif
