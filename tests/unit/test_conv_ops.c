@@ -262,6 +262,10 @@ int main(void) {
         {"depthwise stride 3, wide", 2, 1, 3, 3, 3, {7, 70}, {3, 4}, {1, 3}, {1, 1}, {1, 2, 1, 0}, 1, 0, 0, 1,
          "Tanh", {0}, 0},
         {"depthwise 1-D", 1, 2, 4, 4, 4, {37}, {7}, {3}, {1}, {3, 2}, 1, 0, 0, 1, "Sigmoid", {0}, 0},
+        /* small planes, eight channels per vector: two whole blocks and
+         * a part, stride 2, two images, residual, two threads */
+        {"depthwise blocked: 19 channels, stride 2", 2, 2, 19, 19, 19, {15, 15}, {3, 3}, {2, 2}, {1, 1},
+         {1, 1, 1, 1}, 1, 1, 0, 2, "HardSwish", {0}, 0},
         /* narrow planes: one vector per row, several rows per step */
         {"depthwise 5x5 on 7x7", 2, 2, 6, 6, 6, {7, 7}, {5, 5}, {1, 1}, {1, 1}, {2, 2, 2, 2}, 1, 1, 0, 1,
          "HardSwish", {0}, 0},
