@@ -96,14 +96,7 @@ dc_tile_avx2_r(const int rows, int cols, const float *w_panel0, int64_t Mp, int6
         const int64_t *o = off + k0;
         for (int64_t k = 0; k < kc; k++) {
             const float *b = base + o[k];
-            __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
-#pragma GCC unroll 6
-            for (int i = 0; i < MR; i++)
-                if (i < rows) {
-                    __m256 av = _mm256_broadcast_ss(a + i);
-                    lo[i] = _mm256_fmadd_ps(av, b0, lo[i]);
-                    hi[i] = _mm256_fmadd_ps(av, b1, hi[i]);
-                }
+            ox_tile_step_avx2(rows, a, _mm256_loadu_ps(b), _mm256_loadu_ps(b + 8), lo, hi);
             a += MR;
         }
     }

@@ -205,14 +205,7 @@ tile_avx2_r(const int rows, int cols, int64_t kc, const float *restrict a, const
     for (int i = 0; i < MR; i++)
         if (i < rows) lo[i] = hi[i] = _mm256_setzero_ps();
     for (int64_t k = 0; k < kc; k++) {
-        __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
-#pragma GCC unroll 6
-        for (int i = 0; i < MR; i++)
-            if (i < rows) {
-                __m256 av = _mm256_broadcast_ss(a + i);
-                lo[i] = _mm256_fmadd_ps(av, b0, lo[i]);
-                hi[i] = _mm256_fmadd_ps(av, b1, hi[i]);
-            }
+        ox_tile_step_avx2(rows, a, _mm256_loadu_ps(b), _mm256_loadu_ps(b + 8), lo, hi);
         a += MR;
         b += 16;
     }

@@ -1,7 +1,7 @@
-/* Storing one row of an AVX2 register tile (16 columns as two vectors)
- * into C, shared by the convolution tiles of conv_gemm.c and
- * conv_direct.c: added to what C holds (a later K slab), then the clamp
- * epilogue of ox_tile_epilogue when one is given. */
+/* The AVX2 register tile of the convolutions (conv_gemm.c and
+ * conv_direct.c): its k step, and storing one of its rows (16 columns as
+ * two vectors) into C, added to what C holds (a later K slab), then the
+ * clamp epilogue of ox_tile_epilogue when one is given. */
 #ifndef ONYX_EP_CPU_KERNELS_CONV_TILE_AVX2_H
 #define ONYX_EP_CPU_KERNELS_CONV_TILE_AVX2_H
 
@@ -9,6 +9,20 @@
 #include <immintrin.h>
 
 #include "ep/cpu/kernels/conv_fast.h"
+
+/* One k step of a tile of `rows` (at most OX_CONV_MR) rows: row i gains
+ * a[i] times the 16 columns (b0, b1). Inlined with rows a constant, the
+ * sums stay in registers. */
+__attribute__((target("avx2,fma"), always_inline)) static inline void
+ox_tile_step_avx2(const int rows, const float *a, __m256 b0, __m256 b1, __m256 *lo, __m256 *hi) {
+#pragma GCC unroll 6
+    for (int i = 0; i < OX_CONV_MR; i++)
+        if (i < rows) {
+            __m256 av = _mm256_broadcast_ss(a + i);
+            lo[i] = _mm256_fmadd_ps(av, b0, lo[i]);
+            hi[i] = _mm256_fmadd_ps(av, b1, hi[i]);
+        }
+}
 
 /* Row i of the tile (r0: columns 0-7, r1: 8-15) into cr; m0 and m1 mask
  * the first `cols` columns. */
