@@ -123,15 +123,18 @@ int ox_conv_depthwise_blocked_f32(ox_threadpool *pool, const ox_stop *stop, cons
     (void)a;
     return 0;
 #else
-    if (a->isa < OX_ISA_AVX2 || a->mult != 1 || a->OH * a->OW > DWC_MAX_PLANE || a->ph < 0 ||
-        a->pw < 0)
+    int64_t outs;
+    if (a->isa < OX_ISA_AVX2 || a->mult != 1 || !ox_mul_i64(a->OH, a->OW, &outs) ||
+        outs > DWC_MAX_PLANE || a->ph < 0 || a->pw < 0)
         return 0;
     dwc_job j = {.a = a, .stop = stop};
     /* the padded extent the outputs read; the plane sizes are small here,
-     * but the kernel extent and strides are attributes: checked */
-    int64_t ph, pw, cells;
-    if (!ox_muladd_i64(a->OH - 1, a->sh, (a->KH - 1) * a->dh + 1, &ph) ||
-        !ox_muladd_i64(a->OW - 1, a->sw, (a->KW - 1) * a->dw + 1, &pw) || !ox_mul_i64(ph, pw, &cells) ||
+     * but the kernel extent and strides are attributes: checked, and
+     * strides past 8 (no model's) left to the per-plane kernel */
+    int64_t ph, pw, cells, eh, ew;
+    if (a->sh < 1 || a->sw < 1 || a->sh > 8 || a->sw > 8 || !ox_muladd_i64(a->KH - 1, a->dh, 1, &eh) ||
+        !ox_muladd_i64(a->KW - 1, a->dw, 1, &ew) || !ox_muladd_i64(a->OH - 1, a->sh, eh, &ph) ||
+        !ox_muladd_i64(a->OW - 1, a->sw, ew, &pw) || !ox_mul_i64(ph, pw, &cells) ||
         cells > DWC_MAX_TILE / CB)
         return 0;
     j.PH = ph;

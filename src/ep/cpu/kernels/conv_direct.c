@@ -174,15 +174,16 @@ int ox_conv_direct_f32(ox_threadpool *pool, const ox_stop *stop, const ox_conv_d
     j.in_tile = ox_tile_clamp(&a->act, &j.lo, &j.hi);
     /* the padded extent every output reads, split into phases, plus the
      * slack of a whole column block past the end of each phase row */
-    int64_t span_h, span_w, planes, total;
-    if (a->sh < 1 || a->sw < 1 || a->sh > 8 || a->sw > 8 ||
-        !ox_muladd_i64(a->OH - 1, a->sh, (a->KH - 1) * a->dh + 1, &span_h) ||
-        !ox_muladd_i64(a->OW - 1, a->sw, (a->KW - 1) * a->dw + 1, &span_w))
+    int64_t span_h, span_w, planes, total, eh, ew;
+    if (a->sh < 1 || a->sw < 1 || a->sh > 8 || a->sw > 8 || !ox_muladd_i64(a->KH - 1, a->dh, 1, &eh) ||
+        !ox_muladd_i64(a->KW - 1, a->dw, 1, &ew) || !ox_muladd_i64(a->OH - 1, a->sh, eh, &span_h) ||
+        !ox_muladd_i64(a->OW - 1, a->sw, ew, &span_w))
         return 0;
     if (span_h < a->ph + a->IH) span_h = a->ph + a->IH;
     if (span_w < a->pw + a->IW) span_w = a->pw + a->IW;
-    j.PH = (span_h + a->sh - 1) / a->sh;
-    j.PW = (span_w + a->sw - 1) / a->sw;
+    j.PH = span_h / a->sh + (span_h % a->sh != 0);
+    j.PW = span_w / a->sw + (span_w % a->sw != 0);
+    if (j.PH > MAX_PADDED || j.PW > MAX_PADDED) return 0;
     j.row = (j.PW + NR + 7) / 8 * 8;
     if (!ox_mul_i64(j.PH, j.row, &j.plane) || !ox_mul_i64(j.plane, a->sh * a->sw, &j.chan) ||
         !ox_mul_i64(a->N * w->G, Cg, &planes) || !ox_mul_i64(planes, j.chan, &total) ||
