@@ -16,8 +16,8 @@
  *
  * Gemm(A, B, C) with a constant B, C absent or a constant bias of N
  * values, transA 0, alpha and beta 1, followed by an activation, becomes
- * the same FusedMatMul (with B transposed once into a new constant when
- * transB is set); a Gemm alone already adds its bias in one pass and is
+ * the same FusedMatMul (with its transB: the weights stay as stored, so
+ * loading an optimized file copies nothing); a Gemm alone already adds its bias in one pass and is
  * left as it is. Only when the CPU is the session's only
  * provider: a device provider runs MatMul, Add and the activations but
  * not this CPU-only operator. */
@@ -188,7 +188,7 @@ static int fuse_gemm(ir_graph *g, int i, const ox_readers *r, const unsigned cha
     const ox_tensor *w = ox_const_value(g, n->inputs[1]);
     if (!w || w->dtype != ONYX_FLOAT32 || w->rank != 2) return 0;
     int tb = ir_attr_int(n, "transB", 0) != 0;
-    int64_t k = w->dims[tb ? 1 : 0], nn = w->dims[tb ? 0 : 1];
+    int64_t nn = w->dims[tb ? 0 : 1];
     int bias = ir_node_has_input(n, 2) ? n->inputs[2] : -1;
     if (bias >= 0) {
         const ox_tensor *c = ox_const_value(g, bias);
@@ -200,21 +200,11 @@ static int fuse_gemm(ir_graph *g, int i, const ox_readers *r, const unsigned cha
     if (match_activation(g, r, pinned, n->outputs[0], &act) != 0 || !act.name) return 0;
     for (int q = 0; q < 2; q++)
         if (act.nodes[q] >= 0 && dead[act.nodes[q]]) return 0;
-    int wv = n->inputs[1];
-    if (tb) {
-        int64_t dims[2] = {k, nn};
-        ox_tensor *t = ox_tensor_new(ONYX_FLOAT32, dims, 2, err);
-        if (!t) return -1;
-        const float *src = w->data;
-        float *dst = t->data;
-        for (int64_t a = 0; a < nn; a++)
-            for (int64_t b = 0; b < k; b++) dst[b * nn + a] = src[a * k + b];
-        if ((wv = ox_add_constant(g, n->name, "W_transposed", t, err)) < 0) return -1;
-    }
     ir_node *m = &g->nodes[i];
     for (int a = 0; a < m->n_attrs; a++) ir_attr_clear(&m->attrs[a]);
     m->n_attrs = 0;
-    if (ox_node_retype(m, "FusedMatMul", "onyx", 1, err) || ox_node_set_input(m, 1, wv, err) ||
+    if (ox_node_retype(m, "FusedMatMul", "onyx", 1, err) ||
+        (tb && ox_node_set_int(m, "transB", 1, err)) ||
         ox_node_set_string(m, "activation", act.name, err) ||
         (act.n_params && ox_node_set_floats(m, "activation_params", act.params, act.n_params, err)))
         return -1;

@@ -8,7 +8,7 @@
  * - all: MatMul + bias + activation -> onyx.FusedMatMul for every
  *   activation form, the Erf-written GELU -> Gelu (ONNX 20's, or
  *   com.microsoft's below opset 20) and into FusedMatMul, Gemm + activation
- *   -> FusedMatMul (transB: weights transposed once), LayerNormalization
+ *   -> FusedMatMul (transB: the weights read as stored), LayerNormalization
  *   written out with ReduceMean -> LayerNormalization; a product or
  *   sum with a second reader is not fused. Outputs within 1e-5 (relative,
  *   with a 1e-5 floor) of level basic's: the fused kernels compute the same
@@ -390,10 +390,11 @@ out:
     onyx_session_free(all);
 }
 
-/* Gemm + activation: with transB (weights transposed once into a new
- * constant) and without; a Gemm with no activation stays a Gemm. */
-static void test_gemm_activation(onyx_env *env) {
-    enum { M = 4 };
+/* Gemm + activation: with transB (the fused node reads the weights as
+ * stored, transposed) and without; a Gemm with no activation stays a
+ * Gemm. M rows: 1 takes the row-vector product, more the packed one. */
+static void test_gemm_activation(onyx_env *env, int M) {
+    enum { M_MAX = 40 };
     unsigned seed = 555;
     mb_model *m = mb_new(17);
     int64_t dx[] = {M, K}, dy[] = {M, NO}, dwt[] = {NO, K}, dw[] = {K, NO}, db[] = {NO};
@@ -426,7 +427,7 @@ static void test_gemm_activation(onyx_env *env) {
         CHECK(count_op(all, "", "Gemm") == 1);
         CHECK(count_op(all, "", "HardSwish") == 0);
         CHECK(count_op(all, "", "LeakyRelu") == 0);
-        float x[M * K];
+        float x[M_MAX * K];
         for (int i = 0; i < M * K; i++) x[i] = frand(&seed) * 8.0f;
         const char *names[] = {"y1", "y2", "y3"};
         onyx_tensor *ob[3], *oa[3];
@@ -570,7 +571,9 @@ int main(void) {
     test_transforms(env);
     test_partial_shapes(env);
     test_fusions(env);
-    test_gemm_activation(env);
+    test_gemm_activation(env, 1);
+    test_gemm_activation(env, 4);
+    test_gemm_activation(env, 40);
     test_gelu_opset17(env);
     test_layernorm(env);
     onyx_env_free(env);

@@ -1,5 +1,6 @@
 /* CPU kernel of onyx.FusedMatMul (schema in src/ops/onyx_matmul.c):
- * Y = activation(A B + bias), with B a [K, N] matrix. A's leading
+ * Y = activation(A B + bias), with B a [K, N] matrix (or [N, K] read
+ * transposed, with transB). A's leading
  * dimensions are rows of one [rows, K] x [K, N] product, computed by the
  * shared gemm in chunks of rows; each chunk gets its bias and activation
  * right after the gemm wrote it, while it is still in cache, instead of
@@ -21,6 +22,7 @@ typedef struct fmm_job {
     ox_gemm_weights *w; /* a constant B, packed once, or NULL */
     float *Y;
     int64_t rows, K, N, chunk;
+    int trans_b;
     ox_act act;
     ox_cpu_isa isa;
     const ox_stop *stop;
@@ -32,8 +34,8 @@ static int product(const fmm_job *j, ox_threadpool *pool, int64_t r0, int64_t r1
     if (j->w)
         return ox_gemm_f32_weights(pool, j->stop, r1 - r0, 1.0f, j->A + r0 * j->K, j->K, j->w, 0.0f,
                                    j->Y + r0 * j->N, j->N);
-    return ox_gemm_f32(pool, j->stop, 0, 0, r1 - r0, j->N, j->K, 1.0f, j->A + r0 * j->K, j->K, j->B,
-                       j->N, 0.0f, j->Y + r0 * j->N, j->N);
+    return ox_gemm_f32(pool, j->stop, 0, j->trans_b, r1 - r0, j->N, j->K, 1.0f, j->A + r0 * j->K,
+                       j->K, j->B, j->trans_b ? j->K : j->N, 0.0f, j->Y + r0 * j->N, j->N);
 }
 
 static void chunk_range(void *arg, int64_t c0, int64_t c1) {
@@ -72,11 +74,13 @@ static int fused_matmul_compute(ox_kernel_ctx *ctx) {
         return ox_kernel_fail(ctx, ONYX_NOT_IMPLEMENTED,
                               "FusedMatMul: activation '%s' with %zu parameters is not supported",
                               act, np);
-    if (B->rank != 2 || A->rank < 1 || A->dims[A->rank - 1] != B->dims[0])
+    j.trans_b = ir_attr_int(ctx->node, "transB", 0) != 0;
+    if (B->rank != 2 || A->rank < 1 || A->dims[A->rank - 1] != B->dims[j.trans_b])
         return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
-                              "FusedMatMul: A's last dimension must match B's rows, B 2-D");
-    j.K = B->dims[0];
-    j.N = B->dims[1];
+                              "FusedMatMul: A's last dimension must match B's %s, B 2-D",
+                              j.trans_b ? "columns (transB)" : "rows");
+    j.K = B->dims[j.trans_b];
+    j.N = B->dims[!j.trans_b];
     j.rows = j.K ? ox_tensor_numel(A) / j.K : (A->rank > 1 ? ox_numel(A->dims, A->rank - 1) : 1);
     if (ox_tensor_numel(Y) != j.rows * j.N)
         return ox_kernel_fail(ctx, ONYX_RUNTIME_ERROR,
@@ -118,9 +122,10 @@ static int fused_matmul_compute(ox_kernel_ctx *ctx) {
 static int fused_matmul_init(const ox_kernel_init *in, void **state, ox_error *err) {
     (void)err;
     const ox_tensor *B = in->n_inputs > 1 ? in->consts[1] : NULL;
+    int tb = ir_attr_int(in->node, "transB", 0) != 0;
     *state = NULL;
     if (B && B->dtype == ONYX_FLOAT32 && B->rank == 2)
-        *state = ox_gemm_weights_new(0, B->dims[0], B->dims[1], B->data, B->dims[1]);
+        *state = ox_gemm_weights_new(tb, B->dims[tb], B->dims[!tb], B->data, B->dims[1]);
     return 0; /* without weights (or memory for them) B is packed per run */
 }
 
