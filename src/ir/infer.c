@@ -9,7 +9,7 @@
 #include "ops/op.h"
 
 /* The model's declared facts are kept where inference knows less. */
-static int merge_type(ir_value *v, const ir_type *inferred, const char *label, ox_error *err) {
+static int merge_type(ir_value *v, const ir_type *inferred, const ir_node *n, ox_error *err) {
     if (!v->has_type) {
         ir_type_copy(&v->type, inferred);
         v->has_type = 1;
@@ -17,10 +17,13 @@ static int merge_type(ir_value *v, const ir_type *inferred, const char *label, o
     }
     ir_type *t = &v->type;
     if (t->dtype != ONYX_UNDEFINED && inferred->dtype != ONYX_UNDEFINED &&
-        t->dtype != inferred->dtype && t->kind == inferred->kind)
+        t->dtype != inferred->dtype && t->kind == inferred->kind) {
+        char label[300];
         return ox_fail(err, ONYX_INVALID_MODEL,
-                       "%s: output '%s' is declared %s but the operator produces %s", label,
-                       v->name, ox_dtype_name(t->dtype), ox_dtype_name(inferred->dtype));
+                       "%s: output '%s' is declared %s but the operator produces %s",
+                       ir_node_label(n, label, sizeof label), v->name, ox_dtype_name(t->dtype),
+                       ox_dtype_name(inferred->dtype));
+    }
     if (t->dtype == ONYX_UNDEFINED) t->dtype = inferred->dtype;
     if (inferred->rank >= 0) {
         if (t->rank != inferred->rank) {
@@ -78,16 +81,15 @@ int ir_infer_shapes(ir_graph *g, ox_error *err) {
         ox_infer_ctx c = {.node = n, .n_inputs = n->n_inputs, .inputs = in_types,
                           .values = in_vals, .n_outputs = n->n_outputs, .outputs = outs,
                           .err = err};
-        char label[300];
-        ir_node_label(n, label, sizeof label);
         if (s->infer(&c) != 0) {
-            ox_error_prefix(err, "%s", label);
+            char label[300]; /* made only here: most graphs never fail */
+            ox_error_prefix(err, "%s", ir_node_label(n, label, sizeof label));
             goto done;
         }
         for (int k = 0; k < n->n_outputs; k++) {
             int v = n->outputs[k];
             if (v < 0) continue;
-            if (merge_type(&g->values[v], &outs[k], label, err) != 0) goto done;
+            if (merge_type(&g->values[v], &outs[k], n, err) != 0) goto done;
         }
         if (strcmp(n->op_type, "Constant") == 0 && n->domain[0] == '\0' && n->n_outputs == 1 &&
             n->outputs[0] >= 0) {

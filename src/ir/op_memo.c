@@ -1,6 +1,6 @@
 #include "ir/op_memo.h"
 
-#include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,13 +39,39 @@ static int remember(ir_op_memo *m, const char *key, ir_op_lookup r) {
     return 0;
 }
 
+/* Decimal digits of v at p; returns the end. */
+static char *put_decimal(char *p, size_t v) {
+    char digits[24];
+    int n = 0;
+    do digits[n++] = (char)('0' + v % 10);
+    while ((v /= 10) != 0);
+    while (n) *p++ = digits[--n];
+    return p;
+}
+
+/* "<len>:<domain><len>:<op><opset>": length-prefixed, so no two (domain,
+ * op) pairs share a key; written by hand since every node of every
+ * inference and validation pass makes one. -1 when it does not fit. */
+static int memo_key(char *key, size_t size, const ir_node *n) {
+    size_t ld = strlen(n->domain), lo = strlen(n->op_type);
+    if (ld + lo + 3 * 24 > size) return -1;
+    char *p = put_decimal(key, ld);
+    *p++ = ':';
+    memcpy(p, n->domain, ld);
+    p = put_decimal(p + ld, lo);
+    *p++ = ':';
+    memcpy(p, n->op_type, lo);
+    p += lo;
+    if (n->opset < 0) *p++ = '-';
+    p = put_decimal(p, n->opset < 0 ? (size_t)-(int64_t)n->opset : (size_t)n->opset);
+    *p = '\0';
+    return (int)(p - key);
+}
+
 ir_op_lookup ir_op_memo_get(ir_op_memo *m, const ir_node *n) {
-    /* length-prefixed, so no two (domain, op) pairs share a key */
     char key[256];
-    int len = snprintf(key, sizeof key, "%zu:%s%zu:%s%d", strlen(n->domain), n->domain,
-                       strlen(n->op_type), n->op_type, n->opset);
     /* operator names too long for the key are looked up every time */
-    if (!m->index || len < 0 || (size_t)len >= sizeof key) return look_up(n);
+    if (!m->index || memo_key(key, sizeof key, n) < 0) return look_up(n);
     int id;
     if (ox_strmap_get(m->index, key, &id)) return m->entries[id];
     ir_op_lookup r = look_up(n);

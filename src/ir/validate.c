@@ -51,8 +51,13 @@ static const char *attr_type_name(int t) {
     return t >= 0 && t < (int)(sizeof NAMES / sizeof NAMES[0]) ? NAMES[t] : "unknown";
 }
 
-static int check_attributes(const ir_node *n, const ox_attr_schema *s, const char *label,
-                            ox_error *err) {
+/* A node's label for an error message, made only when one is written
+ * (in the function's own label_buf): validation of a valid graph formats
+ * nothing. */
+#define LABEL ir_node_label(n, label_buf, sizeof label_buf)
+
+static int check_attributes(const ir_node *n, const ox_attr_schema *s, ox_error *err) {
+    char label_buf[300];
     if (n->domain[0] && strcmp(n->domain, "ai.onnx.ml") != 0) return 0;
     if (!s) return 0;
     for (int i = 0; i < n->n_attrs; i++) {
@@ -60,21 +65,21 @@ static int check_attributes(const ir_node *n, const ox_attr_schema *s, const cha
         int want = schema_attr_type(s->attrs, a->name);
         if (want < 0)
             return ox_fail(err, ONYX_INVALID_MODEL,
-                           "%s: attribute '%s' is not defined for %s at opset %d", label, a->name,
+                           "%s: attribute '%s' is not defined for %s at opset %d", LABEL, a->name,
                            n->op_type, n->opset);
         if (want != (int)a->type)
             return ox_fail(err, ONYX_INVALID_MODEL,
-                           "%s: attribute '%s' must be of type %s, the model gives %s", label,
+                           "%s: attribute '%s' must be of type %s, the model gives %s", LABEL,
                            a->name, attr_type_name(want), attr_type_name((int)a->type));
     }
     return 0;
 }
 
-static int check_operator(const ir_graph *g, const ir_node *n, const ox_op_schema *s,
-                          const char *label, ox_error *err) {
+static int check_operator(const ir_graph *g, const ir_node *n, const ox_op_schema *s, ox_error *err) {
+    char label_buf[300];
     if (n->opset < 0)
         return ox_fail(err, ONYX_INVALID_MODEL,
-                       "%s in graph '%s': domain '%s' is not in the model's opset imports", label,
+                       "%s in graph '%s': domain '%s' is not in the model's opset imports", LABEL,
                        g->name, n->domain[0] ? n->domain : "ai.onnx");
     if (!s) {
         const ox_op_schema *any = ox_op_find_any(n->domain, n->op_type);
@@ -82,45 +87,44 @@ static int check_operator(const ir_graph *g, const ir_node *n, const ox_op_schem
             return ox_fail(err, ONYX_NOT_IMPLEMENTED,
                            "%s: onyx implements %s versions %d..%d; the model's opset %d uses "
                            "%s-%d",
-                           label, n->op_type, any->min_opset, any->max_opset, n->opset,
+                           LABEL, n->op_type, any->min_opset, any->max_opset, n->opset,
                            n->op_type, ox_op_since_version(n->domain, n->op_type, n->opset));
         if (ox_attr_schema_find(n->domain, n->op_type, n->opset))
             return ox_fail(err, ONYX_NOT_IMPLEMENTED,
                            "%s: operator %s (domain '%s', opset %d) is not implemented by onyx",
-                           label, n->op_type, n->domain[0] ? n->domain : "ai.onnx", n->opset);
+                           LABEL, n->op_type, n->domain[0] ? n->domain : "ai.onnx", n->opset);
         return ox_fail(err, ONYX_INVALID_MODEL,
-                       "%s: unknown operator %s in domain '%s' (opset %d)", label, n->op_type,
+                       "%s: unknown operator %s in domain '%s' (opset %d)", LABEL, n->op_type,
                        n->domain[0] ? n->domain : "ai.onnx", n->opset);
     }
     int nin = ir_node_input_count(n);
     if (nin < s->min_inputs || (s->max_inputs >= 0 && n->n_inputs > s->max_inputs))
-        return ox_fail(err, ONYX_INVALID_MODEL, "%s: has %d inputs, %s takes %d..%d", label,
+        return ox_fail(err, ONYX_INVALID_MODEL, "%s: has %d inputs, %s takes %d..%d", LABEL,
                        n->n_inputs, n->op_type, s->min_inputs, s->max_inputs);
     int nout = n->n_outputs;
     if (nout < s->min_outputs || (s->max_outputs >= 0 && nout > s->max_outputs))
-        return ox_fail(err, ONYX_INVALID_MODEL, "%s: has %d outputs, %s gives %d..%d", label, nout,
+        return ox_fail(err, ONYX_INVALID_MODEL, "%s: has %d outputs, %s gives %d..%d", LABEL, nout,
                        n->op_type, s->min_outputs, s->max_outputs);
     for (int k = 0; k < s->min_inputs && k < n->n_inputs; k++)
         if (n->inputs[k] < 0)
-            return ox_fail(err, ONYX_INVALID_MODEL, "%s: required input %d is empty", label, k);
+            return ox_fail(err, ONYX_INVALID_MODEL, "%s: required input %d is empty", LABEL, k);
     return 0;
 }
 
 static int validate_graph(ir_op_memo *memo, ir_graph *g, ox_error *err) {
-    char label[300];
+    char label_buf[300];
     for (int i = 0; i < g->n_nodes; i++) {
         ir_node *n = &g->nodes[i];
-        ir_node_label(n, label, sizeof label);
         ir_op_lookup found = ir_op_memo_get(memo, n);
-        if (check_operator(g, n, found.op, label, err) != 0) return -1;
-        if (check_attributes(n, found.attrs, label, err) != 0) return -1;
+        if (check_operator(g, n, found.op, err) != 0) return -1;
+        if (check_attributes(n, found.attrs, err) != 0) return -1;
         for (int k = 0; k < n->n_inputs; k++) {
             int v = n->inputs[k];
             if (v >= 0 && !is_defined(g, v))
                 return ox_fail(err, ONYX_INVALID_MODEL,
                                "%s in graph '%s': input '%s' is not produced by any node, graph "
                                "input or initializer",
-                               label, g->name, g->values[v].name);
+                               LABEL, g->name, g->values[v].name);
         }
         for (int a = 0; a < n->n_attrs; a++) {
             ir_attr *at = &n->attrs[a];

@@ -107,8 +107,10 @@ static ir_attr_type deduce_attr_type(const Onnx__AttributeProto *ap) {
 }
 
 static int convert_attr(load_ctx *lc, const Onnx__AttributeProto *ap, ir_graph *owner, ir_attr *a,
-                        const char *node_label, const ox_raw_slice *raw) {
+                        const ir_node *node, const ox_raw_slice *raw) {
     ox_error *err = lc->err;
+    char label_buf[256]; /* the node's label, made only for an error */
+#define node_label ir_node_label(node, label_buf, sizeof label_buf)
     a->name = ox_strdup(ap->name ? ap->name : "");
     if (!a->name) return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
     if (ap->ref_attr_name && ap->ref_attr_name[0])
@@ -219,16 +221,15 @@ static int load_node(load_ctx *lc, const Onnx__NodeProto *np, ir_graph *g) {
     n = &g->nodes[idx];
     if (name_list(g, np->n_output, np->output, &n->outputs, &n->n_outputs, err) != 0) return -1;
     n = &g->nodes[idx];
-    char label[256];
-    ir_node_label(n, label, sizeof label);
     for (int k = 0; k < n->n_outputs; k++) {
         int v = n->outputs[k];
         if (v < 0) continue;
+        char label[256];
         if (g->values[v].producer >= 0 || g->values[v].init || g->values[v].is_input)
             return ox_fail(err, ONYX_INVALID_MODEL,
                            "%s: output '%s' is already defined elsewhere in graph '%s' (names must "
                            "be assigned once)",
-                           label, g->values[v].name, g->name);
+                           ir_node_label(n, label, sizeof label), g->values[v].name, g->name);
         g->values[v].producer = idx;
     }
     n->attrs = calloc(np->n_attribute + 1, sizeof(ir_attr));
@@ -238,11 +239,16 @@ static int load_node(load_ctx *lc, const Onnx__NodeProto *np, ir_graph *g) {
         for (size_t j = 0; j < i; j++)
             if (np->attribute[j]->name && np->attribute[i]->name &&
                 strcmp(np->attribute[j]->name, np->attribute[i]->name) == 0)
-                return ox_fail(err, ONYX_INVALID_MODEL, "%s: attribute '%s' given twice", label,
+            {
+                char label[256];
+                return ox_fail(err, ONYX_INVALID_MODEL, "%s: attribute '%s' given twice",
+                               ir_node_label(&g->nodes[idx], label, sizeof label),
                                np->attribute[i]->name);
+            }
         const ox_raw_slice *raw =
             g->parent ? NULL : ox_stripped_attr(lc->stripped, (size_t)idx, i);
-        if (convert_attr(lc, np->attribute[i], g, &g->nodes[idx].attrs[i], label, raw) != 0) return -1;
+        if (convert_attr(lc, np->attribute[i], g, &g->nodes[idx].attrs[i], &g->nodes[idx], raw) != 0)
+            return -1;
     }
     return 0;
 }

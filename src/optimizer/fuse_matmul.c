@@ -220,7 +220,9 @@ int ox_pass_fuse_matmul(ox_pass_ctx *ctx, ir_graph *g) {
     for (int i = 0; i < g->n_nodes && !any && ctx->cpu_only; i++)
         any = is_op(&g->nodes[i], "", "MatMul") || is_op(&g->nodes[i], "", "Gemm");
     if (!any) return 0;
-    int typed = ox_infer_quietly(g) == 0;
+    /* A's rank decides a bias's fit; types are inferred only when a
+     * candidate's A has none (a loaded optimized file has them all) */
+    int inferred = 0, typed = 1;
     ox_readers r;
     unsigned char *pinned, *dead;
     if (ox_match_state_init(g, &r, &pinned, &dead) != 0)
@@ -237,6 +239,10 @@ int ox_pass_fuse_matmul(ox_pass_ctx *ctx, ir_graph *g) {
         if (dead[i] || !is_op(n, "", "MatMul") || n->n_inputs != 2 || n->n_outputs != 1) continue;
         const ox_tensor *w = ox_const_value(g, n->inputs[1]);
         if (!w || w->dtype != ONYX_FLOAT32 || w->rank != 2 || n->inputs[0] < 0) continue;
+        if (!g->values[n->inputs[0]].has_type && !inferred) {
+            typed = ox_infer_quietly(g) == 0;
+            inferred = 1;
+        }
         const ir_value *a = &g->values[n->inputs[0]];
         int a_rank = typed && a->has_type ? a->type.rank : -1;
         int add = sole_reader(g, &r, pinned, n->outputs[0]);
