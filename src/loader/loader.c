@@ -380,17 +380,21 @@ static int load_bytes(const uint8_t *data, size_t size, int mapped, const ox_ony
     *out = NULL;
     if (!data || size == 0)
         return ox_fail(err, ONYX_INVALID_MODEL, "the model is empty (0 bytes)");
-    ox_stripped_model stripped;
+    ox_stripped_model stripped = {0};
     ox_error ignored = {0};
     Onnx__ModelProto *mp = NULL;
-    if (ox_strip_weights(data, size, &stripped, &ignored) == 0) {
+    /* An optimized file's graph holds no weight payloads (they are in its
+     * weight section): it is unpacked as it is, with no stripped copy. */
+    if (onyx || ox_strip_weights(data, size, &stripped, &ignored) == 0) {
+        const uint8_t *bytes = onyx ? data : stripped.bytes;
+        size_t n = onyx ? size : stripped.size;
         /* protobuf-c recurses per nested message: measure first */
-        if (ox_pb_check_nesting(&onnx__model_proto__descriptor, stripped.bytes, stripped.size,
-                                "model", ONYX_INVALID_MODEL, err) != 0) {
+        if (ox_pb_check_nesting(&onnx__model_proto__descriptor, bytes, n, "model",
+                                ONYX_INVALID_MODEL, err) != 0) {
             ox_stripped_model_free(&stripped);
             return -1;
         }
-        mp = onnx__model_proto__unpack(NULL, stripped.size, stripped.bytes);
+        mp = onnx__model_proto__unpack(NULL, n, bytes);
         /* the stripped copy is unpacked; only the slices are needed now */
         free(stripped.bytes);
         stripped.bytes = NULL;
