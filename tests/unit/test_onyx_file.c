@@ -8,11 +8,14 @@
  * against known values. The artefact cache: a second session reuses the
  * first one's packed weights; a corrupted byte, another onyx version or
  * another CPU record make it pack again and rewrite the file; outputs are
- * the same bits throughout; an empty cache folder turns caching off. */
+ * the same bits throughout; an empty cache folder turns caching off.
+ * Two processes running the same optimized file share its weight pages:
+ * each maps them from the page cache and copies nothing. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -411,6 +414,123 @@ static void test_artefact_cache(onyx_env *env, const char *src, const char *comp
     onyx_tensor_free(want);
 }
 
+/* Resident bytes of the mappings of `path` in process pid's smaps:
+ * shared (Shared_Clean + Shared_Dirty: pages other processes map too;
+ * a file just written is still dirty in the page cache) and private
+ * (Private_Clean + Private_Dirty + Anonymous: pages this one alone holds,
+ * copies among them). */
+static int mapped_bytes(pid_t pid, const char *path, long long *shared, long long *private) {
+    char name[64], line[512];
+    snprintf(name, sizeof name, "/proc/%d/smaps", (int)pid);
+    FILE *f = fopen(name, "r");
+    if (!f) return -1;
+    int in = 0;
+    *shared = *private = 0;
+    while (fgets(line, sizeof line, f)) {
+        unsigned long lo, hi;
+        char perms[8];
+        int at = 0;
+        if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %n", &lo, &hi, perms, &at) == 3 && at > 0) {
+            char *nl = strchr(line + at, '\n');
+            if (nl) *nl = '\0';
+            in = strcmp(line + at, path) == 0;
+            continue;
+        }
+        long long kb;
+        if (!in) continue;
+        if (sscanf(line, "Shared_Clean: %lld kB", &kb) == 1 ||
+            sscanf(line, "Shared_Dirty: %lld kB", &kb) == 1)
+            *shared += kb * 1024;
+        else if (sscanf(line, "Private_Clean: %lld kB", &kb) == 1 ||
+                 sscanf(line, "Private_Dirty: %lld kB", &kb) == 1 ||
+                 sscanf(line, "Anonymous: %lld kB", &kb) == 1)
+            *private += kb * 1024;
+    }
+    fclose(f);
+    return 0;
+}
+
+/* A session that adds a 1 MiB constant to its input, kept alive: the
+ * Add reads the constant where the file maps it. */
+static onyx_session *add_session(onyx_env *env, const char *path, int64_t n) {
+    onyx_session_options *o = NULL;
+    onyx_session *s = NULL;
+    CHECK_OK(onyx_session_options_create(&o));
+    CHECK_OK(onyx_session_options_set_threads(o, 1));
+    CHECK_OK(onyx_session_options_set_cache_dir(o, ""));
+    CHECK_OK(onyx_session_create(env, path, o, &s));
+    onyx_session_options_free(o);
+    onyx_tensor *x = NULL, *y = NULL;
+    CHECK_OK(onyx_tensor_create(ONYX_FLOAT32, &n, 1, &x));
+    if (!s || !x) return s;
+    memset(onyx_tensor_data(x), 0, (size_t)n * sizeof(float));
+    const char *in = "x", *out = "y";
+    CHECK_OK(onyx_session_run(s, &in, (const onyx_tensor *const *)&x, 1, &out, &y, 1));
+    /* y = x + w with x zero: w itself, read from the file */
+    const float *yd = y ? onyx_tensor_data(y) : NULL;
+    CHECK(yd && yd[0] == 0.5f && yd[n - 1] == (float)(n - 1) * 0.25f + 0.5f);
+    onyx_tensor_free(x);
+    onyx_tensor_free(y);
+    return s;
+}
+
+/* Two processes, each with a live session on the same .onyx, hold its
+ * weight pages shared: the 1 MiB constant is resident as shared pages in
+ * both, and neither holds a private page of the mapping (no copy, no
+ * write). The child signals once its session has run, then waits for the
+ * parent to look. */
+static void test_shared_pages(onyx_env *env) {
+    enum { N = 1 << 18 };
+    char src[300], compiled[300], real[4096];
+    snprintf(src, sizeof src, "%s/add.onnx", dir);
+    snprintf(compiled, sizeof compiled, "%s/add.onyx", dir);
+    mb_model *m = mb_new(17);
+    int64_t dims[1] = {N};
+    float *w = malloc(N * sizeof(float));
+    CHECK(m && w);
+    if (!m || !w) return;
+    for (int i = 0; i < N; i++) w[i] = (float)i * 0.25f + 0.5f;
+    mb_input(m, "x", ONYX_FLOAT32, dims, 1);
+    mb_output(m, "y", ONYX_FLOAT32, dims, 1);
+    mb_init_float(m, "w", dims, 1, w);
+    mb_node(m, "Add", "x,w", "y");
+    CHECK(mb_save(m, src) == 0);
+    mb_free(m);
+    free(w);
+    CHECK_OK(onyx_compile_model(env, src, compiled, ONYX_OPT_ALL, ONYX_FORMAT_ONYX, 0));
+    CHECK(realpath(compiled, real) != NULL);
+    int ready[2], done[2];
+    CHECK(pipe(ready) == 0 && pipe(done) == 0);
+    pid_t child = fork();
+    CHECK(child >= 0);
+    if (child == 0) {
+        onyx_session *s = add_session(env, compiled, N);
+        char c = s && !check_failures ? 'y' : 'n';
+        if (write(ready[1], &c, 1) != 1 || read(done[0], &c, 1) != 1) _exit(2);
+        _exit(0); /* the session lives until the parent has looked */
+    }
+    char c = 0;
+    CHECK(read(ready[0], &c, 1) == 1 && c == 'y');
+    onyx_session *s = add_session(env, compiled, N);
+    long long shared = -1, priv = -1, child_shared = -1, child_priv = -1;
+    CHECK(mapped_bytes(getpid(), real, &shared, &priv) == 0);
+    CHECK(mapped_bytes(child, real, &child_shared, &child_priv) == 0);
+    printf("shared pages: this process %lld shared / %lld private bytes, the other %lld / %lld\n",
+           shared, priv, child_shared, child_priv);
+    CHECK(shared >= (long long)N * 4 && child_shared >= (long long)N * 4);
+    CHECK(priv == 0 && child_priv == 0);
+    CHECK(write(done[1], "x", 1) == 1);
+    int status = 0;
+    CHECK(waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    onyx_session_free(s);
+    close(ready[0]);
+    close(ready[1]);
+    close(done[0]);
+    close(done[1]);
+    unlink(src);
+    unlink(compiled);
+}
+
 int main(void) {
     snprintf(dir, sizeof dir, "%s/onyx_file_XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
     CHECK(mkdtemp(dir) != NULL);
@@ -428,6 +548,7 @@ int main(void) {
     test_round_trip(env, src, compiled, twin);
     test_bad_files(env, compiled);
     test_artefact_cache(env, src, compiled);
+    test_shared_pages(env);
     onyx_env_free(env);
     unlink(src);
     unlink(compiled);
