@@ -1,5 +1,5 @@
 /* The float32 convolution paths of the CPU provider (prepacked GEMM with
- * and without im2col, depthwise) and onyx FusedConv's epilogue (bias,
+ * and without im2col, from a padded input, Winograd, depthwise) and onyx FusedConv's epilogue (bias,
  * residual Z, every activation) against a direct reference computed in
  * double: odd sizes, groups, pads, strides, dilations, 1-D to 3-D, an
  * empty batch, weights as constants (packed at session creation) and as
@@ -162,12 +162,23 @@ static void run_case(onyx_env *env, const conv_case *c, const char *const *isas,
     mb_free(m);
 
     onyx_session_options *o = NULL;
-    onyx_session *s = NULL;
     CHECK_OK(onyx_session_options_create(&o));
     CHECK_OK(onyx_session_options_set_threads(o, c->threads));
-    CHECK_OK(onyx_session_create_from_buffer(env, buf, len, o, &s));
-    for (int v = 0; s && v < n_isas; v++) {
+    for (int v = 0; v < n_isas; v++) {
+        /* kernels choose their variant at session creation */
         setenv("ONYX_CPU_ISA", isas[v], 1);
+        onyx_session *s = NULL;
+        CHECK_OK(onyx_session_create_from_buffer(env, buf, len, o, &s));
+        if (!s) break;
+        char what[200] = "";
+        onyx_session_node_kernel(s, 0, what, sizeof what);
+        int winograd = strncmp(c->name, "winograd", 8) == 0;
+        if (winograd != (strstr(what, "winograd") != NULL) ||
+            (strstr(what, ", ") && !strstr(what, isas[v])))
+            fprintf(stderr, "%s [%s]: kernel is %s\n", c->name, isas[v], what);
+        CHECK(winograd == (strstr(what, "winograd") != NULL));
+        /* a description that names a variant names this one */
+        CHECK(!strstr(what, ", ") || strstr(what, isas[v]) != NULL);
         onyx_tensor *t[3] = {NULL, NULL, NULL}, *out = NULL;
         const char *names[3] = {"x", NULL, NULL};
         int k = 1;
@@ -197,9 +208,9 @@ static void run_case(onyx_env *env, const conv_case *c, const char *const *isas,
         }
         for (int i = 0; i < 3; i++) onyx_tensor_free(t[i]);
         onyx_tensor_free(out);
+        onyx_session_free(s);
     }
     unsetenv("ONYX_CPU_ISA");
-    onyx_session_free(s);
     onyx_session_options_free(o);
     free(buf);
     free(x);
@@ -235,6 +246,18 @@ int main(void) {
          "Relu", {0}, 0},
         {"weights as input", 2, 1, 7, 9, 1, {8, 6}, {2, 3}, {1, 2}, {1, 1}, {1, 0, 0, 1}, 1, 0, 1, 1,
          "GeluTanh", {0}, 0},
+        /* Winograd F(2x2, 3x3): 3x3 stride 1 from 48 channels in and out
+         * and enough work; odd output sizes (a ragged last tile row and
+         * column), asymmetric pads, more channels than one slab, two
+         * images; the case names say it, and the kernel must be it */
+        {"winograd: odd sizes, residual, two threads", 2, 1, 64, 53, 1, {35, 29}, {3, 3}, {1, 1},
+         {1, 1}, {1, 1, 1, 1}, 1, 1, 0, 2, "SiLU", {0}, 0},
+        {"winograd: two slabs, asymmetric pads, two images", 2, 2, 300, 48, 1, {17, 15}, {3, 3},
+         {1, 1}, {1, 1}, {1, 0, 0, 1}, 1, 0, 0, 1, "HardSwish", {0}, 0},
+        {"winograd: clamp, no padding", 2, 1, 48, 96, 1, {28, 28}, {3, 3}, {1, 1}, {1, 1}, {0}, 1, 0,
+         0, 1, "Clip", {-0.5f, 0.5f}, 2},
+        {"winograd: plain conv, no bias", 2, 1, 49, 50, 1, {40, 37}, {3, 3}, {1, 1}, {1, 1},
+         {2, 1, 1, 2}, 0, 0, 0, 2, NULL, {0}, 0},
         /* stride 1 with few output channels: from the padded input (AVX2) */
         {"padded input: grouped, dilated, asymmetric pads", 2, 2, 6, 8, 2, {11, 37}, {3, 5}, {1, 1},
          {2, 1}, {2, 0, 1, 3}, 1, 1, 0, 1, "SiLU", {0}, 0},

@@ -492,6 +492,7 @@ typedef enum conv_path {
     CONV_GEMM_1X1,
     CONV_GEMM_IM2COL,
     CONV_GEMM_DIRECT, /* from the padded input (AVX2), see direct_fits */
+    CONV_WINOGRAD,    /* 3x3 stride 1 by F(2x2, 3x3), see winograd_fits */
 } conv_path;
 
 typedef struct conv_state {
@@ -584,6 +585,34 @@ static int direct_fits(const conv_geom *g) {
            g->Mg <= DIRECT_MAX_M;
 }
 
+/* Input and output channels from which a 3x3 stride-1 convolution takes
+ * Winograd's F(2x2, 3x3) (conv_winograd.c), and the least products
+ * (C M OH OW) per image: below them the transforms and the 16 smaller
+ * GEMMs cost more than the products they save (measured on an AVX2
+ * machine: 64 -> 64 channels on 32x32 1.2 times faster, 128 on 28x28 1.6,
+ * 512 on 7x7 2.3; 32 -> 32 on 64x64 no faster, 64 on 16x16 slower). */
+#define WINOGRAD_MIN_CHANNELS 48
+#define WINOGRAD_MIN_WORK ((int64_t)3 << 20)
+/* Transformed weights (16 C M floats) past this size are streamed from
+ * memory for every band of tiles, and the layers that have them run at
+ * low resolution with few tiles to share them: 512 channels on 7x7 (16
+ * tiles, 16 MiB) ran 1.1 times faster by the im2col GEMM's 9 C M floats,
+ * while 256 channels on 7x7 (4 MiB) still ran 1.8 times faster by
+ * Winograd. Decided from the weights alone, at session creation. */
+#define WINOGRAD_MAX_WEIGHT_BYTES ((int64_t)8 << 20)
+
+/* 1 when this run's geometry takes the Winograd path */
+static int winograd_fits(const conv_geom *g) {
+    if (g->r != 2 || g->G != 1 || g->k[0] != 3 || g->k[1] != 3 || g->stride[0] != 1 ||
+        g->stride[1] != 1 || g->dil[0] != 1 || g->dil[1] != 1 || g->pb[0] < 0 || g->pb[1] < 0 ||
+        g->C < WINOGRAD_MIN_CHANNELS || g->M < WINOGRAD_MIN_CHANNELS)
+        return 0;
+    int64_t work;
+    if (!ox_mul_i64(g->C * g->M, g->out_sz, &work)) return 1;
+    return work >= WINOGRAD_MIN_WORK &&
+           ox_conv_winograd_fits(g->in[0], g->in[1], g->out[0], g->out[1], g->pb[0], g->pb[1]);
+}
+
 /* 1 when the depthwise kernel handles this geometry */
 static int depthwise_fits(const conv_geom *g) { return g->Cg == 1 && g->r <= 2; }
 
@@ -603,6 +632,16 @@ static int conv_f32(ox_kernel_ctx *ctx, const conv_geom *g, const float *x, cons
                         .ph = two ? g->pb[0] : 0, .pw = g->pb[L],
                         .x = x, .w = w, .bias = b, .z = z, .y = y, .act = *act, .isa = isa};
         int rc = ox_conv_depthwise_f32(ctx->pool, ctx->stop, &d);
+        if (rc < 0) return ox_cpu_oom(ctx);
+        if (rc > 0) return 0;
+    }
+    if (st && st->path == CONV_WINOGRAD && st->packed.data && st->packed.Mg == g->M &&
+        st->packed.K == g->C && winograd_fits(g)) {
+        ox_conv_winograd_args wa = {.u = &st->packed, .N = g->N, .C = g->C, .M = g->M,
+                                    .IH = g->in[0], .IW = g->in[1], .OH = g->out[0],
+                                    .OW = g->out[1], .ph = g->pb[0], .pw = g->pb[1], .x = x,
+                                    .bias = b, .z = z, .y = y, .act = *act, .isa = isa};
+        int rc = ox_conv_winograd_f32(ctx->pool, ctx->stop, &wa);
         if (rc < 0) return ox_cpu_oom(ctx);
         if (rc > 0) return 0;
     }
@@ -662,17 +701,34 @@ static int pointwise(const ir_node *node, const ox_tensor *w) {
     return strcmp(ap, "NOTSET") == 0 || strcmp(ap, "VALID") == 0;
 }
 
+/* 1 when W and the attributes make a convolution Winograd's path takes
+ * (the run checks the geometry again: pads, sizes, the work) */
+static int winograd_weights(const ir_node *node, const ox_tensor *w) {
+    if (w->rank != 4 || w->dims[2] != 3 || w->dims[3] != 3 || ir_attr_int(node, "group", 1) != 1 ||
+        w->dims[0] < WINOGRAD_MIN_CHANNELS || w->dims[1] < WINOGRAD_MIN_CHANNELS ||
+        w->dims[0] * w->dims[1] * 16 * (int64_t)sizeof(float) > WINOGRAD_MAX_WEIGHT_BYTES ||
+        !unit_strides(node))
+        return 0;
+    size_t n = 0;
+    const int64_t *d = ir_attr_ints(node, "dilations", &n);
+    for (size_t i = 0; d && i < n; i++)
+        if (d[i] != 1) return 0;
+    return 1;
+}
+
 /* W packed for the GEMM: taken from the artefact file when an earlier
  * session of this model on this machine saved it (the layout is the same
  * for every ISA variant), else packed and offered to the file. Returns
  * -1 when packing fails (the run then packs per call). */
 static int pack_or_reuse(const ox_kernel_init *in, const float *w, int64_t G, int64_t Mg, int64_t K,
-                         conv_state *st) {
-    size_t bytes = ox_conv_packed_bytes(G, Mg, K);
+                         int winograd, conv_state *st) {
+    /* Winograd's weights: 16 groups of Mg x (K / 9) transformed ones */
+    size_t bytes = winograd ? ox_conv_winograd_bytes(Mg, K / 9) : ox_conv_packed_bytes(G, Mg, K);
+    if (winograd) G = 16, K /= 9;
     char name[512];
     int n = in->artefacts && in->key && bytes
-                ? snprintf(name, sizeof name, "conv/%s/%lldx%lldx%lld", in->key, (long long)G,
-                           (long long)Mg, (long long)K)
+                ? snprintf(name, sizeof name, "%s/%s/%lldx%lldx%lld", winograd ? "wino" : "conv",
+                           in->key, (long long)G, (long long)Mg, (long long)K)
                 : -1;
     int named = n > 0 && (size_t)n < sizeof name;
     const void *saved = named ? ox_artefacts_find(in->artefacts, name, bytes) : NULL;
@@ -682,7 +738,9 @@ static int pack_or_reuse(const ox_kernel_init *in, const float *w, int64_t G, in
         st->cached = 1;
         return 0;
     }
-    if (ox_conv_pack_weights(w, G, Mg, K, &st->packed) != 0) return -1;
+    if ((winograd ? ox_conv_winograd_pack(w, Mg, K, &st->packed)
+                  : ox_conv_pack_weights(w, G, Mg, K, &st->packed)) != 0)
+        return -1;
     /* losing the chance to save only costs the next session the packing */
     if (named) (void)ox_artefacts_add(in->artefacts, name, st->packed.data, bytes);
     return 0;
@@ -711,7 +769,11 @@ static int conv_init(const ox_kernel_init *in, void **state, ox_error *err) {
         st->path = CONV_DEPTHWISE;
         return 0;
     }
-    if (pack_or_reuse(in, w->data, G, M / G, K, st) == 0)
+    if (winograd_weights(node, w)) {
+        if (pack_or_reuse(in, w->data, 1, M, K, 1, st) == 0) st->path = CONV_WINOGRAD;
+        return 0;
+    }
+    if (pack_or_reuse(in, w->data, G, M / G, K, 0, st) == 0)
         st->path = pointwise(node, w) ? CONV_GEMM_1X1
                    : isa == OX_ISA_AVX2 && w->rank == 4 && M / G <= DIRECT_MAX_M
                        ? CONV_GEMM_DIRECT
@@ -720,7 +782,7 @@ static int conv_init(const ox_kernel_init *in, void **state, ox_error *err) {
 }
 
 static const char *conv_describe(const void *state) {
-    static const char *const names[5][3] = {
+    static const char *const names[6][3] = {
         {"weights packed per run, portable", "weights packed per run, avx2",
          "weights packed per run, avx512"},
         {"depthwise, portable", "depthwise, avx2", "depthwise, avx512"},
@@ -731,8 +793,11 @@ static const char *conv_describe(const void *state) {
         {"gemm from the padded input on packed weights, portable",
          "gemm from the padded input on packed weights, avx2",
          "gemm from the padded input on packed weights, avx512"},
+        {"winograd F(2x2,3x3) on transformed weights, portable",
+         "winograd F(2x2,3x3) on transformed weights, avx2",
+         "winograd F(2x2,3x3) on transformed weights, avx512"},
     };
-    static const char *const cached[3][3] = {
+    static const char *const cached[4][3] = {
         {"1x1 gemm on packed weights from the artefact cache, portable",
          "1x1 gemm on packed weights from the artefact cache, avx2",
          "1x1 gemm on packed weights from the artefact cache, avx512"},
@@ -742,6 +807,9 @@ static const char *conv_describe(const void *state) {
         {"gemm from the padded input on packed weights from the artefact cache, portable",
          "gemm from the padded input on packed weights from the artefact cache, avx2",
          "gemm from the padded input on packed weights from the artefact cache, avx512"},
+        {"winograd F(2x2,3x3) on transformed weights from the artefact cache, portable",
+         "winograd F(2x2,3x3) on transformed weights from the artefact cache, avx2",
+         "winograd F(2x2,3x3) on transformed weights from the artefact cache, avx512"},
     };
     const conv_state *st = state;
     if (st && st->cached && st->path >= CONV_GEMM_1X1) return cached[st->path - CONV_GEMM_1X1][st->isa];

@@ -101,6 +101,13 @@ typedef struct ox_conv_gemm_args {
     int64_t x_img, x_grp; /* strides of X per image and per group, in floats */
     ox_conv_cols_fn cols; /* NULL: direct */
     const void *cols_arg;
+    /* 1: x already holds each group's B in the packed layout the tiles
+     * read (ox_conv_gemm_panel_width(isa) = nr columns per panel): for
+     * group grp at x + grp * x_grp, with Pp = P rounded up to nr, the
+     * slab of rows [k0, k0 + kc) (OX_CONV_KC rows, the last one shorter)
+     * at k0 * Pp, in it the panel of columns [q, q + nr) at q * kc and
+     * row k of that panel at (k - k0) * nr; columns past P zero */
+    int x_packed;
     const float *bias; /* G * Mg values or NULL */
     const float *z;    /* residual laid out as y, or NULL */
     float *y;
@@ -109,6 +116,8 @@ typedef struct ox_conv_gemm_args {
 } ox_conv_gemm_args;
 
 int ox_conv_gemm_run(ox_threadpool *pool, const ox_stop *stop, const ox_conv_gemm_args *a);
+/* The columns per packed panel of B in the ISA variant's tiles. */
+int ox_conv_gemm_panel_width(ox_cpu_isa isa);
 
 /* A 2-D convolution (strides up to 8, any dilation and padding)
  * computed from a zero-padded copy of the input, split into stride
@@ -146,5 +155,27 @@ int ox_conv_depthwise_f32(ox_threadpool *pool, const ox_stop *stop, const ox_dw_
  * channels per vector (conv_depthwise_cb.c, AVX2 and AVX-512 machines);
  * the same return values. */
 int ox_conv_depthwise_blocked_f32(ox_threadpool *pool, const ox_stop *stop, const ox_dw_args *a);
+
+/* A 3x3, stride 1, dilation 1, ungrouped 2-D convolution by Winograd's
+ * F(2x2, 3x3) (conv_winograd.c): W (M x C x 3 x 3) transformed and packed
+ * once as 16 groups of M x C (ox_conv_winograd_pack, bytes as
+ * ox_conv_winograd_bytes), then per run the input transformed, 16
+ * products, and the output transformed with the bias, followed by the
+ * residual and the activation. Returns 1 when it ran, 0 when the shape
+ * is too large for its padded copy (the caller takes another path), -1
+ * out of memory. */
+typedef struct ox_conv_winograd_args {
+    const ox_conv_packed *u;
+    int64_t N, C, M, IH, IW, OH, OW, ph, pw; /* ph, pw: leading pads */
+    const float *x, *bias, *z;
+    float *y;
+    ox_act act;
+    ox_cpu_isa isa;
+} ox_conv_winograd_args;
+
+size_t ox_conv_winograd_bytes(int64_t M, int64_t C);
+int ox_conv_winograd_pack(const float *w, int64_t M, int64_t C, ox_conv_packed *out);
+int ox_conv_winograd_fits(int64_t IH, int64_t IW, int64_t OH, int64_t OW, int64_t ph, int64_t pw);
+int ox_conv_winograd_f32(ox_threadpool *pool, const ox_stop *stop, const ox_conv_winograd_args *a);
 
 #endif

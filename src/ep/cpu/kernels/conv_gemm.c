@@ -319,8 +319,7 @@ static void cg_tasks(void *arg, int64_t t0, int64_t t1) {
         atomic_store(&j->failed, 1);
         return;
     }
-    float *bp = scratch;
-    const int64_t panels = w->Mp / MR;
+    const int64_t panels = w->Mp / MR, Pp = (P + j->nr - 1) / j->nr * j->nr;
     for (int64_t t = t0; t < t1; t++) {
         int64_t mc = t % j->mchunks, rest = t / j->mchunks;
         int64_t blk = rest % j->nblocks, ng = rest / j->nblocks;
@@ -334,11 +333,14 @@ static void cg_tasks(void *arg, int64_t t0, int64_t t1) {
         for (int64_t k0 = 0; k0 < K; k0 += KC) {
             if (ox_stop_requested(j->stop)) goto done;
             int64_t kc = K - k0 < KC ? K - k0 : KC;
-            if (!a->cols) {
+            const float *bp = scratch;
+            if (a->x_packed) {
+                bp = a->x + n * a->x_img + grp * a->x_grp + k0 * Pp + p0 * kc;
+            } else if (!a->cols) {
                 const float *src = a->x + n * a->x_img + grp * a->x_grp + k0 * P + p0;
-                pack_cols(src, P, kc, ncols, j->nr, bp);
+                pack_cols(src, P, kc, ncols, j->nr, scratch);
             } else {
-                a->cols(a->cols_arg, n, grp, k0, kc, p0, p1, j->nr, bp);
+                a->cols(a->cols_arg, n, grp, k0, kc, p0, p1, j->nr, scratch);
             }
             const float *ws = wg + k0 * w->Mp;
             int add = k0 > 0, last = k0 + kc >= K;
@@ -361,6 +363,14 @@ static void cg_tasks(void *arg, int64_t t0, int64_t t1) {
     }
 done:
     free(scratch);
+}
+
+int ox_conv_gemm_panel_width(ox_cpu_isa isa) {
+#ifdef OX_CONV_X86
+    if (isa == OX_ISA_AVX512) return 32;
+#endif
+    (void)isa;
+    return 16;
 }
 
 int ox_conv_gemm_run(ox_threadpool *pool, const ox_stop *stop, const ox_conv_gemm_args *a) {
