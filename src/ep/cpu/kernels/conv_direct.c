@@ -41,8 +41,9 @@ typedef struct dc_job {
     int64_t row, plane, chan;  /* floats per phase row, phase plane and channel */
     int64_t *off;              /* per column-matrix row k: its offset in a group's planes */
     int64_t Cg, panels, chunk_panels, mchunks;
-    int in_tile;  /* the tile applies the epilogue (a clamp) as it stores */
-    float lo, hi; /* the clamp's bounds */
+    int in_tile;   /* the tile applies the epilogue as it stores */
+    float lo, hi;  /* the clamp's bounds */
+    int hardswish; /* or HardSwish */
 } dc_job;
 
 /* Phase planes of channels [p0, p1) of all images and groups. */
@@ -147,7 +148,7 @@ static void dc_tasks(void *arg, int64_t t0, int64_t t1) {
                 float *c = yg + pi * MR * P + ow0;
                 const int epi = bias || zg || a->act.kind != OX_ACT_NONE;
                 ox_tile_epilogue e = {bias ? bias + pi * MR : NULL, zg ? zg + pi * MR * P + ow0 : NULL, P,
-                                      j->lo, j->hi};
+                                      j->lo, j->hi, j->hardswish};
                 dc_tile_avx2(rows, cols, wg, w->Mp, K, pi, base, j->off, c, P,
                              epi && j->in_tile ? &e : NULL);
                 if (epi && !j->in_tile) ox_conv_epilogue(c, P, rows, cols, e.bias, e.z, P, &a->act, a->isa);
@@ -171,7 +172,7 @@ int ox_conv_direct_f32(ox_threadpool *pool, const ox_stop *stop, const ox_conv_d
         return 0;
     const int64_t Cg = w->K / (a->KH * a->KW);
     dc_job j = {.a = a, .stop = stop, .Cg = Cg};
-    j.in_tile = ox_tile_clamp(&a->act, &j.lo, &j.hi);
+    j.in_tile = ox_tile_activation(&a->act, &j.lo, &j.hi, &j.hardswish);
     /* the padded extent every output reads, split into phases, plus the
      * slack of a whole column block past the end of each phase row */
     int64_t span_h, span_w, planes, total, eh, ew;

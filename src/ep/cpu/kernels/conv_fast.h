@@ -33,22 +33,28 @@ void ox_conv_epilogue(float *c, int64_t ldc, int64_t rows, int64_t cols, const f
 /* The epilogue a register tile applies while it stores its last slab,
  * for the activations that are a clamp (none, Relu, Clip):
  *   y = min(max(acc + bias[row] + z, lo), hi)
- * in the order ox_conv_epilogue adds and clamps, NaN passing through the
- * clamp as there, so the values are the separate epilogue's (a missing
- * bias adds 0, which may turn a -0 into +0). bias (per row) and z (laid
- * out as the tile, row stride ldz) may be NULL. */
+ * or HardSwish (MobileNetV3's, after most of its convolutions):
+ *   v = acc + bias[row] + z,  y = v * min(max(v * (1/6) + 1/2, 0), 1)
+ * in the order ox_conv_epilogue adds and applies them (activation_row.h),
+ * NaN passing through as there, so the values are the separate
+ * epilogue's (a missing bias adds 0, which may turn a -0 into +0). bias
+ * (per row) and z (laid out as the tile, row stride ldz) may be NULL. */
 typedef struct ox_tile_epilogue {
     const float *bias, *z;
     int64_t ldz;
-    float lo, hi;
+    float lo, hi;  /* the clamp */
+    int hardswish; /* 1: HardSwish instead of the clamp */
 } ox_tile_epilogue;
 
-/* 1 with *lo and *hi set when act is a clamp the tile can apply. */
-static inline int ox_tile_clamp(const ox_act *act, float *lo, float *hi) {
+/* 1 when the tile can apply act: a clamp (*lo, *hi set, *hardswish 0)
+ * or HardSwish (*hardswish 1). */
+static inline int ox_tile_activation(const ox_act *act, float *lo, float *hi, int *hardswish) {
+    *lo = -INFINITY, *hi = INFINITY, *hardswish = 0;
     switch (act->kind) {
-    case OX_ACT_NONE: *lo = -INFINITY, *hi = INFINITY; return 1;
-    case OX_ACT_RELU: *lo = 0.0f, *hi = INFINITY; return 1;
+    case OX_ACT_NONE: return 1;
+    case OX_ACT_RELU: *lo = 0.0f; return 1;
     case OX_ACT_CLIP: *lo = act->p0, *hi = act->p1; return 1;
+    case OX_ACT_HARDSWISH: *hardswish = 1; return 1;
     default: return 0;
     }
 }

@@ -189,6 +189,13 @@ static void tile_portable(int rows, int cols, int64_t kc, const float *restrict 
             for (int x = 0; x < cols; x++) {
                 float v = cr[x] + bv;
                 if (zr) v += zr[x];
+                if (e->hardswish) {
+                    float h = v * (1.0f / 6.0f) + 0.5f;
+                    h = sel_f32(h < 0.0f, 0.0f, h);
+                    h = sel_f32(h > 1.0f, 1.0f, h);
+                    cr[x] = v * h;
+                    continue;
+                }
                 v = sel_f32(v < e->lo, e->lo, v);
                 cr[x] = sel_f32(v > e->hi, e->hi, v);
             }
@@ -301,8 +308,9 @@ typedef struct cg_job {
     const ox_stop *stop;
     tile_fn tile;
     int nr;
-    int in_tile;  /* the tile applies the epilogue (a clamp) as it stores */
-    float lo, hi; /* the clamp's bounds */
+    int in_tile;   /* the tile applies the epilogue as it stores */
+    float lo, hi;  /* the clamp's bounds */
+    int hardswish; /* or HardSwish */
     int64_t nb, nblocks, mchunks, chunk_panels;
     atomic_int failed;
 } cg_job;
@@ -352,7 +360,7 @@ static void cg_tasks(void *arg, int64_t t0, int64_t t1) {
                     float *c = yg + p * P + p0 + q;
                     const int epi = last && (bias || zg || a->act.kind != OX_ACT_NONE);
                     ox_tile_epilogue e = {bias ? bias + p : NULL, zg ? zg + p * P + p0 + q : NULL, P,
-                                          j->lo, j->hi};
+                                          j->lo, j->hi, j->hardswish};
                     j->tile(rows, cols, kc, ws + p * kc, bp + q * kc, c, P, add,
                             epi && j->in_tile ? &e : NULL);
                     if (epi && !j->in_tile)
@@ -396,7 +404,7 @@ int ox_conv_gemm_run(ox_threadpool *pool, const ox_stop *stop, const ox_conv_gem
         j.tile = tile_avx2;
     }
 #endif
-    j.in_tile = j.nr == 16 && ox_tile_clamp(&a->act, &j.lo, &j.hi);
+    j.in_tile = j.nr == 16 && ox_tile_activation(&a->act, &j.lo, &j.hi, &j.hardswish);
     atomic_init(&j.failed, 0);
     int threads = ox_threadpool_size(pool);
     int64_t outer = a->N * G, panels = w->Mp / MR;

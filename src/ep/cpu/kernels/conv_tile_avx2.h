@@ -1,7 +1,7 @@
 /* The AVX2 register tile of the convolutions (conv_gemm.c and
  * conv_direct.c): its k step, and storing one of its rows (16 columns as
  * two vectors) into C, added to what C holds (a later K slab), then the
- * clamp epilogue of ox_tile_epilogue when one is given. */
+ * epilogue of ox_tile_epilogue (a clamp or HardSwish) when one is given. */
 #ifndef ONYX_EP_CPU_KERNELS_CONV_TILE_AVX2_H
 #define ONYX_EP_CPU_KERNELS_CONV_TILE_AVX2_H
 
@@ -43,9 +43,18 @@ ox_tile_store_row_avx2(int i, __m256 r0, __m256 r1, float *cr, int cols, __m256i
             r1 = _mm256_add_ps(r1, _mm256_maskload_ps(zr + 8, m1));
         }
         /* max(lo, v) and min(hi, v) return v when it is NaN */
-        const __m256 lo = _mm256_set1_ps(e->lo), hi = _mm256_set1_ps(e->hi);
-        r0 = _mm256_min_ps(hi, _mm256_max_ps(lo, r0));
-        r1 = _mm256_min_ps(hi, _mm256_max_ps(lo, r1));
+        if (e->hardswish) {
+            const __m256 sixth = _mm256_set1_ps(1.0f / 6.0f), half = _mm256_set1_ps(0.5f);
+            const __m256 zero = _mm256_setzero_ps(), one = _mm256_set1_ps(1.0f);
+            __m256 h0 = _mm256_add_ps(_mm256_mul_ps(r0, sixth), half);
+            __m256 h1 = _mm256_add_ps(_mm256_mul_ps(r1, sixth), half);
+            r0 = _mm256_mul_ps(r0, _mm256_min_ps(one, _mm256_max_ps(zero, h0)));
+            r1 = _mm256_mul_ps(r1, _mm256_min_ps(one, _mm256_max_ps(zero, h1)));
+        } else {
+            const __m256 lo = _mm256_set1_ps(e->lo), hi = _mm256_set1_ps(e->hi);
+            r0 = _mm256_min_ps(hi, _mm256_max_ps(lo, r0));
+            r1 = _mm256_min_ps(hi, _mm256_max_ps(lo, r1));
+        }
     }
     if (cols == 16) {
         _mm256_storeu_ps(cr, r0);

@@ -575,6 +575,43 @@ static float dot_f32(const float *x, const float *y, int64_t n) {
     return s;
 }
 
+/* Four dot products of a with the rows b, b + ldb, b + 2 ldb, b + 3 ldb
+ * into out: a fully connected layer's columns four at a time, so each
+ * load of a serves four rows of weights (reading the weights is all
+ * the time such a product takes). */
+typedef void (*dot4_fn)(const float *a, const float *b, int64_t ldb, int64_t n, float *out);
+
+static void dot4_portable(const float *a, const float *b, int64_t ldb, int64_t n, float *out) {
+    for (int r = 0; r < 4; r++) out[r] = dot_f32(a, b + r * ldb, n);
+}
+
+#ifdef OX_GEMM_X86
+__attribute__((target("avx2,fma"))) static void dot4_avx2(const float *a, const float *b, int64_t ldb,
+                                                          int64_t n, float *out) {
+    __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+    int64_t k = 0;
+    for (; k + 8 <= n; k += 8) {
+        __m256 x = _mm256_loadu_ps(a + k);
+        s0 = _mm256_fmadd_ps(x, _mm256_loadu_ps(b + k), s0);
+        s1 = _mm256_fmadd_ps(x, _mm256_loadu_ps(b + ldb + k), s1);
+        s2 = _mm256_fmadd_ps(x, _mm256_loadu_ps(b + 2 * ldb + k), s2);
+        s3 = _mm256_fmadd_ps(x, _mm256_loadu_ps(b + 3 * ldb + k), s3);
+    }
+    /* lanes of the four sums pairwise, then the two halves: out[r] */
+    __m256 t = _mm256_hadd_ps(_mm256_hadd_ps(s0, s1), _mm256_hadd_ps(s2, s3));
+    _mm_storeu_ps(out, _mm_add_ps(_mm256_castps256_ps128(t), _mm256_extractf128_ps(t, 1)));
+    for (; k < n; k++)
+        for (int r = 0; r < 4; r++) out[r] += a[k] * b[r * ldb + k];
+}
+#endif
+
+static dot4_fn pick_dot4(void) {
+#ifdef OX_GEMM_X86
+    if (has_avx2()) return dot4_avx2;
+#endif
+    return dot4_portable;
+}
+
 static void scale_rows(float *C, int64_t ldc, int64_t r0, int64_t r1, int64_t n, float beta) {
     for (int64_t i = r0; i < r1; i++) {
         float *c = C + i * ldc;
@@ -620,7 +657,16 @@ static void row_vector_range(void *arg, int64_t c0, int64_t c1) {
     float *c = j->C;
     for (int64_t x = c0; x < c1; x++) c[x] = j->beta == 0.0f ? 0.0f : c[x] * j->beta;
     if (j->tb) {
-        for (int64_t x = c0; x < c1; x++) {
+        int64_t x = c0;
+        if (!j->ta) {
+            dot4_fn dot4 = pick_dot4();
+            for (; x + 4 <= c1; x += 4) {
+                float s[4];
+                dot4(j->A, j->B + x * j->ldb, j->ldb, j->K, s);
+                for (int r = 0; r < 4; r++) c[x + r] += j->alpha * s[r];
+            }
+        }
+        for (; x < c1; x++) {
             float s;
             if (!j->ta) {
                 s = dot_f32(j->A, j->B + x * j->ldb, j->K);
@@ -643,7 +689,19 @@ static void row_vector_range(void *arg, int64_t c0, int64_t c1) {
  * is read once and nothing is packed. */
 static void few_rows_tb_range(void *arg, int64_t c0, int64_t c1) {
     const gemm_job_f32 *j = arg;
-    for (int64_t x = c0; x < c1; x++) {
+    dot4_fn dot4 = pick_dot4();
+    int64_t x = c0;
+    for (; x + 4 <= c1; x += 4) {
+        if (ox_stop_requested(j->stop)) return;
+        for (int64_t i = 0; i < j->M; i++) {
+            float s[4];
+            dot4(j->A + i * j->lda, j->B + x * j->ldb, j->ldb, j->K, s);
+            float *c = j->C + i * j->ldc + x;
+            for (int r = 0; r < 4; r++)
+                c[r] = j->beta == 0.0f ? j->alpha * s[r] : j->alpha * s[r] + j->beta * c[r];
+        }
+    }
+    for (; x < c1; x++) {
         if (ox_stop_requested(j->stop)) return;
         const float *b = j->B + x * j->ldb;
         for (int64_t i = 0; i < j->M; i++) {
