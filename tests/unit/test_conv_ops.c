@@ -289,6 +289,12 @@ int main(void) {
          * a part, stride 2, two images, residual, two threads */
         {"depthwise blocked: 19 channels, stride 2", 2, 2, 19, 19, 19, {15, 15}, {3, 3}, {2, 2}, {1, 1},
          {1, 1, 1, 1}, 1, 1, 0, 2, "HardSwish", {0}, 0},
+        /* bias and HardSwish applied in registers; rows turned eight
+         * columns at a time with a ragged end, a ragged channel block */
+        {"depthwise blocked: HardSwish in registers, 13 channels", 2, 1, 13, 13, 13, {23, 29},
+         {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, 1, 0, 0, 2, "HardSwish", {0}, 0},
+        {"depthwise blocked: a large plane, 5x5 stride 2 x 1", 2, 1, 9, 9, 9, {70, 75}, {5, 5},
+         {2, 1}, {1, 1}, {2, 2, 2, 2}, 0, 0, 0, 1, "Relu", {0}, 0},
         /* narrow planes: one vector per row, several rows per step */
         {"depthwise 5x5 on 7x7", 2, 2, 6, 6, 6, {7, 7}, {5, 5}, {1, 1}, {1, 1}, {2, 2, 2, 2}, 1, 1, 0, 1,
          "HardSwish", {0}, 0},

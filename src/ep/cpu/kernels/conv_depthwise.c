@@ -176,7 +176,7 @@ static void dw_tasks(void *arg, int64_t t0, int64_t t1) {
 
 int ox_conv_depthwise_f32(ox_threadpool *pool, const ox_stop *stop, const ox_dw_args *a) {
     if (a->KH * a->KW > DW_MAX_TAPS || a->KW > DW_MAX_TAPS) return 0;
-    /* small planes: eight channels at a time */
+    /* multiplier 1 on AVX2: eight channels at a time */
     int rc = ox_conv_depthwise_blocked_f32(pool, stop, a);
     if (rc != 0) return rc;
     dw_job j = {.a = a, .stop = stop, .rows = dw_rows_portable};

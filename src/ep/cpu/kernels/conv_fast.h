@@ -157,9 +157,10 @@ typedef struct ox_dw_args {
 } ox_dw_args;
 
 int ox_conv_depthwise_f32(ox_threadpool *pool, const ox_stop *stop, const ox_dw_args *a);
-/* The same for planes of up to 1024 outputs and multiplier 1, eight
- * channels per vector (conv_depthwise_cb.c, AVX2 and AVX-512 machines);
- * the same return values. */
+/* The same with multiplier 1, eight channels per vector
+ * (conv_depthwise_cb.c, AVX2 and AVX-512 machines; tiles up to 8 MiB,
+ * strides up to 8), which ox_conv_depthwise_f32 tries first; the same
+ * return values. */
 int ox_conv_depthwise_blocked_f32(ox_threadpool *pool, const ox_stop *stop, const ox_dw_args *a);
 
 /* A 3x3, stride 1, dilation 1, ungrouped 2-D convolution by Winograd's
