@@ -205,16 +205,29 @@ static void tile_portable(int rows, int cols, int64_t kc, const float *restrict 
 
 #ifdef OX_CONV_X86
 __attribute__((target("avx2,fma"), always_inline)) static inline void
-tile_avx2_r(const int rows, int cols, int64_t kc, const float *restrict a, const float *restrict b,
-            float *c, int64_t ldc, int add, const ox_tile_epilogue *e) {
+tile_avx2_r(const int rows, const int half, int cols, int64_t kc, const float *restrict a,
+            const float *restrict b, float *c, int64_t ldc, int add, const ox_tile_epilogue *e) {
     __m256 lo[MR], hi[MR];
 #pragma GCC unroll 6
     for (int i = 0; i < MR; i++)
         if (i < rows) lo[i] = hi[i] = _mm256_setzero_ps();
-    for (int64_t k = 0; k < kc; k++) {
-        ox_tile_step_avx2(rows, a, _mm256_loadu_ps(b), _mm256_loadu_ps(b + 8), lo, hi);
-        a += MR;
-        b += 16;
+    if (half) {
+        /* at most 8 columns (a plane's ragged end: 7x7 = 3 panels and 1
+         * column): the left half of the tile only */
+        for (int64_t k = 0; k < kc; k++) {
+            const __m256 b0 = _mm256_loadu_ps(b);
+#pragma GCC unroll 6
+            for (int i = 0; i < MR; i++)
+                if (i < rows) lo[i] = _mm256_fmadd_ps(_mm256_broadcast_ss(a + i), b0, lo[i]);
+            a += MR;
+            b += 16;
+        }
+    } else {
+        for (int64_t k = 0; k < kc; k++) {
+            ox_tile_step_avx2(rows, a, _mm256_loadu_ps(b), _mm256_loadu_ps(b + 8), lo, hi);
+            a += MR;
+            b += 16;
+        }
     }
     const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     __m256i m0 = _mm256_cmpgt_epi32(_mm256_set1_epi32(cols), lane);
@@ -228,13 +241,24 @@ __attribute__((target("avx2,fma"))) static void tile_avx2(int rows, int cols, in
                                                           const float *a, const float *b, float *c,
                                                           int64_t ldc, int add,
                                                           const ox_tile_epilogue *e) {
+    if (cols <= 8) {
+        switch (rows) {
+        case 1: tile_avx2_r(1, 1, cols, kc, a, b, c, ldc, add, e); break;
+        case 2: tile_avx2_r(2, 1, cols, kc, a, b, c, ldc, add, e); break;
+        case 3: tile_avx2_r(3, 1, cols, kc, a, b, c, ldc, add, e); break;
+        case 4: tile_avx2_r(4, 1, cols, kc, a, b, c, ldc, add, e); break;
+        case 5: tile_avx2_r(5, 1, cols, kc, a, b, c, ldc, add, e); break;
+        default: tile_avx2_r(MR, 1, cols, kc, a, b, c, ldc, add, e); break;
+        }
+        return;
+    }
     switch (rows) {
-    case 1: tile_avx2_r(1, cols, kc, a, b, c, ldc, add, e); break;
-    case 2: tile_avx2_r(2, cols, kc, a, b, c, ldc, add, e); break;
-    case 3: tile_avx2_r(3, cols, kc, a, b, c, ldc, add, e); break;
-    case 4: tile_avx2_r(4, cols, kc, a, b, c, ldc, add, e); break;
-    case 5: tile_avx2_r(5, cols, kc, a, b, c, ldc, add, e); break;
-    default: tile_avx2_r(MR, cols, kc, a, b, c, ldc, add, e); break;
+    case 1: tile_avx2_r(1, 0, cols, kc, a, b, c, ldc, add, e); break;
+    case 2: tile_avx2_r(2, 0, cols, kc, a, b, c, ldc, add, e); break;
+    case 3: tile_avx2_r(3, 0, cols, kc, a, b, c, ldc, add, e); break;
+    case 4: tile_avx2_r(4, 0, cols, kc, a, b, c, ldc, add, e); break;
+    case 5: tile_avx2_r(5, 0, cols, kc, a, b, c, ldc, add, e); break;
+    default: tile_avx2_r(MR, 0, cols, kc, a, b, c, ldc, add, e); break;
     }
 }
 
