@@ -28,7 +28,7 @@
 
 /* The epilogue compiled once per variant: the activations' loops then
  * run on the variant's vector width. */
-#define DEF_EPILOGUE(SUF, TARGET)                                                                   \
+#define DEF_EPILOGUE(SUF, TARGET, FMA)                                                               \
     TARGET static void epilogue_##SUF(float *c, int64_t ldc, int64_t rows, int64_t cols,            \
                                       const float *bias, const float *z, int64_t ldz,               \
                                       const ox_act *act) {                                          \
@@ -59,14 +59,14 @@
                 const float *zr = z + i * ldz;                                                      \
                 for (int64_t x = 0; x < cols; x++) cr[x] += zr[x];                                  \
             }                                                                                       \
-            ox_act_row(act, cr, cols);                                                              \
+            ox_act_row(act, cr, cols, FMA);                                                         \
         }                                                                                           \
     }
 
-DEF_EPILOGUE(portable, )
+DEF_EPILOGUE(portable, , 0)
 #ifdef OX_CONV_X86
-DEF_EPILOGUE(avx2, __attribute__((target("avx2,fma"))))
-DEF_EPILOGUE(avx512, __attribute__((target("avx512f"))))
+DEF_EPILOGUE(avx2, __attribute__((target("avx2,fma"))), 1)
+DEF_EPILOGUE(avx512, __attribute__((target("avx512f"))), 1)
 #endif
 
 void ox_conv_epilogue(float *c, int64_t ldc, int64_t rows, int64_t cols, const float *bias,

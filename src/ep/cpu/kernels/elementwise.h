@@ -132,6 +132,34 @@ static inline float fast_expf(float x) {
     return sel_f32(x != x, x, p * s1 * s2);
 }
 
+/* fast_expf with every multiply-add fused (C's fmaf: one rounding), the
+ * scalar twin of the AVX2 vector exp (exp_fma_avx2.h) that the AVX2 and
+ * AVX-512 variants of Softmax rows, Sigmoid and SiLU use; only for code
+ * compiled for FMA hardware (elsewhere fmaf is a library call). */
+static inline float fast_expf_fma(float x) {
+    float xc = sel_f32(x < -104.0f, -104.0f, x);
+    xc = sel_f32(xc > 89.0f, 89.0f, xc);
+    xc = sel_f32(xc != xc, 0.0f, xc);
+    const float n = fmaf(xc, 1.44269504088896341f, 12582912.0f) - 12582912.0f;
+    float r = fmaf(-n, 0.693359375f, xc);
+    r = fmaf(n, 2.12194440054690583e-4f, r);
+    float p = 1.0f / 5040;
+    p = fmaf(p, r, 1.0f / 720);
+    p = fmaf(p, r, 1.0f / 120);
+    p = fmaf(p, r, 1.0f / 24);
+    p = fmaf(p, r, 1.0f / 6);
+    p = fmaf(p, r, 0.5f);
+    p = fmaf(p, r, 1.0f);
+    p = fmaf(p, r, 1.0f);
+    const int32_t k = (int32_t)n;
+    const int32_t k1 = k / 2, k2 = k - k1;
+    const uint32_t b1 = (uint32_t)(k1 + 127) << 23, b2 = (uint32_t)(k2 + 127) << 23;
+    float s1, s2;
+    memcpy(&s1, &b1, sizeof s1);
+    memcpy(&s2, &b2, sizeof s2);
+    return sel_f32(x != x, x, p * s1 * s2);
+}
+
 static inline float fast_tanhf(float x) {
     const float a = fabsf(x);
     /* near 0, 1 - 2/(e^2a + 1) cancels: use the odd Taylor series, whose
@@ -229,7 +257,8 @@ OX_EW_SOFTMAX_KERNELS(OX_EW_DECLARE)
 typedef void (*ox_softmax_row_fn)(const float *x, float *y, int64_t n, int log_softmax);
 typedef struct ox_softmax_row_variant {
     const char *name;
-    int isa; /* the ox_cpu_isa it needs */
+    int isa;   /* the ox_cpu_isa it needs */
+    int fused; /* 1: the exp's multiply-adds fused (the FMA family) */
     ox_softmax_row_fn row;
 } ox_softmax_row_variant;
 const ox_softmax_row_variant *ox_softmax_row_variants(size_t *count);

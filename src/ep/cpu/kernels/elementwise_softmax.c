@@ -7,6 +7,7 @@
 
 #include "ep/cpu/kernels/cpu_isa.h"
 #include "ep/cpu/kernels/elementwise.h"
+#include "ep/cpu/kernels/exp_fma_avx2.h"
 
 /* softmax_row.inc's exp helper takes and returns vectors wider than the
  * ISA's registers in the 16-lane AVX2 variant; it is always inlined, so
@@ -76,21 +77,24 @@ static void sm_row_f32(const float *x, float *y, int64_t n, int mode) {
 #if defined(__x86_64__) && defined(__GNUC__)
 #define SMV_W 8
 #define SMV_SUF avx2
-#define SMV_TARGET __attribute__((target("avx2")))
+#define SMV_FMA8 1
+#define SMV_TARGET __attribute__((target("avx2,fma")))
 #include "ep/cpu/kernels/softmax_row.inc"
 #undef SMV_W
 #undef SMV_SUF
 #undef SMV_TARGET
 #define SMV_W 16
 #define SMV_SUF avx2x16
-#define SMV_TARGET __attribute__((target("avx2")))
+#define SMV_FMA8 1
+#define SMV_TARGET __attribute__((target("avx2,fma")))
 #include "ep/cpu/kernels/softmax_row.inc"
 #undef SMV_W
 #undef SMV_SUF
 #undef SMV_TARGET
 #define SMV_W 16
 #define SMV_SUF avx512
-#define SMV_TARGET __attribute__((target("avx512f")))
+#define SMV_FMA8 1
+#define SMV_TARGET __attribute__((target("avx512f,avx2,fma")))
 #include "ep/cpu/kernels/softmax_row.inc"
 #undef SMV_W
 #undef SMV_SUF
@@ -102,12 +106,12 @@ static void row_scalar(const float *x, float *y, int64_t n, int log_softmax) {
 }
 
 static const ox_softmax_row_variant VARIANTS[] = {
-    {"scalar", OX_ISA_PORTABLE, row_scalar},
-    {"sse", OX_ISA_PORTABLE, sm_row_f32_sse},
+    {"scalar", OX_ISA_PORTABLE, 0, row_scalar},
+    {"sse", OX_ISA_PORTABLE, 0, sm_row_f32_sse},
 #if defined(__x86_64__) && defined(__GNUC__)
-    {"avx2", OX_ISA_AVX2, sm_row_f32_avx2},
-    {"avx2x16", OX_ISA_AVX2, sm_row_f32_avx2x16},
-    {"avx512", OX_ISA_AVX512, sm_row_f32_avx512},
+    {"avx2", OX_ISA_AVX2, 1, sm_row_f32_avx2},
+    {"avx2x16", OX_ISA_AVX2, 1, sm_row_f32_avx2x16},
+    {"avx512", OX_ISA_AVX512, 1, sm_row_f32_avx512},
 #endif
 };
 

@@ -659,11 +659,21 @@ static void row_vector_range(void *arg, int64_t c0, int64_t c1) {
     if (j->tb) {
         int64_t x = c0;
         if (!j->ta) {
+            /* every column by dot4, a ragged end as four copies of one
+             * column: a column's value must not depend on where the pool
+             * split the range */
             dot4_fn dot4 = pick_dot4();
-            for (; x + 4 <= c1; x += 4) {
+            for (; x < c1; x += 4) {
                 float s[4];
-                dot4(j->A, j->B + x * j->ldb, j->ldb, j->K, s);
-                for (int r = 0; r < 4; r++) c[x + r] += j->alpha * s[r];
+                if (c1 - x >= 4) {
+                    dot4(j->A, j->B + x * j->ldb, j->ldb, j->K, s);
+                    for (int r = 0; r < 4; r++) c[x + r] += j->alpha * s[r];
+                    continue;
+                }
+                for (int64_t r = x; r < c1; r++) {
+                    dot4(j->A, j->B + r * j->ldb, 0, j->K, s);
+                    c[r] += j->alpha * s[0];
+                }
             }
         }
         for (; x < c1; x++) {
@@ -689,25 +699,28 @@ static void row_vector_range(void *arg, int64_t c0, int64_t c1) {
  * is read once and nothing is packed. */
 static void few_rows_tb_range(void *arg, int64_t c0, int64_t c1) {
     const gemm_job_f32 *j = arg;
+    /* as row_vector_range: every column by dot4, whatever the split */
     dot4_fn dot4 = pick_dot4();
-    int64_t x = c0;
-    for (; x + 4 <= c1; x += 4) {
+    for (int64_t x = c0; x < c1; x += 4) {
         if (ox_stop_requested(j->stop)) return;
+        const int64_t w = c1 - x < 4 ? c1 - x : 4;
         for (int64_t i = 0; i < j->M; i++) {
+            const float *a = j->A + i * j->lda;
             float s[4];
-            dot4(j->A + i * j->lda, j->B + x * j->ldb, j->ldb, j->K, s);
+            if (w == 4) {
+                dot4(a, j->B + x * j->ldb, j->ldb, j->K, s);
+            } else {
+                for (int64_t r = 0; r < w; r++) {
+                    float t[4];
+                    dot4(a, j->B + (x + r) * j->ldb, 0, j->K, t);
+                    s[r] = t[0];
+                }
+            }
             float *c = j->C + i * j->ldc + x;
-            for (int r = 0; r < 4; r++)
-                c[r] = j->beta == 0.0f ? j->alpha * s[r] : j->alpha * s[r] + j->beta * c[r];
-        }
-    }
-    for (; x < c1; x++) {
-        if (ox_stop_requested(j->stop)) return;
-        const float *b = j->B + x * j->ldb;
-        for (int64_t i = 0; i < j->M; i++) {
-            float s = j->alpha * dot_f32(j->A + i * j->lda, b, j->K);
-            float *c = j->C + i * j->ldc + x;
-            *c = j->beta == 0.0f ? s : s + j->beta * *c;
+            for (int64_t r = 0; r < w; r++) {
+                float v = j->alpha * s[r];
+                c[r] = j->beta == 0.0f ? v : v + j->beta * c[r];
+            }
         }
     }
 }

@@ -1,0 +1,39 @@
+/* fast_expf_fma (elementwise.h) on eight lanes with AVX2 and FMA: the same
+ * clamps, reduction, polynomial and two-step scaling, each multiply-add
+ * one fused instruction, so every lane gives the scalar function's bits.
+ * Softmax rows, Sigmoid and SiLU use it on AVX2 and AVX-512 machines. */
+#ifndef ONYX_EP_CPU_KERNELS_EXP_FMA_AVX2_H
+#define ONYX_EP_CPU_KERNELS_EXP_FMA_AVX2_H
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+
+__attribute__((target("avx2,fma"), always_inline)) static inline __m256 ox_exp8_fma(__m256 x) {
+    const __m256 nan = _mm256_cmp_ps(x, x, _CMP_UNORD_Q);
+    /* x < -104 -> -104, > 89 -> 89 (as the scalar selects), NaN -> 0 */
+    __m256 xc = _mm256_blendv_ps(x, _mm256_set1_ps(-104.0f), _mm256_cmp_ps(x, _mm256_set1_ps(-104.0f), _CMP_LT_OQ));
+    xc = _mm256_blendv_ps(xc, _mm256_set1_ps(89.0f), _mm256_cmp_ps(xc, _mm256_set1_ps(89.0f), _CMP_GT_OQ));
+    xc = _mm256_andnot_ps(nan, xc);
+    const __m256 magic = _mm256_set1_ps(12582912.0f);
+    const __m256 n = _mm256_sub_ps(_mm256_fmadd_ps(xc, _mm256_set1_ps(1.44269504088896341f), magic), magic);
+    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), xc);
+    r = _mm256_fmadd_ps(n, _mm256_set1_ps(2.12194440054690583e-4f), r);
+    __m256 p = _mm256_set1_ps(1.0f / 5040);
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 720));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 120));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+    /* n is a whole number: the conversion is exact; k / 2 toward zero */
+    const __m256i k = _mm256_cvtps_epi32(n);
+    const __m256i k1 = _mm256_srai_epi32(_mm256_add_epi32(k, _mm256_srli_epi32(k, 31)), 1);
+    const __m256i k2 = _mm256_sub_epi32(k, k1), bias = _mm256_set1_epi32(127);
+    const __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(k1, bias), 23));
+    const __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(k2, bias), 23));
+    return _mm256_blendv_ps(_mm256_mul_ps(_mm256_mul_ps(p, s1), s2), x, nan);
+}
+#endif
+
+#endif
