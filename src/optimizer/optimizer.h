@@ -52,6 +52,7 @@ int ox_pass_eliminate_common(ox_pass_ctx *ctx, ir_graph *g);
 int ox_pass_fold_shapes(ox_pass_ctx *ctx, ir_graph *g);
 int ox_pass_eliminate_dead(ox_pass_ctx *ctx, ir_graph *g);
 int ox_pass_fuse_matmul(ox_pass_ctx *ctx, ir_graph *g);
+int ox_pass_fold_matmul_scale(ox_pass_ctx *ctx, ir_graph *g);
 int ox_pass_fuse_gelu(ox_pass_ctx *ctx, ir_graph *g);
 int ox_pass_cancel_transforms(ox_pass_ctx *ctx, ir_graph *g);
 int ox_pass_fuse_layernorm(ox_pass_ctx *ctx, ir_graph *g);

@@ -9,8 +9,9 @@
  *   activation form, the Erf-written GELU -> Gelu (ONNX 20's, or
  *   com.microsoft's below opset 20) and into FusedMatMul, Gemm + activation
  *   -> FusedMatMul (transB: the weights read as stored), LayerNormalization
- *   written out with ReduceMean -> LayerNormalization; a product or
- *   sum with a second reader is not fused. Outputs within 1e-5 (relative,
+ *   written out with ReduceMean -> LayerNormalization, a power-of-two
+ *   scale of a product moved onto its smaller operand (the same bits); a
+ *   product or sum with a second reader is not fused. Outputs within 1e-5 (relative,
  *   with a 1e-5 floor) of level basic's: the fused kernels compute the same
  *   float operations, the GELU's x / sqrt 2 becomes x * (1 / sqrt 2). */
 #include <math.h>
@@ -563,6 +564,62 @@ static void test_layernorm(onyx_env *env) {
     onyx_session_free(all);
 }
 
+/* A product divided or multiplied by a power of two (attention's 1/sqrt
+ * d): the scale moves onto the smaller operand (x, 40 x 8, instead of the
+ * 40 x 40 product), with the same bits; a scale of 3 would round
+ * differently and stays where it is. */
+static void test_matmul_scale(onyx_env *env) {
+    unsigned seed = 99;
+    mb_model *m = mb_new(17);
+    int64_t dx[] = {1, 2, 40, 8}, dk[] = {1, 2, 8, 40}, dy[] = {1, 2, 40, 40}, ds[] = {1};
+    mb_input(m, "x", ONYX_FLOAT32, dx, 4);
+    mb_output(m, "y1", ONYX_FLOAT32, dy, 4);
+    mb_output(m, "y2", ONYX_FLOAT32, dy, 4);
+    float k[2 * 8 * 40], k2[2 * 8 * 40], four = 4.0f, three = 3.0f;
+    for (int i = 0; i < 2 * 8 * 40; i++) k[i] = frand(&seed);
+    for (int i = 0; i < 2 * 8 * 40; i++) k2[i] = frand(&seed);
+    mb_init_float(m, "k", dk, 4, k);
+    mb_init_float(m, "k2", dk, 4, k2);
+    mb_init_float(m, "four", ds, 1, &four);
+    mb_init_float(m, "three", ds, 1, &three);
+    mb_node(m, "MatMul", "x,k", "p1");
+    mb_node(m, "Div", "p1,four", "y1");
+    mb_node(m, "MatMul", "x,k2", "p2");
+    mb_node(m, "Div", "p2,three", "y2");
+    size_t len;
+    uint8_t *buf = mb_serialize(m, &len);
+    mb_free(m);
+    onyx_session *basic = open_model(env, buf, len, ONYX_OPT_BASIC);
+    onyx_session *all = open_model(env, buf, len, ONYX_OPT_ALL);
+    free(buf);
+    if (basic && all) {
+        /* in all: the Div by 4 reads x, the MatMul reads its output and
+         * produces y1; the Div by 3 still reads a MatMul's product */
+        int moved = 0, kept = 0;
+        for (size_t i = 0; i < onyx_session_node_count(all); i++) {
+            if (strcmp(onyx_session_node_op_type(all, i), "Div") != 0) continue;
+            const char *in = onyx_session_node_input_name(all, i, 0);
+            const char *c = onyx_session_node_input_name(all, i, 1);
+            if (strcmp(c, "four") == 0) moved += strcmp(in, "x") == 0;
+            if (strcmp(c, "three") == 0) kept += strcmp(in, "x") != 0;
+        }
+        CHECK(moved == 1 && kept == 1);
+        float x[2 * 40 * 8];
+        for (int i = 0; i < 2 * 40 * 8; i++) x[i] = frand(&seed) * 3.0f;
+        const char *names[] = {"y1", "y2"};
+        onyx_tensor *ob[2], *oa[2];
+        run(basic, x, dx, 4, names, ob, 2);
+        run(all, x, dx, 4, names, oa, 2);
+        for (int i = 0; i < 2; i++) {
+            check_same(oa[i], ob[i], 0.0, 0.0);
+            onyx_tensor_free(oa[i]);
+            onyx_tensor_free(ob[i]);
+        }
+    }
+    onyx_session_free(basic);
+    onyx_session_free(all);
+}
+
 int main(void) {
     onyx_env *env = NULL;
     CHECK_OK(onyx_env_create(&env));
@@ -576,6 +633,7 @@ int main(void) {
     test_gemm_activation(env, 40);
     test_gelu_opset17(env);
     test_layernorm(env);
+    test_matmul_scale(env);
     onyx_env_free(env);
     CHECK_DONE();
 }
