@@ -33,6 +33,22 @@
  * inputs take the im2col path, which needs no copy */
 #define MAX_PADDED ((int64_t)1 << 26)
 
+#ifdef OX_DC_X86
+/* every_second's whole vectors: the count it did (a multiple of 8 that
+ * keeps its last load, 16 floats from s + 2 q, inside s[0, 2 n - 1)). */
+__attribute__((target("avx2"))) static int64_t every_second_avx2(const float *s, float *d, int64_t n) {
+    int64_t q = 0;
+    for (; 2 * q + 16 <= 2 * n - 1; q += 8) {
+        __m256 a = _mm256_loadu_ps(s + 2 * q), b = _mm256_loadu_ps(s + 2 * q + 8);
+        /* evens of each 128-bit half, then the halves in order */
+        __m256 e = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0));
+        e = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e), _MM_SHUFFLE(3, 1, 2, 0)));
+        _mm256_storeu_ps(d + q, e);
+    }
+    return q;
+}
+#endif
+
 typedef struct dc_job {
     const ox_conv_direct_args *a;
     const ox_stop *stop;
@@ -45,6 +61,17 @@ typedef struct dc_job {
     float lo, hi;  /* the clamp's bounds */
     int hardswish; /* or HardSwish */
 } dc_job;
+
+/* d[q] = s[2 q] for q < n, where s may be read up to s[2 n - 2]: stride
+ * 2's phase columns (every first layer and downsampling convolution),
+ * eight at a time from two loads. */
+static void every_second(const float *s, float *d, int64_t n) {
+    int64_t q = 0;
+#ifdef OX_DC_X86
+    if (__builtin_cpu_supports("avx2")) q = every_second_avx2(s, d, n);
+#endif
+    for (; q < n; q++) d[q] = s[2 * q];
+}
 
 /* Phase planes of channels [p0, p1) of all images and groups. */
 static void pad_planes(void *arg, int64_t p0, int64_t p1) {
@@ -73,6 +100,8 @@ static void pad_planes(void *arg, int64_t p0, int64_t p1) {
                     memset(dr, 0, sizeof(float) * (size_t)lo);
                     if (sw == 1)
                         memcpy(dr + lo, sr, sizeof(float) * (size_t)(hi - lo));
+                    else if (sw == 2)
+                        every_second(sr, dr + lo, hi - lo);
                     else
                         for (int64_t q = 0; q < hi - lo; q++) dr[lo + q] = sr[q * sw];
                     memset(dr + hi, 0, sizeof(float) * (size_t)(j->row - hi));
