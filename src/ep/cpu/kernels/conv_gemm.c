@@ -237,29 +237,27 @@ tile_avx2_r(const int rows, const int half, int cols, int64_t kc, const float *r
         if (i < rows) ox_tile_store_row_avx2(i, lo[i], hi[i], c + i * ldc, cols, m0, m1, add, e);
 }
 
+/* tile_avx2_r with the row count made a constant for each case */
+__attribute__((target("avx2,fma"), always_inline)) static inline void
+tile_avx2_rows(int rows, const int half, int cols, int64_t kc, const float *a, const float *b,
+               float *c, int64_t ldc, int add, const ox_tile_epilogue *e) {
+    switch (rows) {
+    case 1: tile_avx2_r(1, half, cols, kc, a, b, c, ldc, add, e); break;
+    case 2: tile_avx2_r(2, half, cols, kc, a, b, c, ldc, add, e); break;
+    case 3: tile_avx2_r(3, half, cols, kc, a, b, c, ldc, add, e); break;
+    case 4: tile_avx2_r(4, half, cols, kc, a, b, c, ldc, add, e); break;
+    case 5: tile_avx2_r(5, half, cols, kc, a, b, c, ldc, add, e); break;
+    default: tile_avx2_r(MR, half, cols, kc, a, b, c, ldc, add, e); break;
+    }
+}
+
+/* At most 8 columns take the half tile. */
 __attribute__((target("avx2,fma"))) static void tile_avx2(int rows, int cols, int64_t kc,
                                                           const float *a, const float *b, float *c,
                                                           int64_t ldc, int add,
                                                           const ox_tile_epilogue *e) {
-    if (cols <= 8) {
-        switch (rows) {
-        case 1: tile_avx2_r(1, 1, cols, kc, a, b, c, ldc, add, e); break;
-        case 2: tile_avx2_r(2, 1, cols, kc, a, b, c, ldc, add, e); break;
-        case 3: tile_avx2_r(3, 1, cols, kc, a, b, c, ldc, add, e); break;
-        case 4: tile_avx2_r(4, 1, cols, kc, a, b, c, ldc, add, e); break;
-        case 5: tile_avx2_r(5, 1, cols, kc, a, b, c, ldc, add, e); break;
-        default: tile_avx2_r(MR, 1, cols, kc, a, b, c, ldc, add, e); break;
-        }
-        return;
-    }
-    switch (rows) {
-    case 1: tile_avx2_r(1, 0, cols, kc, a, b, c, ldc, add, e); break;
-    case 2: tile_avx2_r(2, 0, cols, kc, a, b, c, ldc, add, e); break;
-    case 3: tile_avx2_r(3, 0, cols, kc, a, b, c, ldc, add, e); break;
-    case 4: tile_avx2_r(4, 0, cols, kc, a, b, c, ldc, add, e); break;
-    case 5: tile_avx2_r(5, 0, cols, kc, a, b, c, ldc, add, e); break;
-    default: tile_avx2_r(MR, 0, cols, kc, a, b, c, ldc, add, e); break;
-    }
+    if (cols <= 8) tile_avx2_rows(rows, 1, cols, kc, a, b, c, ldc, add, e);
+    else tile_avx2_rows(rows, 0, cols, kc, a, b, c, ldc, add, e);
 }
 
 __attribute__((target("avx512f"), always_inline)) static inline void

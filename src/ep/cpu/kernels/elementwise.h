@@ -101,13 +101,30 @@ static inline float sel_f32(int c, float a, float b) {
     return f;
 }
 
-static inline float fast_expf(float x) {
-    /* clamping keeps the integer conversion defined; beyond the bounds
-     * the result has already overflowed to inf or flushed to 0 */
+/* fast_expf's argument clamped: below -104 and above 89 the result has
+ * already flushed to 0 or overflowed to inf, and the clamp keeps the
+ * integer conversion defined; NaN becomes 0 (the callers return the NaN
+ * itself). */
+static inline float exp_clamp(float x) {
     float xc = sel_f32(x < -104.0f, -104.0f, x);
     xc = sel_f32(xc > 89.0f, 89.0f, xc);
-    /* NaN passes both clamps; compute with 0 and return the NaN below */
-    xc = sel_f32(xc != xc, 0.0f, xc);
+    return sel_f32(xc != xc, 0.0f, xc);
+}
+
+/* p * 2^n for the whole number n, 2^n in two halves so both stay normal
+ * floats for n in [-150, 129]; x itself when it is NaN. */
+static inline float exp_scale(float p, float n, float x) {
+    const int32_t k = (int32_t)n;
+    const int32_t k1 = k / 2, k2 = k - k1;
+    const uint32_t b1 = (uint32_t)(k1 + 127) << 23, b2 = (uint32_t)(k2 + 127) << 23;
+    float s1, s2;
+    memcpy(&s1, &b1, sizeof s1);
+    memcpy(&s2, &b2, sizeof s2);
+    return sel_f32(x != x, x, p * s1 * s2);
+}
+
+static inline float fast_expf(float x) {
+    const float xc = exp_clamp(x);
     /* x = n ln2 + r, |r| <= ln2/2; adding 1.5 * 2^23 rounds to an integer */
     const float n = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
     /* ln2 split so that n * 0.693359375 is exact */
@@ -122,14 +139,7 @@ static inline float fast_expf(float x) {
     p = p * r + 0.5f;
     p = p * r + 1.0f;
     p = p * r + 1.0f;
-    /* 2^n in two halves so both stay normal floats for n in [-150, 129] */
-    const int32_t k = (int32_t)n;
-    const int32_t k1 = k / 2, k2 = k - k1;
-    const uint32_t b1 = (uint32_t)(k1 + 127) << 23, b2 = (uint32_t)(k2 + 127) << 23;
-    float s1, s2;
-    memcpy(&s1, &b1, sizeof s1);
-    memcpy(&s2, &b2, sizeof s2);
-    return sel_f32(x != x, x, p * s1 * s2);
+    return exp_scale(p, n, x);
 }
 
 /* fast_expf with every multiply-add fused (C's fmaf: one rounding), the
@@ -137,9 +147,7 @@ static inline float fast_expf(float x) {
  * AVX-512 variants of Softmax rows, Sigmoid and SiLU use; only for code
  * compiled for FMA hardware (elsewhere fmaf is a library call). */
 static inline float fast_expf_fma(float x) {
-    float xc = sel_f32(x < -104.0f, -104.0f, x);
-    xc = sel_f32(xc > 89.0f, 89.0f, xc);
-    xc = sel_f32(xc != xc, 0.0f, xc);
+    const float xc = exp_clamp(x);
     const float n = fmaf(xc, 1.44269504088896341f, 12582912.0f) - 12582912.0f;
     float r = fmaf(-n, 0.693359375f, xc);
     r = fmaf(n, 2.12194440054690583e-4f, r);
@@ -151,13 +159,7 @@ static inline float fast_expf_fma(float x) {
     p = fmaf(p, r, 0.5f);
     p = fmaf(p, r, 1.0f);
     p = fmaf(p, r, 1.0f);
-    const int32_t k = (int32_t)n;
-    const int32_t k1 = k / 2, k2 = k - k1;
-    const uint32_t b1 = (uint32_t)(k1 + 127) << 23, b2 = (uint32_t)(k2 + 127) << 23;
-    float s1, s2;
-    memcpy(&s1, &b1, sizeof s1);
-    memcpy(&s2, &b2, sizeof s2);
-    return sel_f32(x != x, x, p * s1 * s2);
+    return exp_scale(p, n, x);
 }
 
 static inline float fast_tanhf(float x) {
