@@ -5,7 +5,8 @@
  * tiles; all four transpositions,
  * leading dimensions past the matrix width, alpha and beta (beta 0 must
  * not read C: it starts as NaN), one and two threads. Reference in double;
- * tolerance 1e-5 of the sum of |terms| plus 1e-6. */
+ * tolerance 1e-5 of the sum of |terms| plus 1e-6. Fully connected
+ * products give the same bits with one thread or three. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -126,6 +127,29 @@ int main(void) {
         free(a);
         free(b);
         free(c);
+    }
+    /* Fully connected products (one row, and few rows against a
+     * transposed B) give the same bits whatever the pool: the column
+     * ranges it hands out begin at other columns with three threads
+     * than with one (few rows: 16384 / (M K) = 42 columns per range),
+     * and a column's value must not depend on where its range begins. */
+    {
+        enum { M = 2, K = 195, N = 101 };
+        ox_threadpool *three = ox_threadpool_create(3);
+        float *a = malloc(sizeof(float) * M * K), *b = malloc(sizeof(float) * N * K);
+        float *c1 = malloc(sizeof(float) * M * N), *c3 = malloc(sizeof(float) * M * N);
+        for (int64_t i = 0; i < M * K; i++) a[i] = val(i, 3) * 1.37f;
+        for (int64_t i = 0; i < N * K; i++) b[i] = val(i, 5) * 0.71f;
+        for (int64_t rows = 1; rows <= M; rows++) {
+            CHECK(ox_gemm_f32(NULL, NULL, 0, 1, rows, N, K, 1.0f, a, K, b, K, 0.0f, c1, N) == 0);
+            CHECK(ox_gemm_f32(three, NULL, 0, 1, rows, N, K, 1.0f, a, K, b, K, 0.0f, c3, N) == 0);
+            CHECK(memcmp(c1, c3, sizeof(float) * (size_t)(rows * N)) == 0);
+        }
+        ox_threadpool_free(three);
+        free(a);
+        free(b);
+        free(c1);
+        free(c3);
     }
     ox_threadpool_free(pools[1]);
     CHECK_DONE();

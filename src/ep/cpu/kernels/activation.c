@@ -56,12 +56,6 @@ __attribute__((target("avx2,fma"))) void ox_act_exp_row_avx2(const ox_act *act, 
         memcpy(y + i, t, sizeof(float) * (size_t)(n - i));
     }
 }
-#else
-void ox_act_exp_row_avx2(const ox_act *act, float *y, int64_t n) {
-    (void)act;
-    (void)y;
-    (void)n;
-}
 #endif
 
 /* act(y + bias) over rows, compiled once per instruction set: the

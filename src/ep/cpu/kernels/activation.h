@@ -56,7 +56,9 @@ int ox_act_parse(const char *name, const float *params, size_t n, ox_act *out);
 /* Sigmoid or SiLU (act's kind) over y[0, n) by the eight-lane FMA exp;
  * AVX2 and FMA machines only (the variants of ox_act_row that pass fma).
  * The ragged end goes through the same vector code on a padded copy. */
+#if defined(__x86_64__) && defined(__GNUC__)
 void ox_act_exp_row_avx2(const ox_act *act, float *y, int64_t n);
+#endif
 
 void ox_act_bias_rows(const ox_act *act, float *y, int64_t rows, int64_t cols, int64_t ld,
                       const float *bias, ox_cpu_isa isa);

@@ -20,10 +20,14 @@
 __attribute__((always_inline)) static inline void ox_act_row(const ox_act *act, float *restrict y,
                                                              int64_t n, const int fma) {
     const float a = act->p0, b = act->p1;
+#if defined(__x86_64__) && defined(__GNUC__)
     if (fma && (act->kind == OX_ACT_SIGMOID || act->kind == OX_ACT_SILU)) {
         ox_act_exp_row_avx2(act, y, n);
         return;
     }
+#else
+    (void)fma; /* only x86 builds have the FMA variants */
+#endif
     switch (act->kind) {
     case OX_ACT_NONE: break;
     case OX_ACT_RELU:

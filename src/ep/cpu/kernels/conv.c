@@ -608,9 +608,9 @@ static int winograd_fits(const conv_geom *g) {
         g->C < WINOGRAD_MIN_CHANNELS || g->M < WINOGRAD_MIN_CHANNELS)
         return 0;
     int64_t work;
-    if (!ox_mul_i64(g->C * g->M, g->out_sz, &work)) return 1;
-    return work >= WINOGRAD_MIN_WORK &&
-           ox_conv_winograd_fits(g->in[0], g->in[1], g->out[0], g->out[1], g->pb[0], g->pb[1]);
+    /* a product past int64 is certainly enough work */
+    int enough = !ox_mul_i64(g->C * g->M, g->out_sz, &work) || work >= WINOGRAD_MIN_WORK;
+    return enough && ox_conv_winograd_fits(g->C, g->out[0], g->out[1], g->pb[0], g->pb[1]);
 }
 
 /* 1 when the depthwise kernel handles this geometry */
@@ -635,6 +635,9 @@ static int conv_f32(ox_kernel_ctx *ctx, const conv_geom *g, const float *x, cons
         if (rc < 0) return ox_cpu_oom(ctx);
         if (rc > 0) return 0;
     }
+    /* A geometry the session's choice did not foresee (dynamic sizes
+     * with little work) falls through to the GEMM paths, which then pack
+     * W for this run: only the transformed weights are kept. */
     if (st && st->path == CONV_WINOGRAD && st->packed.data && st->packed.Mg == g->M &&
         st->packed.K == g->C && winograd_fits(g)) {
         ox_conv_winograd_args wa = {.u = &st->packed, .N = g->N, .C = g->C, .M = g->M,

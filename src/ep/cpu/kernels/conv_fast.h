@@ -169,8 +169,8 @@ int ox_conv_depthwise_blocked_f32(ox_threadpool *pool, const ox_stop *stop, cons
  * ox_conv_winograd_bytes), then per run the input transformed, 16
  * products, and the output transformed with the bias, followed by the
  * residual and the activation. Returns 1 when it ran, 0 when the shape
- * is too large for its padded copy (the caller takes another path), -1
- * out of memory. */
+ * is too large for its padded copy (ox_conv_winograd_fits; the caller
+ * takes another path), -1 out of memory. */
 typedef struct ox_conv_winograd_args {
     const ox_conv_packed *u;
     int64_t N, C, M, IH, IW, OH, OW, ph, pw; /* ph, pw: leading pads */
@@ -182,7 +182,9 @@ typedef struct ox_conv_winograd_args {
 
 size_t ox_conv_winograd_bytes(int64_t M, int64_t C);
 int ox_conv_winograd_pack(const float *w, int64_t M, int64_t C, ox_conv_packed *out);
-int ox_conv_winograd_fits(int64_t IH, int64_t IW, int64_t OH, int64_t OW, int64_t ph, int64_t pw);
+/* 1 when an OH x OW output of C channels fits the padded copy (ph, pw:
+ * the leading pads, not negative). */
+int ox_conv_winograd_fits(int64_t C, int64_t OH, int64_t OW, int64_t ph, int64_t pw);
 int ox_conv_winograd_f32(ox_threadpool *pool, const ox_stop *stop, const ox_conv_winograd_args *a);
 
 #endif

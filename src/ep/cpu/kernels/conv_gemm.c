@@ -344,8 +344,9 @@ static void cg_tasks(void *arg, int64_t t0, int64_t t1) {
     const int64_t G = w->G, Mg = w->Mg, K = w->K, P = a->P, M = G * Mg;
     const int64_t kmax = K < KC ? K : KC, nbp = (j->nb + j->nr - 1) / j->nr * j->nr;
     size_t need = (size_t)(kmax * nbp);
-    float *scratch = aligned_alloc(64, (need * sizeof(float) + 63) / 64 * 64 + 64);
-    if (!scratch) {
+    /* columns already packed by the caller need no buffer */
+    float *scratch = a->x_packed ? NULL : aligned_alloc(64, (need * sizeof(float) + 63) / 64 * 64 + 64);
+    if (!scratch && !a->x_packed) {
         atomic_store(&j->failed, 1);
         return;
     }

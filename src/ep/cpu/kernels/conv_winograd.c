@@ -242,13 +242,13 @@ static inline __attribute__((always_inline)) void output_band(const wino_job *j,
     }
 }
 
-static void input_portable(void *arg, int64_t c0, int64_t c1) { input_band(arg, c0, c1); }
+static void input_portable(void *arg, int64_t p0, int64_t p1) { input_band(arg, p0, p1); }
 static void output_portable(void *arg, int64_t m0, int64_t m1) { output_band(arg, m0, m1); }
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #define OX_WINO_X86 1
-__attribute__((target("avx2,fma"))) static void input_avx2(void *arg, int64_t c0, int64_t c1) {
-    input_band(arg, c0, c1);
+__attribute__((target("avx2,fma"))) static void input_avx2(void *arg, int64_t p0, int64_t p1) {
+    input_band(arg, p0, p1);
 }
 __attribute__((target("avx2,fma"))) static void output_avx2(void *arg, int64_t m0, int64_t m1) {
     output_band(arg, m0, m1);
@@ -258,17 +258,19 @@ __attribute__((target("avx2,fma"))) static void output_avx2(void *arg, int64_t m
 /* ---------------------------------------------------------------- */
 /* driver */
 
-int ox_conv_winograd_fits(int64_t IH, int64_t IW, int64_t OH, int64_t OW, int64_t ph, int64_t pw) {
-    if (OH < 1 || OW < 1 || ph < 0 || pw < 0) return 0;
-    /* every tile's patch inside the padded plane; the output is what a
-     * 3x3 stride-1 window gives (callers checked the geometry) */
-    int64_t TH = (OH + 1) / 2, TW = (OW + 1) / 2, PH, PW, n;
-    if (!ox_add_i64(2 * TH, 2, &PH) || !ox_add_i64((TW + 7) / 8 * 16, 2 + 16, &PW) ||
-        !ox_mul_i64(PH, PW, &n))
-        return 0;
-    (void)IH;
-    (void)IW;
-    return n <= MAX_PADDED;
+/* The padded planes' rows and columns for an OH x OW output: every
+ * tile's 4x4 patch inside, and 16 floats of slack per row for the vector
+ * loads; 0 when the sizes overflow. */
+static int padded_plane(int64_t OH, int64_t OW, int64_t *PH, int64_t *PW) {
+    const int64_t TH = (OH + 1) / 2, TW = (OW + 1) / 2;
+    return ox_add_i64(2 * TH, 2, PH) && ox_add_i64((TW + 7) / 8 * 16, 2 + 16, PW);
+}
+
+int ox_conv_winograd_fits(int64_t C, int64_t OH, int64_t OW, int64_t ph, int64_t pw) {
+    int64_t PH, PW, plane, n;
+    if (C < 1 || OH < 1 || OW < 1 || ph < 0 || pw < 0) return 0;
+    return padded_plane(OH, OW, &PH, &PW) && ox_mul_i64(PH, PW, &plane) &&
+           ox_mul_i64(C, plane, &n) && n <= MAX_PADDED;
 }
 
 /* n floats and 16 more, 64-byte aligned (a size aligned_alloc accepts) */
@@ -277,21 +279,21 @@ static float *alloc_floats(int64_t n) {
 }
 
 int ox_conv_winograd_f32(ox_threadpool *pool, const ox_stop *stop, const ox_conv_winograd_args *a) {
-    if (!ox_conv_winograd_fits(a->IH, a->IW, a->OH, a->OW, a->ph, a->pw)) return 0;
+    if (!ox_conv_winograd_fits(a->C, a->OH, a->OW, a->ph, a->pw)) return 0;
     const int64_t C = a->C, M = a->M;
     wino_job j = {.a = a, .TH = (a->OH + 1) / 2, .TW = (a->OW + 1) / 2};
-    j.PH = 2 * j.TH + 2;
-    j.PW = (j.TW + 7) / 8 * 16 + 2 + 16;
     /* the padded planes hold the input rows and columns the tiles read:
      * rows/columns past the input (bottom/right padding or the ragged
-     * last tile) are zeros */
-    int64_t pad_floats, band_rows = BAND_BYTES / ((int64_t)sizeof(float) * TILES * (C + M) * j.TW);
+     * last tile) are zeros; fits checked their size */
+    (void)padded_plane(a->OH, a->OW, &j.PH, &j.PW);
+    const int64_t pad_floats = C * j.PH * j.PW;
+    int64_t band_rows = BAND_BYTES / ((int64_t)sizeof(float) * TILES * (C + M) * j.TW);
     if (band_rows < 1) band_rows = 1;
     if (band_rows > j.TH) band_rows = j.TH;
     j.nr = ox_conv_gemm_panel_width(a->isa);
     int64_t band_max = band_rows * j.TW, vf, mf;
-    if (!ox_mul_i64(C * j.PH, j.PW, &pad_floats) || pad_floats > MAX_PADDED ||
-        !ox_mul_i64(TILES * C, (band_max + j.nr - 1) / j.nr * j.nr, &vf) || !ox_mul_i64(TILES * M, band_max, &mf))
+    if (!ox_mul_i64(TILES * C, (band_max + j.nr - 1) / j.nr * j.nr, &vf) ||
+        !ox_mul_i64(TILES * M, band_max, &mf))
         return 0;
     j.pad = alloc_floats(pad_floats);
     j.v = alloc_floats(vf);

@@ -612,6 +612,22 @@ static dot4_fn pick_dot4(void) {
     return dot4_portable;
 }
 
+/* s[r] = a . row x + r of B for r < w (w at most 4), each by dot4's own
+ * sequence: a ragged end as four copies of one row. A column's value then
+ * does not depend on where the pool began the range it falls in. */
+static void dot_rows(dot4_fn dot4, const float *a, const float *B, int64_t ldb, int64_t K,
+                     int64_t x, int64_t w, float *s) {
+    if (w == 4) {
+        dot4(a, B + x * ldb, ldb, K, s);
+        return;
+    }
+    for (int64_t r = 0; r < w; r++) {
+        float t[4];
+        dot4(a, B + (x + r) * ldb, 0, K, t);
+        s[r] = t[0];
+    }
+}
+
 static void scale_rows(float *C, int64_t ldc, int64_t r0, int64_t r1, int64_t n, float beta) {
     for (int64_t i = r0; i < r1; i++) {
         float *c = C + i * ldc;
@@ -656,34 +672,20 @@ static void row_vector_range(void *arg, int64_t c0, int64_t c1) {
     const gemm_job_f32 *j = arg;
     float *c = j->C;
     for (int64_t x = c0; x < c1; x++) c[x] = j->beta == 0.0f ? 0.0f : c[x] * j->beta;
-    if (j->tb) {
-        int64_t x = c0;
-        if (!j->ta) {
-            /* every column by dot4, a ragged end as four copies of one
-             * column: a column's value must not depend on where the pool
-             * split the range */
-            dot4_fn dot4 = pick_dot4();
-            for (; x < c1; x += 4) {
-                float s[4];
-                if (c1 - x >= 4) {
-                    dot4(j->A, j->B + x * j->ldb, j->ldb, j->K, s);
-                    for (int r = 0; r < 4; r++) c[x + r] += j->alpha * s[r];
-                    continue;
-                }
-                for (int64_t r = x; r < c1; r++) {
-                    dot4(j->A, j->B + r * j->ldb, 0, j->K, s);
-                    c[r] += j->alpha * s[0];
-                }
-            }
+    if (j->tb && !j->ta) {
+        dot4_fn dot4 = pick_dot4();
+        for (int64_t x = c0; x < c1; x += 4) {
+            const int64_t w = c1 - x < 4 ? c1 - x : 4;
+            float s[4];
+            dot_rows(dot4, j->A, j->B, j->ldb, j->K, x, w, s);
+            for (int64_t r = 0; r < w; r++) c[x + r] += j->alpha * s[r];
         }
-        for (; x < c1; x++) {
-            float s;
-            if (!j->ta) {
-                s = dot_f32(j->A, j->B + x * j->ldb, j->K);
-            } else {
-                s = 0.0f;
-                for (int64_t k = 0; k < j->K; k++) s += j->A[k * j->lda] * j->B[x * j->ldb + k];
-            }
+        return;
+    }
+    if (j->tb) {
+        for (int64_t x = c0; x < c1; x++) {
+            float s = 0.0f;
+            for (int64_t k = 0; k < j->K; k++) s += j->A[k * j->lda] * j->B[x * j->ldb + k];
             c[x] += j->alpha * s;
         }
         return;
@@ -699,23 +701,13 @@ static void row_vector_range(void *arg, int64_t c0, int64_t c1) {
  * is read once and nothing is packed. */
 static void few_rows_tb_range(void *arg, int64_t c0, int64_t c1) {
     const gemm_job_f32 *j = arg;
-    /* as row_vector_range: every column by dot4, whatever the split */
     dot4_fn dot4 = pick_dot4();
     for (int64_t x = c0; x < c1; x += 4) {
         if (ox_stop_requested(j->stop)) return;
         const int64_t w = c1 - x < 4 ? c1 - x : 4;
         for (int64_t i = 0; i < j->M; i++) {
-            const float *a = j->A + i * j->lda;
             float s[4];
-            if (w == 4) {
-                dot4(a, j->B + x * j->ldb, j->ldb, j->K, s);
-            } else {
-                for (int64_t r = 0; r < w; r++) {
-                    float t[4];
-                    dot4(a, j->B + (x + r) * j->ldb, 0, j->K, t);
-                    s[r] = t[0];
-                }
-            }
+            dot_rows(dot4, j->A + i * j->lda, j->B, j->ldb, j->K, x, w, s);
             float *c = j->C + i * j->ldc + x;
             for (int64_t r = 0; r < w; r++) {
                 float v = j->alpha * s[r];

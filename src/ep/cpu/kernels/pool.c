@@ -551,7 +551,7 @@ static double sum_wide_f64(const double *x, int64_t n) {
     return s;
 }
 
-#define DEF_GLOBAL(T, SUF, ATTR)                                                                \
+#define DEF_GLOBAL(T, SUF, SUM, ATTR)                                                           \
     ATTR static void global_range_##SUF(void *arg, int64_t p0, int64_t p1) {                    \
         const global_job *j = arg;                                                              \
         for (int64_t p = p0; p < p1; p++) {                                                     \
@@ -563,7 +563,7 @@ static double sum_wide_f64(const double *x, int64_t n) {
                     if (x[i] > best) best = x[i];                                               \
                 *y = best;                                                                      \
             } else if (j->kind == POOL_AVG) {                                                   \
-                double s = sum_wide_##T(x, j->len);                                             \
+                double s = SUM(x, j->len);                                                      \
                 *y = j->len ? (T)(s / (double)j->len) : (T)0;                                   \
             } else {                                                                            \
                 double s = 0;                                                                   \
@@ -573,15 +573,13 @@ static double sum_wide_f64(const double *x, int64_t n) {
         }                                                                                       \
     }
 
-#define sum_wide_float sum_wide_f32
-#define sum_wide_double sum_wide_f64
-DEF_GLOBAL(float, f32, )
-DEF_GLOBAL(double, f64, )
+DEF_GLOBAL(float, f32, sum_wide_f32, )
+DEF_GLOBAL(double, f64, sum_wide_f64, )
 #if defined(__x86_64__) && defined(__GNUC__)
 /* the same sums at AVX2's width: four floats widened to doubles per
  * instruction (the SSE2 build takes two); SE blocks pool hundreds of
  * small planes per network */
-DEF_GLOBAL(float, f32_avx2, __attribute__((target("avx2"))))
+DEF_GLOBAL(float, f32_avx2, sum_wide_f32, __attribute__((target("avx2"))))
 #endif
 
 static ox_range_fn global_range_f32_best(void) {
