@@ -8,10 +8,12 @@
 # GPU. Needs: cmake --build build --target onyx_cli zoo_references
 #
 # usage: bench/vulkan.sh [BUILD_DIR] [ROUNDS] [CASE...]
+# THREADS (default 2): the CPU provider's intra-op threads in both sessions.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
 rounds=${2:-3}
+threads=${THREADS:-2}
 shift $(( $# > 2 ? 2 : $# ))
 # the zoo lives where the build's ONYX_ZOO_DIR says (build/models by default)
 zoo=$(sed -n 's/^ONYX_ZOO_DIR:[A-Z]*=//p' "$build/CMakeCache.txt" 2>/dev/null || true)
@@ -34,8 +36,8 @@ for case in "${cases[@]}"; do
     $1=="case" {cur=$2} $1=="input" && cur==c {print $2 "=" d "/" $3}' "$refs/manifest.tsv")
   c=(); v=(); last=""
   for _ in $(seq "$rounds"); do
-    c+=("$("$onyx" bench --json "$model" --threads 2 --runs 5 --warmup 1 --providers cpu "${inputs[@]}" | field median_ms)")
-    last=$("$onyx" bench --json "$model" --threads 2 --runs 5 --warmup 1 --providers vulkan,cpu "${inputs[@]}")
+    c+=("$("$onyx" bench --json "$model" --threads "$threads" --runs 5 --warmup 1 --providers cpu "${inputs[@]}" | field median_ms)")
+    last=$("$onyx" bench --json "$model" --threads "$threads" --runs 5 --warmup 1 --providers vulkan,cpu "${inputs[@]}")
     v+=("$(printf '%s' "$last" | field median_ms)")
   done
   cm=$(printf '%s\n' "${c[@]}" | median); vm=$(printf '%s\n' "${v[@]}" | median)

@@ -28,7 +28,9 @@
  *                          still run on the device and match the CPU
  *   --expect-unavailable   no usable Vulkan (CTest points VK_ICD_FILENAMES
  *                          at a file that does not exist): creation fails
- *                          cleanly and {"vulkan", "cpu"} runs on the CPU */
+ *                          cleanly and {"vulkan", "cpu"} runs on the CPU
+ * ONYX_VK_CASES=TEXT limits the kernel cases to those whose label holds
+ * TEXT (the other checks still run), for a short run on a borrowed GPU. */
 #include <float.h>
 #include <math.h>
 #include <pthread.h>

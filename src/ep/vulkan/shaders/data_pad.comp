@@ -22,6 +22,10 @@ layout(push_constant) uniform P {
     OX_GRID_MEMBER
 } p;
 
+// a modulo m (m > 0) in [0, m). GLSL leaves % undefined for a negative
+// operand, and drivers differ: NVIDIA's takes it as unsigned.
+int mod_floor(int a, int m) { return a >= 0 ? a % m : m - 1 - (-(a + 1)) % m; }
+
 // Input element of output element i, or -1 for the constant.
 int source_of(uint i) {
     uint r = i;
@@ -35,15 +39,13 @@ int source_of(uint i) {
             if (p.mode == 2u) {
                 c = clamp(c, 0, len - 1);
             } else if (p.mode == 3u) {
-                c = c % len;
-                if (c < 0) c += len;
+                c = mod_floor(c, len);
             } else if (len == 1) {
                 c = 0;
             } else {
                 // mirror with period 2 (len - 1), edges not repeated
                 int period = 2 * (len - 1);
-                c = c % period;
-                if (c < 0) c += period;
+                c = mod_floor(c, period);
                 if (c >= len) c = period - c;
             }
         }

@@ -4,6 +4,7 @@
 // as in vk_data_ew.c), and Not on bool bytes (op 13: one invocation per
 // word of four).
 
+#include "math.glsl"
 #include "wg.glsl"
 layout(std430, binding = 0) readonly buffer X { uint x[]; };
 layout(std430, binding = 1) writeonly buffer Y { uint y[]; };
@@ -43,8 +44,8 @@ float apply(float v) {
     case 2u: return floor(v);
     case 3u: return ceil(v);
     case 4u: return roundEven(v);
-    case 5u: return sin(v);
-    case 6u: return cos(v);
+    case 5u: return ox_sin(v);
+    case 6u: return ox_cos(v);
     case 7u: return hsig(p.alpha * v + p.beta);
     case 8u: return v * hsig(v / 6.0 + 0.5);
     case 9u: return v > 0.0 ? v + ox_log1p(exp(-v)) : ox_log1p(exp(v));

@@ -75,3 +75,30 @@ float ox_sigmoid(float x) {
     float e = exp(x);
     return e / (1.0 + e);
 }
+
+// sin(x + shift * pi/2) for shift 0 (sin) or 1 (cos), odd: x's sign
+// flips the result (sin). Vulkan bounds sin and cos only on [-pi, pi]
+// (and loosely: 2^-11); NVIDIA's are off by 3e-5 at |x| = 1000. Here: x
+// reduced by multiples of pi/2 in three parts (Cody and Waite; the
+// products are exact up to |x| ~ 5e4), then minimax polynomials on
+// [-pi/4, pi/4]: under 1e-7 absolute for |x| up to 1e4, 5e-7 at 1e5.
+float ox_sin_shift(float x, uint shift, bool odd) {
+    float ax = abs(x);
+    if (!(ax < 8388608.0)) return odd ? sin(x) : cos(x); // NaN, inf, no fraction left
+    precise float y = floor(ax * 1.27323954473516);
+    uint j = uint(y);
+    if ((j & 1u) != 0u) {
+        j++;
+        y += 1.0;
+    }
+    precise float r = ((ax - y * 0.78515625) - y * 2.4187564849853515625e-4) - y * 3.77489497744594108e-8;
+    float z = r * r;
+    uint q = ((j >> 1) + shift) & 3u;
+    float v = (q & 1u) != 0u
+                  ? 1.0 - 0.5 * z + z * z * ((2.443315711809948e-5 * z - 1.388731625493765e-3) * z + 4.166664568298827e-2)
+                  : r + r * z * ((-1.9515295891e-4 * z + 8.3321608736e-3) * z - 1.6666654611e-1);
+    if ((q & 2u) != 0u) v = -v;
+    return odd && x < 0.0 ? -v : v;
+}
+float ox_sin(float x) { return ox_sin_shift(x, 0u, true); }
+float ox_cos(float x) { return ox_sin_shift(x, 1u, false); }
