@@ -252,6 +252,8 @@ void ox_vulkan_ep_get_stats(const ox_ep *ep, ox_vk_stats *out) {
     out->copies_to_host = atomic_load(&v->to_host);
     out->copies_from_host = atomic_load(&v->from_host);
     out->live_buffers = atomic_load(&v->live);
+    out->kept_buffers = atomic_load(&v->kept_buffers);
+    out->buffer_allocations = atomic_load(&v->allocations);
     out->pipeline_cache_loaded = v->pipeline_cache_loaded;
     out->split_dispatches = atomic_load(&v->split);
     out->dispatch_slices = atomic_load(&v->slices);

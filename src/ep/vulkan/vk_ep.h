@@ -111,6 +111,8 @@ typedef struct ox_vk_stats {
     long copies_to_host;   /* provider copies, not counting kernel-internal reads */
     long copies_from_host;
     long live_buffers;     /* tensor buffers allocated and not yet freed */
+    long kept_buffers;     /* of those, idle ones kept for the next run's tensors */
+    long buffer_allocations; /* tensor buffers allocated from the device so far */
     int pipeline_cache_loaded; /* the pipeline_cache file matched and was read */
     long split_dispatches; /* dispatches over the dispatch budget, recorded in slices */
     long dispatch_slices;  /* the slices those were recorded as */

@@ -80,6 +80,8 @@ int ox_vk_fault_setup(vk_ep *v, const ox_ep_options *opts, ox_error *err) {
     atomic_init(&v->dead, 0);
     atomic_init(&v->gone, 0);
     atomic_init(&v->live_bytes, 0);
+    atomic_init(&v->kept_buffers, 0);
+    atomic_init(&v->allocations, 0);
     atomic_init(&v->recoveries, 0);
     const char *opt = ox_ep_option(opts, "inject");
     if (parse_injects(v, getenv("ONYX_VK_INJECT"), "ONYX_VK_INJECT", err) != 0 ||

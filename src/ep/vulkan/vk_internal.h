@@ -183,6 +183,8 @@ typedef struct vk_ep {
     int n_injects;
     uint64_t memory_budget; /* option memory_budget: tensor bytes at most; 0: none */
     atomic_ullong live_bytes;
+    atomic_long kept_buffers; /* idle streams' kept buffers (in live and live_bytes) */
+    atomic_long allocations;  /* tensor buffers allocated so far */
     atomic_long recoveries;
     char device_key[96]; /* ox_vk_device_key, made on first use */
 
@@ -329,6 +331,12 @@ typedef struct vk_stream {
     vk_buf staging; /* recorded uploads, made on first use */
     size_t staging_used;
     vk_buf_list spare;    /* freed by this run; reusable in it */
+    /* freed by the stream's previous run, which the device has finished:
+     * the next run takes its buffers before allocating (device memory
+     * allocation costs tens of microseconds on a discrete GPU's driver,
+     * per tensor per run without this); what that run leaves unused is
+     * freed when it ends, so a stream keeps at most one run's buffers */
+    vk_buf_list kept;
     vk_buf_list deferred; /* freed, but read by a pending check: kept until the wait */
     struct vk_stream *next;
     const ir_node *node;  /* whose dispatch was recorded last (for fault reports) */

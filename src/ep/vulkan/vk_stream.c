@@ -30,6 +30,26 @@ static void list_release(vk_ep *v, vk_buf_list *l) {
     l->n = 0;
 }
 
+/* The smallest buffer of l that holds bytes without wasting more than
+ * half of it, taken out of l; NULL when none does. */
+static vk_buf *list_take_fit(vk_buf_list *l, size_t bytes) {
+    int best = -1;
+    for (int i = 0; i < l->n; i++) {
+        VkDeviceSize sz = l->items[i]->size;
+        if (sz >= bytes && sz / 2 <= bytes + 16 && (best < 0 || sz < l->items[best]->size)) best = i;
+    }
+    if (best < 0) return NULL;
+    vk_buf *b = l->items[best];
+    l->items[best] = l->items[--l->n];
+    return b;
+}
+
+/* Frees what the previous run left and the current one did not take. */
+static void release_kept(vk_ep *v, vk_stream *s) {
+    atomic_fetch_sub(&v->kept_buffers, s->kept.n);
+    list_release(v, &s->kept);
+}
+
 vk_buf *ox_vk_buf_new(vk_ep *v, size_t bytes, ox_error *err) {
     if (ox_vk_check_usable(v, err) != 0) return NULL;
     /* the memory budget: what the caller lets onyx take of the device */
@@ -62,6 +82,7 @@ vk_buf *ox_vk_buf_new(vk_ep *v, size_t bytes, ox_error *err) {
     }
     b->accounted = bytes;
     atomic_fetch_add(&v->live, 1);
+    atomic_fetch_add(&v->allocations, 1);
     return b;
 }
 
@@ -79,8 +100,10 @@ static void stream_destroy(vk_ep *v, vk_stream *s) {
     if (!s) return;
     list_release(v, &s->spare);
     list_release(v, &s->deferred);
+    release_kept(v, s);
     free(s->spare.items);
     free(s->deferred.items);
+    free(s->kept.items);
     ox_vk_buf_drop(v, &s->flags);
     ox_vk_buf_drop(v, &s->staging);
     if (s->desc_pool) v->f.vkDestroyDescriptorPool(v->device, s->desc_pool, NULL);
@@ -159,7 +182,13 @@ int ox_vk_stream_put(vk_ep *v, vk_stream *s, ox_error *err) {
         stream_destroy(v, s);
         return rc;
     }
-    list_release(v, &s->spare);
+    /* this run's freed buffers become the next run's: the device is done
+     * with them (the flush waited) */
+    release_kept(v, s);
+    vk_buf_list t = s->kept;
+    s->kept = s->spare;
+    s->spare = t;
+    atomic_fetch_add(&v->kept_buffers, s->kept.n);
     pthread_mutex_lock(&v->lock);
     s->next = v->idle_streams;
     v->idle_streams = s;
@@ -420,18 +449,16 @@ int ox_vk_record(vk_ep *v, vk_stream *s, const vk_dispatch *d, const char *what,
 /* ---- memory ---- */
 
 vk_buf *ox_vk_stream_alloc(vk_ep *v, vk_stream *s, size_t bytes, ox_error *err) {
-    /* the smallest spare that fits without wasting more than half of it */
-    int best = -1;
-    for (int i = 0; i < s->spare.n; i++) {
-        VkDeviceSize sz = s->spare.items[i]->size;
-        if (sz >= bytes && sz / 2 <= bytes + 16 && (best < 0 || sz < s->spare.items[best]->size))
-            best = i;
-    }
-    if (best >= 0) {
-        vk_buf *b = s->spare.items[best];
-        s->spare.items[best] = s->spare.items[--s->spare.n];
+    vk_buf *b = list_take_fit(&s->spare, bytes);
+    if (b) return b;
+    if ((b = list_take_fit(&s->kept, bytes))) {
+        atomic_fetch_sub(&v->kept_buffers, 1);
         return b;
     }
+    /* kept buffers no tensor fits give way to one the memory budget
+     * would otherwise refuse */
+    if (v->memory_budget && s->kept.n && atomic_load(&v->live_bytes) + bytes > v->memory_budget)
+        release_kept(v, s);
     return ox_vk_buf_new(v, bytes, err);
 }
 
