@@ -41,8 +41,9 @@
  * largest square tile within it: 16 x 16 for 256, 8 x 8 for 64); under 32
  * invocations it claims no node. dispatchBudget / option
  * "dispatch_budget": the most estimated work (groups x invocations per
- * group x the kernel's per-invocation cost) one dispatch carries, default 2^27 units (see vk_limits.c); larger
- * ones are recorded as several over slices of their grid, and a run
+ * group x the kernel's per-invocation cost) one dispatch carries, default
+ * 2^31 units on a discrete GPU and 2^27 on other devices (see
+ * vk_limits.c); larger ones are recorded as several over slices of their grid, and a run
  * submits and waits whenever its recorded work passes four budgets. A
  * budget set by the driver denylist is a ceiling the option cannot raise.
  * fenceTimeoutMs / option "fence_timeout_ms": how long one submission may
