@@ -30,6 +30,16 @@ typedef struct sm_ctx {
     ox_softmax_row_fn row; /* the contiguous float32 row of this ISA */
 } sm_ctx;
 
+/* The sum of a row's sixteen partial sums, in one fixed tree, so that
+ * every variant of the row (scalar, and softmax_row.inc's vectors) adds
+ * in the same order. */
+static inline double sm_sum16(const double s[16]) {
+    double t[8];
+    for (int k = 0; k < 8; k++) t[k] = s[k] + s[k + 8];
+    for (int k = 0; k < 4; k++) t[k] += t[k + 4];
+    return (t[0] + t[2]) + (t[1] + t[3]);
+}
+
 /* One contiguous float32 row (the softmax axis is the last one). */
 static void sm_row_f32(const float *x, float *y, int64_t n, int mode) {
     float mx = x[0];
@@ -45,17 +55,14 @@ static void sm_row_f32(const float *x, float *y, int64_t n, int mode) {
     }
     for (int64_t j = 1; j < n; j++) mx = x[j] > mx ? x[j] : mx;
     for (int64_t j = 0; j < n; j++) y[j] = fast_expf(x[j] - mx);
-    /* four partial sums in double: accurate, and no single add chain */
-    double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    /* sixteen partial sums in double: accurate, and no single add chain
+     * (element j of the whole blocks of sixteen into sum j % 16) */
+    double s[16] = {0};
     int64_t j = 0;
-    for (; j + 4 <= n; j += 4) {
-        s0 += y[j];
-        s1 += y[j + 1];
-        s2 += y[j + 2];
-        s3 += y[j + 3];
-    }
-    for (; j < n; j++) s0 += y[j];
-    double sum = (s0 + s1) + (s2 + s3);
+    for (; j + 16 <= n; j += 16)
+        for (int k = 0; k < 16; k++) s[k] += y[j + k];
+    for (; j < n; j++) s[0] += y[j];
+    double sum = sm_sum16(s);
     if (mode == SM_SOFTMAX) {
         const float inv = (float)(1.0 / sum);
         for (int64_t k = 0; k < n; k++) y[k] *= inv;

@@ -10,10 +10,12 @@
 
 __attribute__((target("avx2,fma"), always_inline)) static inline __m256 ox_exp8_fma(__m256 x) {
     const __m256 nan = _mm256_cmp_ps(x, x, _CMP_UNORD_Q);
-    /* x < -104 -> -104, > 89 -> 89 (as the scalar selects), NaN -> 0 */
-    __m256 xc = _mm256_blendv_ps(x, _mm256_set1_ps(-104.0f), _mm256_cmp_ps(x, _mm256_set1_ps(-104.0f), _CMP_LT_OQ));
-    xc = _mm256_blendv_ps(xc, _mm256_set1_ps(89.0f), _mm256_cmp_ps(xc, _mm256_set1_ps(89.0f), _CMP_GT_OQ));
-    xc = _mm256_andnot_ps(nan, xc);
+    /* x < -104 -> -104, > 89 -> 89, as the scalar selects: max and min
+     * give those values for every number (and take one cycle each, where
+     * compare and blend take more on the exp's long dependency chain); a
+     * NaN lane becomes -104, whose result the last blend replaces */
+    __m256 xc = _mm256_max_ps(x, _mm256_set1_ps(-104.0f));
+    xc = _mm256_min_ps(xc, _mm256_set1_ps(89.0f));
     const __m256 magic = _mm256_set1_ps(12582912.0f);
     const __m256 n = _mm256_sub_ps(_mm256_fmadd_ps(xc, _mm256_set1_ps(1.44269504088896341f), magic), magic);
     __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), xc);
