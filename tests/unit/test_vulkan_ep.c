@@ -375,20 +375,31 @@ static void chain_case(void) {
  * buffers its run freed for the next run (on a discrete GPU's driver an
  * allocation costs tens of microseconds, per tensor per run otherwise),
  * and the results stay the same. */
-static void reuse_case(void) {
+/* y = Softmax(Tanh(x w)) for x of dims [..., 40] and a 40 x 24 weight,
+ * times x w again when times_h: serialized, the builder in *m_out for
+ * the caller to free (the multi-node cases below). */
+static uint8_t *matmul_softmax_model(const int64_t *dx, int rank, int times_h, mb_model **m_out,
+                                     size_t *len) {
     mb_model *m = mb_new(13);
-    int64_t dx[] = {4, 24, 40}, dw[] = {40, 24};
-    mb_input(m, "x", ONYX_FLOAT32, dx, 3);
+    int64_t dw[] = {40, 24};
+    mb_input(m, "x", ONYX_FLOAT32, dx, rank);
     float w[40 * 24];
     for (int i = 0; i < 40 * 24; i++) w[i] = frand(-1, 1);
     mb_init_float(m, "w", dw, 2, w);
     mb_node(m, "MatMul", "x,w", "h");
     mb_node(m, "Tanh", "h", "t");
-    mb_node(m, "Softmax", "t", "s");
-    mb_node(m, "Mul", "s,h", "y");
+    mb_node(m, "Softmax", "t", times_h ? "s" : "y");
+    if (times_h) mb_node(m, "Mul", "s,h", "y");
     mb_output(m, "y", ONYX_FLOAT32, NULL, -1);
+    *m_out = m;
+    return mb_serialize(m, len);
+}
+
+static void reuse_case(void) {
+    mb_model *m = NULL;
+    int64_t dx[] = {4, 24, 40};
     size_t len = 0;
-    uint8_t *buf = mb_serialize(m, &len);
+    uint8_t *buf = matmul_softmax_model(dx, 3, 1, &m, &len);
     onyx_session *vk = vc_session(buf, len, 1);
     onyx_tensor *x = NULL, *first = NULL;
     CHECK_OK(onyx_tensor_create(ONYX_FLOAT32, dx, 3, &x));
@@ -456,18 +467,10 @@ static void *thread_runs(void *arg) {
 }
 
 static void threads_case(void) {
-    mb_model *m = mb_new(13);
-    int64_t dx[] = {16, 40}, dw[] = {40, 24};
-    mb_input(m, "x", ONYX_FLOAT32, dx, 2);
-    float w[40 * 24];
-    for (int i = 0; i < 40 * 24; i++) w[i] = frand(-1, 1);
-    mb_init_float(m, "w", dw, 2, w);
-    mb_node(m, "MatMul", "x,w", "h");
-    mb_node(m, "Tanh", "h", "t");
-    mb_node(m, "Softmax", "t", "y");
-    mb_output(m, "y", ONYX_FLOAT32, NULL, -1);
+    mb_model *m = NULL;
+    int64_t dx[] = {16, 40};
     size_t len = 0;
-    uint8_t *buf = mb_serialize(m, &len);
+    uint8_t *buf = matmul_softmax_model(dx, 2, 0, &m, &len);
     onyx_session *vk = vc_session(buf, len, 1), *cpu = vc_session(buf, len, 0);
     enum { T = 4 };
     onyx_tensor *x[T] = {NULL}, *want[T] = {NULL};
