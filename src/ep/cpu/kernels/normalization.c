@@ -7,8 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ep/cpu/kernels/cpu_isa.h"
 #include "ep/cpu/kernels/gemm.h"
 #include "ep/cpu/kernels/kernel_util.h"
+#include "ep/cpu/kernels/layernorm_row.h"
 #include "ep/ep.h"
 #include "ops/normalization.h"
 #include "ops/op.h"
@@ -326,6 +328,7 @@ static double *expand_param(const ox_tensor *t, const int64_t *nd, int nr, int64
 }
 
 typedef struct lnorm_job {
+    ox_layernorm_row_fn row_f32; /* this CPU's float32 row */
     const float *xf;
     float *yf;
     const double *xd;
@@ -336,23 +339,18 @@ typedef struct lnorm_job {
     ox_tensor *mean_out, *inv_out;
 } lnorm_job;
 
-#define DEF_LNORM_ROW(T, SUF)                                                                   \
-    static void lnorm_row_##SUF(const T *x, T *y, int64_t D, const double *scale,               \
-                                const double *bias, double eps, double *mean, double *inv) {    \
-        double s = 0, ss = 0;                                                                   \
-        for (int64_t i = 0; i < D; i++) s += x[i];                                              \
-        double m = D ? s / (double)D : 0;                                                       \
-        for (int64_t i = 0; i < D; i++) ss += ((double)x[i] - m) * ((double)x[i] - m);          \
-        double iv = 1.0 / sqrt((D ? ss / (double)D : 0) + eps);                                 \
-        if (bias)                                                                               \
-            for (int64_t i = 0; i < D; i++) y[i] = (T)(((double)x[i] - m) * iv * scale[i] + bias[i]); \
-        else                                                                                    \
-            for (int64_t i = 0; i < D; i++) y[i] = (T)(((double)x[i] - m) * iv * scale[i]);     \
-        *mean = m;                                                                              \
-        *inv = iv;                                                                              \
-    }
-DEF_LNORM_ROW(float, f32)
-DEF_LNORM_ROW(double, f64)
+/* A float64 row; float32 rows are layernorm_row.c's. */
+static void lnorm_row_f64(const double *x, double *y, int64_t D, const double *scale, const double *bias,
+                          double eps, double *mean, double *inv) {
+    double s = 0, ss = 0;
+    for (int64_t i = 0; i < D; i++) s += x[i];
+    double m = D ? s / (double)D : 0;
+    for (int64_t i = 0; i < D; i++) ss += (x[i] - m) * (x[i] - m);
+    double iv = 1.0 / sqrt((D ? ss / (double)D : 0) + eps);
+    for (int64_t i = 0; i < D; i++) y[i] = bias ? (x[i] - m) * iv * scale[i] + bias[i] : (x[i] - m) * iv * scale[i];
+    *mean = m;
+    *inv = iv;
+}
 
 static void lnorm_range(void *arg, int64_t r0, int64_t r1) {
     const lnorm_job *j = arg;
@@ -360,7 +358,7 @@ static void lnorm_range(void *arg, int64_t r0, int64_t r1) {
         int64_t off = r * j->D;
         double m, inv;
         if (j->xf)
-            lnorm_row_f32(j->xf + off, j->yf + off, j->D, j->scale, j->bias, j->eps, &m, &inv);
+            j->row_f32(j->xf + off, j->yf + off, j->D, j->scale, j->bias, j->eps, &m, &inv);
         else
             lnorm_row_f64(j->xd + off, j->yd + off, j->D, j->scale, j->bias, j->eps, &m, &inv);
         if (j->mean_out) ox_set_f64(j->mean_out->data, j->mean_out->dtype, (size_t)r, m);
@@ -402,7 +400,7 @@ static int layernorm_compute(ox_kernel_ctx *ctx) {
     if (!scale || (B && !bias) || (!f64 && view_open(&v, X, Y, ONYX_FLOAT32))) {
         rc = ox_cpu_oom(ctx);
     } else {
-        lnorm_job j = {f64 ? NULL : v.x, f64 ? NULL : v.y, f64 ? X->data : NULL, f64 ? Y->data : NULL, D,
+        lnorm_job j = {ox_layernorm_row_for(ox_cpu_isa_active()), f64 ? NULL : v.x, f64 ? NULL : v.y, f64 ? X->data : NULL, f64 ? Y->data : NULL, D,
                        scale, bias, ir_attr_float(ctx->node, "epsilon", 1e-5f), MO, IO};
         int64_t grain = D >= 8192 ? 1 : 8192 / (D ? D : 1);
         ox_parallel_for(ctx->pool, rows, grain, lnorm_range, &j);
