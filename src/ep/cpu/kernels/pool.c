@@ -6,6 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 #include "core/checked.h"
 #include "ep/cpu/kernels/cpu_isa.h"
 #include "ep/cpu/kernels/gemm.h"
@@ -320,6 +324,48 @@ static int64_t *build_tables(const pool_geom *g, rows_job *j, const char **why) 
     return buf;
 }
 
+/* Output row t (every axis but the last): its plane, position o[d] and
+ * window taps [a[d], b[d]) inside the input on each leading axis d, with
+ * kk starting at a; returns the number of those taps, and in *pcount the
+ * number inside the padded extent. */
+static int64_t row_window(const rows_job *j, int64_t t, int64_t *plane, int64_t *o, int64_t *a,
+                          int64_t *b, int64_t *kk, int64_t *pcount) {
+    const pool_geom *g = j->g;
+    const int L = g->r - 1;
+    int64_t orow = t % j->rows_per_plane, ocount = 1;
+    *plane = t / j->rows_per_plane;
+    *pcount = 1;
+    for (int d = L - 1; d >= 0; d--) {
+        o[d] = orow % g->out[d];
+        orow /= g->out[d];
+    }
+    for (int d = 0; d < L; d++) {
+        a[d] = j->k0[d][o[d]];
+        b[d] = j->k1[d][o[d]];
+        ocount *= b[d] - a[d];
+        *pcount *= j->pc[d][o[d]];
+        kk[d] = a[d];
+    }
+    return ocount;
+}
+
+/* The input offset of the window row at taps kk, and the next taps in
+ * row-major order (0 after the last). */
+static int64_t tap_row(const rows_job *j, const int64_t *o, const int64_t *kk) {
+    const pool_geom *g = j->g;
+    int64_t base = 0;
+    for (int d = 0; d < g->r - 1; d++) base += (j->st[d][o[d]] + kk[d] * g->d[d]) * g->in_str[d];
+    return base;
+}
+
+static int next_tap_row(const rows_job *j, const int64_t *a, const int64_t *b, int64_t *kk) {
+    for (int d = j->g->r - 2; d >= 0; d--) {
+        if (++kk[d] < b[d]) return 1;
+        kk[d] = a[d];
+    }
+    return 0;
+}
+
 #define DEF_ROWS(T, SUF, LOWEST, VMAX, VADD)                                                    \
     static void rows_range_##SUF(void *arg, int64_t t0, int64_t t1) {                           \
         const rows_job *j = arg;                                                                \
@@ -328,26 +374,13 @@ static int64_t *build_tables(const pool_geom *g, rows_job *j, const char **why) 
         const int64_t outL = g->out[L], sL = g->s[L];                                           \
         for (int64_t t = t0; t < t1; t++) {                                                     \
             if (ox_stop_requested(j->stop)) return;                                             \
-            int64_t plane = t / j->rows_per_plane, orow = t % j->rows_per_plane;                \
-            int64_t o[OX_MAX_RANK], a[OX_MAX_RANK], b[OX_MAX_RANK], kk[OX_MAX_RANK];            \
-            for (int d = L - 1; d >= 0; d--) {                                                  \
-                o[d] = orow % g->out[d];                                                        \
-                orow /= g->out[d];                                                              \
-            }                                                                                   \
-            int64_t ocount = 1, pcount = 1;                                                     \
-            for (int d = 0; d < L; d++) {                                                       \
-                a[d] = j->k0[d][o[d]];                                                          \
-                b[d] = j->k1[d][o[d]];                                                          \
-                ocount *= b[d] - a[d];                                                          \
-                pcount *= j->pc[d][o[d]];                                                       \
-                kk[d] = a[d];                                                                   \
-            }                                                                                   \
+            int64_t plane, pcount, o[OX_MAX_RANK], a[OX_MAX_RANK], b[OX_MAX_RANK], kk[OX_MAX_RANK]; \
+            int64_t ocount = row_window(j, t, &plane, o, a, b, kk, &pcount);                    \
             T *y = (T *)j->y + t * outL;                                                        \
             const T *xp = (const T *)j->x + plane * g->in_sz;                                   \
             for (int64_t i = 0; i < outL; i++) y[i] = j->kind == POOL_MAX ? LOWEST : (T)0;     \
             while (ocount > 0) {                                                                \
-                int64_t base = 0;                                                               \
-                for (int d = 0; d < L; d++) base += (j->st[d][o[d]] + kk[d] * g->d[d]) * g->in_str[d]; \
+                const int64_t base = tap_row(j, o, kk);                                         \
                 const T *xr = xp + base;                                                        \
                 for (int64_t kw = j->kf; kw < j->kl; kw++) {                                    \
                     int64_t off = kw * g->d[L] - g->pb[L];                                      \
@@ -374,12 +407,7 @@ static int64_t *build_tables(const pool_geom *g, rows_job *j, const char **why) 
                         }                                                                       \
                     }                                                                           \
                 }                                                                               \
-                int d = L - 1;                                                                  \
-                for (; d >= 0; d--) {                                                           \
-                    if (++kk[d] < b[d]) break;                                                  \
-                    kk[d] = a[d];                                                               \
-                }                                                                               \
-                if (d < 0) break;                                                               \
+                if (!next_tap_row(j, a, b, kk)) break;                                          \
             }                                                                                   \
             /* Max: only windows of padding alone need their 0 */                              \
             if (j->kind == POOL_MAX && ocount > 0 && !j->empty_cols) continue;                 \
@@ -420,6 +448,130 @@ DEF_ROWS(double, f64, -INFINITY, vmax_f64, vadd_f64)
 DEF_ROWS(int8_t, i8, INT8_MIN, vmax_i8, vadd_i8)
 DEF_ROWS(uint8_t, u8, 0, vmax_u8, vadd_u8)
 
+/* float32 MaxPool with unit dilation and stride 1 or 2 on the last axis
+ * (the 2x2 and 3x3 pools of image models): per output row, the maximum
+ * over the window's rows of each input column goes into a row padded with
+ * -inf, then each output takes the maximum of its kL padded columns, four
+ * outputs at a time. The maximum is taken as the general path takes it (a
+ * value replaces the current one only when greater: NaN never wins); of
+ * equal values (+0 and -0) the first in column order wins instead of the
+ * first in row-major order. */
+#define MAX_FAST_ROW 4096 /* floats of the padded row, on the stack */
+
+static int64_t max_fast_row_len(const pool_geom *g) {
+    const int L = g->r - 1;
+    /* outputs rounded up to four, each reading kL columns from s * ow */
+    return (g->out[L] + 4) * g->s[L] + g->k[L] + 4;
+}
+
+static int max_fast_fits(const pool_geom *g, int kind, ox_dtype dt) {
+    const int L = g->r - 1;
+    return dt == ONYX_FLOAT32 && kind == POOL_MAX && g->d[L] == 1 && (g->s[L] == 1 || g->s[L] == 2) &&
+           g->k[L] <= 16 && g->pb[L] <= 16 && g->out[L] <= MAX_FAST_ROW &&
+           max_fast_row_len(g) <= MAX_FAST_ROW;
+}
+
+/* Taps c of four outputs from ow: row[s * (ow + i) + c], i = 0..3. */
+static inline ox_v4f taps4(const float *row, int64_t s, int64_t ow, int64_t c) {
+    ox_v4f a, b;
+    OX_V4F_LOAD(a, row + s * ow + c);
+    if (s == 1) return a;
+    OX_V4F_LOAD(b, row + s * ow + c + 4);
+    return __builtin_shufflevector(a, b, 0, 2, 4, 6);
+}
+
+#define MAX_FAST_TAPS 8
+
+/* v where v > cur, else cur (NaN never replaces; of equal values cur
+ * stays): one MAXPS on x86, whose definition this is. */
+static inline ox_v4f greater_or_keep(ox_v4f cur, ox_v4f v) {
+#if defined(__x86_64__) && defined(__SSE__)
+    return (ox_v4f)_mm_max_ps((__m128)v, (__m128)cur);
+#else
+    ox_v4i gt = v > cur;
+    return (ox_v4f)(((ox_v4i)v & gt) | ((ox_v4i)cur & ~gt));
+#endif
+}
+
+/* m[i] = the maximum of rows[0..n)[i] (and of m[i] itself unless first),
+ * in row order, a value replacing the current one only when greater: the
+ * current one starts at -inf, so a NaN never enters. */
+static void max_rows(float *restrict m, const float *const *rows, int n, int64_t cols, int first) {
+    int64_t i = 0;
+    for (; i + 4 <= cols; i += 4) {
+        ox_v4f cur = OX_V4F_SPLAT(-INFINITY);
+        if (!first) OX_V4F_LOAD(cur, m + i);
+        for (int r = 0; r < n; r++) {
+            ox_v4f v;
+            OX_V4F_LOAD(v, rows[r] + i);
+            cur = greater_or_keep(cur, v);
+        }
+        OX_V4F_STORE(m + i, cur);
+    }
+    for (; i < cols; i++) {
+        float cur = first ? -INFINITY : m[i];
+        for (int r = 0; r < n; r++) cur = rows[r][i] > cur ? rows[r][i] : cur;
+        m[i] = cur;
+    }
+}
+
+static void rows_max_f32_fast(void *arg, int64_t t0, int64_t t1) {
+    const rows_job *j = arg;
+    const pool_geom *g = j->g;
+    const int L = g->r - 1;
+    const int64_t outL = g->out[L], sL = g->s[L], kL = g->k[L], pb = g->pb[L];
+    const int64_t len = max_fast_row_len(g);
+    /* the input columns some output reads: padded position pb + c < len */
+    const int64_t cols = g->in[L] < len - pb ? g->in[L] : len - pb;
+    float row[MAX_FAST_ROW];
+    for (int64_t t = t0; t < t1; t++) {
+        if (ox_stop_requested(j->stop)) return;
+        int64_t plane, pcount, o[OX_MAX_RANK], a[OX_MAX_RANK], b[OX_MAX_RANK], kk[OX_MAX_RANK];
+        const int64_t ocount = row_window(j, t, &plane, o, a, b, kk, &pcount);
+        float *y = (float *)j->y + t * outL;
+        if (ocount == 0) {
+            memset(y, 0, sizeof(float) * (size_t)outL);
+            continue;
+        }
+        const float *xp = (const float *)j->x + plane * g->in_sz;
+        for (int64_t i = 0; i < pb; i++) row[i] = -INFINITY;
+        for (int64_t i = pb + cols; i < len; i++) row[i] = -INFINITY;
+        /* the window's rows, up to MAX_FAST_TAPS at a time, in one pass */
+        const float *rows[MAX_FAST_TAPS];
+        int n = 0, first = 1, more;
+        do {
+            rows[n++] = xp + tap_row(j, o, kk);
+            more = next_tap_row(j, a, b, kk);
+            if (n == MAX_FAST_TAPS || !more) {
+                max_rows(row + pb, rows, n, cols, first);
+                n = 0;
+                first = 0;
+            }
+        } while (more);
+        int64_t ow = 0;
+        const ox_v4f lowest = OX_V4F_SPLAT(-INFINITY);
+        for (; ow + 4 <= outL; ow += 4) {
+            ox_v4f cur = lowest;
+            for (int64_t c = 0; c < kL; c++) {
+                cur = greater_or_keep(cur, taps4(row, sL, ow, c));
+            }
+            OX_V4F_STORE(y + ow, cur);
+        }
+        for (; ow < outL; ow++) {
+            float cur = -INFINITY;
+            for (int64_t c = 0; c < kL; c++) {
+                float v = row[sL * ow + c];
+                cur = v > cur ? v : cur;
+            }
+            y[ow] = cur;
+        }
+        /* a window of padding alone gives 0, as in the general path */
+        if (j->empty_cols)
+            for (ow = 0; ow < outL; ow++)
+                if (j->k1[L][ow] == j->k0[L][ow]) y[ow] = 0.0f;
+    }
+}
+
 static int run_rows(ox_kernel_ctx *ctx, pool_job *pj, ox_dtype dt) {
     const pool_geom *g = pj->g;
     rows_job j = {.g = g, .kind = pj->kind, .x = pj->x, .y = pj->y, .include_pad = pj->include_pad, .p = pj->p,
@@ -436,7 +588,8 @@ static int run_rows(ox_kernel_ctx *ctx, pool_job *pj, ox_dtype dt) {
     int64_t rows = g->planes * j.rows_per_plane, work = j.kl - j.kf;
     for (int i = 0; i < g->r; i++)
         if (!ox_mul_i64(work, i == g->r - 1 ? g->out[i] : g->k[i], &work)) work = INT64_MAX;
-    ox_range_fn fn = dt == ONYX_FLOAT32  ? rows_range_f32
+    ox_range_fn fn = max_fast_fits(g, pj->kind, dt) ? rows_max_f32_fast
+                     : dt == ONYX_FLOAT32  ? rows_range_f32
                      : dt == ONYX_FLOAT64 ? rows_range_f64
                      : dt == ONYX_INT8    ? rows_range_i8
                                           : rows_range_u8;
