@@ -182,6 +182,83 @@ static void test_gridsample_1d(void) {
     onyx_tensor_free(o);
 }
 
+/* ---- GridSample 2-D bilinear on float32 ----
+ * Float32 bilinear sampling with zeros padding has a path of its own. (1)
+ * Where every tap lies inside the plane, padding does not matter, so it
+ * must give the general path's bits, which border padding takes. (2) Over
+ * grids with values outside, on the edges, NaN and +-inf, it must match the
+ * float64 sampling of the same values within 1e-5 (coordinates rounded to
+ * float move a sample by ~1e-6 here; 0 where a coordinate is
+ * not finite). Both alignments, odd plane sizes. */
+static void gridsample_run(const char *pad, int align, const int64_t *xd, const void *x, const int64_t *gd,
+                           const void *grid, int f64, void *y, size_t ybytes) {
+    mb_model *m = mb_new(16);
+    int t = f64 ? ONYX_FLOAT64 : ONYX_FLOAT32;
+    mb_input(m, "x", t, xd, 4);
+    mb_input(m, "g", t, gd, 4);
+    mb_output(m, "y", t, NULL, -1);
+    mb_node(m, "GridSample", "x,g", "y");
+    mb_attr_string(m, "mode", "bilinear");
+    mb_attr_string(m, "padding_mode", pad);
+    mb_attr_int(m, "align_corners", align);
+    size_t len;
+    uint8_t *buf = mb_serialize(m, &len);
+    mb_free(m);
+    size_t es = f64 ? 8 : 4;
+    onyx_session *s = NULL;
+    onyx_tensor *in[2] = {NULL, NULL}, *out = NULL;
+    CHECK_OK(onyx_session_create_from_buffer(env, buf, len, NULL, &s));
+    CHECK_OK(onyx_tensor_wrap(t, xd, 4, (void *)x, es * (size_t)(xd[0] * xd[1] * xd[2] * xd[3]), &in[0]));
+    CHECK_OK(onyx_tensor_wrap(t, gd, 4, (void *)grid, es * (size_t)(gd[0] * gd[1] * gd[2] * 2), &in[1]));
+    int64_t yd[4] = {xd[0], xd[1], gd[1], gd[2]};
+    CHECK_OK(onyx_tensor_wrap(t, yd, 4, y, ybytes, &out));
+    const char *names[2] = {"x", "g"}, *on = "y";
+    if (s) CHECK_OK(onyx_session_run(s, names, (const onyx_tensor *const *)in, 2, &on, &out, 1));
+    onyx_tensor_free(in[0]);
+    onyx_tensor_free(in[1]);
+    onyx_tensor_free(out);
+    onyx_session_free(s);
+    free(buf);
+}
+
+static void test_gridsample_bilinear_2d(void) {
+    static const int64_t sizes[][2] = {{6, 7}, {9, 6}, {1, 5}, {5, 1}};
+    uint32_t rng = 99;
+    for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++)
+        for (int align = 0; align < 2; align++)
+            for (int inside = 0; inside < 2; inside++) {
+                int64_t H = sizes[z][0], W = sizes[z][1];
+                if (inside && (H < 6 || W < 6)) continue;
+                enum { C = 3, P = 61 };
+                int64_t xd[4] = {2, C, H, W}, gd[4] = {2, P, 1, 2};
+                int64_t nx = 2 * C * H * W;
+                float *x = malloc(sizeof(float) * (size_t)nx), g[2 * P * 2], y[2][2 * C * P];
+                double *xd64 = malloc(sizeof(double) * (size_t)nx), g64[2 * P * 2], y64[2 * C * P];
+                for (int64_t i = 0; i < nx; i++) {
+                    rng = rng * 1664525u + 1013904223u;
+                    x[i] = (float)(rng >> 8) / 16777216.0f * 4.0f - 2.0f;
+                    xd64[i] = x[i];
+                }
+                static const float special[] = {NAN, INFINITY, -INFINITY, -1.0f, 1.0f, 3.5f, -7.0f, 0.0f};
+                for (int i = 0; i < 2 * P * 2; i++) {
+                    rng = rng * 1664525u + 1013904223u;
+                    float u = (float)(rng >> 8) / 16777216.0f * 2.0f - 1.0f;
+                    g[i] = inside ? 0.8f * u : (i % 7 == 3 ? special[(i / 7) % 8] : 1.3f * u);
+                    g64[i] = g[i];
+                }
+                gridsample_run("zeros", align, xd, x, gd, g, 0, y[0], sizeof y[0]);
+                if (inside) {
+                    gridsample_run("border", align, xd, x, gd, g, 0, y[1], sizeof y[1]);
+                    CHECK(memcmp(y[0], y[1], sizeof y[0]) == 0);
+                } else {
+                    gridsample_run("zeros", align, xd, xd64, gd, g64, 1, y64, sizeof y64);
+                    for (int i = 0; i < 2 * C * P; i++) CHECK_NEAR(y[0][i], y64[i], 1e-5 + 1e-5 * fabs(y64[i]));
+                }
+                free(x);
+                free(xd64);
+            }
+}
+
 /* ---- Col2Im in 1-D ---- */
 
 static void test_col2im_1d(void) {
@@ -246,6 +323,7 @@ int main(void) {
     test_maxroipool();
     test_resize_policy();
     test_gridsample_1d();
+    test_gridsample_bilinear_2d();
     test_col2im_1d();
     test_dft_irfft();
     onyx_env_free(env);

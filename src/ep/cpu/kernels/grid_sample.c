@@ -178,11 +178,54 @@ typedef struct gs_job {
     int failed;
 } gs_job;
 
+/* A block's taps, point i's K taps at [i * K, i * K + K): packed, so a
+ * block of bilinear points stays in L1 while every channel reads it. */
 typedef struct gs_taps {
-    int64_t off[GS_BLOCK][GS_MAXTAP];
-    double w[GS_BLOCK][GS_MAXTAP];
-    float wf[GS_BLOCK][GS_MAXTAP];
+    int64_t off[GS_BLOCK * GS_MAXTAP];
+    double w[GS_BLOCK * GS_MAXTAP];
+    float wf[GS_BLOCK * GS_MAXTAP];
 } gs_taps;
+
+/* One axis of a float32 bilinear point with zeros padding: the steps of
+ * gs_unnormalize and gs_axis in float (each exactly the double step
+ * rounded to float, as the general path computes them). 0 when the
+ * coordinate is not finite. */
+static inline int gs_axis_bilinear_f32(int align, float c, int64_t size, int64_t *idx, float *w) {
+    float v = align ? (c + 1.0f) / 2.0f * (float)(size - 1) : ((c + 1.0f) * (float)size - 1.0f) / 2.0f;
+    if (!isfinite(v)) return 0;
+    float f = floorf(v), e = v - f;
+    if (!(f > -2.0f && (double)f < (double)size + 1.0)) {
+        idx[0] = idx[1] = -1;
+        w[0] = w[1] = 0.0f;
+        return 1;
+    }
+    w[0] = 1.0f - e;
+    w[1] = e;
+    idx[0] = f >= 0.0f && (double)f <= (double)(size - 1) ? (int64_t)f : -1;
+    idx[1] = f + 1.0f >= 0.0f && (double)f + 1.0 <= (double)(size - 1) ? (int64_t)f + 1 : -1;
+    return 1;
+}
+
+/* gs_point_taps for float32, two spatial axes, bilinear, zeros padding:
+ * the same four taps and weights, without the general path's doubles
+ * and loops over axes. */
+static void gs_point_taps_bilinear2d_f32(const gs_params *g, const float *gv, int64_t *off, float *wf) {
+    int64_t iy[2], ix[2];
+    float wy[2], wx[2];
+    if (!gs_axis_bilinear_f32(g->align, gv[1], g->size[0], iy, wy) ||
+        !gs_axis_bilinear_f32(g->align, gv[0], g->size[1], ix, wx)) {
+        for (int t = 0; t < 4; t++) {
+            off[t] = 0;
+            wf[t] = 0.0f;
+        }
+        return;
+    }
+    for (int t = 0; t < 4; t++) {
+        int ky = t >> 1, kx = t & 1, valid = iy[ky] >= 0 && ix[kx] >= 0;
+        off[t] = valid ? iy[ky] * g->stride[0] + ix[kx] : 0;
+        wf[t] = valid ? wy[ky] * wx[kx] : 0.0f;
+    }
+}
 
 static void gs_range(void *arg, int64_t begin, int64_t end) {
     gs_job *j = arg;
@@ -197,13 +240,20 @@ static void gs_range(void *arg, int64_t begin, int64_t end) {
     for (int64_t b = begin; b < end; b++) {
         int64_t n = b / j->nblocks, p0 = (b % j->nblocks) * GS_BLOCK;
         int64_t cnt = j->npix - p0 < GS_BLOCK ? j->npix - p0 : GS_BLOCK;
+        /* extents up to 2^24 are exact floats, as the fast path needs */
+        const int fast = j->xf && g->r == 2 && g->mode == GS_LINEAR && g->pad == GS_ZEROS &&
+                         g->size[0] <= (1 << 24) && g->size[1] <= (1 << 24);
         for (int64_t i = 0; i < cnt; i++) {
             int64_t gi = (n * j->npix + p0 + i) * g->r;
+            if (fast) {
+                gs_point_taps_bilinear2d_f32(g, j->gf + gi, tp->off + i * K, tp->wf + i * K);
+                continue;
+            }
             double gv[OX_MAX_RANK];
             for (int d = 0; d < g->r; d++) gv[d] = j->gf ? (double)j->gf[gi + d] : j->gd[gi + d];
-            gs_point_taps(g, gv, tp->off[i], tp->w[i]);
+            gs_point_taps(g, gv, tp->off + i * K, tp->w + i * K);
             if (j->xf)
-                for (int t = 0; t < K; t++) tp->wf[i][t] = (float)tp->w[i][t];
+                for (int t = 0; t < K; t++) tp->wf[i * K + t] = (float)tp->w[i * K + t];
         }
         for (int64_t c = 0; c < j->C; c++) {
             int64_t xo = (n * j->C + c) * j->plane, yo = (n * j->C + c) * j->npix + p0;
@@ -212,15 +262,15 @@ static void gs_range(void *arg, int64_t begin, int64_t end) {
                 float *yp = j->yf + yo;
                 if (K == 4) {
                     for (int64_t i = 0; i < cnt; i++) {
-                        const int64_t *o = tp->off[i];
-                        const float *w = tp->wf[i];
+                        const int64_t *o = tp->off + i * 4;
+                        const float *w = tp->wf + i * 4;
                         yp[i] =
                             w[0] * xp[o[0]] + w[1] * xp[o[1]] + w[2] * xp[o[2]] + w[3] * xp[o[3]];
                     }
                 } else {
                     for (int64_t i = 0; i < cnt; i++) {
                         float s = 0.0f;
-                        for (int t = 0; t < K; t++) s += tp->wf[i][t] * xp[tp->off[i][t]];
+                        for (int t = 0; t < K; t++) s += tp->wf[i * K + t] * xp[tp->off[i * K + t]];
                         yp[i] = s;
                     }
                 }
@@ -229,7 +279,7 @@ static void gs_range(void *arg, int64_t begin, int64_t end) {
                 double *yp = j->yd + yo;
                 for (int64_t i = 0; i < cnt; i++) {
                     double s = 0.0;
-                    for (int t = 0; t < K; t++) s += tp->w[i][t] * xp[tp->off[i][t]];
+                    for (int t = 0; t < K; t++) s += tp->w[i * K + t] * xp[tp->off[i * K + t]];
                     yp[i] = s;
                 }
             }
