@@ -57,6 +57,22 @@ static int pad_fill(ox_kernel_ctx *ctx, const ox_tensor *x, ox_tensor *y, const 
     int64_t *map = malloc((size_t)last * sizeof *map);
     if (!map) return ox_kernel_fail(ctx, ONYX_OUT_OF_MEMORY, "%s: out of memory", ctx->node->op_type);
     for (int64_t o = 0; o < last; o++) map[o] = pad_map(o - pl, dl, mode);
+    /* every row copies the same middle [lo, hi) of its source row in one
+     * block (the input's last axis where the output keeps it), so only
+     * the padded ends go element by element */
+    int64_t lo = 0, hi = 0;
+    while (lo < last && (map[lo] < 0 || map[lo] != lo - pl)) lo++;
+    for (hi = lo; hi < last && map[hi] >= 0 && map[hi] == hi - pl;) hi++;
+    /* a row of the constant, for rows that are all padding */
+    char *crow = NULL;
+    if (!is_str(y)) {
+        crow = malloc((size_t)last * es);
+        if (!crow) {
+            free(map);
+            return ox_kernel_fail(ctx, ONYX_OUT_OF_MEMORY, "%s: out of memory", ctx->node->op_type);
+        }
+        for (int64_t o = 0; o < last; o++) memcpy(crow + (size_t)o * es, cval, es);
+    }
     int64_t rows = total / last;
     int64_t idx[OX_MAX_RANK] = {0};
     int rc = 0;
@@ -82,18 +98,16 @@ static int pad_fill(ox_kernel_ctx *ctx, const ox_tensor *x, ox_tensor *y, const 
             }
         } else {
             char *d = out + (size_t)o0 * es;
-            for (int64_t o = 0; o < last;) {
-                if (!fill && map[o] >= 0 && o - pl == map[o]) {
-                    /* the unpadded middle of the row is one block copy */
-                    int64_t e = o;
-                    while (e < last && map[e] == e - pl) e++;
-                    memcpy(d + (size_t)o * es, in + (size_t)(src + map[o]) * es, (size_t)(e - o) * es);
-                    o = e;
-                    continue;
+            if (fill) {
+                memcpy(d, crow, (size_t)last * es);
+            } else {
+                if (hi > lo) memcpy(d + (size_t)lo * es, in + (size_t)(src + lo - pl) * es, (size_t)(hi - lo) * es);
+                for (int64_t o = 0; o < last; o++) {
+                    if (o == lo) o = hi; /* the block above */
+                    if (o == last) break;
+                    memcpy(d + (size_t)o * es, map[o] < 0 ? (const char *)cval : in + (size_t)(src + map[o]) * es,
+                           es);
                 }
-                memcpy(d + (size_t)o * es, (fill || map[o] < 0) ? (const char *)cval : in + (size_t)(src + map[o]) * es,
-                       es);
-                o++;
             }
         }
         for (int a = r - 2; a >= 0; a--) {
@@ -102,6 +116,7 @@ static int pad_fill(ox_kernel_ctx *ctx, const ox_tensor *x, ox_tensor *y, const 
         }
     }
     free(map);
+    free(crow);
     return rc;
 }
 
