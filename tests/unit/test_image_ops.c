@@ -187,9 +187,12 @@ static void test_gridsample_1d(void) {
  * Where every tap lies inside the plane, padding does not matter, so it
  * must give the general path's bits, which border padding takes. (2) Over
  * grids with values outside, on the edges, NaN and +-inf, it must match the
- * float64 sampling of the same values within 1e-5 (coordinates rounded to
- * float move a sample by ~1e-6 here; 0 where a coordinate is
- * not finite). Both alignments, odd plane sizes. */
+ * float64 sampling of the same values within 1e-5 (0 where a coordinate
+ * is not finite): the float coordinate ((c + 1) * size - 1) / 2 takes three
+ * roundings of at most 1e-6 each at these sizes (|(c + 1) * size| < 24),
+ * so it is off by up to 1.5e-6 after the halving, and neighbouring values
+ * differ by up to 4: 6e-6, plus the weights' rounding. Both alignments,
+ * odd plane sizes. */
 static void gridsample_run(const char *pad, int align, const int64_t *xd, const void *x, const int64_t *gd,
                            const void *grid, int f64, void *y, size_t ybytes) {
     mb_model *m = mb_new(16);

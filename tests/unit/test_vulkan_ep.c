@@ -432,6 +432,67 @@ static void reuse_case(void) {
     mb_free(m);
 }
 
+/* Kept buffers give way to the memory_budget option. A run at batch 64
+ * keeps its buffers; a run at batch 4 fits none of them (a kept buffer is
+ * taken only when it wastes at most half) and needs about 2 KiB more. With
+ * a budget of what the first run held plus 512 bytes, the second run
+ * stays on the device only if the kept buffers are freed first. */
+static onyx_tensor *batch_input(int64_t batch) {
+    int64_t dx[] = {batch, 40};
+    onyx_tensor *x = NULL;
+    CHECK_OK(onyx_tensor_create(ONYX_FLOAT32, dx, 2, &x));
+    float *p = x ? onyx_tensor_data(x) : NULL;
+    for (int64_t i = 0; p && i < batch * 40; i++) p[i] = frand(-2, 2);
+    return x;
+}
+
+static uint64_t run_batch(onyx_session *s, onyx_tensor *x) {
+    const char *in = "x", *out = "y";
+    const onyx_tensor *ins[] = {x};
+    onyx_tensor *y = NULL;
+    CHECK_OK(onyx_session_run(s, &in, ins, 1, &out, &y, 1));
+    onyx_tensor_free(y);
+    ox_vk_stats st;
+    ox_vulkan_ep_get_stats(s->eps[0], &st);
+    return st.live_bytes;
+}
+
+static void budget_case(void) {
+    mb_model *m = NULL;
+    int64_t dx[] = {-1, 40};
+    size_t len = 0;
+    uint8_t *buf = matmul_softmax_model(dx, 2, 1, &m, &len);
+    onyx_tensor *big = batch_input(64), *small = batch_input(4);
+    onyx_session *free_run = vc_session(buf, len, 1);
+    uint64_t held = free_run && big ? run_batch(free_run, big) : 0;
+    onyx_session_free(free_run);
+    CHECK(held > 0);
+    onyx_session_options *o = NULL;
+    onyx_session *s = NULL;
+    char budget[32];
+    snprintf(budget, sizeof budget, "%llu", (unsigned long long)held + 512);
+    const char *both[] = {"vulkan", "cpu"};
+    CHECK_OK(onyx_session_options_create(&o));
+    CHECK_OK(onyx_session_options_set_providers(o, both, 2));
+    CHECK_OK(onyx_session_options_set_provider_option(o, "vulkan", "place", "all"));
+    CHECK_OK(onyx_session_options_set_provider_option(o, "vulkan", "memory_budget", budget));
+    CHECK_OK(onyx_session_create_from_buffer(env, buf, len, o, &s));
+    onyx_session_options_free(o);
+    if (s && big && small) {
+        CHECK(run_batch(s, big) == held);
+        run_batch(s, small);
+        onyx_provider_stats ps;
+        memset(&ps, 0, sizeof ps);
+        CHECK_OK(onyx_session_provider_stats(s, "vulkan", &ps));
+        CHECK(ps.device_faults == 0 && ps.runs_rescued == 0);
+    }
+    onyx_session_free(s);
+    onyx_tensor_free(big);
+    onyx_tensor_free(small);
+    free(buf);
+    mb_free(m);
+}
+
 /* One session run from several threads at once (sessions allow it): the
  * provider's queue, command buffer and staging buffer are shared, under
  * its lock. Every run must match the CPU's result. */
@@ -946,6 +1007,7 @@ int main(int argc, char **argv) {
     vulkan_index_cases();
     chain_case();
     reuse_case();
+    budget_case();
     stream_limit_cases();
     limit_cases(ox_vulkan_ep_caps(keep_driver_loaded));
     threads_case();

@@ -254,6 +254,7 @@ void ox_vulkan_ep_get_stats(const ox_ep *ep, ox_vk_stats *out) {
     out->live_buffers = atomic_load(&v->live);
     out->kept_buffers = atomic_load(&v->kept_buffers);
     out->buffer_allocations = atomic_load(&v->allocations);
+    out->live_bytes = atomic_load(&v->live_bytes);
     out->pipeline_cache_loaded = v->pipeline_cache_loaded;
     out->split_dispatches = atomic_load(&v->split);
     out->dispatch_slices = atomic_load(&v->slices);

@@ -8,6 +8,7 @@
 #include "ep/cpu/kernels/cpu_isa.h"
 #include "ep/cpu/kernels/elementwise.h"
 #include "ep/cpu/kernels/exp_fma_avx2.h"
+#include "ep/cpu/kernels/kernel_util.h"
 
 /* softmax_row.inc's exp helper takes and returns vectors wider than the
  * ISA's registers in the 16-lane AVX2 variant; it is always inlined, so
@@ -29,16 +30,6 @@ typedef struct sm_ctx {
     int mode;
     ox_softmax_row_fn row; /* the contiguous float32 row of this ISA */
 } sm_ctx;
-
-/* The sum of a row's sixteen partial sums, in one fixed tree, so that
- * every variant of the row (scalar, and softmax_row.inc's vectors) adds
- * in the same order. */
-static inline double sm_sum16(const double s[16]) {
-    double t[8];
-    for (int k = 0; k < 8; k++) t[k] = s[k] + s[k + 8];
-    for (int k = 0; k < 4; k++) t[k] += t[k + 4];
-    return (t[0] + t[2]) + (t[1] + t[3]);
-}
 
 /* One contiguous float32 row (the softmax axis is the last one). */
 static void sm_row_f32(const float *x, float *y, int64_t n, int mode) {
@@ -62,7 +53,7 @@ static void sm_row_f32(const float *x, float *y, int64_t n, int mode) {
     for (; j + 16 <= n; j += 16)
         for (int k = 0; k < 16; k++) s[k] += y[j + k];
     for (; j < n; j++) s[0] += y[j];
-    double sum = sm_sum16(s);
+    double sum = ox_sum16_tree(s);
     if (mode == SM_SOFTMAX) {
         const float inv = (float)(1.0 / sum);
         for (int64_t k = 0; k < n; k++) y[k] *= inv;

@@ -19,6 +19,18 @@ static inline ox_tensor *ox_cpu_output(const ox_kernel_ctx *ctx, int i) {
     return i < ctx->n_outputs ? ctx->outputs[i] : NULL;
 }
 
+/* The sum of sixteen partial sums in one fixed tree. Row kernels that
+ * sum in double by sixteen partial sums (element i of the whole blocks of
+ * sixteen into sum i % 16: Softmax rows, LayerNormalization rows) end
+ * with it in every variant, so their scalar and vector forms add in the
+ * same order and give the same bits. */
+static inline double ox_sum16_tree(const double s[16]) {
+    double t[8];
+    for (int k = 0; k < 8; k++) t[k] = s[k] + s[k + 8];
+    for (int k = 0; k < 4; k++) t[k] += t[k + 4];
+    return (t[0] + t[2]) + (t[1] + t[3]);
+}
+
 /* Fails with ONYX_OUT_OF_MEMORY, naming the op. */
 int ox_cpu_oom(ox_kernel_ctx *ctx);
 

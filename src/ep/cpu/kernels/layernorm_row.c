@@ -7,18 +7,11 @@
 #include <math.h>
 
 #include "ep/cpu/kernels/cpu_isa.h"
+#include "ep/cpu/kernels/kernel_util.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 #endif
-
-/* The sixteen partial sums of a row, added in one fixed tree. */
-static double sum16(const double s[16]) {
-    double t[8];
-    for (int k = 0; k < 8; k++) t[k] = s[k] + s[k + 8];
-    for (int k = 0; k < 4; k++) t[k] += t[k + 4];
-    return (t[0] + t[2]) + (t[1] + t[3]);
-}
 
 static double mean_of(double sum, int64_t D) { return D ? sum / (double)D : 0; }
 
@@ -35,7 +28,7 @@ static void row_scalar(const float *x, float *y, int64_t D, const double *scale,
     for (; i + 16 <= D; i += 16)
         for (int k = 0; k < 16; k++) s[k] += (double)x[i + k];
     for (; i < D; i++) s[0] += (double)x[i];
-    const double m = mean_of(sum16(s), D);
+    const double m = mean_of(ox_sum16_tree(s), D);
     double q[16] = {0};
     for (i = 0; i + 16 <= D; i += 16)
         for (int k = 0; k < 16; k++) {
@@ -46,7 +39,7 @@ static void row_scalar(const float *x, float *y, int64_t D, const double *scale,
         double d = (double)x[i] - m;
         q[0] += d * d;
     }
-    double iv = inv_std(sum16(q), D, eps);
+    double iv = inv_std(ox_sum16_tree(q), D, eps);
     if (bias)
         for (i = 0; i < D; i++) y[i] = (float)(((double)x[i] - m) * iv * scale[i] + bias[i]);
     else
@@ -72,7 +65,7 @@ __attribute__((target("avx2"))) static void row_avx2(const float *x, float *y, i
     double s[16];
     for (int a = 0; a < 4; a++) _mm256_storeu_pd(s + 4 * a, acc[a]);
     for (; i < D; i++) s[0] += (double)x[i];
-    const double m = mean_of(sum16(s), D);
+    const double m = mean_of(ox_sum16_tree(s), D);
     const __m256d mv = _mm256_set1_pd(m);
     for (int a = 0; a < 4; a++) acc[a] = _mm256_setzero_pd();
     for (i = 0; i + 16 <= D; i += 16)
@@ -86,7 +79,7 @@ __attribute__((target("avx2"))) static void row_avx2(const float *x, float *y, i
         double d = (double)x[i] - m;
         q[0] += d * d;
     }
-    double iv = inv_std(sum16(q), D, eps);
+    double iv = inv_std(ox_sum16_tree(q), D, eps);
     const __m256d ivv = _mm256_set1_pd(iv);
     for (i = 0; i + 4 <= D; i += 4) {
         __m256d v = _mm256_mul_pd(_mm256_mul_pd(_mm256_sub_pd(load4d(x + i), mv), ivv),

@@ -466,9 +466,11 @@ static int64_t max_fast_row_len(const pool_geom *g) {
 
 static int max_fast_fits(const pool_geom *g, int kind, ox_dtype dt) {
     const int L = g->r - 1;
+    /* the kernel and the outputs bounded first, so the row's length cannot
+     * overflow; then the row and its leading -inf run (pb) fit the stack */
     return dt == ONYX_FLOAT32 && kind == POOL_MAX && g->d[L] == 1 && (g->s[L] == 1 || g->s[L] == 2) &&
-           g->k[L] <= 16 && g->pb[L] <= 16 && g->out[L] <= MAX_FAST_ROW &&
-           max_fast_row_len(g) <= MAX_FAST_ROW;
+           g->k[L] <= 16 && g->out[L] <= MAX_FAST_ROW && max_fast_row_len(g) <= MAX_FAST_ROW &&
+           g->pb[L] >= 0 && g->pb[L] <= max_fast_row_len(g);
 }
 
 /* Taps c of four outputs from ow: row[s * (ow + i) + c], i = 0..3. */

@@ -63,16 +63,8 @@ static int pad_fill(ox_kernel_ctx *ctx, const ox_tensor *x, ox_tensor *y, const 
     int64_t lo = 0, hi = 0;
     while (lo < last && (map[lo] < 0 || map[lo] != lo - pl)) lo++;
     for (hi = lo; hi < last && map[hi] >= 0 && map[hi] == hi - pl;) hi++;
-    /* a row of the constant, for rows that are all padding */
-    char *crow = NULL;
-    if (!is_str(y)) {
-        crow = malloc((size_t)last * es);
-        if (!crow) {
-            free(map);
-            return ox_kernel_fail(ctx, ONYX_OUT_OF_MEMORY, "%s: out of memory", ctx->node->op_type);
-        }
-        for (int64_t o = 0; o < last; o++) memcpy(crow + (size_t)o * es, cval, es);
-    }
+    /* the first output row that is all padding, which later ones copy */
+    const char *const_row = NULL;
     int64_t rows = total / last;
     int64_t idx[OX_MAX_RANK] = {0};
     int rc = 0;
@@ -98,8 +90,11 @@ static int pad_fill(ox_kernel_ctx *ctx, const ox_tensor *x, ox_tensor *y, const 
             }
         } else {
             char *d = out + (size_t)o0 * es;
-            if (fill) {
-                memcpy(d, crow, (size_t)last * es);
+            if (fill && const_row) {
+                memcpy(d, const_row, (size_t)last * es);
+            } else if (fill) {
+                for (int64_t o = 0; o < last; o++) memcpy(d + (size_t)o * es, cval, es);
+                const_row = d;
             } else {
                 if (hi > lo) memcpy(d + (size_t)lo * es, in + (size_t)(src + lo - pl) * es, (size_t)(hi - lo) * es);
                 for (int64_t o = 0; o < last; o++) {
@@ -116,7 +111,6 @@ static int pad_fill(ox_kernel_ctx *ctx, const ox_tensor *x, ox_tensor *y, const 
         }
     }
     free(map);
-    free(crow);
     return rc;
 }
 
