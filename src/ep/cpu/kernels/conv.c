@@ -778,7 +778,7 @@ static int conv_init(const ox_kernel_init *in, void **state, ox_error *err) {
     }
     if (pack_or_reuse(in, w->data, G, M / G, K, 0, st) == 0)
         st->path = pointwise(node, w) ? CONV_GEMM_1X1
-                   : isa == OX_ISA_AVX2 && w->rank == 4 && M / G <= DIRECT_MAX_M
+                   : isa >= OX_ISA_AVX2 && w->rank == 4 && M / G <= DIRECT_MAX_M
                        ? CONV_GEMM_DIRECT
                        : CONV_GEMM_IM2COL;
     return 0;

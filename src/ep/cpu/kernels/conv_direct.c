@@ -195,7 +195,7 @@ int ox_conv_direct_f32(ox_threadpool *pool, const ox_stop *stop, const ox_conv_d
     return 0;
 #else
     const ox_conv_packed *w = a->w;
-    if (a->isa != OX_ISA_AVX2 || a->KH < 1 || a->KW < 1 || w->K != w->K / (a->KH * a->KW) * a->KH * a->KW)
+    if (a->isa < OX_ISA_AVX2 || a->KH < 1 || a->KW < 1 || w->K != w->K / (a->KH * a->KW) * a->KH * a->KW)
         return 0;
     if (a->N <= 0 || a->OH <= 0 || a->OW <= 0 || w->Mg <= 0 || w->K <= 0 || a->ph < 0 || a->pw < 0)
         return 0;

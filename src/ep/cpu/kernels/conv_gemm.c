@@ -260,24 +260,75 @@ __attribute__((target("avx2,fma"))) static void tile_avx2(int rows, int cols, in
     else tile_avx2_rows(rows, 0, cols, kc, a, b, c, ldc, add, e);
 }
 
+/* Row i of an AVX-512 tile (r0: columns 0-15, r1: 16-31) into cr, masks
+ * m0 and m1 selecting the first `cols` columns; added to what C holds
+ * when add (a later K slab), then the epilogue e when given (as
+ * ox_tile_store_row_avx2). */
 __attribute__((target("avx512f"), always_inline)) static inline void
-tile_avx512_r(const int rows, int cols, int64_t kc, const float *restrict a, const float *restrict b,
-              float *c, int64_t ldc, int add) {
+tile_store_row_avx512(int i, __m512 r0, __m512 r1, float *cr, __mmask16 m0, __mmask16 m1, int add,
+                      const ox_tile_epilogue *e) {
+    if (add) {
+        r0 = _mm512_add_ps(_mm512_maskz_loadu_ps(m0, cr), r0);
+        r1 = _mm512_add_ps(_mm512_maskz_loadu_ps(m1, cr + 16), r1);
+    }
+    if (e) {
+        const __m512 bv = _mm512_set1_ps(e->bias ? e->bias[i] : 0.0f);
+        r0 = _mm512_add_ps(r0, bv);
+        r1 = _mm512_add_ps(r1, bv);
+        if (e->z) {
+            const float *zr = e->z + i * e->ldz;
+            r0 = _mm512_add_ps(r0, _mm512_maskz_loadu_ps(m0, zr));
+            r1 = _mm512_add_ps(r1, _mm512_maskz_loadu_ps(m1, zr + 16));
+        }
+        /* max(lo, v) and min(hi, v) return v when it is NaN */
+        if (e->hardswish) {
+            const __m512 sixth = _mm512_set1_ps(1.0f / 6.0f), half = _mm512_set1_ps(0.5f);
+            const __m512 zero = _mm512_setzero_ps(), one = _mm512_set1_ps(1.0f);
+            __m512 h0 = _mm512_add_ps(_mm512_mul_ps(r0, sixth), half);
+            __m512 h1 = _mm512_add_ps(_mm512_mul_ps(r1, sixth), half);
+            r0 = _mm512_mul_ps(r0, _mm512_min_ps(one, _mm512_max_ps(zero, h0)));
+            r1 = _mm512_mul_ps(r1, _mm512_min_ps(one, _mm512_max_ps(zero, h1)));
+        } else {
+            const __m512 lo = _mm512_set1_ps(e->lo), hi = _mm512_set1_ps(e->hi);
+            r0 = _mm512_min_ps(hi, _mm512_max_ps(lo, r0));
+            r1 = _mm512_min_ps(hi, _mm512_max_ps(lo, r1));
+        }
+    }
+    _mm512_mask_storeu_ps(cr, m0, r0);
+    if (m1) _mm512_mask_storeu_ps(cr + 16, m1, r1);
+}
+
+__attribute__((target("avx512f"), always_inline)) static inline void
+tile_avx512_r(const int rows, const int half, int cols, int64_t kc, const float *restrict a,
+              const float *restrict b, float *c, int64_t ldc, int add, const ox_tile_epilogue *e) {
     __m512 lo[MR], hi[MR];
 #pragma GCC unroll 6
     for (int i = 0; i < MR; i++)
         if (i < rows) lo[i] = hi[i] = _mm512_setzero_ps();
-    for (int64_t k = 0; k < kc; k++) {
-        __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
+    if (half) {
+        /* at most 16 columns (a plane's ragged end: 7x7 = one panel and
+         * 17 columns): the left half of the tile only */
+        for (int64_t k = 0; k < kc; k++) {
+            const __m512 b0 = _mm512_loadu_ps(b);
 #pragma GCC unroll 6
-        for (int i = 0; i < MR; i++)
-            if (i < rows) {
-                __m512 av = _mm512_set1_ps(a[i]);
-                lo[i] = _mm512_fmadd_ps(av, b0, lo[i]);
-                hi[i] = _mm512_fmadd_ps(av, b1, hi[i]);
-            }
-        a += MR;
-        b += 32;
+            for (int i = 0; i < MR; i++)
+                if (i < rows) lo[i] = _mm512_fmadd_ps(_mm512_set1_ps(a[i]), b0, lo[i]);
+            a += MR;
+            b += 32;
+        }
+    } else {
+        for (int64_t k = 0; k < kc; k++) {
+            const __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
+#pragma GCC unroll 6
+            for (int i = 0; i < MR; i++)
+                if (i < rows) {
+                    __m512 av = _mm512_set1_ps(a[i]);
+                    lo[i] = _mm512_fmadd_ps(av, b0, lo[i]);
+                    hi[i] = _mm512_fmadd_ps(av, b1, hi[i]);
+                }
+            a += MR;
+            b += 32;
+        }
     }
     __mmask16 m0 = cols >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << cols) - 1);
     __mmask16 m1 = cols >= 32 ? (__mmask16)0xFFFF
@@ -285,33 +336,30 @@ tile_avx512_r(const int rows, int cols, int64_t kc, const float *restrict a, con
                                : (__mmask16)0;
 #pragma GCC unroll 6
     for (int i = 0; i < MR; i++)
-        if (i < rows) {
-            float *cr = c + i * ldc;
-            __m512 r0 = lo[i], r1 = hi[i];
-            if (add) {
-                r0 = _mm512_add_ps(_mm512_maskz_loadu_ps(m0, cr), r0);
-                r1 = _mm512_add_ps(_mm512_maskz_loadu_ps(m1, cr + 16), r1);
-            }
-            _mm512_mask_storeu_ps(cr, m0, r0);
-            _mm512_mask_storeu_ps(cr + 16, m1, r1);
-        }
+        if (i < rows) tile_store_row_avx512(i, lo[i], half ? lo[i] : hi[i], c + i * ldc, m0, m1, add, e);
 }
 
-/* Takes no epilogue (the driver applies it after the tile for this
- * variant). */
+/* tile_avx512_r with the row count made a constant for each case */
+__attribute__((target("avx512f"), always_inline)) static inline void
+tile_avx512_rows(int rows, const int half, int cols, int64_t kc, const float *a, const float *b,
+                 float *c, int64_t ldc, int add, const ox_tile_epilogue *e) {
+    switch (rows) {
+    case 1: tile_avx512_r(1, half, cols, kc, a, b, c, ldc, add, e); break;
+    case 2: tile_avx512_r(2, half, cols, kc, a, b, c, ldc, add, e); break;
+    case 3: tile_avx512_r(3, half, cols, kc, a, b, c, ldc, add, e); break;
+    case 4: tile_avx512_r(4, half, cols, kc, a, b, c, ldc, add, e); break;
+    case 5: tile_avx512_r(5, half, cols, kc, a, b, c, ldc, add, e); break;
+    default: tile_avx512_r(MR, half, cols, kc, a, b, c, ldc, add, e); break;
+    }
+}
+
+/* At most 16 columns take the half tile. */
 __attribute__((target("avx512f"))) static void tile_avx512(int rows, int cols, int64_t kc,
                                                            const float *a, const float *b, float *c,
                                                            int64_t ldc, int add,
                                                            const ox_tile_epilogue *e) {
-    (void)e;
-    switch (rows) {
-    case 1: tile_avx512_r(1, cols, kc, a, b, c, ldc, add); break;
-    case 2: tile_avx512_r(2, cols, kc, a, b, c, ldc, add); break;
-    case 3: tile_avx512_r(3, cols, kc, a, b, c, ldc, add); break;
-    case 4: tile_avx512_r(4, cols, kc, a, b, c, ldc, add); break;
-    case 5: tile_avx512_r(5, cols, kc, a, b, c, ldc, add); break;
-    default: tile_avx512_r(MR, cols, kc, a, b, c, ldc, add); break;
-    }
+    if (cols <= 16) tile_avx512_rows(rows, 1, cols, kc, a, b, c, ldc, add, e);
+    else tile_avx512_rows(rows, 0, cols, kc, a, b, c, ldc, add, e);
 }
 #endif
 
@@ -427,7 +475,7 @@ int ox_conv_gemm_run(ox_threadpool *pool, const ox_stop *stop, const ox_conv_gem
         j.tile = tile_avx2;
     }
 #endif
-    j.in_tile = j.nr == 16 && ox_tile_activation(&a->act, &j.lo, &j.hi, &j.hardswish);
+    j.in_tile = ox_tile_activation(&a->act, &j.lo, &j.hi, &j.hardswish);
     atomic_init(&j.failed, 0);
     int threads = ox_threadpool_size(pool);
     int64_t outer = a->N * G, panels = w->Mp / MR;
