@@ -244,6 +244,11 @@ int main(void) {
          {-0.5f, 0.75f}, 2},
         {"two threads, few positions", 2, 2, 64, 70, 1, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {0}, 1, 0, 0, 2,
          "Relu", {0}, 0},
+        /* 1x1 on 7x7 (49 columns: a whole panel, then 17 at once or as
+         * 16 and 1 by the tile widths a variant has), two K slabs (the
+         * second adds to the first), a residual and HardSwish in the tile */
+        {"1x1 on 7x7, two slabs, residual, hardswish", 2, 2, 300, 13, 1, {7, 7}, {1, 1}, {1, 1},
+         {1, 1}, {0}, 1, 1, 0, 1, "HardSwish", {0}, 0},
         {"weights as input", 2, 1, 7, 9, 1, {8, 6}, {2, 3}, {1, 2}, {1, 1}, {1, 0, 0, 1}, 1, 0, 1, 1,
          "GeluTanh", {0}, 0},
         /* Winograd F(2x2, 3x3): 3x3 stride 1 from 48 channels in and out

@@ -283,7 +283,7 @@ __attribute__((target("avx2,fma"))) static void tile_avx2(int rows, int cols, in
  * m0 and m1 selecting the first `cols` columns; added to what C holds
  * when add (a later K slab), then the epilogue e when given (as
  * ox_tile_store_row_avx2). */
-__attribute__((target("avx512f"), always_inline)) static inline void
+__attribute__((target("avx512f,fma"), always_inline)) static inline void
 tile_store_row_avx512(int i, __m512 r0, __m512 r1, float *cr, __mmask16 m0, __mmask16 m1, int add,
                       const ox_tile_epilogue *e) {
     if (add) {
@@ -317,17 +317,34 @@ tile_store_row_avx512(int i, __m512 r0, __m512 r1, float *cr, __mmask16 m0, __mm
     if (m1) _mm512_mask_storeu_ps(cr + 16, m1, r1);
 }
 
-__attribute__((target("avx512f"), always_inline)) static inline void
-tile_avx512_r(const int rows, const int half, int cols, int64_t kc, const float *restrict a,
+/* width: the columns computed, 32 (two vectors), 16 (a ragged end of at
+ * most 16 columns) or 8 (at most 8, in half-width vectors: on cores
+ * that split a 512-bit operation in two, half the work of 16) */
+__attribute__((target("avx512f,fma"), always_inline)) static inline void
+tile_avx512_r(const int rows, const int width, int cols, int64_t kc, const float *restrict a,
               const float *restrict b, float *c, int64_t ldc, int add, const ox_tile_epilogue *e) {
     __m512 lo[MR], hi[MR];
+    __m256 q[MR];
 #pragma GCC unroll 6
     for (int i = 0; i < MR; i++)
-        if (i < rows) lo[i] = hi[i] = _mm512_setzero_ps();
-    tile_prefetch_rows(rows, half ? 16 : 32, c, ldc, add, e);
-    if (half) {
-        /* at most 16 columns (a plane's ragged end: 7x7 = one panel and
-         * 17 columns): the left half of the tile only */
+        if (i < rows) {
+            lo[i] = hi[i] = _mm512_setzero_ps();
+            q[i] = _mm256_setzero_ps();
+        }
+    tile_prefetch_rows(rows, width, c, ldc, add, e);
+    if (width == 8) {
+        for (int64_t k = 0; k < kc; k++) {
+            const __m256 b0 = _mm256_loadu_ps(b);
+#pragma GCC unroll 6
+            for (int i = 0; i < MR; i++)
+                if (i < rows) q[i] = _mm256_fmadd_ps(_mm256_broadcast_ss(a + i), b0, q[i]);
+            a += MR;
+            b += 32;
+        }
+#pragma GCC unroll 6
+        for (int i = 0; i < MR; i++)
+            if (i < rows) lo[i] = _mm512_zextps256_ps512(q[i]);
+    } else if (width == 16) {
         for (int64_t k = 0; k < kc; k++) {
             const __m512 b0 = _mm512_loadu_ps(b);
 #pragma GCC unroll 6
@@ -356,30 +373,46 @@ tile_avx512_r(const int rows, const int half, int cols, int64_t kc, const float 
                                : (__mmask16)0;
 #pragma GCC unroll 6
     for (int i = 0; i < MR; i++)
-        if (i < rows) tile_store_row_avx512(i, lo[i], half ? lo[i] : hi[i], c + i * ldc, m0, m1, add, e);
+        if (i < rows)
+            tile_store_row_avx512(i, lo[i], width == 32 ? hi[i] : lo[i], c + i * ldc, m0, m1, add, e);
 }
 
 /* tile_avx512_r with the row count made a constant for each case */
-__attribute__((target("avx512f"), always_inline)) static inline void
-tile_avx512_rows(int rows, const int half, int cols, int64_t kc, const float *a, const float *b,
+__attribute__((target("avx512f,fma"), always_inline)) static inline void
+tile_avx512_rows(int rows, const int width, int cols, int64_t kc, const float *a, const float *b,
                  float *c, int64_t ldc, int add, const ox_tile_epilogue *e) {
     switch (rows) {
-    case 1: tile_avx512_r(1, half, cols, kc, a, b, c, ldc, add, e); break;
-    case 2: tile_avx512_r(2, half, cols, kc, a, b, c, ldc, add, e); break;
-    case 3: tile_avx512_r(3, half, cols, kc, a, b, c, ldc, add, e); break;
-    case 4: tile_avx512_r(4, half, cols, kc, a, b, c, ldc, add, e); break;
-    case 5: tile_avx512_r(5, half, cols, kc, a, b, c, ldc, add, e); break;
-    default: tile_avx512_r(MR, half, cols, kc, a, b, c, ldc, add, e); break;
+    case 1: tile_avx512_r(1, width, cols, kc, a, b, c, ldc, add, e); break;
+    case 2: tile_avx512_r(2, width, cols, kc, a, b, c, ldc, add, e); break;
+    case 3: tile_avx512_r(3, width, cols, kc, a, b, c, ldc, add, e); break;
+    case 4: tile_avx512_r(4, width, cols, kc, a, b, c, ldc, add, e); break;
+    case 5: tile_avx512_r(5, width, cols, kc, a, b, c, ldc, add, e); break;
+    default: tile_avx512_r(MR, width, cols, kc, a, b, c, ldc, add, e); break;
     }
 }
 
-/* At most 16 columns take the half tile. */
-__attribute__((target("avx512f"))) static void tile_avx512(int rows, int cols, int64_t kc,
-                                                           const float *a, const float *b, float *c,
-                                                           int64_t ldc, int add,
-                                                           const ox_tile_epilogue *e) {
-    if (cols <= 16) tile_avx512_rows(rows, 1, cols, kc, a, b, c, ldc, add, e);
-    else tile_avx512_rows(rows, 0, cols, kc, a, b, c, ldc, add, e);
+/* The narrowest width that holds the columns; 17 to 24 columns (7x7's
+ * ragged end: one panel and 17 columns) as 16 and the rest at 8, so a
+ * 7x7 plane costs 56 columns instead of 64. */
+__attribute__((target("avx512f,fma"))) static void tile_avx512(int rows, int cols, int64_t kc,
+                                                               const float *a, const float *b,
+                                                               float *c, int64_t ldc, int add,
+                                                               const ox_tile_epilogue *e) {
+    if (cols <= 8) {
+        tile_avx512_rows(rows, 8, cols, kc, a, b, c, ldc, add, e);
+    } else if (cols <= 16) {
+        tile_avx512_rows(rows, 16, cols, kc, a, b, c, ldc, add, e);
+    } else if (cols <= 24) {
+        tile_avx512_rows(rows, 16, 16, kc, a, b, c, ldc, add, e);
+        ox_tile_epilogue right;
+        if (e) {
+            right = *e;
+            if (right.z) right.z += 16;
+        }
+        tile_avx512_rows(rows, 8, cols - 16, kc, a, b + 16, c + 16, ldc, add, e ? &right : NULL);
+    } else {
+        tile_avx512_rows(rows, 32, cols, kc, a, b, c, ldc, add, e);
+    }
 }
 #endif
 
