@@ -9,6 +9,7 @@
 #include <immintrin.h>
 
 #include "ep/cpu/kernels/conv_fast.h"
+#include "ep/cpu/kernels/store_avx2.h"
 
 /* One k step of a tile of `rows` (at most OX_CONV_MR) rows: row i gains
  * a[i] times the 16 columns (b0, b1). Inlined with rows a constant, the
@@ -56,13 +57,7 @@ ox_tile_store_row_avx2(int i, __m256 r0, __m256 r1, float *cr, int cols, __m256i
             r1 = _mm256_min_ps(hi, _mm256_max_ps(lo, r1));
         }
     }
-    if (cols == 16) {
-        _mm256_storeu_ps(cr, r0);
-        _mm256_storeu_ps(cr + 8, r1);
-    } else {
-        _mm256_maskstore_ps(cr, m0, r0);
-        _mm256_maskstore_ps(cr + 8, m1, r1);
-    }
+    ox_store_cols_avx2(cr, r0, r1, cols);
 }
 #endif
 

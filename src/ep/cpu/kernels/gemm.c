@@ -9,6 +9,8 @@
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
+
+#include "ep/cpu/kernels/store_avx2.h"
 #define OX_GEMM_X86 1
 #endif
 
@@ -327,13 +329,7 @@ tile256(const int rows, int64_t kc, const float *restrict a, const int64_t a_row
                 r0 = _mm256_add_ps(r0, _mm256_mul_ps(vb, _mm256_maskload_ps(cr, m0)));
                 r1 = _mm256_add_ps(r1, _mm256_mul_ps(vb, _mm256_maskload_ps(cr + 8, m1)));
             }
-            if (cols == NR) {
-                _mm256_storeu_ps(cr, r0);
-                _mm256_storeu_ps(cr + 8, r1);
-            } else {
-                _mm256_maskstore_ps(cr, m0, r0);
-                _mm256_maskstore_ps(cr + 8, m1, r1);
-            }
+            ox_store_cols_avx2(cr, r0, r1, cols);
         }
 }
 
