@@ -289,6 +289,11 @@ static f32_arch pick_arch_f32(void) {
  * with beta, later slabs adding on. */
 enum { TILE_SET, TILE_BETA, TILE_ADD };
 
+/* how far ahead of a packed panel's reads its tile asks for B: packed
+ * weights larger than the caches stream from memory (a detector's
+ * 51 MiB fully connected layer on a few boxes) */
+#define B_AHEAD 4096
+
 
 #ifdef OX_GEMM_X86
 /* The 6 x 16 AVX2 tile, writing straight into C; masked
@@ -301,7 +306,13 @@ tile256(const int rows, int64_t kc, const float *restrict a, const int64_t a_row
 #pragma GCC unroll 6
     for (int i = 0; i < MR; i++)
         if (i < rows) lo[i] = hi[i] = _mm256_setzero_ps();
+    /* a packed panel (one cache line of B per k) is read in order, and
+     * the panels of a slab follow each other: the line B_AHEAD bytes on
+     * is asked for (an address only, never dereferenced, so it may lie
+     * past the pack) */
+    const int ahead = ldbp == NR;
     for (int64_t k = 0; k < kc; k++) {
+        if (ahead) __builtin_prefetch((const void *)((uintptr_t)b + B_AHEAD), 0, 3);
         __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
 #pragma GCC unroll 6
         for (int i = 0; i < MR; i++)
