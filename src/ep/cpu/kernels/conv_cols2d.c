@@ -162,8 +162,62 @@ static inline void cols_2d_nr(const ox_cols2d_geom *g, const float *x, int64_t k
     }
 }
 
+/* Small chunks (a 4x4 or 8x8 output, the end of a backbone) spend the
+ * run-based copy above on its set-up: per row of the column matrix a
+ * few runs of a few floats. There the source offset of each (kernel tap,
+ * column) pair, or -1 in the padding, is tabled once per call, and each
+ * row is a gather from its channel's plane: DETR's last backbone
+ * convolution (4x4 output, 96 channels, 3x3) built its columns 3.5 times
+ * faster on an AMD Zen 4 machine (the convolution alone 0.078 -> 0.043
+ * ms). */
+#define TABLE_MAX_COLS 64
+#define TABLE_MAX 1024
+
+static inline int cols_2d_table(const ox_cols2d_geom *g, const float *x, int64_t k0, int64_t kc,
+                                int64_t p0, int64_t p1, const int nr, float *dst) {
+    const int64_t ncols = p1 - p0, k_sz = g->k_sz, KW = g->KW;
+    if (ncols > TABLE_MAX_COLS || k_sz * ncols > TABLE_MAX) return 0;
+    int32_t off[TABLE_MAX];
+    for (int64_t t = 0; t < k_sz; t++) {
+        const int64_t kh = t / KW, kw = t % KW;
+        for (int64_t q = 0; q < ncols; q++) {
+            const int64_t p = p0 + q, oh = p / g->OW, ow = p % g->OW;
+            const int64_t ih = oh * g->sh + kh * g->dh - g->ph, iw = ow * g->sw + kw * g->dw - g->pw;
+            /* inside the plane (IH * IW <= int32 checked by the caller) */
+            off[t * ncols + q] = ih >= 0 && ih < g->IH && iw >= 0 && iw < g->IW ? (int32_t)(ih * g->IW + iw) : -1;
+        }
+    }
+    const int64_t pstride = (int64_t)nr * kc;
+    /* (channel, tap) of row k0, then counted up row by row */
+    int64_t ch = k0 / k_sz, t = k0 % k_sz;
+    for (int64_t row = 0; row < kc; row++) {
+        const float *plane = x + ch * g->plane;
+        const int32_t *o = off + t * ncols;
+        float *d = dst + row * nr;
+        for (int64_t q0 = 0; q0 < ncols; q0 += nr, d += pstride, o += nr) {
+            const int64_t n = ncols - q0 < nr ? ncols - q0 : nr;
+            int64_t q = 0;
+            for (; q < n; q++) d[q] = o[q] >= 0 ? plane[o[q]] : 0.0f;
+            /* zeros to the end of the last panel */
+            for (; q < nr; q++) d[q] = 0.0f;
+        }
+        if (++t == k_sz) {
+            t = 0;
+            ch++;
+        }
+    }
+    return 1;
+}
+
 void ox_conv_cols_2d(const ox_cols2d_geom *g, const float *x, int64_t k0, int64_t kc, int64_t p0,
                      int64_t p1, int nr, float *dst) {
+    if (g->plane <= INT32_MAX) {
+        /* nr a constant in each, as below */
+        int done = nr == 16   ? cols_2d_table(g, x, k0, kc, p0, p1, 16, dst)
+                   : nr == 32 ? cols_2d_table(g, x, k0, kc, p0, p1, 32, dst)
+                              : cols_2d_table(g, x, k0, kc, p0, p1, nr, dst);
+        if (done) return;
+    }
     if (nr == 16)
         cols_2d_nr(g, x, k0, kc, p0, p1, 16, dst);
     else if (nr == 32)
