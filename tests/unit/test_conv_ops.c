@@ -244,6 +244,11 @@ int main(void) {
          {-0.5f, 0.75f}, 2},
         {"two threads, few positions", 2, 2, 64, 70, 1, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {0}, 1, 0, 0, 2,
          "Relu", {0}, 0},
+        /* 3x3 on 7x7 with more output channels than the padded-input
+         * path takes: im2col of a small chunk (the tabled gather), 49
+         * columns over two panels of 32 or four of 16 */
+        {"3x3 on 7x7, im2col of a small chunk", 2, 2, 20, 70, 1, {7, 7}, {3, 3}, {1, 1}, {1, 1},
+         {1, 1, 1, 1}, 1, 1, 0, 1, "Relu", {0}, 0},
         /* 1x1 on 7x7 (49 columns: a whole panel, then 17 at once or as
          * 16 and 1 by the tile widths a variant has), two K slabs (the
          * second adds to the first), a residual and HardSwish in the tile */
