@@ -244,6 +244,13 @@ int main(void) {
          {-0.5f, 0.75f}, 2},
         {"two threads, few positions", 2, 2, 64, 70, 1, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {0}, 1, 0, 0, 2,
          "Relu", {0}, 0},
+        /* Sigmoid and SiLU applied by the AVX2 and AVX-512 tiles as they
+         * store (the portable tile leaves them to the epilogue pass): from
+         * the padded input with a residual, and 1x1 over ragged widths */
+        {"3x3 padded input, residual, silu in the tile", 2, 1, 16, 24, 1, {19, 21}, {3, 3}, {2, 2},
+         {1, 1}, {1, 1, 1, 1}, 1, 1, 0, 1, "SiLU", {0}, 0},
+        {"1x1 ragged widths, residual, sigmoid in the tile", 2, 2, 40, 13, 1, {7, 9}, {1, 1}, {1, 1},
+         {1, 1}, {0}, 1, 1, 0, 2, "Sigmoid", {0}, 0},
         /* 3x3 on 7x7 with more output channels than the padded-input
          * path takes: im2col of a small chunk (the tabled gather), 49
          * columns over two panels of 32 or four of 16 */

@@ -37,22 +37,14 @@ int ox_act_parse(const char *name, const float *params, size_t n, ox_act *out) {
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
-/* Sigmoid = 1 / (1 + e^-x), SiLU = x * Sigmoid(x), as activation_row.h
- * writes them, eight lanes at a time. */
-__attribute__((target("avx2,fma"), always_inline)) static inline __m256 exp_act8(int silu, __m256 v) {
-    const __m256 one = _mm256_set1_ps(1.0f);
-    const __m256 s = _mm256_div_ps(one, _mm256_add_ps(one, ox_exp8_fma(_mm256_sub_ps(_mm256_setzero_ps(), v))));
-    return silu ? _mm256_mul_ps(v, s) : s;
-}
-
 __attribute__((target("avx2,fma"))) void ox_act_exp_row_avx2(const ox_act *act, float *y, int64_t n) {
     const int silu = act->kind == OX_ACT_SILU;
     int64_t i = 0;
-    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, exp_act8(silu, _mm256_loadu_ps(y + i)));
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, ox_exp_act8(silu, _mm256_loadu_ps(y + i)));
     if (i < n) {
         float t[8] = {0};
         memcpy(t, y + i, sizeof(float) * (size_t)(n - i));
-        _mm256_storeu_ps(t, exp_act8(silu, _mm256_loadu_ps(t)));
+        _mm256_storeu_ps(t, ox_exp_act8(silu, _mm256_loadu_ps(t)));
         memcpy(y + i, t, sizeof(float) * (size_t)(n - i));
     }
 }

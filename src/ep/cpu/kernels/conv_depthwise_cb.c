@@ -93,7 +93,10 @@ __attribute__((target("avx2,fma"))) static void dwc_block(const dwc_job *j, int6
     for (int64_t k = 0; k < taps; k++)
         for (int c = 0; c < CB; c++) w8[k * CB + c] = c < nc ? a->w[(c0 + c) * taps + k] : 0.0f;
     float lo = 0.0f, hi = 0.0f;
-    int hswish = 0, in_reg = !a->z && ox_tile_activation(&a->act, &lo, &hi, &hswish);
+    ox_tile_act kind;
+    /* a clamp or HardSwish; other activations run over the planes after */
+    int in_reg = !a->z && ox_tile_activation(&a->act, 0, &lo, &hi, &kind);
+    const int hswish = kind == OX_TILE_HARDSWISH;
     float b8[CB] = {0};
     for (int c = 0; c < nc && a->bias; c++) b8[c] = a->bias[c0 + c];
     const __m256 bv = _mm256_loadu_ps(b8), lov = _mm256_set1_ps(lo), hiv = _mm256_set1_ps(hi);

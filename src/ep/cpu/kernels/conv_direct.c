@@ -71,8 +71,8 @@ typedef struct dc_job {
     int64_t Cg, panels, chunk_panels, mchunks;
     atomic_int failed;
     int in_tile;   /* the tile applies the epilogue as it stores */
-    float lo, hi;  /* the clamp's bounds */
-    int hardswish; /* or HardSwish */
+    float lo, hi;    /* the clamp's bounds */
+    ox_tile_act act; /* or the activation instead of the clamp */
 } dc_job;
 
 /* d[q] = s[2 q] for q < n, where s may be read up to s[2 n - 2]: stride
@@ -198,7 +198,7 @@ static void dc_tasks(void *arg, int64_t t0, int64_t t1) {
                     float *c = yg + pi * MR * P + ow0;
                     const int epi = bias || zg || a->act.kind != OX_ACT_NONE;
                     ox_tile_epilogue e = {bias ? bias + pi * MR : NULL, zg ? zg + pi * MR * P + ow0 : NULL, P,
-                                          j->lo, j->hi, j->hardswish};
+                                          j->lo, j->hi, j->act};
                     dc_tile_avx2(rows, cols, wg, w->Mp, K, pi, base, j->off, c, P,
                                  epi && j->in_tile ? &e : NULL);
                     if (epi && !j->in_tile) ox_conv_epilogue(c, P, rows, cols, e.bias, e.z, P, &a->act, a->isa);
@@ -224,7 +224,7 @@ int ox_conv_direct_f32(ox_threadpool *pool, const ox_stop *stop, const ox_conv_d
         return 0;
     const int64_t Cg = w->K / (a->KH * a->KW);
     dc_job j = {.a = a, .stop = stop, .Cg = Cg};
-    j.in_tile = ox_tile_activation(&a->act, &j.lo, &j.hi, &j.hardswish);
+    j.in_tile = ox_tile_activation(&a->act, 1, &j.lo, &j.hi, &j.act);
     /* the padded columns every output reads, split into phases, plus the
      * slack of a whole column block past the end of each phase row */
     int64_t span_w, eh, ew, per_row, total;

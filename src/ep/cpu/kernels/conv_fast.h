@@ -35,26 +35,37 @@ void ox_conv_epilogue(float *c, int64_t ldc, int64_t rows, int64_t cols, const f
  *   y = min(max(acc + bias[row] + z, lo), hi)
  * or HardSwish (MobileNetV3's, after most of its convolutions):
  *   v = acc + bias[row] + z,  y = v * min(max(v * (1/6) + 1/2, 0), 1)
+ * or, in the AVX2 and AVX-512 tiles, Sigmoid or SiLU (the detectors'
+ * backbones) by the eight-lane FMA exp (ox_exp_act8),
  * in the order ox_conv_epilogue adds and applies them (activation_row.h),
  * NaN passing through as there, so the values are the separate
  * epilogue's (a missing bias adds 0, which may turn a -0 into +0). bias
  * (per row) and z (laid out as the tile, row stride ldz) may be NULL. */
+typedef enum ox_tile_act {
+    OX_TILE_CLAMP,
+    OX_TILE_HARDSWISH,
+    OX_TILE_SIGMOID,
+    OX_TILE_SILU,
+} ox_tile_act;
+
 typedef struct ox_tile_epilogue {
     const float *bias, *z;
     int64_t ldz;
-    float lo, hi;  /* the clamp */
-    int hardswish; /* 1: HardSwish instead of the clamp */
+    float lo, hi;    /* the clamp */
+    ox_tile_act act; /* the clamp, or the activation instead of it */
 } ox_tile_epilogue;
 
-/* 1 when the tile can apply act: a clamp (*lo, *hi set, *hardswish 0)
- * or HardSwish (*hardswish 1). */
-static inline int ox_tile_activation(const ox_act *act, float *lo, float *hi, int *hardswish) {
-    *lo = -INFINITY, *hi = INFINITY, *hardswish = 0;
+/* 1 when the tile can apply act: a clamp (*lo, *hi set), HardSwish, and
+ * with exp (a tile with the FMA exp) Sigmoid and SiLU; *kind says which. */
+static inline int ox_tile_activation(const ox_act *act, int exp, float *lo, float *hi, ox_tile_act *kind) {
+    *lo = -INFINITY, *hi = INFINITY, *kind = OX_TILE_CLAMP;
     switch (act->kind) {
     case OX_ACT_NONE: return 1;
     case OX_ACT_RELU: *lo = 0.0f; return 1;
     case OX_ACT_CLIP: *lo = act->p0, *hi = act->p1; return 1;
-    case OX_ACT_HARDSWISH: *hardswish = 1; return 1;
+    case OX_ACT_HARDSWISH: *kind = OX_TILE_HARDSWISH; return 1;
+    case OX_ACT_SIGMOID: *kind = OX_TILE_SIGMOID; return exp;
+    case OX_ACT_SILU: *kind = OX_TILE_SILU; return exp;
     default: return 0;
     }
 }

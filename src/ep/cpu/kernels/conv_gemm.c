@@ -12,6 +12,7 @@
 #include "core/checked.h"
 #include "ep/cpu/kernels/conv_fast.h"
 #include "ep/cpu/kernels/conv_tile_avx2.h"
+#include "ep/cpu/kernels/exp_fma_avx2.h"
 #include "ep/cpu/kernels/activation_row.h"
 #include "ep/cpu/kernels/elementwise.h"
 
@@ -189,7 +190,7 @@ static void tile_portable(int rows, int cols, int64_t kc, const float *restrict 
             for (int x = 0; x < cols; x++) {
                 float v = cr[x] + bv;
                 if (zr) v += zr[x];
-                if (e->hardswish) {
+                if (e->act == OX_TILE_HARDSWISH) {
                     float h = v * (1.0f / 6.0f) + 0.5f;
                     h = sel_f32(h < 0.0f, 0.0f, h);
                     h = sel_f32(h > 1.0f, 1.0f, h);
@@ -279,11 +280,21 @@ __attribute__((target("avx2,fma"))) static void tile_avx2(int rows, int cols, in
     else tile_avx2_rows(rows, 0, cols, kc, a, b, c, ldc, add, e);
 }
 
+/* Sigmoid or (silu) SiLU on sixteen lanes, eight at a time by
+ * ox_exp_act8 */
+__attribute__((target("avx512f,avx2,fma"), always_inline)) static inline __m512 silu_halves(int silu,
+                                                                                           __m512 v) {
+    const __m256 lo = ox_exp_act8(silu, _mm512_castps512_ps256(v));
+    const __m256 hi = ox_exp_act8(silu, _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
+    const __m512d base = _mm512_castpd256_pd512(_mm256_castps_pd(lo));
+    return _mm512_castpd_ps(_mm512_insertf64x4(base, _mm256_castps_pd(hi), 1));
+}
+
 /* Row i of an AVX-512 tile (r0: columns 0-15, r1: 16-31) into cr, masks
  * m0 and m1 selecting the first `cols` columns; added to what C holds
  * when add (a later K slab), then the epilogue e when given (as
  * ox_tile_store_row_avx2). */
-__attribute__((target("avx512f,fma"), always_inline)) static inline void
+__attribute__((target("avx512f,avx2,fma"), always_inline)) static inline void
 tile_store_row_avx512(int i, __m512 r0, __m512 r1, float *cr, __mmask16 m0, __mmask16 m1, int add,
                       const ox_tile_epilogue *e) {
     if (add) {
@@ -300,7 +311,12 @@ tile_store_row_avx512(int i, __m512 r0, __m512 r1, float *cr, __mmask16 m0, __mm
             r1 = _mm512_add_ps(r1, _mm512_maskz_loadu_ps(m1, zr + 16));
         }
         /* max(lo, v) and min(hi, v) return v when it is NaN */
-        if (e->hardswish) {
+        if (e->act == OX_TILE_SIGMOID || e->act == OX_TILE_SILU) {
+            /* the eight-lane exp on each half, as the rows do */
+            const int silu = e->act == OX_TILE_SILU;
+            r0 = silu_halves(silu, r0);
+            r1 = silu_halves(silu, r1);
+        } else if (e->act == OX_TILE_HARDSWISH) {
             const __m512 sixth = _mm512_set1_ps(1.0f / 6.0f), half = _mm512_set1_ps(0.5f);
             const __m512 zero = _mm512_setzero_ps(), one = _mm512_set1_ps(1.0f);
             __m512 h0 = _mm512_add_ps(_mm512_mul_ps(r0, sixth), half);
@@ -320,7 +336,7 @@ tile_store_row_avx512(int i, __m512 r0, __m512 r1, float *cr, __mmask16 m0, __mm
 /* width: the columns computed, 32 (two vectors), 16 (a ragged end of at
  * most 16 columns) or 8 (at most 8, in half-width vectors: on cores
  * that split a 512-bit operation in two, half the work of 16) */
-__attribute__((target("avx512f,fma"), always_inline)) static inline void
+__attribute__((target("avx512f,avx2,fma"), always_inline)) static inline void
 tile_avx512_r(const int rows, const int width, int cols, int64_t kc, const float *restrict a,
               const float *restrict b, float *c, int64_t ldc, int add, const ox_tile_epilogue *e) {
     __m512 lo[MR], hi[MR];
@@ -378,7 +394,7 @@ tile_avx512_r(const int rows, const int width, int cols, int64_t kc, const float
 }
 
 /* tile_avx512_r with the row count made a constant for each case */
-__attribute__((target("avx512f,fma"), always_inline)) static inline void
+__attribute__((target("avx512f,avx2,fma"), always_inline)) static inline void
 tile_avx512_rows(int rows, const int width, int cols, int64_t kc, const float *a, const float *b,
                  float *c, int64_t ldc, int add, const ox_tile_epilogue *e) {
     switch (rows) {
@@ -394,7 +410,7 @@ tile_avx512_rows(int rows, const int width, int cols, int64_t kc, const float *a
 /* The narrowest width that holds the columns; 17 to 24 columns (7x7's
  * ragged end: one panel and 17 columns) as 16 and the rest at 8, so a
  * 7x7 plane costs 56 columns instead of 64. */
-__attribute__((target("avx512f,fma"))) static void tile_avx512(int rows, int cols, int64_t kc,
+__attribute__((target("avx512f,avx2,fma"))) static void tile_avx512(int rows, int cols, int64_t kc,
                                                                const float *a, const float *b,
                                                                float *c, int64_t ldc, int add,
                                                                const ox_tile_epilogue *e) {
@@ -432,8 +448,8 @@ typedef struct cg_job {
     tile_fn tile;
     int nr;
     int in_tile;   /* the tile applies the epilogue as it stores */
-    float lo, hi;  /* the clamp's bounds */
-    int hardswish; /* or HardSwish */
+    float lo, hi;    /* the clamp's bounds */
+    ox_tile_act act; /* or the activation instead of the clamp */
     int64_t nb, nblocks, mchunks, chunk_panels;
     atomic_int failed;
 } cg_job;
@@ -484,7 +500,7 @@ static void cg_tasks(void *arg, int64_t t0, int64_t t1) {
                     float *c = yg + p * P + p0 + q;
                     const int epi = last && (bias || zg || a->act.kind != OX_ACT_NONE);
                     ox_tile_epilogue e = {bias ? bias + p : NULL, zg ? zg + p * P + p0 + q : NULL, P,
-                                          j->lo, j->hi, j->hardswish};
+                                          j->lo, j->hi, j->act};
                     j->tile(rows, cols, kc, ws + p * kc, bp + q * kc, c, P, add,
                             epi && j->in_tile ? &e : NULL);
                     if (epi && !j->in_tile)
@@ -528,7 +544,8 @@ int ox_conv_gemm_run(ox_threadpool *pool, const ox_stop *stop, const ox_conv_gem
         j.tile = tile_avx2;
     }
 #endif
-    j.in_tile = ox_tile_activation(&a->act, &j.lo, &j.hi, &j.hardswish);
+    /* the portable tile has no exp */
+    j.in_tile = ox_tile_activation(&a->act, j.tile != tile_portable, &j.lo, &j.hi, &j.act);
     atomic_init(&j.failed, 0);
     int threads = ox_threadpool_size(pool);
     int64_t outer = a->N * G, panels = w->Mp / MR;

@@ -1,7 +1,8 @@
 /* The AVX2 register tile of the convolutions (conv_gemm.c and
  * conv_direct.c): its k step, and storing one of its rows (16 columns as
  * two vectors) into C, added to what C holds (a later K slab), then the
- * epilogue of ox_tile_epilogue (a clamp or HardSwish) when one is given. */
+ * epilogue of ox_tile_epilogue (a clamp, HardSwish, Sigmoid or SiLU) when
+ * one is given. */
 #ifndef ONYX_EP_CPU_KERNELS_CONV_TILE_AVX2_H
 #define ONYX_EP_CPU_KERNELS_CONV_TILE_AVX2_H
 
@@ -9,6 +10,7 @@
 #include <immintrin.h>
 
 #include "ep/cpu/kernels/conv_fast.h"
+#include "ep/cpu/kernels/exp_fma_avx2.h"
 #include "ep/cpu/kernels/store_avx2.h"
 
 /* One k step of a tile of `rows` (at most OX_CONV_MR) rows: row i gains
@@ -44,7 +46,10 @@ ox_tile_store_row_avx2(int i, __m256 r0, __m256 r1, float *cr, int cols, __m256i
             r1 = _mm256_add_ps(r1, _mm256_maskload_ps(zr + 8, m1));
         }
         /* max(lo, v) and min(hi, v) return v when it is NaN */
-        if (e->hardswish) {
+        if (e->act == OX_TILE_SIGMOID || e->act == OX_TILE_SILU) {
+            r0 = ox_exp_act8(e->act == OX_TILE_SILU, r0);
+            r1 = ox_exp_act8(e->act == OX_TILE_SILU, r1);
+        } else if (e->act == OX_TILE_HARDSWISH) {
             const __m256 sixth = _mm256_set1_ps(1.0f / 6.0f), half = _mm256_set1_ps(0.5f);
             const __m256 zero = _mm256_setzero_ps(), one = _mm256_set1_ps(1.0f);
             __m256 h0 = _mm256_add_ps(_mm256_mul_ps(r0, sixth), half);

@@ -36,6 +36,15 @@ __attribute__((target("avx2,fma"), always_inline)) static inline __m256 ox_exp8_
     const __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(k2, bias), 23));
     return _mm256_blendv_ps(_mm256_mul_ps(_mm256_mul_ps(p, s1), s2), x, nan);
 }
+
+/* Sigmoid = 1 / (1 + e^-x) or (silu) SiLU = x * Sigmoid(x) on eight
+ * lanes, as activation_row.h writes them: the activation rows and the
+ * convolution tiles' epilogues give the same bits. */
+__attribute__((target("avx2,fma"), always_inline)) static inline __m256 ox_exp_act8(int silu, __m256 v) {
+    const __m256 one = _mm256_set1_ps(1.0f);
+    const __m256 s = _mm256_div_ps(one, _mm256_add_ps(one, ox_exp8_fma(_mm256_sub_ps(_mm256_setzero_ps(), v))));
+    return silu ? _mm256_mul_ps(v, s) : s;
+}
 #endif
 
 #endif
