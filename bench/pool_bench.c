@@ -9,39 +9,30 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "bench_clock.h"
+
 #include "core/threadpool.h"
 
 #define CALLS 20000
 #define ITEMS 256
-
-static double now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
 
 static void work(void *arg, int64_t b, int64_t e) {
     float *v = arg;
     for (int64_t i = b; i < e; i++) v[i] = v[i] * 0.5f + 1.0f;
 }
 
-static int cmp(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* median and minimum nanoseconds per call */
 static void time_calls(ox_threadpool *pool, float *v, double *median, double *min) {
     static double t[CALLS];
     for (int i = 0; i < CALLS; i++) {
-        double t0 = now_ns();
+        double t0 = bench_now_ns();
         if (pool)
             ox_parallel_for(pool, ITEMS, 16, work, v);
         else
             work(v, 0, ITEMS);
-        t[i] = now_ns() - t0;
+        t[i] = bench_now_ns() - t0;
     }
-    qsort(t, CALLS, sizeof t[0], cmp);
+    qsort(t, CALLS, sizeof t[0], bench_cmp_double);
     *median = t[CALLS / 2];
     *min = t[0];
 }

@@ -8,23 +8,14 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "bench_clock.h"
+
 #include "ep/cpu/kernels/cpu_isa.h"
 #include "ep/cpu/kernels/elementwise.h"
 #include "ep/cpu/kernels/layernorm_row.h"
 
 #define ROWS 64
 #define BATCHES 201
-
-static double now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static int cmp(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 int main(void) {
     static const int64_t lengths[] = {49, 100, 196, 256, 300, 336, 1024, 4096};
@@ -51,7 +42,7 @@ int main(void) {
         for (size_t l = 0; l < nl; l++) {
             const int64_t n = lengths[l];
             for (int r = 0; r < BATCHES; r++) {
-                double t0 = now_ns();
+                double t0 = bench_now_ns();
                 for (int64_t i = 0; i < ROWS; i++) {
                     if (v < ns) sv[v].row(x + i * n, y + i * n, n, 0);
                     else {
@@ -59,9 +50,9 @@ int main(void) {
                         lv[v - ns].row(x + i * n, y + i * n, n, g, b, 1e-5, &mean, &inv);
                     }
                 }
-                t[r] = (now_ns() - t0) / ROWS;
+                t[r] = (bench_now_ns() - t0) / ROWS;
             }
-            qsort(t, BATCHES, sizeof t[0], cmp);
+            qsort(t, BATCHES, sizeof t[0], bench_cmp_double);
             printf(" %7.0f", t[BATCHES / 2]);
         }
         printf("\n");
