@@ -93,7 +93,7 @@ __attribute__((target("avx2,fma"))) static void dwc_block(const dwc_job *j, int6
     for (int64_t k = 0; k < taps; k++)
         for (int c = 0; c < CB; c++) w8[k * CB + c] = c < nc ? a->w[(c0 + c) * taps + k] : 0.0f;
     float lo = 0.0f, hi = 0.0f;
-    ox_tile_act kind;
+    ox_tile_act kind = OX_TILE_CLAMP;
     /* a clamp or HardSwish; other activations run over the planes after */
     int in_reg = !a->z && ox_tile_activation(&a->act, 0, &lo, &hi, &kind);
     const int hswish = kind == OX_TILE_HARDSWISH;
