@@ -209,19 +209,20 @@ static inline int cols_2d_table(const ox_cols2d_geom *g, const float *x, int64_t
     return 1;
 }
 
+/* the tabled gather when it applies, else the runs; nr a constant in
+ * each instance below, so the piece loops specialize */
+static inline void cols_2d(const ox_cols2d_geom *g, const float *x, int64_t k0, int64_t kc, int64_t p0,
+                           int64_t p1, const int nr, float *dst) {
+    if (g->plane <= INT32_MAX && cols_2d_table(g, x, k0, kc, p0, p1, nr, dst)) return;
+    cols_2d_nr(g, x, k0, kc, p0, p1, nr, dst);
+}
+
 void ox_conv_cols_2d(const ox_cols2d_geom *g, const float *x, int64_t k0, int64_t kc, int64_t p0,
                      int64_t p1, int nr, float *dst) {
-    if (g->plane <= INT32_MAX) {
-        /* nr a constant in each, as below */
-        int done = nr == 16   ? cols_2d_table(g, x, k0, kc, p0, p1, 16, dst)
-                   : nr == 32 ? cols_2d_table(g, x, k0, kc, p0, p1, 32, dst)
-                              : cols_2d_table(g, x, k0, kc, p0, p1, nr, dst);
-        if (done) return;
-    }
     if (nr == 16)
-        cols_2d_nr(g, x, k0, kc, p0, p1, 16, dst);
+        cols_2d(g, x, k0, kc, p0, p1, 16, dst);
     else if (nr == 32)
-        cols_2d_nr(g, x, k0, kc, p0, p1, 32, dst);
+        cols_2d(g, x, k0, kc, p0, p1, 32, dst);
     else
-        cols_2d_nr(g, x, k0, kc, p0, p1, nr, dst);
+        cols_2d(g, x, k0, kc, p0, p1, nr, dst);
 }

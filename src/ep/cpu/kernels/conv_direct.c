@@ -156,14 +156,7 @@ __attribute__((target("avx2,fma"))) static void dc_tile_avx2(int rows, int cols,
                                                              const float *base, const int64_t *off,
                                                              float *c, int64_t ldc,
                                                              const ox_tile_epilogue *e) {
-    switch (rows) {
-    case 1: dc_tile_avx2_r(1, cols, w_panel0, Mp, K, pi, base, off, c, ldc, e); break;
-    case 2: dc_tile_avx2_r(2, cols, w_panel0, Mp, K, pi, base, off, c, ldc, e); break;
-    case 3: dc_tile_avx2_r(3, cols, w_panel0, Mp, K, pi, base, off, c, ldc, e); break;
-    case 4: dc_tile_avx2_r(4, cols, w_panel0, Mp, K, pi, base, off, c, ldc, e); break;
-    case 5: dc_tile_avx2_r(5, cols, w_panel0, Mp, K, pi, base, off, c, ldc, e); break;
-    default: dc_tile_avx2_r(MR, cols, w_panel0, Mp, K, pi, base, off, c, ldc, e); break;
-    }
+    OX_CONV_ROWS_CONST(rows, dc_tile_avx2_r, cols, w_panel0, Mp, K, pi, base, off, c, ldc, e)
 }
 
 /* Tasks: (image, group, band of output rows, range of weight panels);

@@ -30,6 +30,18 @@ void ox_conv_epilogue(float *c, int64_t ldc, int64_t rows, int64_t cols, const f
 #define OX_CONV_MR 6
 #define OX_CONV_KC 256
 
+/* FN(R, ...) with R = rows made a constant (1 to OX_CONV_MR): an inlined
+ * register tile then keeps its sums in registers. */
+#define OX_CONV_ROWS_CONST(rows, FN, ...)                                                        \
+    switch (rows) {                                                                              \
+    case 1: FN(1, __VA_ARGS__); break;                                                           \
+    case 2: FN(2, __VA_ARGS__); break;                                                           \
+    case 3: FN(3, __VA_ARGS__); break;                                                           \
+    case 4: FN(4, __VA_ARGS__); break;                                                           \
+    case 5: FN(5, __VA_ARGS__); break;                                                           \
+    default: FN(OX_CONV_MR, __VA_ARGS__); break;                                                 \
+    }
+
 /* The epilogue a register tile applies while it stores its last slab,
  * for the activations that are a clamp (none, Relu, Clip):
  *   y = min(max(acc + bias[row] + z, lo), hi)

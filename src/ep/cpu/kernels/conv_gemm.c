@@ -234,14 +234,7 @@ tile_avx2_r(const int rows, const int half, int cols, int64_t kc, const float *r
     if (half) {
         /* at most 8 columns (a plane's ragged end: 7x7 = 3 panels and 1
          * column): the left half of the tile only */
-        for (int64_t k = 0; k < kc; k++) {
-            const __m256 b0 = _mm256_loadu_ps(b);
-#pragma GCC unroll 6
-            for (int i = 0; i < MR; i++)
-                if (i < rows) lo[i] = _mm256_fmadd_ps(_mm256_broadcast_ss(a + i), b0, lo[i]);
-            a += MR;
-            b += 16;
-        }
+        ox_tile_steps8_avx2(rows, kc, a, b, 16, lo);
     } else {
         for (int64_t k = 0; k < kc; k++) {
             ox_tile_step_avx2(rows, a, _mm256_loadu_ps(b), _mm256_loadu_ps(b + 8), lo, hi);
@@ -261,14 +254,7 @@ tile_avx2_r(const int rows, const int half, int cols, int64_t kc, const float *r
 __attribute__((target("avx2,fma"), always_inline)) static inline void
 tile_avx2_rows(int rows, const int half, int cols, int64_t kc, const float *a, const float *b,
                float *c, int64_t ldc, int add, const ox_tile_epilogue *e) {
-    switch (rows) {
-    case 1: tile_avx2_r(1, half, cols, kc, a, b, c, ldc, add, e); break;
-    case 2: tile_avx2_r(2, half, cols, kc, a, b, c, ldc, add, e); break;
-    case 3: tile_avx2_r(3, half, cols, kc, a, b, c, ldc, add, e); break;
-    case 4: tile_avx2_r(4, half, cols, kc, a, b, c, ldc, add, e); break;
-    case 5: tile_avx2_r(5, half, cols, kc, a, b, c, ldc, add, e); break;
-    default: tile_avx2_r(MR, half, cols, kc, a, b, c, ldc, add, e); break;
-    }
+    OX_CONV_ROWS_CONST(rows, tile_avx2_r, half, cols, kc, a, b, c, ldc, add, e)
 }
 
 /* At most 8 columns take the half tile. */
@@ -280,14 +266,24 @@ __attribute__((target("avx2,fma"))) static void tile_avx2(int rows, int cols, in
     else tile_avx2_rows(rows, 0, cols, kc, a, b, c, ldc, add, e);
 }
 
-/* Sigmoid or (silu) SiLU on sixteen lanes, eight at a time by
- * ox_exp_act8 */
-__attribute__((target("avx512f,avx2,fma"), always_inline)) static inline __m512 silu_halves(int silu,
-                                                                                           __m512 v) {
-    const __m256 lo = ox_exp_act8(silu, _mm512_castps512_ps256(v));
-    const __m256 hi = ox_exp_act8(silu, _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
-    const __m512d base = _mm512_castpd256_pd512(_mm256_castps_pd(lo));
-    return _mm512_castpd_ps(_mm512_insertf64x4(base, _mm256_castps_pd(hi), 1));
+/* ox_tile_act_avx2 on sixteen lanes; Sigmoid and SiLU eight lanes at a
+ * time by ox_exp_act8, as the activation rows compute them */
+__attribute__((target("avx512f,avx2,fma"), always_inline)) static inline __m512
+tile_act_avx512(const ox_tile_epilogue *e, __m512 v) {
+    switch (e->act) {
+    case OX_TILE_SIGMOID:
+    case OX_TILE_SILU: {
+        const __m256 lo = ox_tile_act_avx2(e, _mm512_castps512_ps256(v));
+        const __m256 hi = ox_tile_act_avx2(e, _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
+        const __m512d base = _mm512_castpd256_pd512(_mm256_castps_pd(lo));
+        return _mm512_castpd_ps(_mm512_insertf64x4(base, _mm256_castps_pd(hi), 1));
+    }
+    case OX_TILE_HARDSWISH: {
+        const __m512 h = _mm512_add_ps(_mm512_mul_ps(v, _mm512_set1_ps(1.0f / 6.0f)), _mm512_set1_ps(0.5f));
+        return _mm512_mul_ps(v, _mm512_min_ps(_mm512_set1_ps(1.0f), _mm512_max_ps(_mm512_setzero_ps(), h)));
+    }
+    default: return _mm512_min_ps(_mm512_set1_ps(e->hi), _mm512_max_ps(_mm512_set1_ps(e->lo), v));
+    }
 }
 
 /* Row i of an AVX-512 tile (r0: columns 0-15, r1: 16-31) into cr, masks
@@ -310,24 +306,8 @@ tile_store_row_avx512(int i, __m512 r0, __m512 r1, float *cr, __mmask16 m0, __mm
             r0 = _mm512_add_ps(r0, _mm512_maskz_loadu_ps(m0, zr));
             r1 = _mm512_add_ps(r1, _mm512_maskz_loadu_ps(m1, zr + 16));
         }
-        /* max(lo, v) and min(hi, v) return v when it is NaN */
-        if (e->act == OX_TILE_SIGMOID || e->act == OX_TILE_SILU) {
-            /* the eight-lane exp on each half, as the rows do */
-            const int silu = e->act == OX_TILE_SILU;
-            r0 = silu_halves(silu, r0);
-            r1 = silu_halves(silu, r1);
-        } else if (e->act == OX_TILE_HARDSWISH) {
-            const __m512 sixth = _mm512_set1_ps(1.0f / 6.0f), half = _mm512_set1_ps(0.5f);
-            const __m512 zero = _mm512_setzero_ps(), one = _mm512_set1_ps(1.0f);
-            __m512 h0 = _mm512_add_ps(_mm512_mul_ps(r0, sixth), half);
-            __m512 h1 = _mm512_add_ps(_mm512_mul_ps(r1, sixth), half);
-            r0 = _mm512_mul_ps(r0, _mm512_min_ps(one, _mm512_max_ps(zero, h0)));
-            r1 = _mm512_mul_ps(r1, _mm512_min_ps(one, _mm512_max_ps(zero, h1)));
-        } else {
-            const __m512 lo = _mm512_set1_ps(e->lo), hi = _mm512_set1_ps(e->hi);
-            r0 = _mm512_min_ps(hi, _mm512_max_ps(lo, r0));
-            r1 = _mm512_min_ps(hi, _mm512_max_ps(lo, r1));
-        }
+        r0 = tile_act_avx512(e, r0);
+        r1 = tile_act_avx512(e, r1);
     }
     _mm512_mask_storeu_ps(cr, m0, r0);
     if (m1) _mm512_mask_storeu_ps(cr + 16, m1, r1);
@@ -340,23 +320,16 @@ __attribute__((target("avx512f,avx2,fma"), always_inline)) static inline void
 tile_avx512_r(const int rows, const int width, int cols, int64_t kc, const float *restrict a,
               const float *restrict b, float *c, int64_t ldc, int add, const ox_tile_epilogue *e) {
     __m512 lo[MR], hi[MR];
-    __m256 q[MR];
 #pragma GCC unroll 6
     for (int i = 0; i < MR; i++)
-        if (i < rows) {
-            lo[i] = hi[i] = _mm512_setzero_ps();
-            q[i] = _mm256_setzero_ps();
-        }
+        if (i < rows) lo[i] = hi[i] = _mm512_setzero_ps();
     tile_prefetch_rows(rows, width, c, ldc, add, e);
     if (width == 8) {
-        for (int64_t k = 0; k < kc; k++) {
-            const __m256 b0 = _mm256_loadu_ps(b);
+        __m256 q[MR];
 #pragma GCC unroll 6
-            for (int i = 0; i < MR; i++)
-                if (i < rows) q[i] = _mm256_fmadd_ps(_mm256_broadcast_ss(a + i), b0, q[i]);
-            a += MR;
-            b += 32;
-        }
+        for (int i = 0; i < MR; i++)
+            if (i < rows) q[i] = _mm256_setzero_ps();
+        ox_tile_steps8_avx2(rows, kc, a, b, 32, q);
 #pragma GCC unroll 6
         for (int i = 0; i < MR; i++)
             if (i < rows) lo[i] = _mm512_zextps256_ps512(q[i]);
@@ -397,14 +370,7 @@ tile_avx512_r(const int rows, const int width, int cols, int64_t kc, const float
 __attribute__((target("avx512f,avx2,fma"), always_inline)) static inline void
 tile_avx512_rows(int rows, const int width, int cols, int64_t kc, const float *a, const float *b,
                  float *c, int64_t ldc, int add, const ox_tile_epilogue *e) {
-    switch (rows) {
-    case 1: tile_avx512_r(1, width, cols, kc, a, b, c, ldc, add, e); break;
-    case 2: tile_avx512_r(2, width, cols, kc, a, b, c, ldc, add, e); break;
-    case 3: tile_avx512_r(3, width, cols, kc, a, b, c, ldc, add, e); break;
-    case 4: tile_avx512_r(4, width, cols, kc, a, b, c, ldc, add, e); break;
-    case 5: tile_avx512_r(5, width, cols, kc, a, b, c, ldc, add, e); break;
-    default: tile_avx512_r(MR, width, cols, kc, a, b, c, ldc, add, e); break;
-    }
+    OX_CONV_ROWS_CONST(rows, tile_avx512_r, width, cols, kc, a, b, c, ldc, add, e)
 }
 
 /* The narrowest width that holds the columns; 17 to 24 columns (7x7's

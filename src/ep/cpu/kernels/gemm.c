@@ -296,8 +296,8 @@ enum { TILE_SET, TILE_BETA, TILE_ADD };
 
 
 #ifdef OX_GEMM_X86
-/* The 6 x 16 AVX2 tile, writing straight into C; masked
- * loads and stores cover the edge columns. */
+/* The 6 x 16 AVX2 tile, writing straight into C; masked loads read the
+ * edge columns of C and plain stores write them (ox_store_cols_avx2). */
 __attribute__((target("avx2,fma"), always_inline)) static inline void
 tile256(const int rows, int64_t kc, const float *restrict a, const int64_t a_row, const int64_t a_k,
         const float *restrict b, int64_t ldbp, float *c, int64_t ldc, int cols, int mode, float alpha,
