@@ -32,13 +32,19 @@ static inline int ox_add_size(size_t a, size_t b, size_t *out) {
 }
 
 /* Product of `rank` non-negative dimensions; 0 when one is negative or the
- * product overflows int64. */
+ * product of the non-zero ones overflows int64. An empty shape such as
+ * [0, 2^40, 2^40] is refused like a huge one, whichever axis is 0: kernels
+ * form partial products of a tensor's axes (strides, outer counts), and
+ * this rule keeps every one of them in range. */
 static inline int ox_numel_checked(const int64_t *dims, int rank, int64_t *out) {
     int64_t n = 1;
+    int empty = 0;
     for (int i = 0; i < rank; i++) {
-        if (dims[i] < 0 || __builtin_mul_overflow(n, dims[i], &n)) return 0;
+        if (dims[i] < 0) return 0;
+        if (dims[i] == 0) empty = 1;
+        else if (__builtin_mul_overflow(n, dims[i], &n)) return 0;
     }
-    *out = n;
+    *out = empty ? 0 : n;
     return 1;
 }
 

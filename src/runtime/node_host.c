@@ -31,6 +31,19 @@ void *ox_node_scratch_new(ox_node_scratch *ns, int n_in, int n_out) {
     return p;
 }
 
+int ox_outputs_all_empty(const ir_node *node, const ir_type *outs) {
+    int used = 0;
+    for (int k = 0; k < node->n_outputs; k++) {
+        if (node->outputs[k] < 0) continue;
+        int64_t numel;
+        if (outs[k].kind != OX_KIND_TENSOR || !ox_numel_checked(outs[k].dims, outs[k].rank, &numel) ||
+            numel != 0)
+            return 0;
+        used = 1;
+    }
+    return used;
+}
+
 /* Whether the inferred outputs of a host run fit in max_bytes (0: any);
  * fails with err set when they do not or their size overflows. */
 static int host_outputs_fit(const ir_node *node, const ir_type *outs, int n_outputs, int data_dependent,
@@ -84,6 +97,10 @@ int ox_run_node_on_host(ox_ep *cpu, const ir_node *node, ox_tensor *const *input
         if (ic.data_dependent || outs[i].kind != OX_KIND_TENSOR || node->outputs[i] < 0) continue;
         outputs[i] = ox_tensor_new(outs[i].dtype, outs[i].dims, outs[i].rank, err);
         if (!outputs[i]) goto fail;
+    }
+    if (!ic.data_dependent && ox_outputs_all_empty(node, outs)) {
+        free(block);
+        return 0;
     }
     void *state = NULL;
     ox_kernel_init in = {node, (const ox_tensor *const *)inputs, n_inputs, NULL, NULL};

@@ -27,6 +27,13 @@ typedef struct ox_node_scratch {
     const ox_tensor **in_vals;
 } ox_node_scratch;
 
+/* Whether every output the node declares is a tensor with no elements
+ * (outs: the inferred output types; an unknown shape counts as not
+ * empty). The node then has nothing to compute, ONNX nodes having no side
+ * effects, and a kernel would only walk the other axes of empty tensors,
+ * which may be long ([2^40, 0] is a valid shape). */
+int ox_outputs_all_empty(const ir_node *node, const ir_type *outs);
+
 /* Returns the block to free, or NULL when out of memory. */
 void *ox_node_scratch_new(ox_node_scratch *ns, int n_in, int n_out);
 

@@ -21,5 +21,16 @@ int main(void) {
     CHECK(ox_numel(half, 3) == -1);
     const int64_t neg[] = {INT64_MIN, -1};
     CHECK(ox_numel(neg, 2) == -1);
+    /* an empty shape counts only when its non-zero axes fit int64: kernels
+     * form their partial products (strides, outer counts) */
+    const int64_t empty_long[] = {0, (int64_t)1 << 40, (int64_t)1 << 20};
+    CHECK(ox_numel(empty_long, 3) == 0);
+    const int64_t empty_huge[] = {0, (int64_t)1 << 40, (int64_t)1 << 40};
+    CHECK(ox_numel(empty_huge, 3) == -1);
+    const int64_t huge_empty[] = {(int64_t)1 << 40, (int64_t)1 << 40, 0};
+    CHECK(ox_numel(huge_empty, 3) == -1);
+    size_t bytes = 1;
+    CHECK(ox_bytes_for(ONYX_FLOAT32, empty_long, 3, &bytes, NULL) == 0 && bytes == 0);
+    CHECK(ox_bytes_for(ONYX_FLOAT32, empty_huge, 3, &bytes, NULL) != 0);
     CHECK_DONE();
 }

@@ -652,6 +652,21 @@ static void test_unique(void) {
     CHECK(SHAPE(o[0], F32, 1, 0) && SHAPE(o[1], I64, 1, 0) && SHAPE(o[2], I64, 1, 0) && SHAPE(o[3], I64, 1, 0));
     free_outs(o, 4);
 
+    /* slices that are empty are all equal, found without walking the
+     * other axis of 2^40 (the test would run for hours otherwise) */
+    const int64_t p40 = (int64_t)1 << 40;
+    CHECK_OK(run_model(unique(1, 1, 1), ARGS(IN(F32, NULL, 3, p40, 2, 0)), OUTS(F32, I64, I64, I64), o));
+    CHECK(SHAPE(o[0], F32, 3, p40, 1, 0) && eq_i64(o[1], I64S(0), 1) && eq_i64(o[2], I64S(0, 0), 2) &&
+          eq_i64(o[3], I64S(2), 1));
+    free_outs(o, 4);
+    /* no slices at all along the axis, and 2^40 of them outside it */
+    CHECK_OK(run_model(unique(1, 1, 1), ARGS(IN(F32, NULL, 3, p40, 0, 4)), OUTS(F32, I64, I64, I64), o));
+    CHECK(SHAPE(o[0], F32, 3, p40, 0, 4) && SHAPE(o[1], I64, 1, 0) && SHAPE(o[2], I64, 1, 0) && SHAPE(o[3], I64, 1, 0));
+    free_outs(o, 4);
+    /* 2^36 slices need 3 TiB of working memory: refused, not attempted */
+    FAILS(run_model(unique(1, 1, 1), ARGS(IN(F32, NULL, 3, 0, (int64_t)1 << 36, 4)), OUTS(F32, I64, I64, I64), o),
+          ONYX_OUT_OF_MEMORY, "larger than this machine's memory");
+
     FAILS(run_model(unique(1, 2, 1), ARGS(IN(F32, x, 2, 3, 2)), OUTS(F32, I64, I64, I64), o), ONYX_INVALID_MODEL,
                 "Unique: axis 2 is out of range for rank 2 (allowed [-2, 1])");
 }
@@ -806,6 +821,26 @@ static void test_expand_tile_range(void) {
     CHECK_OK(run_model(one_op(13, "Tile", "i0,i1", "o0"), ARGS(IN(F32, NULL, 1, 0), IN(I64, I64S(P33), 1, 1)), OUTS(F32), o));
     CHECK(SHAPE(o[0], F32, 1, 0));
     free_outs(o, 1);
+    /* an empty input with long axes: the output is empty, and nothing
+     * walks its 2^40 rows (the copy's strides would overflow int64) */
+    const int64_t p40 = (int64_t)1 << 40;
+    CHECK_OK(run_model(one_op(13, "Tile", "i0,i1", "o0"), ARGS(IN(F32, NULL, 3, p40, 0, 4), IN(I64, I64S(1, 3, 2), 1, 3)),
+                       OUTS(F32), o));
+    CHECK(SHAPE(o[0], F32, 3, p40, 0, 8));
+    free_outs(o, 1);
+    CHECK_OK(run_model(one_op(13, "Transpose", "i0", "o0"), ARGS(IN(F32, NULL, 3, 0, (int64_t)1 << 30, (int64_t)1 << 30)),
+                       OUTS(F32), o));
+    CHECK(SHAPE(o[0], F32, 3, (int64_t)1 << 30, (int64_t)1 << 30, 0));
+    free_outs(o, 1);
+    mb_model *concat = one_op(13, "Concat", "i0,i0", "o0");
+    mb_attr_int(concat, "axis", 1);
+    CHECK_OK(run_model(concat, ARGS(IN(F32, NULL, 3, p40, 0, 4)), OUTS(F32), o));
+    CHECK(SHAPE(o[0], F32, 3, p40, 0, 4));
+    free_outs(o, 1);
+    /* an empty shape whose other axes multiply past int64 is refused like
+     * a huge one, whichever axis is 0 */
+    FAILS(run_model(one_op(13, "Transpose", "i0", "o0"), ARGS(IN(F32, NULL, 3, 0, p40, p40)), OUTS(F32), o),
+          ONYX_OUT_OF_MEMORY, "tensor size overflows");
     /* sizes whose element count overflows int64 fail before anything is allocated */
     FAILS(run_model(one_op(13, "Tile", "i0,i1", "o0"), ARGS(IN(F32, SEQ, 1, 4), IN(I64, I64S((int64_t)1 << 62), 1, 1)),
                           OUTS(F32), o),

@@ -145,14 +145,6 @@ void ox_bcast_run(const ox_bcast *b, ox_threadpool *pool, int64_t grain, ox_bcas
         ox_parallel_for(pool, b->numel, grain, bcast_range, &j);
 }
 
-void ox_contiguous_strides(const int64_t *dims, int rank, int64_t *strides) {
-    int64_t s = 1;
-    for (int i = rank - 1; i >= 0; i--) {
-        strides[i] = s;
-        s *= dims[i];
-    }
-}
-
 typedef struct copy_ctx {
     const void *x;
     void *y;

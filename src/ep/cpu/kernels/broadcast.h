@@ -62,7 +62,4 @@ void ox_bcast_run(const ox_bcast *b, ox_threadpool *pool, int64_t grain, ox_bcas
  * y, or a string copy runs out of memory. */
 int ox_bcast_copy(const ox_tensor *x, ox_tensor *y, ox_threadpool *pool);
 
-/* Row-major element strides of a contiguous tensor. */
-void ox_contiguous_strides(const int64_t *dims, int rank, int64_t *strides);
-
 #endif
