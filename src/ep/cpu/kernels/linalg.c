@@ -9,6 +9,7 @@
 
 #include "core/checked.h"
 #include "ep/cpu/kernels/gemm.h"
+#include "ep/cpu/kernels/gemm_q8.h"
 #include "ep/cpu/kernels/kernel_util.h"
 #include "ep/cpu/kernels/saturate.h"
 #include "ep/ep.h"
@@ -404,11 +405,6 @@ static int q8_check(ox_kernel_ctx *ctx, const ox_tensor *t, const char *what) {
     return 0;
 }
 
-static int32_t q8_at(const ox_tensor *t, int64_t i) {
-    return t->dtype == ONYX_UINT8 ? (int32_t)((const uint8_t *)t->data)[i]
-                                  : (int32_t)((const int8_t *)t->data)[i];
-}
-
 /* Per-tensor, per-row (A) or per-column (B) quantization parameter.
  * `per` is the row/column count, `batch` the matrix count of the tensor
  * it belongs to; the parameter may also hold one value per matrix row. */
@@ -444,45 +440,81 @@ static double qparam_at(const qparam *q, int64_t mat, int64_t j) {
 }
 
 /* acc[b][i][j] = sum_k (A[i][k] - za) * (B[k][j] - zb) for every output
- * matrix b of the plan. */
+ * matrix b of the plan; one B is packed once for all of them, or was
+ * packed at session creation (packed: B and zb are then constants). */
 static int qmm_int32(ox_kernel_ctx *ctx, const mm_plan *p, const ox_tensor *A, const qparam *za,
-                     const ox_tensor *B, const qparam *zb, int32_t *acc) {
-    int64_t na = ox_tensor_numel(A), nbv = ox_tensor_numel(B);
-    int32_t *a = malloc(sizeof(int32_t) * (size_t)(na > 0 ? na : 1));
-    int32_t *b = malloc(sizeof(int32_t) * (size_t)(nbv > 0 ? nbv : 1));
-    if (!a || !b) {
-        free(a);
-        free(b);
-        return ox_cpu_oom(ctx);
+                     const ox_tensor *B, const qparam *zb, const ox_q8_packed_b *packed, int32_t *acc) {
+    if (p->nb == 0 || p->M == 0 || p->N == 0) return 0;
+    if (p->K == 0) {
+        memset(acc, 0, (size_t)(p->nb * p->M * p->N) * sizeof *acc);
+        return 0;
     }
+    int32_t *zero = malloc(sizeof(int32_t) * (size_t)(p->M + p->N));
+    if (!zero) return ox_cpu_oom(ctx);
     int64_t mk = p->M * p->K, kn = p->K * p->N;
-    for (int64_t i = 0; i < na; i++) {
-        int64_t mat = mk ? i / mk : 0, row = p->K ? (i % (mk ? mk : 1)) / p->K : 0;
-        a[i] = q8_at(A, i) - (int32_t)qparam_at(za, mat, row);
-    }
-    for (int64_t i = 0; i < nbv; i++) {
-        int64_t mat = kn ? i / kn : 0, col = p->N ? i % p->N : 0;
-        b[i] = q8_at(B, i) - (int32_t)qparam_at(zb, mat, col);
-    }
-    for (int64_t bi = 0; bi < p->nb; bi++) {
+    ox_q8_matrix qa = {NULL, A->dtype == ONYX_INT8, p->K, zero, 1};
+    ox_q8_matrix qb = {NULL, B->dtype == ONYX_INT8, p->N, zero + p->M, 1};
+    ox_q8_packed_b *shared = NULL;
+    const ox_q8_packed_b *one_b = packed;
+    int rc = 0;
+    for (int64_t bi = 0; rc == 0 && bi < p->nb; bi++) {
         int64_t ao, bo;
         mm_offsets(p, bi, &ao, &bo);
-        for (int64_t i = 0; i < p->M; i++) {
-            uint32_t *row = (uint32_t *)(void *)(acc + (bi * p->M + i) * p->N);
-            for (int64_t x = 0; x < p->N; x++) row[x] = 0;
-            for (int64_t k = 0; k < p->K; k++) {
-                uint32_t av = (uint32_t)a[ao + i * p->K + k];
-                const int32_t *br = b + bo + k * p->N;
-                for (int64_t x = 0; x < p->N; x++) row[x] += av * (uint32_t)br[x];
-            }
+        for (int64_t i = 0; i < p->M; i++) zero[i] = (int32_t)qparam_at(za, ao / mk, i);
+        for (int64_t x = 0; x < p->N; x++) zero[p->M + x] = (int32_t)qparam_at(zb, bo / kn, x);
+        qa.data = (const uint8_t *)A->data + ao;
+        qb.data = (const uint8_t *)B->data + bo;
+        int32_t *c = acc + bi * p->M * p->N;
+        if (p->b_count > 1) {
+            rc = ox_gemm_q8(ctx->pool, ctx->stop, p->M, p->N, p->K, &qa, &qb, c, p->N);
+            continue;
         }
+        if (!one_b && !(one_b = shared = ox_q8_pack_b(p->K, p->N, &qb, 0))) rc = -1;
+        if (rc == 0) rc = ox_gemm_q8_packed(ctx->pool, ctx->stop, p->M, &qa, one_b, c, p->N);
     }
-    free(a);
-    free(b);
-    return 0;
+    ox_q8_packed_b_free(shared);
+    free(zero);
+    return rc ? ox_cpu_oom(ctx) : 0;
 }
 
 static int64_t batch_count(const ox_tensor *t) { return t->rank > 2 ? ox_numel(t->dims, t->rank - 2) : 1; }
+
+/* A constant 2-D B with a constant (or no) zero point is packed once at
+ * session creation; the products then read the pack. */
+static int qmm_init(const ox_kernel_init *in, int zb_input, void **state) {
+    const ox_tensor *B = in->n_inputs > zb_input - 2 ? in->consts[zb_input - 2] : NULL;
+    const ox_tensor *ZB = in->n_inputs > zb_input ? in->consts[zb_input] : NULL;
+    int has_zb = in->n_inputs > zb_input && in->node->inputs[zb_input] >= 0;
+    *state = NULL;
+    if (!B || B->rank != 2 || (B->dtype != ONYX_INT8 && B->dtype != ONYX_UINT8) || (has_zb && !ZB) ||
+        (ZB && (ZB->dtype != B->dtype || (ox_tensor_numel(ZB) != 1 && ox_tensor_numel(ZB) != B->dims[1]))))
+        return 0;
+    int64_t K = B->dims[0], N = B->dims[1];
+    int32_t *zero = calloc((size_t)(N > 0 ? N : 1), sizeof *zero);
+    if (!zero) return 0;
+    for (int64_t n = 0; ZB && n < N; n++)
+        zero[n] = (int32_t)ox_get_i64(ZB->data, ZB->dtype, ox_tensor_numel(ZB) == 1 ? 0 : (size_t)n);
+    ox_q8_matrix qb = {B->data, B->dtype == ONYX_INT8, N, zero, 1};
+    *state = ox_q8_pack_b(K, N, &qb, 0); /* NULL (no memory, empty B): packed per run */
+    free(zero);
+    return 0;
+}
+
+static void qmm_release(void *state) { ox_q8_packed_b_free(state); }
+
+static const char *qmm_describe(const void *state) {
+    return state ? "8-bit gemm on weights packed once" : NULL;
+}
+
+static int matmul_integer_init(const ox_kernel_init *in, void **state, ox_error *err) {
+    (void)err;
+    return qmm_init(in, 3, state);
+}
+
+static int qlinear_matmul_init(const ox_kernel_init *in, void **state, ox_error *err) {
+    (void)err;
+    return qmm_init(in, 5, state);
+}
 
 static int matmul_integer_compute(ox_kernel_ctx *ctx) {
     const ox_tensor *A = ox_cpu_input(ctx, 0), *B = ox_cpu_input(ctx, 1);
@@ -499,7 +531,7 @@ static int matmul_integer_compute(ox_kernel_ctx *ctx) {
     if (qparam_make(ctx, ZA, p.M, batch_count(A), "a_zero_point", &za) ||
         qparam_make(ctx, ZB, p.N, batch_count(B), "b_zero_point", &zb))
         return -1;
-    return qmm_int32(ctx, &p, A, &za, B, &zb, Y->data);
+    return qmm_int32(ctx, &p, A, &za, B, &zb, ctx->state, Y->data);
 }
 
 /* Rounds a float32 value to the precision of scale type t. */
@@ -536,7 +568,7 @@ static int qlinear_matmul_compute(ox_kernel_ctx *ctx) {
     int64_t ny = p.nb * p.M * p.N;
     int32_t *acc = malloc(sizeof(int32_t) * (size_t)(ny > 0 ? ny : 1));
     if (!acc) return ox_cpu_oom(ctx);
-    if (qmm_int32(ctx, &p, A, &za, B, &zb, acc)) {
+    if (qmm_int32(ctx, &p, A, &za, B, &zb, ctx->state, acc)) {
         free(acc);
         return -1;
     }
@@ -974,8 +1006,8 @@ static int einsum_compute(ox_kernel_ctx *ctx) {
 static const ox_kernel_def KERNELS[] = {
     {"", "Gemm", 1, 17, gemm_compute, supports_gemm_types, gemm_init, gemm_release, gemm_describe},
     {"", "MatMul", 1, 17, matmul_compute, supports_gemm_types, NULL, NULL, NULL},
-    {"", "MatMulInteger", 10, 17, matmul_integer_compute, NULL, NULL, NULL, NULL},
-    {"", "QLinearMatMul", 10, 21, qlinear_matmul_compute, NULL, NULL, NULL, NULL},
+    {"", "MatMulInteger", 10, 17, matmul_integer_compute, NULL, matmul_integer_init, qmm_release, qmm_describe},
+    {"", "QLinearMatMul", 10, 21, qlinear_matmul_compute, NULL, qlinear_matmul_init, qmm_release, qmm_describe},
     {"", "Det", 11, 22, det_compute, NULL, NULL, NULL, NULL},
     {"", "Einsum", 12, 28, einsum_compute, NULL, NULL, NULL, NULL},
 };

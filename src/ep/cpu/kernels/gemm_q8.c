@@ -1,0 +1,289 @@
+/* Exact 8-bit products (see gemm_q8.h).
+ *
+ * Both paths work on zero-point-shifted operands. The VNNI path first
+ * brings every operand to the signedness vpdpbusd wants (B unsigned, A
+ * signed) by flipping the top bit, which moves the zero point by 128:
+ * (a - za) is unchanged. It then expands
+ *   sum_k (a - za)(b - zb) = S - zb * rowsum(a) - za * (colsum(b) - K * zb)
+ * with S = sum_k a * b from the dot products, all in wrapping 32-bit
+ * arithmetic. */
+#include "ep/cpu/kernels/gemm_q8.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/checked.h"
+#include "ep/cpu/kernels/cpu_isa.h"
+#include "ep/cpu/kernels/gemm.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define OX_Q8_X86 1
+#endif
+
+/* float32 path: runs of K short enough that every partial sum of
+ * products (each below 2^16 in magnitude) stays an exact float32 */
+#define K_RUN 256
+/* VNNI path: a register tile is ROWS rows of A by 32 columns of B (two
+ * vectors of 16 int32 sums); tasks take ROW_BLOCK rows of one panel */
+#define ROWS 8
+#define PANEL 32
+#define ROW_BLOCK 64
+
+enum { PATH_FLOAT = 0, PATH_VNNI = 1 };
+
+struct ox_q8_packed_b {
+    int path;
+    int64_t K, N;
+    /* PATH_FLOAT: K x N floats b - zb */
+    float *f;
+    /* PATH_VNNI: K4 = K rounded up to 4, Np = N rounded up to PANEL;
+     * bytes (k / 4, n, k % 4) at ((k / 4) * Np + n) * 4 + k % 4 of the
+     * unsigned form of b, 0 beyond K and N; per column the shifted zero
+     * point zb and d = colsum(b) - K * zb, 0 beyond N */
+    int64_t K4, Np;
+    uint8_t *b;
+    int32_t *zb, *d;
+};
+
+static int q8_path(void) {
+#ifdef OX_Q8_X86
+    if (ox_cpu_isa_active() == OX_ISA_AVX512 && __builtin_cpu_supports("avx512vnni")) return PATH_VNNI;
+#endif
+    return PATH_FLOAT;
+}
+
+const char *ox_gemm_q8_path(void) { return q8_path() == PATH_VNNI ? "avx512-vnni" : "float32"; }
+
+static inline int32_t q8_at(const ox_q8_matrix *x, int64_t i) {
+    return x->is_signed ? ((const int8_t *)x->data)[i] : ((const uint8_t *)x->data)[i];
+}
+
+static inline int32_t q8_zero(const ox_q8_matrix *x, int64_t line) {
+    return x->zero ? x->zero[x->zero_per_line ? line : 0] : 0;
+}
+
+static int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
+
+static void *alloc_bytes(int64_t count, size_t size) {
+    size_t n;
+    if (count < 0 || !ox_mul_size((size_t)count, size, &n)) return NULL;
+    return malloc(n ? n : 1);
+}
+
+void ox_q8_packed_b_free(ox_q8_packed_b *p) {
+    if (!p) return;
+    free(p->f);
+    free(p->b);
+    free(p->zb);
+    free(p->d);
+    free(p);
+}
+
+static int pack_float(ox_q8_packed_b *p, const ox_q8_matrix *B, int trans) {
+    int64_t K = p->K, N = p->N;
+    if (!(p->f = alloc_bytes(K * N, sizeof(float)))) return -1;
+    for (int64_t k = 0; k < K; k++)
+        for (int64_t n = 0; n < N; n++)
+            p->f[k * N + n] = (float)(q8_at(B, trans ? n * B->ld + k : k * B->ld + n) - q8_zero(B, n));
+    return 0;
+}
+
+static int pack_vnni(ox_q8_packed_b *p, const ox_q8_matrix *B, int trans) {
+    int64_t K = p->K, N = p->N;
+    p->K4 = round_up(K, 4);
+    p->Np = round_up(N, PANEL);
+    if (!(p->b = alloc_bytes(p->K4 * p->Np, 1)) || !(p->zb = alloc_bytes(p->Np, sizeof(int32_t))) ||
+        !(p->d = alloc_bytes(p->Np, sizeof(int32_t))))
+        return -1;
+    memset(p->b, 0, (size_t)(p->K4 * p->Np));
+    memset(p->zb, 0, (size_t)p->Np * sizeof(int32_t));
+    memset(p->d, 0, (size_t)p->Np * sizeof(int32_t));
+    /* int8 becomes uint8 by adding 128, and so does its zero point */
+    const int32_t shift = B->is_signed ? 128 : 0;
+    for (int64_t n = 0; n < N; n++) {
+        uint32_t sum = 0;
+        for (int64_t k = 0; k < K; k++) {
+            uint8_t v = (uint8_t)(q8_at(B, trans ? n * B->ld + k : k * B->ld + n) + shift);
+            p->b[((k / 4) * p->Np + n) * 4 + k % 4] = v;
+            sum += v;
+        }
+        uint32_t zb = (uint32_t)(q8_zero(B, n) + shift);
+        p->zb[n] = (int32_t)zb;
+        p->d[n] = (int32_t)(sum - (uint32_t)K * zb);
+    }
+    return 0;
+}
+
+ox_q8_packed_b *ox_q8_pack_b(int64_t K, int64_t N, const ox_q8_matrix *B, int trans) {
+    if (K <= 0 || N <= 0) return NULL;
+    ox_q8_packed_b *p = calloc(1, sizeof *p);
+    if (!p) return NULL;
+    p->path = q8_path();
+    p->K = K;
+    p->N = N;
+    if ((p->path == PATH_VNNI ? pack_vnni(p, B, trans) : pack_float(p, B, trans)) != 0) {
+        ox_q8_packed_b_free(p);
+        return NULL;
+    }
+    return p;
+}
+
+/* ---------------------------------------------------------------- */
+/* float32 path */
+
+static int gemm_float(ox_threadpool *pool, const ox_stop *stop, int64_t M, const ox_q8_matrix *A,
+                      const ox_q8_packed_b *B, int32_t *C, int64_t ldc) {
+    int64_t K = B->K, N = B->N;
+    float *a = alloc_bytes(M * K, sizeof(float)), *t = alloc_bytes(M * N, sizeof(float));
+    if (!a || !t) {
+        free(a);
+        free(t);
+        return -1;
+    }
+    for (int64_t m = 0; m < M; m++) {
+        int32_t za = q8_zero(A, m);
+        for (int64_t k = 0; k < K; k++) a[m * K + k] = (float)(q8_at(A, m * A->ld + k) - za);
+    }
+    int rc = 0;
+    for (int64_t k0 = 0; k0 < K; k0 += K_RUN) {
+        int64_t kc = K - k0 < K_RUN ? K - k0 : K_RUN;
+        if (ox_gemm_f32(pool, stop, 0, 0, M, N, kc, 1.0f, a + k0, K, B->f + k0 * N, N, 0.0f, t, N) != 0) {
+            rc = -1;
+            break;
+        }
+        /* a stopped product leaves t unspecified: never convert it */
+        if (ox_stop_requested(stop)) break;
+        for (int64_t m = 0; m < M; m++) {
+            uint32_t *c = (uint32_t *)(void *)(C + m * ldc);
+            const float *tr = t + m * N;
+            if (k0 == 0)
+                for (int64_t n = 0; n < N; n++) c[n] = (uint32_t)(int32_t)tr[n];
+            else
+                for (int64_t n = 0; n < N; n++) c[n] += (uint32_t)(int32_t)tr[n];
+        }
+    }
+    free(a);
+    free(t);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- */
+/* AVX-512 VNNI path */
+
+#ifdef OX_Q8_X86
+typedef struct vnni_job {
+    const ox_q8_packed_b *B;
+    const int8_t *a;      /* M rows of K4 signed bytes */
+    const int32_t *rsum;  /* per row: sum of a */
+    const int32_t *za;    /* per row: shifted zero point */
+    int32_t *C;
+    int64_t M, ldc, row_blocks;
+    const ox_stop *stop;
+} vnni_job;
+
+__attribute__((target("avx512f,avx512bw,avx512vnni"), always_inline)) static inline void
+vnni_tile(const vnni_job *j, int rows, int64_t m0, int64_t n0) {
+    const ox_q8_packed_b *B = j->B;
+    const int64_t k4n = B->K4 / 4, ldb = B->Np * 4;
+    const uint8_t *b = B->b + n0 * 4;
+    const int8_t *a = j->a + m0 * B->K4;
+    __m512i acc[ROWS][2];
+    for (int r = 0; r < rows; r++) acc[r][0] = acc[r][1] = _mm512_setzero_si512();
+    for (int64_t k4 = 0; k4 < k4n; k4++) {
+        const __m512i b0 = _mm512_loadu_si512(b + k4 * ldb), b1 = _mm512_loadu_si512(b + k4 * ldb + 64);
+        for (int r = 0; r < rows; r++) {
+            int32_t four;
+            memcpy(&four, a + r * B->K4 + k4 * 4, sizeof four);
+            const __m512i va = _mm512_set1_epi32(four);
+            acc[r][0] = _mm512_dpbusd_epi32(acc[r][0], b0, va);
+            acc[r][1] = _mm512_dpbusd_epi32(acc[r][1], b1, va);
+        }
+    }
+    for (int v = 0; v < 2; v++) {
+        int64_t n = n0 + 16 * v;
+        if (n >= B->N) break;
+        __mmask16 mask = B->N - n >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (B->N - n)) - 1);
+        const __m512i zb = _mm512_loadu_si512(B->zb + n), d = _mm512_loadu_si512(B->d + n);
+        for (int r = 0; r < rows; r++) {
+            __m512i s = _mm512_sub_epi32(acc[r][v], _mm512_mullo_epi32(zb, _mm512_set1_epi32(j->rsum[m0 + r])));
+            s = _mm512_sub_epi32(s, _mm512_mullo_epi32(d, _mm512_set1_epi32(j->za[m0 + r])));
+            _mm512_mask_storeu_epi32(j->C + (m0 + r) * j->ldc + n, mask, s);
+        }
+    }
+}
+
+/* rows as a constant, so the compiler keeps the tile in registers */
+#define VNNI_ROWS(R) \
+    case R: vnni_tile(j, R, m, n0); break;
+
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) static void vnni_tasks(void *arg, int64_t t0,
+                                                                              int64_t t1) {
+    const vnni_job *j = arg;
+    for (int64_t t = t0; t < t1; t++) {
+        if (ox_stop_requested(j->stop)) return;
+        int64_t n0 = (t / j->row_blocks) * PANEL, m1 = (t % j->row_blocks + 1) * ROW_BLOCK;
+        if (m1 > j->M) m1 = j->M;
+        for (int64_t m = (t % j->row_blocks) * ROW_BLOCK; m < m1; m += ROWS) {
+            switch (m1 - m < ROWS ? (int)(m1 - m) : ROWS) {
+                VNNI_ROWS(1) VNNI_ROWS(2) VNNI_ROWS(3) VNNI_ROWS(4)
+                VNNI_ROWS(5) VNNI_ROWS(6) VNNI_ROWS(7) VNNI_ROWS(8)
+            }
+        }
+    }
+}
+
+static int gemm_vnni(ox_threadpool *pool, const ox_stop *stop, int64_t M, const ox_q8_matrix *A,
+                     const ox_q8_packed_b *B, int32_t *C, int64_t ldc) {
+    int64_t K = B->K, K4 = B->K4;
+    int8_t *a = alloc_bytes(M * K4, 1);
+    int32_t *sums = alloc_bytes(2 * M, sizeof(int32_t));
+    if (!a || !sums) {
+        free(a);
+        free(sums);
+        return -1;
+    }
+    /* uint8 becomes int8 by subtracting 128, and so does its zero point */
+    const int32_t shift = A->is_signed ? 0 : -128;
+    int32_t *rsum = sums, *za = sums + M;
+    for (int64_t m = 0; m < M; m++) {
+        int8_t *row = a + m * K4;
+        uint32_t s = 0;
+        for (int64_t k = 0; k < K; k++) {
+            row[k] = (int8_t)(q8_at(A, m * A->ld + k) + shift);
+            s += (uint32_t)row[k];
+        }
+        for (int64_t k = K; k < K4; k++) row[k] = 0;
+        rsum[m] = (int32_t)s;
+        za[m] = q8_zero(A, m) + shift;
+    }
+    vnni_job j = {B, a, rsum, za, C, M, ldc, (M + ROW_BLOCK - 1) / ROW_BLOCK, stop};
+    ox_parallel_for(pool, j.row_blocks * (B->Np / PANEL), 1, vnni_tasks, &j);
+    free(a);
+    free(sums);
+    return 0;
+}
+#endif
+
+int ox_gemm_q8_packed(ox_threadpool *pool, const ox_stop *stop, int64_t M, const ox_q8_matrix *A,
+                      const ox_q8_packed_b *B, int32_t *C, int64_t ldc) {
+    if (M <= 0) return 0;
+#ifdef OX_Q8_X86
+    if (B->path == PATH_VNNI) return gemm_vnni(pool, stop, M, A, B, C, ldc);
+#endif
+    return gemm_float(pool, stop, M, A, B, C, ldc);
+}
+
+int ox_gemm_q8(ox_threadpool *pool, const ox_stop *stop, int64_t M, int64_t N, int64_t K,
+               const ox_q8_matrix *A, const ox_q8_matrix *B, int32_t *C, int64_t ldc) {
+    if (M <= 0 || N <= 0) return 0;
+    if (K <= 0) {
+        for (int64_t m = 0; m < M; m++) memset(C + m * ldc, 0, (size_t)N * sizeof *C);
+        return 0;
+    }
+    ox_q8_packed_b *p = ox_q8_pack_b(K, N, B, 0);
+    if (!p) return -1;
+    int rc = ox_gemm_q8_packed(pool, stop, M, A, p, C, ldc);
+    ox_q8_packed_b_free(p);
+    return rc;
+}
