@@ -95,27 +95,25 @@ int ox_bytes_for(ox_dtype t, const int64_t *dims, int rank, size_t *out, ox_erro
                        OX_MAX_RANK);
     size_t esize = ox_dtype_size(t);
     if (esize == 0) return ox_fail(err, ONYX_INVALID_ARGUMENT, "undefined element type %d", (int)t);
-    /* the product of the non-zero axes is bounded even when one axis is 0
-     * (see ox_numel_checked) */
-    size_t total = esize;
     int empty = 0;
     for (int i = 0; i < rank; i++) {
         if (dims[i] < 0)
             return ox_fail(err, ONYX_INVALID_ARGUMENT, "negative dimension %lld",
                            (long long)dims[i]);
-        if (dims[i] == 0) {
-            empty = 1;
-            continue;
-        }
-        if (total > SIZE_MAX / (size_t)dims[i] / 2) {
-            char shape[128];
-            return ox_fail(err, ONYX_OUT_OF_MEMORY,
-                           "tensor size overflows: the non-zero dimensions of %s %s multiply past SIZE_MAX/2 bytes",
-                           ox_dtype_name(t), ox_shape_str(dims, rank, shape, sizeof shape));
-        }
-        total *= (size_t)dims[i];
+        empty |= dims[i] == 0;
     }
-    *out = empty ? 0 : total;
+    /* an empty tensor's other axes must still multiply within int64 (see
+     * ox_numel_checked); a non-empty one's bytes within SIZE_MAX / 2 */
+    int64_t numel = 0;
+    size_t total = 0;
+    if (!ox_numel_checked(dims, rank, &numel) ||
+        (numel > 0 && (!ox_mul_size((size_t)numel, esize, &total) || total > SIZE_MAX / 2))) {
+        char shape[128];
+        return ox_fail(err, ONYX_OUT_OF_MEMORY, "tensor size overflows: %s %s%s", ox_dtype_name(t),
+                       ox_shape_str(dims, rank, shape, sizeof shape),
+                       empty ? " is empty, but its other dimensions multiply past int64" : "");
+    }
+    *out = total;
     return 0;
 }
 
