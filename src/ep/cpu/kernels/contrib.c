@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ep/cpu/kernels/activation.h"
+#include "ep/cpu/kernels/cpu_isa.h"
 #include "ep/cpu/kernels/elementwise.h"
 #include "ep/cpu/kernels/kernel_util.h"
 #include "ep/ep.h"
@@ -235,8 +237,10 @@ static int gelu_family_compute(ox_kernel_ctx *ctx) {
             y[i] = v / (1.0f + expf(-2.0f * u));
         }
     } else {
-        /* Gelu and BiasGelu: the exact form with erf */
-        for (int64_t i = 0; i < n; i++) y[i] = fast_gelu(y[i]);
+        /* Gelu and BiasGelu: the exact form with erf, by the vector
+         * activation rows of the fused ops */
+        const ox_act gelu = {OX_ACT_GELU, 0.0f, 0.0f};
+        if (n > 0) ox_act_bias_rows(&gelu, y, 1, n, n, NULL, ox_cpu_isa_active());
     }
     return 0;
 }

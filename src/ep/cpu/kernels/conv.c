@@ -6,7 +6,7 @@
  * built chunk by chunk, so scratch memory stays bounded and chunks can
  * run in parallel. Transposed convolution does the reverse: a GEMM into
  * a column matrix that is scattered (col2im) into the output. The
- * integer variants run the float64 path, which is exact for 8-bit data. */
+ * integer variants run the exact 8-bit GEMM (conv_q8.c). */
 #include <math.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -17,6 +17,8 @@
 #include "core/checked.h"
 #include "ep/cpu/kernels/conv_extra.h"
 #include "ep/cpu/kernels/conv_fast.h"
+#include "ep/cpu/kernels/conv_geom.h"
+#include "ep/cpu/kernels/conv_q8.h"
 #include "ep/cpu/kernels/gemm.h"
 #include "ep/cpu/kernels/kernel_util.h"
 #include "ep/cpu/kernels/saturate.h"
@@ -34,14 +36,6 @@ static int64_t floor_div(int64_t a, int64_t b) {
 
 /* ================================================================ */
 /* geometry */
-
-typedef struct conv_geom {
-    int r;
-    int64_t N, C, M, G, Cg, Mg;
-    int64_t in[OX_MAX_RANK], k[OX_MAX_RANK], out[OX_MAX_RANK];
-    int64_t stride[OX_MAX_RANK], dil[OX_MAX_RANK], pb[OX_MAX_RANK];
-    int64_t in_sz, out_sz, k_sz;
-} conv_geom;
 
 /* x and w are the data and weight tensors, y the preallocated output. */
 /* ConvTranspose output length on spatial axis i: the full length
@@ -404,7 +398,7 @@ static int plan_chunks(conv_job *j, int64_t rows, int64_t positions, int64_t out
     }                                                                                           \
                                                                                                 \
     /* unused for float32 (conv_f32 runs it); the float64 instance serves \
-     * the integer convolutions */                                          \
+     * float64 Conv */                                                      \
     __attribute__((unused)) static int conv_core_##SUF(ox_kernel_ctx *ctx, const conv_geom *g,  \
                                                        const T *x, const T *w,                  \
                                const T *b, T *y) {                                              \
@@ -948,11 +942,6 @@ static int conv_transpose_compute(ox_kernel_ctx *ctx) { return conv_like(ctx, 1)
 /* ================================================================ */
 /* ConvInteger and QLinearConv */
 
-static double q8_get(const ox_tensor *t, int64_t i) {
-    return t->dtype == ONYX_UINT8 ? (double)((const uint8_t *)t->data)[i]
-                                  : (double)((const int8_t *)t->data)[i];
-}
-
 /* Zero point (or scale) j of a scalar-or-vector tensor; 0 if absent. */
 static double per_channel(const ox_tensor *t, int64_t j) {
     if (!t) return 0.0;
@@ -970,41 +959,25 @@ static int check_per_channel(ox_kernel_ctx *ctx, const ox_tensor *t, int64_t m, 
     return 0;
 }
 
-/* x - x_zero_point and w - w_zero_point (per output channel) as doubles,
- * then the float64 convolution: exact for 8-bit operands. */
-static int quant_conv(ox_kernel_ctx *ctx, int xi, int xzi, int wi, int wzi, const conv_geom *g,
-                      double **acc_out) {
+static int is_q8(const ox_tensor *t) { return t->dtype == ONYX_INT8 || t->dtype == ONYX_UINT8; }
+
+/* acc = the exact convolution of x - x_zero_point with w - w_zero_point
+ * (per output channel). */
+static int quant_conv(ox_kernel_ctx *ctx, int xi, int xzi, int wi, int wzi, const conv_geom *g, int32_t *acc) {
     const ox_tensor *X = ox_cpu_input(ctx, xi), *W = ox_cpu_input(ctx, wi);
     const ox_tensor *XZ = ox_cpu_input(ctx, xzi), *WZ = ox_cpu_input(ctx, wzi);
-    if (check_per_channel(ctx, XZ, 1, "x_zero_point") ||
-        check_per_channel(ctx, WZ, g->M, "w_zero_point"))
+    if (check_per_channel(ctx, XZ, 1, "x_zero_point") || check_per_channel(ctx, WZ, g->M, "w_zero_point"))
         return -1;
-    int64_t nx = ox_tensor_numel(X), nw = ox_tensor_numel(W), ny = g->N * g->M * g->out_sz;
-    double *x = malloc(sizeof(double) * (size_t)(nx > 0 ? nx : 1));
-    double *w = malloc(sizeof(double) * (size_t)(nw > 0 ? nw : 1));
-    double *y = malloc(sizeof(double) * (size_t)(ny > 0 ? ny : 1));
-    if (!x || !w || !y) {
-        free(x);
-        free(w);
-        free(y);
-        return ox_cpu_oom(ctx);
-    }
-    double xz = per_channel(XZ, 0);
-    for (int64_t i = 0; i < nx; i++) x[i] = q8_get(X, i) - xz;
-    int64_t per_m = g->Cg * g->k_sz;
-    for (int64_t m = 0; m < g->M; m++) {
-        double wz = per_channel(WZ, m);
-        for (int64_t i = 0; i < per_m; i++) w[m * per_m + i] = q8_get(W, m * per_m + i) - wz;
-    }
-    int rc = conv_core_f64(ctx, g, x, w, NULL, y);
-    free(x);
-    free(w);
-    if (rc) {
-        free(y);
-        return -1;
-    }
-    *acc_out = y;
-    return 0;
+    if (!is_q8(X) || !is_q8(W) || (XZ && XZ->dtype != X->dtype) || (WZ && WZ->dtype != W->dtype))
+        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
+                              "%s: x and w must be int8 or uint8, and their zero points of the same type",
+                              ctx->node->op_type);
+    int32_t *wz = malloc(sizeof(int32_t) * (size_t)(g->M > 0 ? g->M : 1));
+    if (!wz) return ox_cpu_oom(ctx);
+    for (int64_t m = 0; m < g->M; m++) wz[m] = (int32_t)per_channel(WZ, m);
+    int rc = ox_conv_q8(ctx->pool, ctx->stop, g, X, (int32_t)per_channel(XZ, 0), W, wz, acc);
+    free(wz);
+    return rc ? ox_cpu_oom(ctx) : 0;
 }
 
 static int conv_integer_compute(ox_kernel_ctx *ctx) {
@@ -1012,16 +985,8 @@ static int conv_integer_compute(ox_kernel_ctx *ctx) {
     ox_tensor *Y = ctx->outputs[0];
     conv_geom g;
     if (geom_make(ctx, X, W, Y, 0, &g)) return -1;
-    double *acc;
-    if (quant_conv(ctx, 0, 2, 1, 3, &g, &acc)) return -1;
-    int64_t n = ox_tensor_numel(Y);
-    int32_t *y = Y->data;
-    for (int64_t i = 0; i < n; i++) {
-        double v = acc[i];
-        y[i] = v >= 2147483647.0 ? INT32_MAX : v <= -2147483648.0 ? INT32_MIN : (int32_t)v;
-    }
-    free(acc);
-    return 0;
+    if (Y->dtype != ONYX_INT32) return ox_kernel_fail(ctx, ONYX_RUNTIME_ERROR, "ConvInteger: output must be int32");
+    return quant_conv(ctx, 0, 2, 1, 3, &g, Y->data);
 }
 
 static int qlinear_conv_compute(ox_kernel_ctx *ctx) {
@@ -1037,8 +1002,13 @@ static int qlinear_conv_compute(ox_kernel_ctx *ctx) {
         return -1;
     if (Y->dtype != ONYX_UINT8 && Y->dtype != ONYX_INT8)
         return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "QLinearConv: output must be int8 or uint8");
-    double *acc;
-    if (quant_conv(ctx, 0, 2, 3, 5, &g, &acc)) return -1;
+    int64_t ny = ox_tensor_numel(Y);
+    int32_t *acc = malloc(sizeof(int32_t) * (size_t)(ny > 0 ? ny : 1));
+    if (!acc) return ox_cpu_oom(ctx);
+    if (quant_conv(ctx, 0, 2, 3, 5, &g, acc)) {
+        free(acc);
+        return -1;
+    }
     double xs = per_channel(XS, 0), ys = per_channel(YS, 0), yz = per_channel(YZ, 0);
     double lo = Y->dtype == ONYX_UINT8 ? 0 : -128, hi = Y->dtype == ONYX_UINT8 ? 255 : 127;
     for (int64_t n = 0; n < g.N; n++)
@@ -1048,7 +1018,7 @@ static int qlinear_conv_compute(ox_kernel_ctx *ctx) {
             double bias = B ? (double)((const int32_t *)B->data)[m] : 0.0;
             int64_t base = (n * g.M + m) * g.out_sz;
             for (int64_t p = 0; p < g.out_sz; p++) {
-                double v = nearbyint((acc[base + p] + bias) * (double)scale) + yz;
+                double v = nearbyint(((double)acc[base + p] + bias) * (double)scale) + yz;
                 v = v < lo ? lo : v > hi ? hi : v;
                 /* a zero or NaN scale makes v NaN, which the clamp
                  * keeps: the saturating store maps it to 0 (as

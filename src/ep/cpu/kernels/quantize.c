@@ -26,8 +26,14 @@
 #include <string.h>
 
 #include "core/dtype.h"
+#include "ep/cpu/kernels/cpu_isa.h"
 #include "ep/cpu/kernels/kernel_util.h"
 #include "ep/ep.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define OX_QUANT_X86 1
+#endif
 #include "ops/op.h"
 
 extern const ox_kernel_table ox_cpu_kernels_quantize;
@@ -168,7 +174,61 @@ typedef struct quant_job {
     ox_dtype prec; /* type the division rounds to */
     int saturate;
     qlayout l;
+    int avx2; /* quant_fast may take quant_run_avx2 */
 } quant_job;
+
+#ifdef OX_QUANT_X86
+/* y[k] = saturate(round_half_even(x[k] / s) + zp) for 8-bit y, eight at a
+ * time: the float32 division and rounding give quant_fast's integers (an
+ * integer-valued float rounds the same in float and double), and adding
+ * zp in float is exact wherever the result is not clamped anyway. NaN
+ * becomes zp, as saturate_round makes it. */
+__attribute__((target("avx2"))) static int64_t quant_run_avx2(const float *x, float s, int64_t zp, int is_signed,
+                                                              void *y, int64_t n) {
+    const float lo = is_signed ? -128.0f : 0.0f, hi = is_signed ? 127.0f : 255.0f;
+    const __m256 vs = _mm256_set1_ps(s), vz = _mm256_set1_ps((float)zp), vlo = _mm256_set1_ps(lo),
+                 vhi = _mm256_set1_ps(hi);
+    const __m256 vnan = _mm256_min_ps(_mm256_max_ps(vz, vlo), vhi);
+    int64_t k = 0;
+    for (; k + 8 <= n; k += 8) {
+        __m256 q = _mm256_div_ps(_mm256_loadu_ps(x + k), vs);
+        __m256 nan = _mm256_cmp_ps(q, q, _CMP_UNORD_Q);
+        q = _mm256_add_ps(_mm256_round_ps(q, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), vz);
+        q = _mm256_blendv_ps(_mm256_min_ps(_mm256_max_ps(q, vlo), vhi), vnan, nan);
+        __m256i i32 = _mm256_cvtps_epi32(q);
+        __m128i i16 = _mm_packs_epi32(_mm256_castsi256_si128(i32), _mm256_extracti128_si256(i32, 1));
+        __m128i i8 = is_signed ? _mm_packs_epi16(i16, i16) : _mm_packus_epi16(i16, i16);
+        _mm_storel_epi64((__m128i *)(void *)((uint8_t *)y + k), i8);
+    }
+    return k;
+}
+
+/* The smallest and largest of x[0..n) and 0, NaNs left out: minps and
+ * maxps return their second operand when either is NaN. */
+__attribute__((target("avx2"))) static void range_avx2(const float *x, int64_t n, float *lo_out, float *hi_out) {
+    __m256 lo = _mm256_setzero_ps(), hi = _mm256_setzero_ps();
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 v = _mm256_loadu_ps(x + i);
+        lo = _mm256_min_ps(v, lo);
+        hi = _mm256_max_ps(v, hi);
+    }
+    float l[8], h[8];
+    _mm256_storeu_ps(l, lo);
+    _mm256_storeu_ps(h, hi);
+    float a = 0.0f, b = 0.0f;
+    for (int k = 0; k < 8; k++) {
+        if (l[k] < a) a = l[k];
+        if (h[k] > b) b = h[k];
+    }
+    for (; i < n; i++) {
+        if (x[i] < a) a = x[i];
+        if (x[i] > b) b = x[i];
+    }
+    *lo_out = a;
+    *hi_out = b;
+}
+#endif
 
 /* float32 x, float32 scale, int8/uint8 y, per-tensor or per-axis: the
  * case real models spend their time in. Dividing in float matches
@@ -187,12 +247,16 @@ static void quant_fast(const quant_job *j, int64_t b, int64_t e) {
         }
         float s = sc[c];
         int64_t zp = j->zp ? ox_get_i64(j->zp, j->zt, (size_t)c) : j->zp_fixed;
+        int64_t done = i;
+#ifdef OX_QUANT_X86
+        if (j->avx2) done += quant_run_avx2(x + i, s, zp, j->yt == ONYX_INT8, (uint8_t *)j->y + i, end - i);
+#endif
         if (j->yt == ONYX_UINT8) {
             uint8_t *y = j->y;
-            for (int64_t k = i; k < end; k++) y[k] = (uint8_t)saturate_round((double)(x[k] / s), zp, lo, hi);
+            for (int64_t k = done; k < end; k++) y[k] = (uint8_t)saturate_round((double)(x[k] / s), zp, lo, hi);
         } else {
             int8_t *y = j->y;
-            for (int64_t k = i; k < end; k++) y[k] = (int8_t)saturate_round((double)(x[k] / s), zp, lo, hi);
+            for (int64_t k = done; k < end; k++) y[k] = (int8_t)saturate_round((double)(x[k] / s), zp, lo, hi);
         }
         i = end;
     }
@@ -262,7 +326,7 @@ static int quantize_compute(ox_kernel_ctx *ctx) {
                    zp ? zp->data : NULL, zp ? zp->dtype : ONYX_UNDEFINED, 0,
                    prec > 0 && prec < OX_DTYPE_COUNT ? (ox_dtype)prec
                                                      : default_precision(x->dtype, scale->dtype),
-                   ir_attr_int(ctx->node, "saturate", 1) != 0, {0}};
+                   ir_attr_int(ctx->node, "saturate", 1) != 0, {0}, ox_cpu_isa_active() >= OX_ISA_AVX2};
     if (quant_layout(ctx, x, scale, zp, &j.l)) return -1;
     int64_t n = ox_tensor_numel(x);
     if (n > 0) ox_parallel_for(ctx->pool, n, GRAIN, quant_range, &j);
@@ -347,7 +411,11 @@ static int dynamic_quantize_compute(ox_kernel_ctx *ctx) {
     /* The range always includes 0 so that 0 is exactly representable;
      * NaNs are left out of it. */
     float lo = 0.0f, hi = 0.0f;
-    for (int64_t i = 0; i < n; i++) {
+    int avx2 = ox_cpu_isa_active() >= OX_ISA_AVX2;
+#ifdef OX_QUANT_X86
+    if (avx2) range_avx2(xd, n, &lo, &hi);
+#endif
+    for (int64_t i = 0; !avx2 && i < n; i++) {
         if (xd[i] < lo) lo = xd[i];
         if (xd[i] > hi) hi = xd[i];
     }
@@ -365,7 +433,7 @@ static int dynamic_quantize_compute(ox_kernel_ctx *ctx) {
     if (yz) ((uint8_t *)yz->data)[0] = (uint8_t)zp;
     if (y && n > 0) {
         quant_job j = {x->data, ONYX_FLOAT32, y->data, ONYX_UINT8, &scale, ONYX_FLOAT32,
-                       NULL, ONYX_UNDEFINED, zp, ONYX_FLOAT32, 1, {Q_TENSOR, 1, n, 1, 1}};
+                       NULL, ONYX_UNDEFINED, zp, ONYX_FLOAT32, 1, {Q_TENSOR, 1, n, 1, 1}, avx2};
         ox_parallel_for(ctx->pool, n, GRAIN, quant_range, &j);
     }
     return 0;
