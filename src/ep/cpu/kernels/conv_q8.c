@@ -23,9 +23,19 @@ static void cols_row(const conv_geom *g, const uint8_t *xc, const int64_t *kc, u
                 memset(dst, pad, (size_t)OW);
                 continue;
             }
-            const uint8_t *src = xc + ih * IW;
-            int64_t iw = kc[1] * g->dil[1] - g->pb[1];
-            for (int64_t ow = 0; ow < OW; ow++, iw += g->stride[1]) dst[ow] = iw >= 0 && iw < IW ? src[iw] : pad;
+            /* the taps inside the row: ow in [lo, hi) */
+            const int64_t s = g->stride[1], iw0 = kc[1] * g->dil[1] - g->pb[1];
+            int64_t lo = iw0 >= 0 ? 0 : (-iw0 + s - 1) / s;
+            int64_t hi = iw0 >= IW ? 0 : (IW - iw0 + s - 1) / s;
+            if (hi > OW) hi = OW;
+            if (lo > hi) lo = hi;
+            const uint8_t *src = xc + ih * IW + iw0;
+            memset(dst, pad, (size_t)lo);
+            if (s == 1)
+                memcpy(dst + lo, src + lo, (size_t)(hi - lo));
+            else
+                for (int64_t ow = lo; ow < hi; ow++) dst[ow] = src[ow * s];
+            memset(dst + hi, pad, (size_t)(OW - hi));
         }
         return;
     }
@@ -46,15 +56,24 @@ static void cols_row(const conv_geom *g, const uint8_t *xc, const int64_t *kc, u
     }
 }
 
-static void cols_build(const conv_geom *g, const uint8_t *x, uint8_t pad, uint8_t *cols) {
-    int64_t kc[OX_MAX_RANK] = {0};
-    for (int64_t t = 0; t < g->k_sz; t++) {
-        for (int64_t c = 0; c < g->Cg; c++)
-            cols_row(g, x + c * g->in_sz, kc, pad, cols + (c * g->k_sz + t) * g->out_sz);
+typedef struct cols_job {
+    const conv_geom *g;
+    const uint8_t *x;
+    uint8_t pad;
+    uint8_t *cols;
+} cols_job;
+
+/* rows [r0, r1) of the im2col matrix, row c * k_sz + t */
+static void cols_rows(void *arg, int64_t r0, int64_t r1) {
+    const cols_job *j = arg;
+    const conv_geom *g = j->g;
+    for (int64_t r = r0; r < r1; r++) {
+        int64_t c = r / g->k_sz, t = r % g->k_sz, kc[OX_MAX_RANK];
         for (int d = g->r - 1; d >= 0; d--) {
-            if (++kc[d] < g->k[d]) break;
-            kc[d] = 0;
+            kc[d] = t % g->k[d];
+            t /= g->k[d];
         }
+        cols_row(g, j->x + c * g->in_sz, kc, j->pad, j->cols + r * g->out_sz);
     }
 }
 
@@ -72,7 +91,8 @@ int ox_conv_q8(ox_threadpool *pool, const ox_stop *stop, const conv_geom *g, con
         for (int64_t grp = 0; rc == 0 && grp < g->G; grp++) {
             if (ox_stop_requested(stop)) break;
             const uint8_t *xg = (const uint8_t *)X->data + (n * g->C + grp * g->Cg) * g->in_sz;
-            cols_build(g, xg, pad, cols);
+            cols_job cj = {g, xg, pad, cols};
+            ox_parallel_for(pool, K, P >= 4096 ? 1 : 4096 / P, cols_rows, &cj);
             ox_q8_matrix a = {(const uint8_t *)W->data + grp * g->Mg * K, W->dtype == ONYX_INT8, K,
                               wz + grp * g->Mg, 1};
             ox_q8_matrix b = {cols, X->dtype == ONYX_INT8, P, &xz, 0};

@@ -9,6 +9,7 @@
  * arithmetic. */
 #include "ep/cpu/kernels/gemm_q8.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,9 +39,8 @@ struct ox_q8_packed_b {
     /* PATH_FLOAT: K x N floats b - zb */
     float *f;
     /* PATH_VNNI: K4 = K rounded up to 4, Np = N rounded up to PANEL;
-     * bytes (k / 4, n, k % 4) at ((k / 4) * Np + n) * 4 + k % 4 of the
-     * unsigned form of b, 0 beyond K and N; per column the shifted zero
-     * point zb and d = colsum(b) - K * zb, 0 beyond N */
+     * panels of PANEL columns one after another (see pack_panel); per
+     * column the shifted zero point zb and d = colsum(b) - K * zb */
     int64_t K4, Np;
     uint8_t *b;
     int32_t *zb, *d;
@@ -89,29 +89,45 @@ static int pack_float(ox_q8_packed_b *p, const ox_q8_matrix *B, int trans) {
     return 0;
 }
 
+/* Columns [n0, n0 + PANEL) of B for the VNNI tile: K4 / 4 groups of
+ * PANEL x 4 bytes, column c's bytes of k = 4g..4g+3 at g * PANEL * 4 +
+ * c * 4, in unsigned form (an int8 becomes uint8 by adding 128, that is
+ * by flipping its top bit, and so does its zero point), 0 beyond K and N;
+ * and per column zb and d (0 beyond N). */
+static void pack_panel(const ox_q8_matrix *B, int trans, int64_t K, int64_t N, int64_t n0, uint8_t *dst,
+                       int32_t *zb, int32_t *d) {
+    const int64_t K4 = round_up(K, 4);
+    const int cols = N - n0 < PANEL ? (int)(N - n0) : PANEL;
+    const uint8_t flip = B->is_signed ? 0x80 : 0;
+    const uint8_t *src = B->data;
+    uint32_t sum[PANEL] = {0};
+    memset(dst, 0, (size_t)(K4 * PANEL));
+    for (int64_t k = 0; k < K; k++) {
+        uint8_t *row = dst + (k / 4) * PANEL * 4 + (k & 3);
+        if (trans) {
+            for (int c = 0; c < cols; c++) row[c * 4] = src[(n0 + c) * B->ld + k] ^ flip;
+        } else {
+            const uint8_t *s = src + k * B->ld + n0;
+            for (int c = 0; c < cols; c++) row[c * 4] = s[c] ^ flip;
+        }
+        for (int c = 0; c < cols; c++) sum[c] += row[c * 4];
+    }
+    const int32_t shift = B->is_signed ? 128 : 0;
+    for (int c = 0; c < PANEL; c++) {
+        uint32_t z = c < cols ? (uint32_t)(q8_zero(B, n0 + c) + shift) : 0;
+        zb[c] = (int32_t)z;
+        d[c] = c < cols ? (int32_t)(sum[c] - (uint32_t)K * z) : 0;
+    }
+}
+
 static int pack_vnni(ox_q8_packed_b *p, const ox_q8_matrix *B, int trans) {
-    int64_t K = p->K, N = p->N;
-    p->K4 = round_up(K, 4);
-    p->Np = round_up(N, PANEL);
+    p->K4 = round_up(p->K, 4);
+    p->Np = round_up(p->N, PANEL);
     if (!(p->b = alloc_bytes(p->K4 * p->Np, 1)) || !(p->zb = alloc_bytes(p->Np, sizeof(int32_t))) ||
         !(p->d = alloc_bytes(p->Np, sizeof(int32_t))))
         return -1;
-    memset(p->b, 0, (size_t)(p->K4 * p->Np));
-    memset(p->zb, 0, (size_t)p->Np * sizeof(int32_t));
-    memset(p->d, 0, (size_t)p->Np * sizeof(int32_t));
-    /* int8 becomes uint8 by adding 128, and so does its zero point */
-    const int32_t shift = B->is_signed ? 128 : 0;
-    for (int64_t n = 0; n < N; n++) {
-        uint32_t sum = 0;
-        for (int64_t k = 0; k < K; k++) {
-            uint8_t v = (uint8_t)(q8_at(B, trans ? n * B->ld + k : k * B->ld + n) + shift);
-            p->b[((k / 4) * p->Np + n) * 4 + k % 4] = v;
-            sum += v;
-        }
-        uint32_t zb = (uint32_t)(q8_zero(B, n) + shift);
-        p->zb[n] = (int32_t)zb;
-        p->d[n] = (int32_t)(sum - (uint32_t)K * zb);
-    }
+    for (int64_t n0 = 0; n0 < p->Np; n0 += PANEL)
+        pack_panel(B, trans, p->K, p->N, n0, p->b + n0 * p->K4, p->zb + n0, p->d + n0);
     return 0;
 }
 
@@ -173,38 +189,47 @@ static int gemm_float(ox_threadpool *pool, const ox_stop *stop, int64_t M, const
 
 #ifdef OX_Q8_X86
 typedef struct vnni_job {
-    const ox_q8_packed_b *B;
+    const ox_q8_packed_b *B; /* packed once; NULL: each task packs its panel of b */
+    const ox_q8_matrix *b;
+    int64_t K, K4, N;
     const int8_t *a;      /* M rows of K4 signed bytes */
     const int32_t *rsum;  /* per row: sum of a */
     const int32_t *za;    /* per row: shifted zero point */
     int32_t *C;
     int64_t M, ldc, row_blocks;
     const ox_stop *stop;
+    atomic_int failed;
 } vnni_job;
 
+/* One panel: b as pack_panel lays it out, zb and d its columns' */
+typedef struct vnni_panel {
+    const uint8_t *b;
+    const int32_t *zb, *d;
+    int64_t n0;
+} vnni_panel;
+
 __attribute__((target("avx512f,avx512bw,avx512vnni"), always_inline)) static inline void
-vnni_tile(const vnni_job *j, int rows, int64_t m0, int64_t n0) {
-    const ox_q8_packed_b *B = j->B;
-    const int64_t k4n = B->K4 / 4, ldb = B->Np * 4;
-    const uint8_t *b = B->b + n0 * 4;
-    const int8_t *a = j->a + m0 * B->K4;
+vnni_tile(const vnni_job *j, const vnni_panel *pn, int rows, int64_t m0) {
+    const int64_t k4n = j->K4 / 4;
+    const uint8_t *b = pn->b;
+    const int8_t *a = j->a + m0 * j->K4;
     __m512i acc[ROWS][2];
     for (int r = 0; r < rows; r++) acc[r][0] = acc[r][1] = _mm512_setzero_si512();
     for (int64_t k4 = 0; k4 < k4n; k4++) {
-        const __m512i b0 = _mm512_loadu_si512(b + k4 * ldb), b1 = _mm512_loadu_si512(b + k4 * ldb + 64);
+        const __m512i b0 = _mm512_loadu_si512(b + k4 * PANEL * 4), b1 = _mm512_loadu_si512(b + k4 * PANEL * 4 + 64);
         for (int r = 0; r < rows; r++) {
             int32_t four;
-            memcpy(&four, a + r * B->K4 + k4 * 4, sizeof four);
+            memcpy(&four, a + r * j->K4 + k4 * 4, sizeof four);
             const __m512i va = _mm512_set1_epi32(four);
             acc[r][0] = _mm512_dpbusd_epi32(acc[r][0], b0, va);
             acc[r][1] = _mm512_dpbusd_epi32(acc[r][1], b1, va);
         }
     }
     for (int v = 0; v < 2; v++) {
-        int64_t n = n0 + 16 * v;
-        if (n >= B->N) break;
-        __mmask16 mask = B->N - n >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (B->N - n)) - 1);
-        const __m512i zb = _mm512_loadu_si512(B->zb + n), d = _mm512_loadu_si512(B->d + n);
+        int64_t n = pn->n0 + 16 * v;
+        if (n >= j->N) break;
+        __mmask16 mask = j->N - n >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (j->N - n)) - 1);
+        const __m512i zb = _mm512_loadu_si512(pn->zb + 16 * v), d = _mm512_loadu_si512(pn->d + 16 * v);
         for (int r = 0; r < rows; r++) {
             __m512i s = _mm512_sub_epi32(acc[r][v], _mm512_mullo_epi32(zb, _mm512_set1_epi32(j->rsum[m0 + r])));
             s = _mm512_sub_epi32(s, _mm512_mullo_epi32(d, _mm512_set1_epi32(j->za[m0 + r])));
@@ -215,27 +240,54 @@ vnni_tile(const vnni_job *j, int rows, int64_t m0, int64_t n0) {
 
 /* rows as a constant, so the compiler keeps the tile in registers */
 #define VNNI_ROWS(R) \
-    case R: vnni_tile(j, R, m, n0); break;
+    case R: vnni_tile(j, pn, R, m); break;
 
-__attribute__((target("avx512f,avx512bw,avx512vnni"))) static void vnni_tasks(void *arg, int64_t t0,
-                                                                              int64_t t1) {
-    const vnni_job *j = arg;
-    for (int64_t t = t0; t < t1; t++) {
-        if (ox_stop_requested(j->stop)) return;
-        int64_t n0 = (t / j->row_blocks) * PANEL, m1 = (t % j->row_blocks + 1) * ROW_BLOCK;
-        if (m1 > j->M) m1 = j->M;
-        for (int64_t m = (t % j->row_blocks) * ROW_BLOCK; m < m1; m += ROWS) {
-            switch (m1 - m < ROWS ? (int)(m1 - m) : ROWS) {
-                VNNI_ROWS(1) VNNI_ROWS(2) VNNI_ROWS(3) VNNI_ROWS(4)
-                VNNI_ROWS(5) VNNI_ROWS(6) VNNI_ROWS(7) VNNI_ROWS(8)
-            }
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) static void vnni_rows(const vnni_job *j,
+                                                                             const vnni_panel *pn,
+                                                                             int64_t m0, int64_t m1) {
+    for (int64_t m = m0; m < m1; m += ROWS) {
+        switch (m1 - m < ROWS ? (int)(m1 - m) : ROWS) {
+            VNNI_ROWS(1) VNNI_ROWS(2) VNNI_ROWS(3) VNNI_ROWS(4)
+            VNNI_ROWS(5) VNNI_ROWS(6) VNNI_ROWS(7) VNNI_ROWS(8)
         }
     }
 }
 
-static int gemm_vnni(ox_threadpool *pool, const ox_stop *stop, int64_t M, const ox_q8_matrix *A,
-                     const ox_q8_packed_b *B, int32_t *C, int64_t ldc) {
-    int64_t K = B->K, K4 = B->K4;
+/* B packed once: a task is a block of rows of one panel */
+static void vnni_tasks_packed(void *arg, int64_t t0, int64_t t1) {
+    const vnni_job *j = arg;
+    for (int64_t t = t0; t < t1; t++) {
+        if (ox_stop_requested(j->stop)) return;
+        int64_t n0 = (t / j->row_blocks) * PANEL, m0 = (t % j->row_blocks) * ROW_BLOCK;
+        vnni_panel pn = {j->B->b + n0 * j->K4, j->B->zb + n0, j->B->d + n0, n0};
+        vnni_rows(j, &pn, m0, m0 + ROW_BLOCK < j->M ? m0 + ROW_BLOCK : j->M);
+    }
+}
+
+/* B for this product only: a task packs one panel (a few KiB, in L1/L2
+ * while every row uses it) and runs every row on it */
+static void vnni_tasks_unpacked(void *arg, int64_t t0, int64_t t1) {
+    vnni_job *j = arg;
+    uint8_t *b = alloc_bytes(j->K4 * PANEL, 1);
+    if (!b) {
+        atomic_store(&j->failed, 1);
+        return;
+    }
+    int32_t zb[PANEL], d[PANEL];
+    for (int64_t t = t0; t < t1; t++) {
+        if (ox_stop_requested(j->stop)) break;
+        vnni_panel pn = {b, zb, d, t * PANEL};
+        pack_panel(j->b, 0, j->K, j->N, pn.n0, b, zb, d);
+        vnni_rows(j, &pn, 0, j->M);
+    }
+    free(b);
+}
+
+/* B is either packed (Bp) or the matrix itself (Bm, K x N) */
+static int gemm_vnni(ox_threadpool *pool, const ox_stop *stop, int64_t M, int64_t N, int64_t K,
+                     const ox_q8_matrix *A, const ox_q8_packed_b *Bp, const ox_q8_matrix *Bm, int32_t *C,
+                     int64_t ldc) {
+    const int64_t K4 = round_up(K, 4);
     int8_t *a = alloc_bytes(M * K4, 1);
     int32_t *sums = alloc_bytes(2 * M, sizeof(int32_t));
     if (!a || !sums) {
@@ -257,11 +309,16 @@ static int gemm_vnni(ox_threadpool *pool, const ox_stop *stop, int64_t M, const 
         rsum[m] = (int32_t)s;
         za[m] = q8_zero(A, m) + shift;
     }
-    vnni_job j = {B, a, rsum, za, C, M, ldc, (M + ROW_BLOCK - 1) / ROW_BLOCK, stop};
-    ox_parallel_for(pool, j.row_blocks * (B->Np / PANEL), 1, vnni_tasks, &j);
+    vnni_job j = {Bp, Bm, K, K4, N, a, rsum, za, C, M, ldc, (M + ROW_BLOCK - 1) / ROW_BLOCK, stop, 0};
+    atomic_init(&j.failed, 0);
+    const int64_t panels = (N + PANEL - 1) / PANEL;
+    if (Bp)
+        ox_parallel_for(pool, j.row_blocks * panels, 1, vnni_tasks_packed, &j);
+    else
+        ox_parallel_for(pool, panels, 1, vnni_tasks_unpacked, &j);
     free(a);
     free(sums);
-    return 0;
+    return atomic_load(&j.failed) ? -1 : 0;
 }
 #endif
 
@@ -269,7 +326,7 @@ int ox_gemm_q8_packed(ox_threadpool *pool, const ox_stop *stop, int64_t M, const
                       const ox_q8_packed_b *B, int32_t *C, int64_t ldc) {
     if (M <= 0) return 0;
 #ifdef OX_Q8_X86
-    if (B->path == PATH_VNNI) return gemm_vnni(pool, stop, M, A, B, C, ldc);
+    if (B->path == PATH_VNNI) return gemm_vnni(pool, stop, M, B->N, B->K, A, B, NULL, C, ldc);
 #endif
     return gemm_float(pool, stop, M, A, B, C, ldc);
 }
@@ -281,6 +338,9 @@ int ox_gemm_q8(ox_threadpool *pool, const ox_stop *stop, int64_t M, int64_t N, i
         for (int64_t m = 0; m < M; m++) memset(C + m * ldc, 0, (size_t)N * sizeof *C);
         return 0;
     }
+#ifdef OX_Q8_X86
+    if (q8_path() == PATH_VNNI) return gemm_vnni(pool, stop, M, N, K, A, NULL, B, C, ldc);
+#endif
     ox_q8_packed_b *p = ox_q8_pack_b(K, N, B, 0);
     if (!p) return -1;
     int rc = ox_gemm_q8_packed(pool, stop, M, A, p, C, ldc);
