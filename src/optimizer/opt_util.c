@@ -67,14 +67,18 @@ void ox_forward_apply(ir_graph *g, int *forward) {
     }
 }
 
-int ox_add_constant(ir_graph *g, const char *base, const char *what, ox_tensor *t, ox_error *err) {
+int ox_add_value(ir_graph *g, const char *base, const char *what, ox_error *err) {
     char name[512];
     /* a fresh name: the model may already use the obvious one */
     for (int suffix = 0;; suffix++) {
         snprintf(name, sizeof name, "%s/%s.%d", base && base[0] ? base : "onyx", what, suffix);
         if (ir_graph_find(g, name) < 0) break;
     }
-    int v = ir_graph_value(g, name, err);
+    return ir_graph_value(g, name, err);
+}
+
+int ox_add_constant(ir_graph *g, const char *base, const char *what, ox_tensor *t, ox_error *err) {
+    int v = ox_add_value(g, base, what, err);
     if (v < 0) {
         ox_tensor_free(t);
         return -1;

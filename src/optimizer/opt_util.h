@@ -43,8 +43,9 @@ int ox_forward_resolve(int *forward, int v);
 /* Rewrites every node input through forward. */
 void ox_forward_apply(ir_graph *g, int *forward);
 
-/* A new value named base/what.N (a fresh name), made a constant holding
- * t (taken, also on failure). Returns its id or -1. */
+/* A new value named base/what.N (a fresh name); its id or -1. */
+int ox_add_value(ir_graph *g, const char *base, const char *what, ox_error *err);
+/* The same, made a constant holding t (taken, also on failure). */
 int ox_add_constant(ir_graph *g, const char *base, const char *what, ox_tensor *t, ox_error *err);
 
 /* Runs static shape inference for a pass that reads value types; returns
