@@ -3,7 +3,7 @@
 
 static const ox_pass PASSES[] = {
     /* first: the passes after it see the float32 graph the CPU runs */
-    {"promote_float16", ONYX_OPT_BASIC, ox_pass_promote_float16, 1},
+    {"promote_float16", ONYX_OPT_BASIC, ox_pass_promote_float16, 0},
     {"fold_constants", ONYX_OPT_BASIC, ox_pass_fold_constants, 0},
     {"eliminate_identity", ONYX_OPT_BASIC, ox_pass_eliminate_identity, 0},
     {"eliminate_common", ONYX_OPT_BASIC, ox_pass_eliminate_common, 0},

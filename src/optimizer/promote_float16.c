@@ -9,9 +9,9 @@
  * in float16. Between promoted nodes values stay float32: the result is
  * the float32 computation rounded to float16 at the edges.
  *
- * Only when the CPU is the session's only provider (a device provider
- * may run float16 itself), and not in graphs with subgraphs (their
- * bodies read outer values by name). */
+ * On every provider: a device that could run float16 natively then runs
+ * the model as the CPU does, so results agree across devices. Not in
+ * graphs with subgraphs (their bodies read outer values by name). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,7 +103,7 @@ static int twin_for_reader(ir_graph *g, int opset, int v, ox_error *err) {
 }
 
 int ox_pass_promote_float16(ox_pass_ctx *ctx, ir_graph *g) {
-    if (!ctx->cpu_only || ox_graph_has_subgraphs(g)) return 0;
+    if (ox_graph_has_subgraphs(g)) return 0;
     int any = 0;
     for (int v = 0; v < g->n_values && !any; v++) any = is_f16(g, v);
     /* the types of the values between nodes come from inference */
