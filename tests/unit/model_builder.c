@@ -135,22 +135,22 @@ static size_t count(const int64_t *dims, int rank) {
     return n;
 }
 
-void mb_init_float(mb_model *m, const char *name, const int64_t *dims, int rank, const float *data) {
-    Onnx__TensorProto *t = tensor(m, name, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, dims, rank);
+static void init_raw(mb_model *m, const char *name, int dtype, size_t elem, const int64_t *dims, int rank,
+                     const void *data) {
+    Onnx__TensorProto *t = tensor(m, name, dtype, dims, rank);
     size_t n = count(dims, rank);
     t->has_raw_data = 1;
-    t->raw_data.len = n * sizeof(float);
+    t->raw_data.len = n * elem;
     t->raw_data.data = alloc(m, t->raw_data.len);
     if (n) memcpy(t->raw_data.data, data, t->raw_data.len); /* data may be NULL when empty */
 }
 
+void mb_init_float(mb_model *m, const char *name, const int64_t *dims, int rank, const float *data) {
+    init_raw(m, name, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, sizeof(float), dims, rank, data);
+}
+
 void mb_init_half(mb_model *m, const char *name, const int64_t *dims, int rank, const uint16_t *data) {
-    Onnx__TensorProto *t = tensor(m, name, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16, dims, rank);
-    size_t n = count(dims, rank);
-    t->has_raw_data = 1;
-    t->raw_data.len = n * sizeof(uint16_t);
-    t->raw_data.data = alloc(m, t->raw_data.len);
-    if (n) memcpy(t->raw_data.data, data, t->raw_data.len);
+    init_raw(m, name, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16, sizeof(uint16_t), dims, rank, data);
 }
 
 void mb_init_int64(mb_model *m, const char *name, const int64_t *dims, int rank, const int64_t *data) {

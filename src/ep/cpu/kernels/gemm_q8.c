@@ -94,6 +94,37 @@ static int pack_float(ox_q8_packed_b *p, const ox_q8_matrix *B, int trans) {
  * c * 4, in unsigned form (an int8 becomes uint8 by adding 128, that is
  * by flipping its top bit, and so does its zero point), 0 beyond K and N;
  * and per column zb and d (0 beyond N). */
+#ifdef OX_Q8_X86
+/* Four rows of a whole panel (PANEL bytes each, from s with row stride
+ * ld) interleaved into PANEL groups of 4 bytes at dst, top bits flipped
+ * by flip, and each group's sum added to sum[]. Only the VNNI path packs
+ * panels, so the machine has AVX-512 BW and VNNI. */
+__attribute__((target("avx512f,avx512bw,avx512vnni,avx2"))) static void
+pack_rows4(const uint8_t *s, int64_t ld, uint8_t flip, uint8_t *dst, uint32_t *sum) {
+    const __m256i f = _mm256_set1_epi8((char)flip);
+    const __m256i r0 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(const void *)s), f);
+    const __m256i r1 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(const void *)(s + ld)), f);
+    const __m256i r2 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(const void *)(s + 2 * ld)), f);
+    const __m256i r3 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(const void *)(s + 3 * ld)), f);
+    /* per 128-bit lane: bytes of rows 0,1 then 2,3 paired, then the
+     * pairs paired: each 32-bit group is one column's four rows */
+    const __m256i lo01 = _mm256_unpacklo_epi8(r0, r1), hi01 = _mm256_unpackhi_epi8(r0, r1);
+    const __m256i lo23 = _mm256_unpacklo_epi8(r2, r3), hi23 = _mm256_unpackhi_epi8(r2, r3);
+    const __m256i c0 = _mm256_unpacklo_epi16(lo01, lo23), c4 = _mm256_unpackhi_epi16(lo01, lo23);
+    const __m256i c8 = _mm256_unpacklo_epi16(hi01, hi23), c12 = _mm256_unpackhi_epi16(hi01, hi23);
+    /* c0 holds columns 0-3 and 16-19, c4 4-7 and 20-23, ... */
+    const __m512i a = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_permute2x128_si256(c0, c4, 0x20)),
+                                         _mm256_permute2x128_si256(c8, c12, 0x20), 1);
+    const __m512i b = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_permute2x128_si256(c0, c4, 0x31)),
+                                         _mm256_permute2x128_si256(c8, c12, 0x31), 1);
+    _mm512_storeu_si512(dst, a);
+    _mm512_storeu_si512(dst + 64, b);
+    const __m512i ones = _mm512_set1_epi8(1);
+    _mm512_storeu_si512(sum, _mm512_dpbusd_epi32(_mm512_loadu_si512(sum), a, ones));
+    _mm512_storeu_si512(sum + 16, _mm512_dpbusd_epi32(_mm512_loadu_si512(sum + 16), b, ones));
+}
+#endif
+
 static void pack_panel(const ox_q8_matrix *B, int trans, int64_t K, int64_t N, int64_t n0, uint8_t *dst,
                        int32_t *zb, int32_t *d) {
     const int64_t K4 = round_up(K, 4);
@@ -102,7 +133,12 @@ static void pack_panel(const ox_q8_matrix *B, int trans, int64_t K, int64_t N, i
     const uint8_t *src = B->data;
     uint32_t sum[PANEL] = {0};
     memset(dst, 0, (size_t)(K4 * PANEL));
-    for (int64_t k = 0; k < K; k++) {
+    int64_t k = 0;
+#ifdef OX_Q8_X86
+    if (!trans && cols == PANEL)
+        for (; k + 4 <= K; k += 4) pack_rows4(src + k * B->ld + n0, B->ld, flip, dst + k * PANEL, sum);
+#endif
+    for (; k < K; k++) {
         uint8_t *row = dst + (k / 4) * PANEL * 4 + (k & 3);
         if (trans) {
             for (int c = 0; c < cols; c++) row[c * 4] = src[(n0 + c) * B->ld + k] ^ flip;
