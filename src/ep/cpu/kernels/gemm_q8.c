@@ -30,6 +30,8 @@
 #define ROWS 8
 #define PANEL 32
 #define ROW_BLOCK 64
+/* the fewest 8-bit products worth a task of their own (about 10 us) */
+#define TASK_MACS (1 << 20)
 
 enum { PATH_FLOAT = 0, PATH_VNNI = 1 };
 
@@ -319,6 +321,10 @@ static void vnni_tasks_unpacked(void *arg, int64_t t0, int64_t t1) {
     free(b);
 }
 
+static int64_t grain(int64_t macs_per_item) {
+    return macs_per_item >= TASK_MACS ? 1 : TASK_MACS / (macs_per_item > 0 ? macs_per_item : 1);
+}
+
 /* B is either packed (Bp) or the matrix itself (Bm, K x N) */
 static int gemm_vnni(ox_threadpool *pool, const ox_stop *stop, int64_t M, int64_t N, int64_t K,
                      const ox_q8_matrix *A, const ox_q8_packed_b *Bp, const ox_q8_matrix *Bm, int32_t *C,
@@ -347,11 +353,13 @@ static int gemm_vnni(ox_threadpool *pool, const ox_stop *stop, int64_t M, int64_
     }
     vnni_job j = {Bp, Bm, K, K4, N, a, rsum, za, C, M, ldc, (M + ROW_BLOCK - 1) / ROW_BLOCK, stop, 0};
     atomic_init(&j.failed, 0);
-    const int64_t panels = (N + PANEL - 1) / PANEL;
+    /* tasks of at least TASK_MACS products: a smaller one costs about
+     * as much to hand to a thread as to do */
+    const int64_t panels = (N + PANEL - 1) / PANEL, rows = M < ROW_BLOCK ? M : ROW_BLOCK;
     if (Bp)
-        ox_parallel_for(pool, j.row_blocks * panels, 1, vnni_tasks_packed, &j);
+        ox_parallel_for(pool, j.row_blocks * panels, grain(rows * K4 * PANEL), vnni_tasks_packed, &j);
     else
-        ox_parallel_for(pool, panels, 1, vnni_tasks_unpacked, &j);
+        ox_parallel_for(pool, panels, grain(M * K4 * PANEL), vnni_tasks_unpacked, &j);
     free(a);
     free(sums);
     return atomic_load(&j.failed) ? -1 : 0;
