@@ -23,7 +23,7 @@
 /* ai.onnx operators whose float32 kernels take float16 values over
  * unchanged: no attribute or input names a float type (Cast, Constant,
  * RandomNormal...), and every float input and output may be float32
- * together. Sorted for bsearch. */
+ * together. */
 static const char *const PROMOTED[] = {
     "Abs", "Add", "AveragePool", "BatchNormalization", "Ceil", "Clip", "Concat", "Conv",
     "ConvTranspose", "Div", "Einsum", "Elu", "Erf", "Exp", "Expand", "Flatten", "Floor", "Gather",
@@ -35,7 +35,11 @@ static const char *const PROMOTED[] = {
     "Split", "Sqrt", "Squeeze", "Sub", "Sum", "Tanh", "Tile", "Transpose", "Unsqueeze", "Where",
 };
 
-static int by_name(const void *a, const void *b) { return strcmp(a, *(const char *const *)b); }
+static int listed(const char *op) {
+    for (size_t i = 0; i < sizeof PROMOTED / sizeof PROMOTED[0]; i++)
+        if (strcmp(op, PROMOTED[i]) == 0) return 1;
+    return 0;
+}
 
 static int is_f16(const ir_graph *g, int v) {
     return v >= 0 && g->values[v].has_type && g->values[v].type.kind == OX_KIND_TENSOR &&
@@ -45,9 +49,7 @@ static int is_f16(const ir_graph *g, int v) {
 /* Whether node n runs in float32: a listed operator with at least one
  * float16 value and every value's type known. */
 static int promotable(const ir_graph *g, const ir_node *n) {
-    if (n->domain[0] || !bsearch(n->op_type, PROMOTED, sizeof PROMOTED / sizeof PROMOTED[0],
-                                 sizeof PROMOTED[0], by_name))
-        return 0;
+    if (n->domain[0] || !listed(n->op_type)) return 0;
     int any = 0;
     for (int k = 0; k < n->n_inputs + n->n_outputs; k++) {
         int v = k < n->n_inputs ? n->inputs[k] : n->outputs[k - n->n_inputs];

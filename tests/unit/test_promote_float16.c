@@ -1,13 +1,16 @@
 /* A float16 model on the CPU computes in float32 (optimizer pass
  * promote_float16): x (float16 input) -> Conv (float16 weights and bias,
- * initializers) -> Relu -> Add (a float16 constant) -> y (float16
- * output), with the Relu's output also read by a Cast to float32 (a
- * reader left in float16) -> r32. At level basic the graph gains exactly
- * three Casts: x up, the Relu's output down for the Cast, y down; at level
- * none it has only its own. Both levels' outputs are within one float16
- * rounding step per rounding of a double reference (once at basic, after
- * each node at none), and basic's y is the reference rounded once: one
- * float16 unit in the last place at most. */
+ * initializers) -> Relu -> PRelu (a float16 slope; an identity on the
+ * Relu's non-negative values, there because PRelu sorts out of order in
+ * byte order, which a binary search of the operator list once missed) ->
+ * Add (a float16 constant) -> y (float16 output), with the PRelu's output
+ * also read by a Cast to float32 (a reader left in float16) -> r32. At
+ * level basic the graph gains exactly three Casts: x up, the PRelu's
+ * output down for the Cast, y down; at level none it has only its own.
+ * Both levels' outputs are within one float16 rounding step per rounding
+ * of a double reference (once at basic, after each node at none), and
+ * basic's y is the reference rounded once: one float16 unit in the last
+ * place at most. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,7 +31,7 @@ static float frand(unsigned *s) {
 static float half_round(float v) { return ox_half_to_float(ox_float_to_half(v)); }
 
 typedef struct weights {
-    uint16_t w[C_OUT * C_IN * 9], b[C_OUT], k[C_OUT], x[C_IN * HW * HW];
+    uint16_t w[C_OUT * C_IN * 9], b[C_OUT], k[C_OUT], slope[C_OUT], x[C_IN * HW * HW];
 } weights;
 
 static uint8_t *model(const weights *wt, size_t *len) {
@@ -41,9 +44,11 @@ static uint8_t *model(const weights *wt, size_t *len) {
     mb_init_half(m, "w", dw, 4, wt->w);
     mb_init_half(m, "b", db, 1, wt->b);
     mb_init_half(m, "k", dk, 3, wt->k);
+    mb_init_half(m, "slope", dk, 3, wt->slope);
     mb_node(m, "Conv", "x,w,b", "c");
     mb_attr_ints(m, "pads", pads, 4);
-    mb_node(m, "Relu", "c", "r");
+    mb_node(m, "Relu", "c", "c0");
+    mb_node(m, "PRelu", "c0,slope", "r");
     mb_node(m, "Add", "r,k", "y");
     mb_node(m, "Cast", "r", "r32");
     mb_attr_int(m, "to", ONYX_FLOAT32);
@@ -124,6 +129,7 @@ int main(void) {
     for (size_t i = 0; i < sizeof wt.w / sizeof wt.w[0]; i++) wt.w[i] = ox_float_to_half(frand(&seed) * 0.5f);
     for (int i = 0; i < C_OUT; i++) wt.b[i] = ox_float_to_half(frand(&seed));
     for (int i = 0; i < C_OUT; i++) wt.k[i] = ox_float_to_half(frand(&seed) * 4.0f);
+    for (int i = 0; i < C_OUT; i++) wt.slope[i] = ox_float_to_half(0.25f);
     for (size_t i = 0; i < sizeof wt.x / sizeof wt.x[0]; i++) wt.x[i] = ox_float_to_half(frand(&seed) * 3.0f);
     size_t len;
     uint8_t *buf = model(&wt, &len);
