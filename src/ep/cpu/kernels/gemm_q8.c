@@ -82,20 +82,14 @@ void ox_q8_packed_b_free(ox_q8_packed_b *p) {
     free(p);
 }
 
-static int pack_float(ox_q8_packed_b *p, const ox_q8_matrix *B, int trans) {
+static int pack_float(ox_q8_packed_b *p, const ox_q8_matrix *B) {
     int64_t K = p->K, N = p->N;
     if (!(p->f = alloc_bytes(K * N, sizeof(float)))) return -1;
     for (int64_t k = 0; k < K; k++)
-        for (int64_t n = 0; n < N; n++)
-            p->f[k * N + n] = (float)(q8_at(B, trans ? n * B->ld + k : k * B->ld + n) - q8_zero(B, n));
+        for (int64_t n = 0; n < N; n++) p->f[k * N + n] = (float)(q8_at(B, k * B->ld + n) - q8_zero(B, n));
     return 0;
 }
 
-/* Columns [n0, n0 + PANEL) of B for the VNNI tile: K4 / 4 groups of
- * PANEL x 4 bytes, column c's bytes of k = 4g..4g+3 at g * PANEL * 4 +
- * c * 4, in unsigned form (an int8 becomes uint8 by adding 128, that is
- * by flipping its top bit, and so does its zero point), 0 beyond K and N;
- * and per column zb and d (0 beyond N). */
 #ifdef OX_Q8_X86
 /* Four rows of a whole panel (PANEL bytes each, from s with row stride
  * ld) interleaved into PANEL groups of 4 bytes at dst, top bits flipped
@@ -127,8 +121,13 @@ pack_rows4(const uint8_t *s, int64_t ld, uint8_t flip, uint8_t *dst, uint32_t *s
 }
 #endif
 
-static void pack_panel(const ox_q8_matrix *B, int trans, int64_t K, int64_t N, int64_t n0, uint8_t *dst,
-                       int32_t *zb, int32_t *d) {
+/* Columns [n0, n0 + PANEL) of B for the VNNI tile: K4 / 4 groups of
+ * PANEL x 4 bytes, column c's bytes of k = 4g..4g+3 at g * PANEL * 4 +
+ * c * 4, in unsigned form (an int8 becomes uint8 by adding 128, that is
+ * by flipping its top bit, and so does its zero point), 0 beyond K and N;
+ * and per column zb and d (0 beyond N). */
+static void pack_panel(const ox_q8_matrix *B, int64_t K, int64_t N, int64_t n0, uint8_t *dst, int32_t *zb,
+                       int32_t *d) {
     const int64_t K4 = round_up(K, 4);
     const int cols = N - n0 < PANEL ? (int)(N - n0) : PANEL;
     const uint8_t flip = B->is_signed ? 0x80 : 0;
@@ -137,18 +136,16 @@ static void pack_panel(const ox_q8_matrix *B, int trans, int64_t K, int64_t N, i
     memset(dst, 0, (size_t)(K4 * PANEL));
     int64_t k = 0;
 #ifdef OX_Q8_X86
-    if (!trans && cols == PANEL)
+    if (cols == PANEL)
         for (; k + 4 <= K; k += 4) pack_rows4(src + k * B->ld + n0, B->ld, flip, dst + k * PANEL, sum);
 #endif
     for (; k < K; k++) {
         uint8_t *row = dst + (k / 4) * PANEL * 4 + (k & 3);
-        if (trans) {
-            for (int c = 0; c < cols; c++) row[c * 4] = src[(n0 + c) * B->ld + k] ^ flip;
-        } else {
-            const uint8_t *s = src + k * B->ld + n0;
-            for (int c = 0; c < cols; c++) row[c * 4] = s[c] ^ flip;
+        const uint8_t *s = src + k * B->ld + n0;
+        for (int c = 0; c < cols; c++) {
+            row[c * 4] = s[c] ^ flip;
+            sum[c] += row[c * 4];
         }
-        for (int c = 0; c < cols; c++) sum[c] += row[c * 4];
     }
     const int32_t shift = B->is_signed ? 128 : 0;
     for (int c = 0; c < PANEL; c++) {
@@ -158,25 +155,25 @@ static void pack_panel(const ox_q8_matrix *B, int trans, int64_t K, int64_t N, i
     }
 }
 
-static int pack_vnni(ox_q8_packed_b *p, const ox_q8_matrix *B, int trans) {
+static int pack_vnni(ox_q8_packed_b *p, const ox_q8_matrix *B) {
     p->K4 = round_up(p->K, 4);
     p->Np = round_up(p->N, PANEL);
     if (!(p->b = alloc_bytes(p->K4 * p->Np, 1)) || !(p->zb = alloc_bytes(p->Np, sizeof(int32_t))) ||
         !(p->d = alloc_bytes(p->Np, sizeof(int32_t))))
         return -1;
     for (int64_t n0 = 0; n0 < p->Np; n0 += PANEL)
-        pack_panel(B, trans, p->K, p->N, n0, p->b + n0 * p->K4, p->zb + n0, p->d + n0);
+        pack_panel(B, p->K, p->N, n0, p->b + n0 * p->K4, p->zb + n0, p->d + n0);
     return 0;
 }
 
-ox_q8_packed_b *ox_q8_pack_b(int64_t K, int64_t N, const ox_q8_matrix *B, int trans) {
+ox_q8_packed_b *ox_q8_pack_b(int64_t K, int64_t N, const ox_q8_matrix *B) {
     if (K <= 0 || N <= 0) return NULL;
     ox_q8_packed_b *p = calloc(1, sizeof *p);
     if (!p) return NULL;
     p->path = q8_path();
     p->K = K;
     p->N = N;
-    if ((p->path == PATH_VNNI ? pack_vnni(p, B, trans) : pack_float(p, B, trans)) != 0) {
+    if ((p->path == PATH_VNNI ? pack_vnni(p, B) : pack_float(p, B)) != 0) {
         ox_q8_packed_b_free(p);
         return NULL;
     }
@@ -315,7 +312,7 @@ static void vnni_tasks_unpacked(void *arg, int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; t++) {
         if (ox_stop_requested(j->stop)) break;
         vnni_panel pn = {b, zb, d, t * PANEL};
-        pack_panel(j->b, 0, j->K, j->N, pn.n0, b, zb, d);
+        pack_panel(j->b, j->K, j->N, pn.n0, b, zb, d);
         vnni_rows(j, &pn, 0, j->M);
     }
     free(b);
@@ -385,7 +382,7 @@ int ox_gemm_q8(ox_threadpool *pool, const ox_stop *stop, int64_t M, int64_t N, i
 #ifdef OX_Q8_X86
     if (q8_path() == PATH_VNNI) return gemm_vnni(pool, stop, M, N, K, A, NULL, B, C, ldc);
 #endif
-    ox_q8_packed_b *p = ox_q8_pack_b(K, N, B, 0);
+    ox_q8_packed_b *p = ox_q8_pack_b(K, N, B);
     if (!p) return -1;
     int rc = ox_gemm_q8_packed(pool, stop, M, A, p, C, ldc);
     ox_q8_packed_b_free(p);

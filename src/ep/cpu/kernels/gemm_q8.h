@@ -23,10 +23,9 @@ typedef struct ox_q8_matrix {
 /* B prepared for ox_gemm_q8_packed: packed once for constant weights. */
 typedef struct ox_q8_packed_b ox_q8_packed_b;
 
-/* Packs B of K x N: B[k][n] is B->data[k * ld + n], or with trans
- * B->data[n * ld + k] (a weight matrix stored N x K). NULL when memory
+/* Packs B of K x N (B[k][n] is B->data[k * ld + n]). NULL when memory
  * runs out or K or N is not positive. */
-ox_q8_packed_b *ox_q8_pack_b(int64_t K, int64_t N, const ox_q8_matrix *B, int trans);
+ox_q8_packed_b *ox_q8_pack_b(int64_t K, int64_t N, const ox_q8_matrix *B);
 void ox_q8_packed_b_free(ox_q8_packed_b *p);
 
 /* C (M x N, row stride ldc) = sum_k (A[m][k] - za) * (B[k][n] - zb) for

@@ -664,7 +664,8 @@ static int k_unique(ox_kernel_ctx *ctx) {
     ox_tensor *y = ox_kernel_output(ctx, 0, x->dtype, ydims, yr);
     if (!y) rc = -1;
     /* an empty y may still have a long outer axis ([2^40, 0, 4] on axis 1) */
-    for (int64_t o = 0; rc == 0 && ox_tensor_numel(y) > 0 && o < c.outer; o++)
+    int64_t copies = rc == 0 && ox_tensor_numel(y) > 0 ? c.outer : 0;
+    for (int64_t o = 0; rc == 0 && o < copies; o++)
         for (int64_t j = 0; rc == 0 && j < u; j++)
             rc = ox_cpu_copy_elems(ctx, y, (o * u + j) * c.inner, x, (o * n + first[order[j]]) * c.inner, c.inner);
     int64_t ud[1] = {u}, nd[1] = {n};

@@ -469,7 +469,7 @@ static int qmm_int32(ox_kernel_ctx *ctx, const mm_plan *p, const ox_tensor *A, c
             rc = ox_gemm_q8(ctx->pool, ctx->stop, p->M, p->N, p->K, &qa, &qb, c, p->N);
             continue;
         }
-        if (!one_b && !(one_b = shared = ox_q8_pack_b(p->K, p->N, &qb, 0))) rc = -1;
+        if (!one_b && !(one_b = shared = ox_q8_pack_b(p->K, p->N, &qb))) rc = -1;
         if (rc == 0) rc = ox_gemm_q8_packed(ctx->pool, ctx->stop, p->M, &qa, one_b, c, p->N);
     }
     ox_q8_packed_b_free(shared);
@@ -495,7 +495,7 @@ static int qmm_init(const ox_kernel_init *in, int zb_input, void **state) {
     for (int64_t n = 0; ZB && n < N; n++)
         zero[n] = (int32_t)ox_get_i64(ZB->data, ZB->dtype, ox_tensor_numel(ZB) == 1 ? 0 : (size_t)n);
     ox_q8_matrix qb = {B->data, B->dtype == ONYX_INT8, N, zero, 1};
-    *state = ox_q8_pack_b(K, N, &qb, 0); /* NULL (no memory, empty B): packed per run */
+    *state = ox_q8_pack_b(K, N, &qb); /* NULL (no memory, empty B): packed per run */
     free(zero);
     return 0;
 }

@@ -203,30 +203,25 @@ __attribute__((target("avx2"))) static int64_t quant_run_avx2(const float *x, fl
     return k;
 }
 
-/* The smallest and largest of x[0..n) and 0, NaNs left out: minps and
- * maxps return their second operand when either is NaN. */
-__attribute__((target("avx2"))) static void range_avx2(const float *x, int64_t n, float *lo_out, float *hi_out) {
-    __m256 lo = _mm256_setzero_ps(), hi = _mm256_setzero_ps();
+/* The smallest and largest of x[0..n) by eight lanes, NaNs left out
+ * (minps and maxps return their second operand when either is NaN), into
+ * *lo and *hi; returns how many values it read (a multiple of 8). */
+__attribute__((target("avx2"))) static int64_t range_avx2(const float *x, int64_t n, float *lo, float *hi) {
+    __m256 vlo = _mm256_set1_ps(*lo), vhi = _mm256_set1_ps(*hi);
     int64_t i = 0;
     for (; i + 8 <= n; i += 8) {
         __m256 v = _mm256_loadu_ps(x + i);
-        lo = _mm256_min_ps(v, lo);
-        hi = _mm256_max_ps(v, hi);
+        vlo = _mm256_min_ps(v, vlo);
+        vhi = _mm256_max_ps(v, vhi);
     }
     float l[8], h[8];
-    _mm256_storeu_ps(l, lo);
-    _mm256_storeu_ps(h, hi);
-    float a = 0.0f, b = 0.0f;
+    _mm256_storeu_ps(l, vlo);
+    _mm256_storeu_ps(h, vhi);
     for (int k = 0; k < 8; k++) {
-        if (l[k] < a) a = l[k];
-        if (h[k] > b) b = h[k];
+        if (l[k] < *lo) *lo = l[k];
+        if (h[k] > *hi) *hi = h[k];
     }
-    for (; i < n; i++) {
-        if (x[i] < a) a = x[i];
-        if (x[i] > b) b = x[i];
-    }
-    *lo_out = a;
-    *hi_out = b;
+    return i;
 }
 #endif
 
@@ -412,10 +407,11 @@ static int dynamic_quantize_compute(ox_kernel_ctx *ctx) {
      * NaNs are left out of it. */
     float lo = 0.0f, hi = 0.0f;
     int avx2 = ox_cpu_isa_active() >= OX_ISA_AVX2;
+    int64_t done = 0;
 #ifdef OX_QUANT_X86
-    if (avx2) range_avx2(xd, n, &lo, &hi);
+    if (avx2) done = range_avx2(xd, n, &lo, &hi);
 #endif
-    for (int64_t i = 0; !avx2 && i < n; i++) {
+    for (int64_t i = done; i < n; i++) {
         if (xd[i] < lo) lo = xd[i];
         if (xd[i] > hi) hi = xd[i];
     }
