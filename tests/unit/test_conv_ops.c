@@ -275,6 +275,10 @@ int main(void) {
          0, 1, "Clip", {-0.5f, 0.5f}, 2},
         {"winograd: plain conv, no bias", 2, 1, 49, 50, 1, {40, 37}, {3, 3}, {1, 1}, {1, 1},
          {2, 1, 1, 2}, 0, 0, 0, 2, NULL, {0}, 0},
+        /* more bands than threads: each thread takes whole bands, the
+         * residual and activation applied band by band */
+        {"winograd: bands per thread, residual, two images", 2, 2, 48, 50, 1, {64, 40}, {3, 3},
+         {1, 1}, {1, 1}, {1, 1, 1, 1}, 1, 1, 0, 2, "Relu", {0}, 0},
         /* stride 1 with few output channels: from the padded input (AVX2) */
         {"padded input: grouped, dilated, asymmetric pads", 2, 2, 6, 8, 2, {11, 37}, {3, 5}, {1, 1},
          {2, 1}, {2, 0, 1, 3}, 1, 1, 0, 1, "SiLU", {0}, 0},

@@ -405,7 +405,8 @@ typedef void (*tile_fn)(int rows, int cols, int64_t kc, const float *a, const fl
 /* ---------------------------------------------------------------- */
 /* driver */
 
-/* Column block width: a multiple of every variant's panel width. */
+/* Most columns in one block of one thread: a slab's packed block
+ * (KC x 256 floats) stays in L2 while every weight panel meets it. */
 #define NB 256
 
 typedef struct cg_job {
@@ -416,16 +417,26 @@ typedef struct cg_job {
     int in_tile;   /* the tile applies the epilogue as it stores */
     float lo, hi;    /* the clamp's bounds */
     ox_tile_act act; /* or the activation instead of the clamp */
-    int64_t nb, nblocks, mchunks, chunk_panels;
+    /* tasks: images x groups x column blocks x ranges of weight panels;
+     * the np column panels are dealt to nblocks blocks as evenly as
+     * whole panels allow */
+    int64_t np, nblocks, mchunks, chunk_panels;
     atomic_int failed;
 } cg_job;
+
+/* Columns [*p0, *p1) of column block blk. */
+static void block_columns(const cg_job *j, int64_t blk, int64_t P, int64_t *p0, int64_t *p1) {
+    *p0 = blk * j->np / j->nblocks * j->nr;
+    int64_t e = (blk + 1) * j->np / j->nblocks * j->nr;
+    *p1 = e < P ? e : P;
+}
 
 static void cg_tasks(void *arg, int64_t t0, int64_t t1) {
     cg_job *j = arg;
     const ox_conv_gemm_args *a = j->a;
     const ox_conv_packed *w = a->w;
     const int64_t G = w->G, Mg = w->Mg, K = w->K, P = a->P, M = G * Mg;
-    const int64_t kmax = K < KC ? K : KC, nbp = (j->nb + j->nr - 1) / j->nr * j->nr;
+    const int64_t kmax = K < KC ? K : KC, nbp = (j->np + j->nblocks - 1) / j->nblocks * j->nr;
     size_t need = (size_t)(kmax * nbp);
     /* columns already packed by the caller need no buffer */
     float *scratch = a->x_packed ? NULL : aligned_alloc(64, (need * sizeof(float) + 63) / 64 * 64 + 64);
@@ -438,7 +449,9 @@ static void cg_tasks(void *arg, int64_t t0, int64_t t1) {
         int64_t mc = t % j->mchunks, rest = t / j->mchunks;
         int64_t blk = rest % j->nblocks, ng = rest / j->nblocks;
         int64_t n = ng / G, grp = ng % G;
-        int64_t p0 = blk * j->nb, p1 = p0 + j->nb < P ? p0 + j->nb : P, ncols = p1 - p0;
+        int64_t p0, p1;
+        block_columns(j, blk, P, &p0, &p1);
+        const int64_t ncols = p1 - p0;
         int64_t q0 = mc * j->chunk_panels, q1 = q0 + j->chunk_panels < panels ? q0 + j->chunk_panels : panels;
         float *yg = a->y + (n * M + grp * Mg) * P;
         const float *zg = a->z ? a->z + (n * M + grp * Mg) * P : NULL;
@@ -479,6 +492,82 @@ done:
     free(scratch);
 }
 
+/* The cost of one column panel of `cols` columns in the variant's tile,
+ * in units of 16-column vectors: the AVX-512 tile computes 8, 16, 24 or
+ * 32 columns (an 8-column part at half a 16-column one's cost). */
+static double panel_cost(int nr, int64_t cols) {
+    if (nr == 32) return cols > 24 ? 2.0 : cols > 16 ? 1.5 : cols > 8 ? 1.0 : 0.5;
+    return cols > 8 ? 1.0 : 0.5;
+}
+
+/* Time of the slowest of `threads` threads running `tasks` tasks of
+ * the given costs as the pool deals them: in order, chunks of
+ * ceil(tasks / (4 threads)), each to the thread that is free first. */
+static double makespan(const double *cost, int64_t tasks, int threads) {
+    double load[64] = {0};
+    if (threads > 64) threads = 64;
+    int64_t chunk = (tasks + 4 * threads - 1) / (4 * threads);
+    for (int64_t t = 0; t < tasks; t += chunk) {
+        int best = 0;
+        for (int i = 1; i < threads; i++)
+            if (load[i] < load[best]) best = i;
+        for (int64_t u = t; u < t + chunk && u < tasks; u++) load[best] += cost[u];
+    }
+    double m = 0;
+    for (int i = 0; i < threads; i++)
+        if (load[i] > m) m = load[i];
+    return m;
+}
+
+/* Splits the product into tasks. One thread: column blocks of at most
+ * NB columns, all weight panels in each. More threads: the split into
+ * column blocks and ranges of weight panels whose slowest thread
+ * finishes first, costing each task its tiles plus packing its columns
+ * (as one more weight panel: each range of weight panels packs the same
+ * columns again). Uneven blocks cost two threads dearly: ResNet-50's
+ * 14x14 planes (196 columns) in blocks of 64, 64, 64 and 4 left one
+ * thread 128 columns and the other 68. */
+static void plan_tasks(cg_job *j, int threads, int64_t outer, int64_t P, int64_t panels, int64_t Mg) {
+    j->np = (P + j->nr - 1) / j->nr;
+    const int64_t per_block = NB / j->nr, min_blocks = (j->np + per_block - 1) / per_block;
+    j->nblocks = min_blocks, j->mchunks = 1, j->chunk_panels = panels;
+    if (threads <= 1 || outer >= 8 * (int64_t)threads) return;
+    /* the candidates: up to 8 tasks per thread */
+    const int64_t max_tasks = 8 * (int64_t)threads;
+    double cost[8 * 64];
+    if (threads > 64) return;
+    double best = -1;
+    for (int64_t nb = min_blocks; nb <= j->np && outer * nb <= max_tasks; nb++) {
+        for (int64_t mc = 1; mc <= panels && outer * nb * mc <= max_tasks; mc++) {
+            const int64_t cp = (panels + mc - 1) / mc, chunks = (panels + cp - 1) / cp;
+            if (chunks != mc) continue; /* the same split as a smaller mc */
+            cg_job t = *j;
+            t.nblocks = nb;
+            int64_t n = 0;
+            for (int64_t o = 0; o < outer; o++)
+                for (int64_t b = 0; b < nb; b++) {
+                    int64_t p0, p1;
+                    block_columns(&t, b, P, &p0, &p1);
+                    double cols = 0;
+                    for (int64_t q = p0; q < p1; q += j->nr)
+                        cols += panel_cost(j->nr, p1 - q < j->nr ? p1 - q : j->nr);
+                    for (int64_t m = 0; m < mc; m++) {
+                        int64_t q0 = m * cp, q1 = q0 + cp < panels ? q0 + cp : panels;
+                        /* the last panel's rows past Mg cost nothing */
+                        double rows = (double)(q1 - q0);
+                        if (q1 == panels) rows -= (double)(panels * MR - Mg) / MR;
+                        cost[n++] = cols * (rows + 1.0);
+                    }
+                }
+            double m = makespan(cost, n, threads);
+            if (best < 0 || m < best * 0.999) {
+                best = m;
+                j->nblocks = nb, j->mchunks = mc, j->chunk_panels = cp;
+            }
+        }
+    }
+}
+
 int ox_conv_gemm_panel_width(ox_cpu_isa isa) {
 #ifdef OX_CONV_X86
     if (isa == OX_ISA_AVX512) return 32;
@@ -513,23 +602,7 @@ int ox_conv_gemm_run(ox_threadpool *pool, const ox_stop *stop, const ox_conv_gem
     /* the portable tile has no exp */
     j.in_tile = ox_tile_activation(&a->act, j.tile != tile_portable, &j.lo, &j.hi, &j.act);
     atomic_init(&j.failed, 0);
-    int threads = ox_threadpool_size(pool);
-    int64_t outer = a->N * G, panels = w->Mp / MR;
-    j.nb = NB;
-    /* enough tasks for every thread: narrower column blocks first (down
-     * to 64), then ranges of weight panels */
-    while (threads > 1 && j.nb > 64 && outer * ((P + j.nb - 1) / j.nb) < 4 * threads) j.nb /= 2;
-    j.nblocks = (P + j.nb - 1) / j.nb;
-    j.mchunks = 1;
-    int64_t tasks = outer * j.nblocks;
-    if (threads > 1 && tasks < threads) {
-        /* every range of weight panels packs the same columns again, so
-         * no more ranges than threads need */
-        j.mchunks = (threads + tasks - 1) / tasks;
-        if (j.mchunks > panels) j.mchunks = panels;
-    }
-    j.chunk_panels = (panels + j.mchunks - 1) / j.mchunks;
-    j.mchunks = (panels + j.chunk_panels - 1) / j.chunk_panels;
-    ox_parallel_for(pool, tasks * j.mchunks, 1, cg_tasks, &j);
+    plan_tasks(&j, ox_threadpool_size(pool), a->N * G, P, w->Mp / MR, Mg);
+    ox_parallel_for(pool, a->N * G * j.nblocks * j.mchunks, 1, cg_tasks, &j);
     return atomic_load(&j.failed) ? -1 : 0;
 }

@@ -17,6 +17,7 @@
  * at a time, so that a band's V and M stay in cache between the input
  * transform, the products and the output transform; eight tiles of a row
  * are transformed at once, one vector lane each. */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -148,44 +149,45 @@ static inline __attribute__((always_inline)) void input_tiles(const float *p, in
     }
 }
 
-/* Panels [p0, p1) of the band into V, written straight in the layout
- * the GEMM's tiles read (conv_fast.h, x_packed): per position k a group
- * of C rows, in slabs of OX_CONV_KC rows, each slab in panels of nr
- * tiles. Panel by panel, channel by channel, so that each position's
+/* Items [i0, i1) of the band into V, item i being channel i % C of
+ * panel i / C (a band of a deep layer may hold a single panel, and
+ * channels then share the work between threads), written straight in
+ * the layout the GEMM's tiles read (conv_fast.h, x_packed): per
+ * position k a group of C rows, in slabs of OX_CONV_KC rows, each slab
+ * in panels of nr tiles. Channel by channel, so that each position's
  * writes run on through the panel; tiles past the band are zeros. */
-static inline __attribute__((always_inline)) void input_band(const wino_job *j, int64_t p0,
-                                                             int64_t p1) {
+static inline __attribute__((always_inline)) void input_band(const wino_job *j, int64_t i0,
+                                                             int64_t i1) {
     const int64_t C = j->a->C, bt = j->bt, nr = j->nr, Pp = j->Pp, TW = j->TW;
     const int64_t kstride = C * Pp;
-    for (int64_t pi = p0; pi < p1; pi++) {
-        for (int64_t c = 0; c < C; c++) {
-            const float *plane = j->pad + c * j->PH * j->PW;
-            const int64_t k0 = c / OX_CONV_KC * OX_CONV_KC;
-            const int64_t kc = C - k0 < OX_CONV_KC ? C - k0 : OX_CONV_KC;
-            float *panel = j->v + k0 * Pp + pi * nr * kc + (c - k0) * nr;
-            /* the panel's tiles in runs that stay in one tile row, eight
-             * at a time */
-            for (int64_t q = 0; q < nr;) {
-                int64_t t = pi * nr + q;
-                if (t >= bt) {
-                    for (int k = 0; k < TILES; k++)
-                        memset(panel + k * kstride + q, 0, sizeof(float) * (size_t)(nr - q));
-                    break;
-                }
-                int64_t r = t / TW, tw = t % TW, run = TW - tw;
-                if (run > 8) run = 8;
-                if (run > nr - q) run = nr - q;
-                if (run > bt - t) run = bt - t;
-                v8f v[TILES];
-                input_tiles(plane + 2 * (j->th0 + r) * j->PW + 2 * tw, j->PW, v);
-                if (run == 8) {
-                    for (int k = 0; k < TILES; k++) memcpy(panel + k * kstride + q, &v[k], sizeof(v8f));
-                } else {
-                    for (int k = 0; k < TILES; k++)
-                        memcpy(panel + k * kstride + q, &v[k], sizeof(float) * (size_t)run);
-                }
-                q += run;
+    for (int64_t i = i0; i < i1; i++) {
+        const int64_t pi = i / C, c = i % C;
+        const float *plane = j->pad + c * j->PH * j->PW;
+        const int64_t k0 = c / OX_CONV_KC * OX_CONV_KC;
+        const int64_t kc = C - k0 < OX_CONV_KC ? C - k0 : OX_CONV_KC;
+        float *panel = j->v + k0 * Pp + pi * nr * kc + (c - k0) * nr;
+        /* the panel's tiles in runs that stay in one tile row, eight
+         * at a time */
+        for (int64_t q = 0; q < nr;) {
+            int64_t t = pi * nr + q;
+            if (t >= bt) {
+                for (int k = 0; k < TILES; k++)
+                    memset(panel + k * kstride + q, 0, sizeof(float) * (size_t)(nr - q));
+                break;
             }
+            int64_t r = t / TW, tw = t % TW, run = TW - tw;
+            if (run > 8) run = 8;
+            if (run > nr - q) run = nr - q;
+            if (run > bt - t) run = bt - t;
+            v8f v[TILES];
+            input_tiles(plane + 2 * (j->th0 + r) * j->PW + 2 * tw, j->PW, v);
+            if (run == 8) {
+                for (int k = 0; k < TILES; k++) memcpy(panel + k * kstride + q, &v[k], sizeof(v8f));
+            } else {
+                for (int k = 0; k < TILES; k++)
+                    memcpy(panel + k * kstride + q, &v[k], sizeof(float) * (size_t)run);
+            }
+            q += run;
         }
     }
 }
@@ -239,16 +241,24 @@ static inline __attribute__((always_inline)) void output_band(const wino_job *j,
                 }
             }
         }
+        /* the residual and the activation on the band's rows, while
+         * they are in cache */
+        if (a->z || a->act.kind != OX_ACT_NONE) {
+            const int64_t y0 = 2 * j->th0, y1 = 2 * (j->th0 + rows) < OH ? 2 * (j->th0 + rows) : OH;
+            const int64_t off = (j->n * M + m) * OH * OW + y0 * OW, len = (y1 - y0) * OW;
+            ox_conv_epilogue(a->y + off, len, 1, len, NULL, a->z ? a->z + off : NULL, len, &a->act,
+                             a->isa);
+        }
     }
 }
 
-static void input_portable(void *arg, int64_t p0, int64_t p1) { input_band(arg, p0, p1); }
+static void input_portable(void *arg, int64_t i0, int64_t i1) { input_band(arg, i0, i1); }
 static void output_portable(void *arg, int64_t m0, int64_t m1) { output_band(arg, m0, m1); }
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #define OX_WINO_X86 1
-__attribute__((target("avx2,fma"))) static void input_avx2(void *arg, int64_t p0, int64_t p1) {
-    input_band(arg, p0, p1);
+__attribute__((target("avx2,fma"))) static void input_avx2(void *arg, int64_t i0, int64_t i1) {
+    input_band(arg, i0, i1);
 }
 __attribute__((target("avx2,fma"))) static void output_avx2(void *arg, int64_t m0, int64_t m1) {
     output_band(arg, m0, m1);
@@ -278,63 +288,104 @@ static float *alloc_floats(int64_t n) {
     return aligned_alloc(64, ((size_t)n * sizeof(float) + 64 + 63) / 64 * 64);
 }
 
+typedef struct wino_run {
+    wino_job j;             /* the image's job: the band fields unset */
+    const ox_stop *stop;
+    int64_t band_rows;
+    int64_t vf, mf;         /* floats of one band's V and M */
+    ox_range_fn input, output;
+    atomic_int failed;
+} wino_run;
+
+/* The band of tile rows from th0 (j->v, j->mm set) through the three
+ * steps, each split over the pool's threads (NULL: this thread). */
+static int band_run(ox_threadpool *pool, const wino_run *r, wino_job *j, int64_t th0) {
+    const ox_conv_winograd_args *a = j->a;
+    j->th0 = th0;
+    j->bt = (th0 + r->band_rows <= j->TH ? r->band_rows : j->TH - th0) * j->TW;
+    j->Pp = (j->bt + j->nr - 1) / j->nr * j->nr;
+    ox_parallel_for(pool, j->Pp / j->nr * a->C, 1, r->input, j);
+    ox_conv_gemm_args ga = {.w = a->u, .N = 1, .P = j->bt, .x = j->v, .x_img = 0,
+                            .x_grp = a->C * j->Pp, .x_packed = 1, .y = j->mm,
+                            .act = {.kind = OX_ACT_NONE}, .isa = a->isa};
+    if (ox_conv_gemm_run(pool, r->stop, &ga) != 0) return -1;
+    ox_parallel_for(pool, a->M, 1, r->output, j);
+    return 0;
+}
+
+/* Bands [b0, b1) on this thread, with V and M of its own. */
+static void bands_alone(void *arg, int64_t b0, int64_t b1) {
+    wino_run *r = arg;
+    wino_job j = r->j;
+    j.v = alloc_floats(r->vf);
+    j.mm = alloc_floats(r->mf);
+    for (int64_t b = b0; b < b1 && j.v && j.mm && !ox_stop_requested(r->stop); b++)
+        if (band_run(NULL, r, &j, b * r->band_rows) != 0) break;
+    if (!j.v || !j.mm) atomic_store(&r->failed, 1);
+    free(j.v);
+    free(j.mm);
+}
+
+/* 1 when the threads should take whole bands each rather than share
+ * every band: every step of a band is then one thread's, with no
+ * waiting between them, which pays once the bands deal out evenly (at
+ * most one band in eight idle). */
+static int bands_per_thread(int threads, int64_t bands) {
+    if (threads <= 1 || bands < threads) return 0;
+    const int64_t rounds = (bands + threads - 1) / threads;
+    return rounds * threads * 8 <= bands * 9;
+}
+
 int ox_conv_winograd_f32(ox_threadpool *pool, const ox_stop *stop, const ox_conv_winograd_args *a) {
     if (!ox_conv_winograd_fits(a->C, a->OH, a->OW, a->ph, a->pw)) return 0;
     const int64_t C = a->C, M = a->M;
-    wino_job j = {.a = a, .TH = (a->OH + 1) / 2, .TW = (a->OW + 1) / 2};
+    wino_run r = {.j = {.a = a, .TH = (a->OH + 1) / 2, .TW = (a->OW + 1) / 2}, .stop = stop};
+    wino_job *j = &r.j;
     /* the padded planes hold the input rows and columns the tiles read:
      * rows/columns past the input (bottom/right padding or the ragged
      * last tile) are zeros; fits checked their size */
-    (void)padded_plane(a->OH, a->OW, &j.PH, &j.PW);
-    const int64_t pad_floats = C * j.PH * j.PW;
-    int64_t band_rows = BAND_BYTES / ((int64_t)sizeof(float) * TILES * (C + M) * j.TW);
-    if (band_rows < 1) band_rows = 1;
-    if (band_rows > j.TH) band_rows = j.TH;
-    j.nr = ox_conv_gemm_panel_width(a->isa);
-    int64_t band_max = band_rows * j.TW, vf, mf;
-    if (!ox_mul_i64(TILES * C, (band_max + j.nr - 1) / j.nr * j.nr, &vf) ||
-        !ox_mul_i64(TILES * M, band_max, &mf))
+    (void)padded_plane(a->OH, a->OW, &j->PH, &j->PW);
+    const int64_t pad_floats = C * j->PH * j->PW;
+    r.band_rows = BAND_BYTES / ((int64_t)sizeof(float) * TILES * (C + M) * j->TW);
+    if (r.band_rows < 1) r.band_rows = 1;
+    if (r.band_rows > j->TH) r.band_rows = j->TH;
+    j->nr = ox_conv_gemm_panel_width(a->isa);
+    const int64_t band_max = r.band_rows * j->TW, bands = (j->TH + r.band_rows - 1) / r.band_rows;
+    if (!ox_mul_i64(TILES * C, (band_max + j->nr - 1) / j->nr * j->nr, &r.vf) ||
+        !ox_mul_i64(TILES * M, band_max, &r.mf))
         return 0;
-    j.pad = alloc_floats(pad_floats);
-    j.v = alloc_floats(vf);
-    j.mm = alloc_floats(mf);
+    r.input = input_portable, r.output = output_portable;
+#ifdef OX_WINO_X86
+    if (a->isa == OX_ISA_AVX2 || a->isa == OX_ISA_AVX512) r.input = input_avx2, r.output = output_avx2;
+#endif
+    atomic_init(&r.failed, 0);
+    const int alone = bands_per_thread(ox_threadpool_size(pool), bands);
+    j->pad = alloc_floats(pad_floats);
+    if (!alone) {
+        j->v = alloc_floats(r.vf);
+        j->mm = alloc_floats(r.mf);
+    }
     int rc = 1;
-    if (!j.pad || !j.v || !j.mm) {
+    if (!j->pad || (!alone && (!j->v || !j->mm))) {
         rc = -1;
         goto done;
     }
-    ox_range_fn input = input_portable, output = output_portable;
-#ifdef OX_WINO_X86
-    if (a->isa == OX_ISA_AVX2 || a->isa == OX_ISA_AVX512) input = input_avx2, output = output_avx2;
-#endif
-    const int need_epilogue = a->z || a->act.kind != OX_ACT_NONE;
     for (int64_t n = 0; n < a->N && rc == 1; n++) {
-        j.n = n;
-        ox_parallel_for(pool, C, 1, pad_planes, &j);
-        for (int64_t th0 = 0; th0 < j.TH; th0 += band_rows) {
-            if (ox_stop_requested(stop)) goto done;
-            j.th0 = th0;
-            j.bt = (th0 + band_rows <= j.TH ? band_rows : j.TH - th0) * j.TW;
-            j.Pp = (j.bt + j.nr - 1) / j.nr * j.nr;
-            ox_parallel_for(pool, j.Pp / j.nr, 1, input, &j);
-            ox_conv_gemm_args ga = {.w = a->u, .N = 1, .P = j.bt, .x = j.v, .x_img = 0,
-                                    .x_grp = C * j.Pp, .x_packed = 1, .y = j.mm,
-                                    .act = {.kind = OX_ACT_NONE}, .isa = a->isa};
-            if (ox_conv_gemm_run(pool, stop, &ga) != 0) {
-                rc = -1;
-                goto done;
-            }
-            ox_parallel_for(pool, M, 1, output, &j);
+        j->n = n;
+        ox_parallel_for(pool, C, 1, pad_planes, j);
+        if (alone) {
+            ox_parallel_for(pool, bands, 1, bands_alone, &r);
+            if (atomic_load(&r.failed)) rc = -1;
+            continue;
         }
-        if (need_epilogue) {
-            int64_t P = a->OH * a->OW;
-            ox_conv_epilogue(a->y + n * M * P, P, M, P, NULL, a->z ? a->z + n * M * P : NULL, P,
-                             &a->act, a->isa);
+        for (int64_t b = 0; b < bands && rc == 1; b++) {
+            if (ox_stop_requested(stop)) goto done;
+            if (band_run(pool, &r, j, b * r.band_rows) != 0) rc = -1;
         }
     }
 done:
-    free(j.pad);
-    free(j.v);
-    free(j.mm);
+    free(j->pad);
+    free(j->v);
+    free(j->mm);
     return rc;
 }
