@@ -112,6 +112,14 @@ static int fused_matmul_compute(ox_kernel_ctx *ctx) {
         ox_parallel_for(ctx->pool, j.rows, grain < 1 ? 1 : grain, epilogue_range, &j);
         return 0;
     }
+    if (threads > 1) {
+        /* chunks of equal rows, as many for each thread: [1344, 64] x
+         * [64, 64] in chunks of 1024 and 320 rows kept one thread 3 times
+         * as long as the other */
+        chunks = (chunks + threads - 1) / threads * threads;
+        chunk = ((j.rows + chunks - 1) / chunks + 7) / 8 * 8;
+        chunks = (j.rows + chunk - 1) / chunk;
+    }
     j.chunk = chunk;
     ox_parallel_for(ctx->pool, chunks, 1, chunk_range, &j);
     return atomic_load(&j.failed) ? ox_cpu_oom(ctx) : 0;
