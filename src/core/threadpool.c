@@ -59,6 +59,10 @@ struct ox_threadpool {
     atomic_int inside;               /* workers that may be touching a job */
     atomic_int sleepers;             /* workers waiting on `wake` */
     atomic_int stop;
+    /* ox_threadpool_scratch's buffer, lent to one operator at a time */
+    atomic_flag scratch_busy;
+    void *scratch;
+    size_t scratch_bytes;
 };
 
 int ox_online_cores(void) {
@@ -135,6 +139,7 @@ ox_threadpool *ox_threadpool_create(int threads) {
     pthread_mutex_init(&pool->lock, NULL);
     pthread_cond_init(&pool->wake, NULL);
     atomic_flag_clear(&pool->busy);
+    atomic_flag_clear(&pool->scratch_busy);
     atomic_init(&pool->current, NULL);
     atomic_init(&pool->generation, 0);
     atomic_init(&pool->inside, 0);
@@ -162,12 +167,38 @@ void ox_threadpool_free(ox_threadpool *pool) {
     pthread_mutex_unlock(&pool->lock);
     for (int i = 0; i < pool->n_workers; i++) pthread_join(pool->workers[i], NULL);
     free(pool->workers);
+    free(pool->scratch);
     pthread_mutex_destroy(&pool->lock);
     pthread_cond_destroy(&pool->wake);
     free(pool);
 }
 
 int ox_threadpool_size(const ox_threadpool *pool) { return pool ? pool->size : 1; }
+
+/* bytes rounded up to whole 64-byte lines (what aligned_alloc takes) */
+static size_t lines(size_t bytes) { return (bytes + 63) / 64 * 64; }
+
+void *ox_threadpool_scratch(ox_threadpool *pool, size_t bytes, int *lent) {
+    *lent = 0;
+    if (bytes == 0 || bytes > SIZE_MAX - 64) return NULL;
+    if (!pool || atomic_flag_test_and_set(&pool->scratch_busy)) return aligned_alloc(64, lines(bytes));
+    if (pool->scratch_bytes < bytes) {
+        free(pool->scratch);
+        pool->scratch = aligned_alloc(64, lines(bytes));
+        pool->scratch_bytes = pool->scratch ? bytes : 0;
+        if (!pool->scratch) {
+            atomic_flag_clear(&pool->scratch_busy);
+            return NULL;
+        }
+    }
+    *lent = 1;
+    return pool->scratch;
+}
+
+void ox_threadpool_scratch_done(ox_threadpool *pool, void *p, int lent) {
+    if (lent) atomic_flag_clear(&pool->scratch_busy);
+    else free(p);
+}
 
 void ox_parallel_for(ox_threadpool *pool, int64_t n, int64_t grain, ox_range_fn fn, void *arg) {
     if (n <= 0) return;

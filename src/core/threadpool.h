@@ -6,6 +6,7 @@
 #ifndef ONYX_CORE_THREADPOOL_H
 #define ONYX_CORE_THREADPOOL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 typedef struct ox_threadpool ox_threadpool;
@@ -18,6 +19,16 @@ ox_threadpool *ox_threadpool_create(int threads);
 void ox_threadpool_free(ox_threadpool *pool);
 int ox_threadpool_size(const ox_threadpool *pool);
 void ox_parallel_for(ox_threadpool *pool, int64_t n, int64_t grain, ox_range_fn fn, void *arg);
+
+/* Working memory of at least `bytes` bytes, 64-byte aligned, for one
+ * operator: the pool's own buffer when no other operator holds it (*lent
+ * set; it grows to the largest request and stays mapped, so an
+ * operator's megabytes of per-run scratch do not cost page faults on
+ * every run, as fresh allocations past the C library's mapping threshold
+ * do), else a fresh allocation. NULL when out of memory. Give it back
+ * with ox_threadpool_scratch_done. */
+void *ox_threadpool_scratch(ox_threadpool *pool, size_t bytes, int *lent);
+void ox_threadpool_scratch_done(ox_threadpool *pool, void *p, int lent);
 
 int ox_online_cores(void);
 

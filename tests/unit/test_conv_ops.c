@@ -177,6 +177,12 @@ static void run_case(onyx_env *env, const conv_case *c, const char *const *isas,
             (strstr(what, ", ") && !strstr(what, isas[v])))
             fprintf(stderr, "%s [%s]: kernel is %s\n", c->name, isas[v], what);
         CHECK(winograd == (strstr(what, "winograd") != NULL));
+        /* "winograd F(2x2..." and "winograd F(4x4..." cases name their tile */
+        if (winograd && strstr(c->name, "F(")) {
+            char tile[6] = "";
+            memcpy(tile, strstr(c->name, "F("), 5);
+            CHECK(strstr(what, tile) != NULL);
+        }
         /* a description that names a variant names this one */
         CHECK(!strstr(what, ", ") || strstr(what, isas[v]) != NULL);
         onyx_tensor *t[3] = {NULL, NULL, NULL}, *out = NULL;
@@ -263,22 +269,31 @@ int main(void) {
          {1, 1}, {0}, 1, 1, 0, 1, "HardSwish", {0}, 0},
         {"weights as input", 2, 1, 7, 9, 1, {8, 6}, {2, 3}, {1, 2}, {1, 1}, {1, 0, 0, 1}, 1, 0, 1, 1,
          "GeluTanh", {0}, 0},
-        /* Winograd F(2x2, 3x3): 3x3 stride 1 from 48 channels in and out
-         * and enough work; odd output sizes (a ragged last tile row and
-         * column), asymmetric pads, more channels than one slab, two
-         * images; the case names say it, and the kernel must be it */
-        {"winograd: odd sizes, residual, two threads", 2, 1, 64, 53, 1, {35, 29}, {3, 3}, {1, 1},
+        /* Winograd: 3x3 stride 1 from 48 channels in and out and enough
+         * work, F(4x4, 3x3) while 36 C M floats stay within 3 MiB, else
+         * F(2x2, 3x3); odd output sizes (ragged last tile rows and
+         * columns: every remainder of 4), asymmetric pads, more channels
+         * than one slab, two images; the case names say it, and the
+         * kernel must be it */
+        {"winograd F(4x4: odd sizes, residual, two threads", 2, 1, 64, 53, 1, {35, 29}, {3, 3}, {1, 1},
          {1, 1}, {1, 1, 1, 1}, 1, 1, 0, 2, "SiLU", {0}, 0},
-        {"winograd: two slabs, asymmetric pads, two images", 2, 2, 300, 48, 1, {17, 15}, {3, 3},
+        {"winograd F(4x4: two slabs, asymmetric pads, two images", 2, 2, 300, 48, 1, {17, 15}, {3, 3},
          {1, 1}, {1, 1}, {1, 0, 0, 1}, 1, 0, 0, 1, "HardSwish", {0}, 0},
-        {"winograd: clamp, no padding", 2, 1, 48, 96, 1, {28, 28}, {3, 3}, {1, 1}, {1, 1}, {0}, 1, 0,
+        {"winograd F(4x4: clamp, no padding", 2, 1, 48, 96, 1, {28, 28}, {3, 3}, {1, 1}, {1, 1}, {0}, 1, 0,
          0, 1, "Clip", {-0.5f, 0.5f}, 2},
-        {"winograd: plain conv, no bias", 2, 1, 49, 50, 1, {40, 37}, {3, 3}, {1, 1}, {1, 1},
+        {"winograd F(4x4: plain conv, no bias", 2, 1, 49, 50, 1, {40, 37}, {3, 3}, {1, 1}, {1, 1},
          {2, 1, 1, 2}, 0, 0, 0, 2, NULL, {0}, 0},
+        {"winograd F(4x4: output 32 wide, input rows past a phase block", 2, 1, 48, 48, 1, {34, 70},
+         {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, 1, 0, 0, 1, NULL, {0}, 0},
         /* more bands than threads: each thread takes whole bands, the
          * residual and activation applied band by band */
-        {"winograd: bands per thread, residual, two images", 2, 2, 48, 50, 1, {64, 40}, {3, 3},
+        {"winograd F(4x4: bands per thread, residual, two images", 2, 2, 48, 50, 1, {64, 40}, {3, 3},
          {1, 1}, {1, 1}, {1, 1, 1, 1}, 1, 1, 0, 2, "Relu", {0}, 0},
+        /* deeper: 36 C M floats past 3 MiB */
+        {"winograd F(2x2: deep layer, residual, two threads", 2, 1, 300, 250, 1, {9, 7}, {3, 3},
+         {1, 1}, {1, 1}, {1, 1, 1, 1}, 1, 1, 0, 2, "Relu", {0}, 0},
+        {"winograd F(2x2: odd sizes, two slabs, two images", 2, 2, 300, 260, 1, {9, 15}, {3, 3},
+         {1, 1}, {1, 1}, {0, 1, 1, 0}, 1, 0, 0, 1, "SiLU", {0}, 0},
         /* stride 1 with few output channels: from the padded input (AVX2) */
         {"padded input: grouped, dilated, asymmetric pads", 2, 2, 6, 8, 2, {11, 37}, {3, 5}, {1, 1},
          {2, 1}, {2, 0, 1, 3}, 1, 1, 0, 1, "SiLU", {0}, 0},

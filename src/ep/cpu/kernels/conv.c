@@ -487,6 +487,7 @@ typedef enum conv_path {
     CONV_GEMM_IM2COL,
     CONV_GEMM_DIRECT, /* from the padded input (AVX2), see direct_fits */
     CONV_WINOGRAD,    /* 3x3 stride 1 by F(2x2, 3x3), see winograd_fits */
+    CONV_WINOGRAD4,   /* the same by F(4x4, 3x3), see winograd_tile */
 } conv_path;
 
 typedef struct conv_state {
@@ -594,9 +595,27 @@ static int direct_fits(const conv_geom *g) {
  * while 256 channels on 7x7 (4 MiB) still ran 1.8 times faster by
  * Winograd. Decided from the weights alone, at session creation. */
 #define WINOGRAD_MAX_WEIGHT_BYTES ((int64_t)8 << 20)
+/* The same bound for F(4x4, 3x3), whose weights are 36 C M floats
+ * (2.25 times F(2x2, 3x3)'s). Measured at one thread on AMD Zen 4
+ * (3x3 + Relu, onyx bench medians), F(4x4) against F(2x2): 64 channels on
+ * 56x56 0.95 against 1.28 ms, 128 on 28x28 0.91 against 1.24, 192 on
+ * 20x20 1.26 against 1.37, 256 on 28x28 4.1 against 4.7, 256 on 14x14 (9
+ * MiB of weights) 1.34 against 1.36. Alone, a node's weights stay in the
+ * last-level cache from run to run; in a model they do not, and inside
+ * ResNet-50 its five 256-channel 3x3 convolutions took 2.2 ms each by
+ * F(4x4) (9 MiB streamed from memory per run) against 1.65 by F(2x2) (4
+ * MiB). Hence the bound: 128 channels (2.3 MiB) take F(4x4). */
+#define WINOGRAD4_MAX_WEIGHT_BYTES ((int64_t)3 << 20)
 
-/* 1 when this run's geometry takes the Winograd path */
-static int winograd_fits(const conv_geom *g) {
+/* The Winograd tile (4 or 2) for C input and M output channels: F(4x4)
+ * while its weights stay within their bound (ResNet-50's 64 and 128
+ * channels, RT-DETR's 64 to 128). */
+static int winograd_tile(int64_t C, int64_t M) {
+    return 36 * C * M * (int64_t)sizeof(float) <= WINOGRAD4_MAX_WEIGHT_BYTES ? 4 : 2;
+}
+
+/* 1 when this run's geometry takes the Winograd path of tile s */
+static int winograd_fits(const conv_geom *g, int s) {
     if (g->r != 2 || g->G != 1 || g->k[0] != 3 || g->k[1] != 3 || g->stride[0] != 1 ||
         g->stride[1] != 1 || g->dil[0] != 1 || g->dil[1] != 1 || g->pb[0] < 0 || g->pb[1] < 0 ||
         g->C < WINOGRAD_MIN_CHANNELS || g->M < WINOGRAD_MIN_CHANNELS)
@@ -604,7 +623,7 @@ static int winograd_fits(const conv_geom *g) {
     int64_t work;
     /* a product past int64 is certainly enough work */
     int enough = !ox_mul_i64(g->C * g->M, g->out_sz, &work) || work >= WINOGRAD_MIN_WORK;
-    return enough && ox_conv_winograd_fits(g->C, g->out[0], g->out[1], g->pb[0], g->pb[1]);
+    return enough && ox_conv_winograd_fits(g->C, g->out[0], g->out[1], g->pb[0], g->pb[1], s);
 }
 
 /* 1 when the depthwise kernel handles this geometry */
@@ -632,9 +651,10 @@ static int conv_f32(ox_kernel_ctx *ctx, const conv_geom *g, const float *x, cons
     /* A geometry the session's choice did not foresee (dynamic sizes
      * with little work) falls through to the GEMM paths, which then pack
      * W for this run: only the transformed weights are kept. */
-    if (st && st->path == CONV_WINOGRAD && st->packed.data && st->packed.Mg == g->M &&
-        st->packed.K == g->C && winograd_fits(g)) {
-        ox_conv_winograd_args wa = {.u = &st->packed, .N = g->N, .C = g->C, .M = g->M,
+    const int wino_s = !st ? 0 : st->path == CONV_WINOGRAD4 ? 4 : st->path == CONV_WINOGRAD ? 2 : 0;
+    if (wino_s && st->packed.data && st->packed.Mg == g->M && st->packed.K == g->C &&
+        winograd_fits(g, wino_s)) {
+        ox_conv_winograd_args wa = {.u = &st->packed, .s = wino_s, .N = g->N, .C = g->C, .M = g->M,
                                     .IH = g->in[0], .IW = g->in[1], .OH = g->out[0],
                                     .OW = g->out[1], .ph = g->pb[0], .pw = g->pb[1], .x = x,
                                     .bias = b, .z = z, .y = y, .act = *act, .isa = isa};
@@ -719,13 +739,15 @@ static int winograd_weights(const ir_node *node, const ox_tensor *w) {
  * -1 when packing fails (the run then packs per call). */
 static int pack_or_reuse(const ox_kernel_init *in, const float *w, int64_t G, int64_t Mg, int64_t K,
                          int winograd, conv_state *st) {
-    /* Winograd's weights: 16 groups of Mg x (K / 9) transformed ones */
-    size_t bytes = winograd ? ox_conv_winograd_bytes(Mg, K / 9) : ox_conv_packed_bytes(G, Mg, K);
-    if (winograd) G = 16, K /= 9;
+    /* Winograd's weights (winograd: the tile, 2 or 4; 0 for the GEMM's):
+     * (winograd + 2)^2 groups of Mg x (K / 9) transformed ones */
+    size_t bytes = winograd ? ox_conv_winograd_bytes(Mg, K / 9, winograd) : ox_conv_packed_bytes(G, Mg, K);
+    if (winograd) G = (winograd + 2) * (winograd + 2), K /= 9;
     char name[512];
     int n = in->artefacts && in->key && bytes
-                ? snprintf(name, sizeof name, "%s/%s/%lldx%lldx%lld", winograd ? "wino" : "conv",
-                           in->key, (long long)G, (long long)Mg, (long long)K)
+                ? snprintf(name, sizeof name, "%s/%s/%lldx%lldx%lld",
+                           winograd == 4 ? "wino4" : winograd ? "wino" : "conv", in->key,
+                           (long long)G, (long long)Mg, (long long)K)
                 : -1;
     int named = n > 0 && (size_t)n < sizeof name;
     const void *saved = named ? ox_artefacts_find(in->artefacts, name, bytes) : NULL;
@@ -735,7 +757,7 @@ static int pack_or_reuse(const ox_kernel_init *in, const float *w, int64_t G, in
         st->cached = 1;
         return 0;
     }
-    if ((winograd ? ox_conv_winograd_pack(w, Mg, K, &st->packed)
+    if ((winograd ? ox_conv_winograd_pack(w, Mg, K, winograd, &st->packed)
                   : ox_conv_pack_weights(w, G, Mg, K, &st->packed)) != 0)
         return -1;
     /* losing the chance to save only costs the next session the packing */
@@ -767,7 +789,9 @@ static int conv_init(const ox_kernel_init *in, void **state, ox_error *err) {
         return 0;
     }
     if (winograd_weights(node, w)) {
-        if (pack_or_reuse(in, w->data, 1, M, K, 1, st) == 0) st->path = CONV_WINOGRAD;
+        const int s = winograd_tile(w->dims[1], M);
+        if (pack_or_reuse(in, w->data, 1, M, K, s, st) == 0)
+            st->path = s == 4 ? CONV_WINOGRAD4 : CONV_WINOGRAD;
         return 0;
     }
     if (pack_or_reuse(in, w->data, G, M / G, K, 0, st) == 0)
@@ -779,7 +803,7 @@ static int conv_init(const ox_kernel_init *in, void **state, ox_error *err) {
 }
 
 static const char *conv_describe(const void *state) {
-    static const char *const names[6][3] = {
+    static const char *const names[7][3] = {
         {"weights packed per run, portable", "weights packed per run, avx2",
          "weights packed per run, avx512"},
         {"depthwise, portable", "depthwise, avx2", "depthwise, avx512"},
@@ -793,8 +817,11 @@ static const char *conv_describe(const void *state) {
         {"winograd F(2x2,3x3) on transformed weights, portable",
          "winograd F(2x2,3x3) on transformed weights, avx2",
          "winograd F(2x2,3x3) on transformed weights, avx512"},
+        {"winograd F(4x4,3x3) on transformed weights, portable",
+         "winograd F(4x4,3x3) on transformed weights, avx2",
+         "winograd F(4x4,3x3) on transformed weights, avx512"},
     };
-    static const char *const cached[4][3] = {
+    static const char *const cached[5][3] = {
         {"1x1 gemm on packed weights from the artefact cache, portable",
          "1x1 gemm on packed weights from the artefact cache, avx2",
          "1x1 gemm on packed weights from the artefact cache, avx512"},
@@ -807,6 +834,9 @@ static const char *conv_describe(const void *state) {
         {"winograd F(2x2,3x3) on transformed weights from the artefact cache, portable",
          "winograd F(2x2,3x3) on transformed weights from the artefact cache, avx2",
          "winograd F(2x2,3x3) on transformed weights from the artefact cache, avx512"},
+        {"winograd F(4x4,3x3) on transformed weights from the artefact cache, portable",
+         "winograd F(4x4,3x3) on transformed weights from the artefact cache, avx2",
+         "winograd F(4x4,3x3) on transformed weights from the artefact cache, avx512"},
     };
     const conv_state *st = state;
     if (st && st->cached && st->path >= CONV_GEMM_1X1) return cached[st->path - CONV_GEMM_1X1][st->isa];

@@ -187,15 +187,17 @@ int ox_conv_depthwise_f32(ox_threadpool *pool, const ox_stop *stop, const ox_dw_
 int ox_conv_depthwise_blocked_f32(ox_threadpool *pool, const ox_stop *stop, const ox_dw_args *a);
 
 /* A 3x3, stride 1, dilation 1, ungrouped 2-D convolution by Winograd's
- * F(2x2, 3x3) (conv_winograd.c): W (M x C x 3 x 3) transformed and packed
- * once as 16 groups of M x C (ox_conv_winograd_pack, bytes as
- * ox_conv_winograd_bytes), then per run the input transformed, 16
- * products, and the output transformed with the bias, followed by the
- * residual and the activation. Returns 1 when it ran, 0 when the shape
- * is too large for its padded copy (ox_conv_winograd_fits; the caller
- * takes another path), -1 out of memory. */
+ * F(2x2, 3x3) or F(4x4, 3x3) (conv_winograd.c; s = 2 or 4, the output
+ * tile): W (M x C x 3 x 3) transformed and packed once as (s+2)^2 groups
+ * of M x C (ox_conv_winograd_pack, bytes as ox_conv_winograd_bytes),
+ * then per run the input transformed, (s+2)^2 products, and the output
+ * transformed with the bias, followed by the residual and the
+ * activation. Returns 1 when it ran, 0 when the shape is too large for
+ * its padded copy (ox_conv_winograd_fits) or u was packed for another
+ * tile (the caller takes another path), -1 out of memory. */
 typedef struct ox_conv_winograd_args {
     const ox_conv_packed *u;
+    int s;
     int64_t N, C, M, IH, IW, OH, OW, ph, pw; /* ph, pw: leading pads */
     const float *x, *bias, *z;
     float *y;
@@ -203,11 +205,11 @@ typedef struct ox_conv_winograd_args {
     ox_cpu_isa isa;
 } ox_conv_winograd_args;
 
-size_t ox_conv_winograd_bytes(int64_t M, int64_t C);
-int ox_conv_winograd_pack(const float *w, int64_t M, int64_t C, ox_conv_packed *out);
-/* 1 when an OH x OW output of C channels fits the padded copy (ph, pw:
- * the leading pads, not negative). */
-int ox_conv_winograd_fits(int64_t C, int64_t OH, int64_t OW, int64_t ph, int64_t pw);
+size_t ox_conv_winograd_bytes(int64_t M, int64_t C, int s);
+int ox_conv_winograd_pack(const float *w, int64_t M, int64_t C, int s, ox_conv_packed *out);
+/* 1 when an OH x OW output of C channels fits the padded copy of tile
+ * size s (ph, pw: the leading pads, not negative). */
+int ox_conv_winograd_fits(int64_t C, int64_t OH, int64_t OW, int64_t ph, int64_t pw, int s);
 int ox_conv_winograd_f32(ox_threadpool *pool, const ox_stop *stop, const ox_conv_winograd_args *a);
 
 #endif
