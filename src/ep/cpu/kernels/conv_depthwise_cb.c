@@ -75,6 +75,50 @@ gather_row(const ox_dw_args *a, const float *x0, int nc, int64_t ih, float *tr, 
         for (int c = 0; c < nc; c++) tr[iw * CB + c] = src[c * plane + iw];
 }
 
+/* The in-register epilogue of a block's sums. */
+typedef struct dwc_epi {
+    __m256 bias, lo, hi;
+    int in_reg, hswish, has_bias;
+} dwc_epi;
+
+/* NP output positions of one row (tile row pointer tr at the first
+ * one's window), all taps, into r8 (channel-innermost), with the bias
+ * and a clamp or HardSwish when in_reg. */
+__attribute__((target("avx2,fma"), always_inline)) static inline void
+dwc_step(const float *tr, int64_t PW, const ox_dw_args *a, const float *w8, int64_t xs, int64_t kx,
+         const dwc_epi *e, float *r8, const int NP) {
+    __m256 s[8];
+#pragma GCC unroll 8
+    for (int q = 0; q < NP; q++) s[q] = _mm256_setzero_ps();
+    for (int64_t kh = 0; kh < a->KH; kh++) {
+        const float *row = tr + kh * a->dh * PW * CB;
+        const float *wr = w8 + kh * a->KW * CB;
+        for (int64_t kw = 0; kw < a->KW; kw++) {
+            const __m256 wv = _mm256_loadu_ps(wr + kw * CB);
+            const float *p = row + kw * kx;
+#pragma GCC unroll 8
+            for (int q = 0; q < NP; q++) s[q] = _mm256_fmadd_ps(_mm256_loadu_ps(p + q * xs), wv, s[q]);
+        }
+    }
+    const __m256 sixth = _mm256_set1_ps(1.0f / 6.0f), half = _mm256_set1_ps(0.5f);
+    const __m256 zero = _mm256_setzero_ps(), one = _mm256_set1_ps(1.0f);
+#pragma GCC unroll 8
+    for (int q = 0; q < NP; q++) {
+        __m256 v = s[q];
+        if (e->in_reg) {
+            /* as ox_conv_epilogue: the bias, then the activation */
+            if (e->has_bias) v = _mm256_add_ps(v, e->bias);
+            if (e->hswish) {
+                __m256 h = _mm256_add_ps(_mm256_mul_ps(v, sixth), half);
+                v = _mm256_mul_ps(v, _mm256_min_ps(one, _mm256_max_ps(zero, h)));
+            } else {
+                v = _mm256_min_ps(e->hi, _mm256_max_ps(e->lo, v));
+            }
+        }
+        _mm256_storeu_ps(r8 + q * CB, v);
+    }
+}
+
 /* One block: channels [c0, c0 + nc) of image n. t: the tile, w8: the
  * block's weights tap-major, r8: one output row, channel-innermost. The
  * bias and a clamp or HardSwish are applied to the sums while they are
@@ -100,42 +144,20 @@ __attribute__((target("avx2,fma"))) static void dwc_block(const dwc_job *j, int6
     float b8[CB] = {0};
     for (int c = 0; c < nc && a->bias; c++) b8[c] = a->bias[c0 + c];
     const __m256 bv = _mm256_loadu_ps(b8), lov = _mm256_set1_ps(lo), hiv = _mm256_set1_ps(hi);
-    const __m256 sixth = _mm256_set1_ps(1.0f / 6.0f), half = _mm256_set1_ps(0.5f);
-    const __m256 zero = _mm256_setzero_ps(), one = _mm256_set1_ps(1.0f);
     const int64_t xs = a->sw * CB, kx = a->dw * CB;
+    const dwc_epi e = {bv, lov, hiv, in_reg, hswish, a->bias != NULL};
     for (int64_t oh = 0; oh < a->OH; oh++) {
         if (ox_stop_requested(j->stop)) return;
-        /* four positions per step; a last step past the row end reads
-         * the tile's slack (or the next row) and is not stored */
-        for (int64_t ow = 0; ow < a->OW; ow += 4) {
-            __m256 s[4] = {zero, zero, zero, zero};
-            for (int64_t kh = 0; kh < a->KH; kh++) {
-                const float *tr = t + ((oh * a->sh + kh * a->dh) * PW + ow * a->sw) * CB;
-                const float *wr = w8 + kh * a->KW * CB;
-                for (int64_t kw = 0; kw < a->KW; kw++) {
-                    const __m256 wv = _mm256_loadu_ps(wr + kw * CB);
-                    const float *p = tr + kw * kx;
-                    s[0] = _mm256_fmadd_ps(_mm256_loadu_ps(p), wv, s[0]);
-                    s[1] = _mm256_fmadd_ps(_mm256_loadu_ps(p + xs), wv, s[1]);
-                    s[2] = _mm256_fmadd_ps(_mm256_loadu_ps(p + 2 * xs), wv, s[2]);
-                    s[3] = _mm256_fmadd_ps(_mm256_loadu_ps(p + 3 * xs), wv, s[3]);
-                }
-            }
-            for (int q = 0; q < 4; q++) {
-                __m256 v = s[q];
-                if (in_reg) {
-                    /* as ox_conv_epilogue: the bias, then the activation */
-                    if (a->bias) v = _mm256_add_ps(v, bv);
-                    if (hswish) {
-                        __m256 h = _mm256_add_ps(_mm256_mul_ps(v, sixth), half);
-                        v = _mm256_mul_ps(v, _mm256_min_ps(one, _mm256_max_ps(zero, h)));
-                    } else {
-                        v = _mm256_min_ps(hiv, _mm256_max_ps(lov, v));
-                    }
-                }
-                _mm256_storeu_ps(r8 + (ow + q) * CB, v);
-            }
-        }
+        /* eight positions per step (eight independent sums: four left
+         * the multiply-adds waiting on each other's latency), a ragged
+         * end of at most four by a four-position step; a last step past
+         * the row end reads the tile's slack (or the next row) and is
+         * not stored */
+        int64_t ow = 0;
+        for (; ow + 4 < a->OW; ow += 8)
+            dwc_step(t + (oh * a->sh * PW + ow * a->sw) * CB, PW, a, w8, xs, kx, &e, r8 + ow * CB, 8);
+        if (ow < a->OW)
+            dwc_step(t + (oh * a->sh * PW + ow * a->sw) * CB, PW, a, w8, xs, kx, &e, r8 + ow * CB, 4);
         /* the row back into the planes: eight positions at a time */
         float *y0 = a->y + (n * a->C + c0) * plane + oh * a->OW;
         int64_t o = 0;
@@ -163,7 +185,7 @@ static void dwc_tasks(void *arg, int64_t t0, int64_t t1) {
     dwc_job *j = arg;
     const ox_dw_args *a = j->a;
     size_t tile = (size_t)(j->PH * j->PW * CB + j->slack), w = (size_t)(a->KH * a->KW * CB),
-           row = (size_t)((a->OW + 3) / 4 * 4 * CB);
+           row = (size_t)((a->OW + 7) / 8 * 8 * CB);
     float *buf = aligned_alloc(64, ((tile + w + row) * sizeof(float) + 63) / 64 * 64);
     if (!buf) {
         atomic_store(&j->failed, 1);
@@ -198,8 +220,8 @@ int ox_conv_depthwise_blocked_f32(ox_threadpool *pool, const ox_stop *stop, cons
         return 0;
     j.PH = ph;
     j.PW = pw;
-    /* a step's last position reads up to 3 * sw columns past the row */
-    j.slack = 3 * a->sw * CB;
+    /* a step's last position reads up to 7 * sw columns past the row */
+    j.slack = 7 * a->sw * CB;
     j.blocks = (a->C + CB - 1) / CB;
     atomic_init(&j.failed, 0);
     ox_parallel_for(pool, a->N * j.blocks, 1, dwc_tasks, &j);
