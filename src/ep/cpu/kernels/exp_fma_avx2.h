@@ -20,14 +20,13 @@ __attribute__((target("avx2,fma"), always_inline)) static inline __m256 ox_exp8_
     const __m256 n = _mm256_sub_ps(_mm256_fmadd_ps(xc, _mm256_set1_ps(1.44269504088896341f), magic), magic);
     __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), xc);
     r = _mm256_fmadd_ps(n, _mm256_set1_ps(2.12194440054690583e-4f), r);
-    __m256 p = _mm256_set1_ps(1.0f / 5040);
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 720));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 120));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+    /* Estrin's scheme, as fast_expf_fma */
+    const __m256 r2 = _mm256_mul_ps(r, r), r4 = _mm256_mul_ps(r2, r2);
+    const __m256 a01 = _mm256_fmadd_ps(_mm256_set1_ps(1.0f), r, _mm256_set1_ps(1.0f));
+    const __m256 a23 = _mm256_fmadd_ps(_mm256_set1_ps(1.0f / 6), r, _mm256_set1_ps(0.5f));
+    const __m256 a45 = _mm256_fmadd_ps(_mm256_set1_ps(1.0f / 120), r, _mm256_set1_ps(1.0f / 24));
+    const __m256 a67 = _mm256_fmadd_ps(_mm256_set1_ps(1.0f / 5040), r, _mm256_set1_ps(1.0f / 720));
+    const __m256 p = _mm256_fmadd_ps(_mm256_fmadd_ps(a67, r2, a45), r4, _mm256_fmadd_ps(a23, r2, a01));
     /* n is a whole number: the conversion is exact; k / 2 toward zero */
     const __m256i k = _mm256_cvtps_epi32(n);
     const __m256i k1 = _mm256_srai_epi32(_mm256_add_epi32(k, _mm256_srli_epi32(k, 31)), 1);
