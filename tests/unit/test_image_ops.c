@@ -150,6 +150,39 @@ static void test_resize_policy(void) {
     onyx_tensor_free(o);
 }
 
+/* ---- Resize nearest: the gather's fast paths ---- */
+
+static mb_model *resize_nearest(int64_t h, int64_t w) {
+    mb_model *m = mb_new(19);
+    mb_init_int64(m, "sizes", I64S(2), 1, I64S(h, w));
+    mb_node(m, "Resize", "i0,,,sizes", "o0");
+    mb_attr_ints(m, "axes", I64S(2, 3), 2);
+    mb_attr_string(m, "coordinate_transformation_mode", "asymmetric");
+    mb_attr_string(m, "nearest_mode", "floor");
+    return m;
+}
+
+/* A 2x3x5 map to h x w: each output the input at (floor(y in / out),
+ * floor(x in / out)); 2x on both axes takes the doubling path and
+ * copies every second row, 7x11 the plain gather with repeated rows,
+ * 3x10 doubling columns without repeating rows. */
+static void test_resize_nearest(void) {
+    float x[30], want[2 * 7 * 11];
+    for (int i = 0; i < 30; i++) x[i] = (float)(i * 7 % 30) - 3.5f;
+    static const int64_t sizes[][2] = {{6, 10}, {7, 11}, {3, 10}};
+    for (int t = 0; t < 3; t++) {
+        const int64_t h = sizes[t][0], w = sizes[t][1];
+        for (int64_t c = 0; c < 2; c++)
+            for (int64_t oy = 0; oy < h; oy++)
+                for (int64_t ox = 0; ox < w; ox++)
+                    want[(c * h + oy) * w + ox] = x[(c * 3 + oy * 3 / h) * 5 + ox * 5 / w];
+        onyx_tensor *o;
+        CHECK_OK(run_model(resize_nearest(h, w), ARGS(IN(F32, x, 4, 1, 2, 3, 5)), &o));
+        CHECK(OUT_IS(o, want, 0, 4, 1, 2, h, w));
+        onyx_tensor_free(o);
+    }
+}
+
 /* ---- GridSample-20 in 1-D ---- */
 
 static mb_model *gridsample(const char *mode, const char *pad) {
@@ -325,6 +358,7 @@ int main(void) {
     if (!env) CHECK_DONE();
     test_maxroipool();
     test_resize_policy();
+    test_resize_nearest();
     test_gridsample_1d();
     test_gridsample_bilinear_2d();
     test_col2im_1d();

@@ -217,6 +217,8 @@ typedef struct rs_gather_job {
     size_t esz;
     unsigned char extrap[8];
     int64_t row_len; /* output positions on the last axis */
+    int last_outside; /* some output position of the last axis lies outside */
+    int last_double;  /* the last axis doubles: output x reads input x / 2 */
 } rs_gather_job;
 
 static void rs_gather_range(void *arg, int64_t begin, int64_t end) {
@@ -232,6 +234,9 @@ static void rs_gather_range(void *arg, int64_t begin, int64_t end) {
     const int64_t *ol = j->off[last];
     const unsigned char *outl = p->ax[last].outside;
     size_t esz = j->esz;
+    const unsigned char *prev = NULL; /* the previous output row of this range */
+    int64_t prev_base = -1;
+    int prev_out = 0;
     for (int64_t row = begin; row < end; row++) {
         int64_t base = 0;
         int row_out = 0;
@@ -241,6 +246,31 @@ static void rs_gather_range(void *arg, int64_t begin, int64_t end) {
         }
         unsigned char *dst = j->dst + (size_t)(row * j->row_len) * esz;
         const unsigned char *src = j->src + (size_t)base * esz;
+        /* an upsampled row repeats the one before it: copied whole */
+        const int same = prev && base == prev_base && row_out == prev_out;
+        prev = dst, prev_base = base, prev_out = row_out;
+        if (same) {
+            memcpy(dst, dst - (size_t)j->row_len * esz, (size_t)j->row_len * esz);
+            goto next;
+        }
+        if (!row_out && !j->last_outside && esz == 4 && j->last_double) {
+            /* a feature pyramid's 2x upsampling: each element twice */
+            uint32_t *d4 = (uint32_t *)(void *)dst;
+            const int64_t half = j->row_len / 2;
+            for (int64_t i = 0; i < half; i++) {
+                uint32_t v;
+                memcpy(&v, src + (size_t)i * 4, 4);
+                d4[2 * i] = v;
+                d4[2 * i + 1] = v;
+            }
+            goto next;
+        }
+        if (!row_out && !j->last_outside && esz == 4) {
+            /* the common case: a plain gather of 4-byte elements */
+            uint32_t *d4 = (uint32_t *)(void *)dst;
+            for (int64_t x = 0; x < j->row_len; x++) memcpy(d4 + x, src + (size_t)ol[x] * 4, 4);
+            goto next;
+        }
         for (int64_t x = 0; x < j->row_len; x++) {
             const unsigned char *s = (row_out || outl[x]) ? j->extrap : src + (size_t)ol[x] * esz;
             switch (esz) {
@@ -258,6 +288,7 @@ static void rs_gather_range(void *arg, int64_t begin, int64_t end) {
                 break;
             }
         }
+    next:
         for (int d = last - 1; d >= 0; d--) {
             if (++c[d] < p->ax[d].out) break;
             c[d] = 0;
@@ -291,6 +322,11 @@ static int rs_gather(ox_kernel_ctx *ctx, const rs_plan *p, const ox_tensor *x, o
     }
     if (rc == 0) {
         j.row_len = p->ax[p->rank - 1].out;
+        j.last_double = j.row_len % 2 == 0;
+        for (int64_t o = 0; o < j.row_len; o++) {
+            j.last_outside |= p->ax[p->rank - 1].outside[o];
+            j.last_double &= j.off[p->rank - 1][o] == o / 2;
+        }
         int64_t rows = ox_tensor_numel(y) / j.row_len;
         int64_t grain = 4096 / (j.row_len > 0 ? j.row_len : 1) + 1;
         ox_parallel_for(ctx->pool, rows, grain, rs_gather_range, &j);
