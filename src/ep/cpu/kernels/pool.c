@@ -452,7 +452,7 @@ DEF_ROWS(uint8_t, u8, 0, vmax_u8, vadd_u8)
  * (the 2x2 and 3x3 pools of image models): per output row, the maximum
  * over the window's rows of each input column goes into a row padded with
  * -inf, then each output takes the maximum of its kL padded columns, four
- * outputs at a time. The maximum is taken as the general path takes it (a
+ * or (AVX2) eight outputs at a time. The maximum is taken as the general path takes it (a
  * value replaces the current one only when greater: NaN never wins); of
  * equal values (+0 and -0) the first in column order wins instead of the
  * first in row-major order. */
@@ -460,8 +460,8 @@ DEF_ROWS(uint8_t, u8, 0, vmax_u8, vadd_u8)
 
 static int64_t max_fast_row_len(const pool_geom *g) {
     const int L = g->r - 1;
-    /* outputs rounded up to four, each reading kL columns from s * ow */
-    return (g->out[L] + 4) * g->s[L] + g->k[L] + 4;
+    /* outputs rounded up to eight, each reading kL columns from s * ow */
+    return (g->out[L] + 8) * g->s[L] + g->k[L] + 8;
 }
 
 static int max_fast_fits(const pool_geom *g, int kind, ox_dtype dt) {
@@ -473,106 +473,116 @@ static int max_fast_fits(const pool_geom *g, int kind, ox_dtype dt) {
            g->pb[L] >= 0 && g->pb[L] <= max_fast_row_len(g);
 }
 
-/* Taps c of four outputs from ow: row[s * (ow + i) + c], i = 0..3. */
-static inline ox_v4f taps4(const float *row, int64_t s, int64_t ow, int64_t c) {
-    ox_v4f a, b;
-    OX_V4F_LOAD(a, row + s * ow + c);
-    if (s == 1) return a;
-    OX_V4F_LOAD(b, row + s * ow + c + 4);
-    return __builtin_shufflevector(a, b, 0, 2, 4, 6);
-}
-
 #define MAX_FAST_TAPS 8
 
-/* v where v > cur, else cur (NaN never replaces; of equal values cur
- * stays): one MAXPS on x86, whose definition this is. */
-static inline ox_v4f greater_or_keep(ox_v4f cur, ox_v4f v) {
+/* The fast rows written once for a vector of W floats (4: SSE or
+ * portable; 8: AVX2), every function inlined into its variant. The
+ * maximum is exact, so both give the same bits. */
+#define DEF_MAX_FAST(W, SUF, TARGET, VMAX)                                                       \
+    typedef float mf_v_##SUF __attribute__((vector_size(4 * W)));                                \
+    typedef int32_t mf_i_##SUF __attribute__((vector_size(4 * W)));                             \
+    /* v where v > cur, else cur (NaN never replaces; of equal values cur                        \
+     * stays): one MAXPS on x86, whose definition this is */                                   \
+    TARGET __attribute__((always_inline)) static inline mf_v_##SUF gk_##SUF(mf_v_##SUF cur,      \
+                                                                            mf_v_##SUF v) {     \
+        VMAX                                                                                     \
+    }                                                                                            \
+    /* taps c of W outputs from ow: row[s * (ow + i) + c] */                                     \
+    TARGET __attribute__((always_inline)) static inline mf_v_##SUF taps_##SUF(                   \
+        const float *row, int64_t s, int64_t ow, int64_t c) {                                    \
+        mf_v_##SUF a, b;                                                                         \
+        memcpy(&a, row + s * ow + c, sizeof a);                                                  \
+        if (s == 1) return a;                                                                    \
+        memcpy(&b, row + s * ow + c + W, sizeof b);                                              \
+        return EVEN_##W(a, b);                                                                   \
+    }                                                                                            \
+    /* m[i] = the maximum of rows[0..n)[i] (and of m[i] itself unless                            \
+     * first), in row order; the current value starts at -inf, so a NaN                          \
+     * never enters */                                                                           \
+    TARGET __attribute__((always_inline)) static inline void max_rows_##SUF(                     \
+        float *restrict m, const float *const *rows, int n, int64_t cols, int first) {          \
+        int64_t i = 0;                                                                           \
+        for (; i + W <= cols; i += W) {                                                          \
+            mf_v_##SUF cur = (mf_v_##SUF){0} - INFINITY;                                         \
+            if (!first) memcpy(&cur, m + i, sizeof cur);                                         \
+            for (int r = 0; r < n; r++) {                                                        \
+                mf_v_##SUF v;                                                                    \
+                memcpy(&v, rows[r] + i, sizeof v);                                               \
+                cur = gk_##SUF(cur, v);                                                          \
+            }                                                                                    \
+            memcpy(m + i, &cur, sizeof cur);                                                     \
+        }                                                                                        \
+        for (; i < cols; i++) {                                                                  \
+            float cur = first ? -INFINITY : m[i];                                                \
+            for (int r = 0; r < n; r++) cur = rows[r][i] > cur ? rows[r][i] : cur;               \
+            m[i] = cur;                                                                          \
+        }                                                                                        \
+    }                                                                                            \
+    TARGET static void rows_max_fast_##SUF(void *arg, int64_t t0, int64_t t1) {                  \
+        const rows_job *j = arg;                                                                 \
+        const pool_geom *g = j->g;                                                               \
+        const int L = g->r - 1;                                                                  \
+        const int64_t outL = g->out[L], sL = g->s[L], kL = g->k[L], pb = g->pb[L];               \
+        const int64_t len = max_fast_row_len(g);                                                 \
+        /* the input columns some output reads: padded position pb + c < len */                  \
+        const int64_t cols = g->in[L] < len - pb ? g->in[L] : len - pb;                          \
+        float row[MAX_FAST_ROW];                                                                 \
+        for (int64_t t = t0; t < t1; t++) {                                                      \
+            if (ox_stop_requested(j->stop)) return;                                              \
+            int64_t plane, pcount, o[OX_MAX_RANK], a[OX_MAX_RANK], b[OX_MAX_RANK], kk[OX_MAX_RANK]; \
+            const int64_t ocount = row_window(j, t, &plane, o, a, b, kk, &pcount);               \
+            float *y = (float *)j->y + t * outL;                                                 \
+            if (ocount == 0) {                                                                   \
+                memset(y, 0, sizeof(float) * (size_t)outL);                                      \
+                continue;                                                                        \
+            }                                                                                    \
+            const float *xp = (const float *)j->x + plane * g->in_sz;                            \
+            for (int64_t i = 0; i < pb; i++) row[i] = -INFINITY;                                 \
+            for (int64_t i = pb + cols; i < len; i++) row[i] = -INFINITY;                        \
+            /* the window's rows, up to MAX_FAST_TAPS at a time, in one pass */                  \
+            const float *rows[MAX_FAST_TAPS];                                                    \
+            int n = 0, first = 1, more;                                                          \
+            do {                                                                                 \
+                rows[n++] = xp + tap_row(j, o, kk);                                              \
+                more = next_tap_row(j, a, b, kk);                                                \
+                if (n == MAX_FAST_TAPS || !more) {                                               \
+                    max_rows_##SUF(row + pb, rows, n, cols, first);                              \
+                    n = 0;                                                                       \
+                    first = 0;                                                                   \
+                }                                                                                \
+            } while (more);                                                                      \
+            int64_t ow = 0;                                                                      \
+            for (; ow + W <= outL; ow += W) {                                                    \
+                mf_v_##SUF cur = (mf_v_##SUF){0} - INFINITY;                                     \
+                for (int64_t c = 0; c < kL; c++) cur = gk_##SUF(cur, taps_##SUF(row, sL, ow, c)); \
+                memcpy(y + ow, &cur, sizeof cur);                                                \
+            }                                                                                    \
+            for (; ow < outL; ow++) {                                                            \
+                float cur = -INFINITY;                                                           \
+                for (int64_t c = 0; c < kL; c++) {                                               \
+                    float v = row[sL * ow + c];                                                  \
+                    cur = v > cur ? v : cur;                                                     \
+                }                                                                                \
+                y[ow] = cur;                                                                     \
+            }                                                                                    \
+            /* a window of padding alone gives 0, as in the general path */                      \
+            if (j->empty_cols)                                                                   \
+                for (ow = 0; ow < outL; ow++)                                                    \
+                    if (j->k1[L][ow] == j->k0[L][ow]) y[ow] = 0.0f;                              \
+        }                                                                                        \
+    }
+
+/* the even lanes of a and then of b */
+#define EVEN_4(a, b) __builtin_shufflevector(a, b, 0, 2, 4, 6)
+#define EVEN_8(a, b) __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14)
+
 #if defined(__x86_64__) && defined(__SSE__)
-    return (ox_v4f)_mm_max_ps((__m128)v, (__m128)cur);
+DEF_MAX_FAST(4, sse, , return (mf_v_sse)_mm_max_ps((__m128)v, (__m128)cur);)
+DEF_MAX_FAST(8, avx2, __attribute__((target("avx2"))),
+             return (mf_v_avx2)_mm256_max_ps((__m256)v, (__m256)cur);)
 #else
-    ox_v4i gt = v > cur;
-    return (ox_v4f)(((ox_v4i)v & gt) | ((ox_v4i)cur & ~gt));
+DEF_MAX_FAST(4, sse, , mf_i_sse gt = v > cur; return (mf_v_sse)(((mf_i_sse)v & gt) | ((mf_i_sse)cur & ~gt));)
 #endif
-}
-
-/* m[i] = the maximum of rows[0..n)[i] (and of m[i] itself unless first),
- * in row order, a value replacing the current one only when greater: the
- * current one starts at -inf, so a NaN never enters. */
-static void max_rows(float *restrict m, const float *const *rows, int n, int64_t cols, int first) {
-    int64_t i = 0;
-    for (; i + 4 <= cols; i += 4) {
-        ox_v4f cur = OX_V4F_SPLAT(-INFINITY);
-        if (!first) OX_V4F_LOAD(cur, m + i);
-        for (int r = 0; r < n; r++) {
-            ox_v4f v;
-            OX_V4F_LOAD(v, rows[r] + i);
-            cur = greater_or_keep(cur, v);
-        }
-        OX_V4F_STORE(m + i, cur);
-    }
-    for (; i < cols; i++) {
-        float cur = first ? -INFINITY : m[i];
-        for (int r = 0; r < n; r++) cur = rows[r][i] > cur ? rows[r][i] : cur;
-        m[i] = cur;
-    }
-}
-
-static void rows_max_f32_fast(void *arg, int64_t t0, int64_t t1) {
-    const rows_job *j = arg;
-    const pool_geom *g = j->g;
-    const int L = g->r - 1;
-    const int64_t outL = g->out[L], sL = g->s[L], kL = g->k[L], pb = g->pb[L];
-    const int64_t len = max_fast_row_len(g);
-    /* the input columns some output reads: padded position pb + c < len */
-    const int64_t cols = g->in[L] < len - pb ? g->in[L] : len - pb;
-    float row[MAX_FAST_ROW];
-    for (int64_t t = t0; t < t1; t++) {
-        if (ox_stop_requested(j->stop)) return;
-        int64_t plane, pcount, o[OX_MAX_RANK], a[OX_MAX_RANK], b[OX_MAX_RANK], kk[OX_MAX_RANK];
-        const int64_t ocount = row_window(j, t, &plane, o, a, b, kk, &pcount);
-        float *y = (float *)j->y + t * outL;
-        if (ocount == 0) {
-            memset(y, 0, sizeof(float) * (size_t)outL);
-            continue;
-        }
-        const float *xp = (const float *)j->x + plane * g->in_sz;
-        for (int64_t i = 0; i < pb; i++) row[i] = -INFINITY;
-        for (int64_t i = pb + cols; i < len; i++) row[i] = -INFINITY;
-        /* the window's rows, up to MAX_FAST_TAPS at a time, in one pass */
-        const float *rows[MAX_FAST_TAPS];
-        int n = 0, first = 1, more;
-        do {
-            rows[n++] = xp + tap_row(j, o, kk);
-            more = next_tap_row(j, a, b, kk);
-            if (n == MAX_FAST_TAPS || !more) {
-                max_rows(row + pb, rows, n, cols, first);
-                n = 0;
-                first = 0;
-            }
-        } while (more);
-        int64_t ow = 0;
-        const ox_v4f lowest = OX_V4F_SPLAT(-INFINITY);
-        for (; ow + 4 <= outL; ow += 4) {
-            ox_v4f cur = lowest;
-            for (int64_t c = 0; c < kL; c++) {
-                cur = greater_or_keep(cur, taps4(row, sL, ow, c));
-            }
-            OX_V4F_STORE(y + ow, cur);
-        }
-        for (; ow < outL; ow++) {
-            float cur = -INFINITY;
-            for (int64_t c = 0; c < kL; c++) {
-                float v = row[sL * ow + c];
-                cur = v > cur ? v : cur;
-            }
-            y[ow] = cur;
-        }
-        /* a window of padding alone gives 0, as in the general path */
-        if (j->empty_cols)
-            for (ow = 0; ow < outL; ow++)
-                if (j->k1[L][ow] == j->k0[L][ow]) y[ow] = 0.0f;
-    }
-}
 
 static int run_rows(ox_kernel_ctx *ctx, pool_job *pj, ox_dtype dt) {
     const pool_geom *g = pj->g;
@@ -590,7 +600,11 @@ static int run_rows(ox_kernel_ctx *ctx, pool_job *pj, ox_dtype dt) {
     int64_t rows = g->planes * j.rows_per_plane, work = j.kl - j.kf;
     for (int i = 0; i < g->r; i++)
         if (!ox_mul_i64(work, i == g->r - 1 ? g->out[i] : g->k[i], &work)) work = INT64_MAX;
-    ox_range_fn fn = max_fast_fits(g, pj->kind, dt) ? rows_max_f32_fast
+    ox_range_fn fast = rows_max_fast_sse;
+#if defined(__x86_64__) && defined(__SSE__)
+    if (ox_cpu_isa_active() >= OX_ISA_AVX2) fast = rows_max_fast_avx2;
+#endif
+    ox_range_fn fn = max_fast_fits(g, pj->kind, dt) ? fast
                      : dt == ONYX_FLOAT32  ? rows_range_f32
                      : dt == ONYX_FLOAT64 ? rows_range_f64
                      : dt == ONYX_INT8    ? rows_range_i8
