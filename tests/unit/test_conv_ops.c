@@ -294,6 +294,11 @@ int main(void) {
          * residual and activation applied band by band */
         {"winograd F(4x4: bands per thread, residual, two images", 2, 2, 48, 50, 1, {64, 40}, {3, 3},
          {1, 1}, {1, 1}, {1, 1, 1, 1}, 1, 1, 0, 2, "Relu", {0}, 0},
+        /* small planes take the path too (from 16 output positions) */
+        {"winograd F(4x4: an 8x8 plane, residual", 2, 1, 64, 64, 1, {8, 8}, {3, 3}, {1, 1}, {1, 1},
+         {1, 1, 1, 1}, 1, 1, 0, 2, "Relu", {0}, 0},
+        {"winograd F(4x4: a 5x4 plane, two images", 2, 2, 50, 70, 1, {5, 4}, {3, 3}, {1, 1}, {1, 1},
+         {1, 1, 1, 1}, 1, 0, 0, 1, "SiLU", {0}, 0},
         /* deeper: 36 C M floats past 3 MiB */
         {"winograd F(2x2: deep layer, residual, two threads", 2, 1, 300, 250, 1, {9, 7}, {3, 3},
          {1, 1}, {1, 1}, {1, 1, 1, 1}, 1, 1, 0, 2, "Relu", {0}, 0},

@@ -581,13 +581,20 @@ static int direct_fits(const conv_geom *g) {
 }
 
 /* Input and output channels from which a 3x3 stride-1 convolution takes
- * Winograd's F(2x2, 3x3) (conv_winograd.c), and the least products
- * (C M OH OW) per image: below them the transforms and the 16 smaller
- * GEMMs cost more than the products they save (measured on an AVX2
- * machine: 64 -> 64 channels on 32x32 1.2 times faster, 128 on 28x28 1.6,
- * 512 on 7x7 2.3; 32 -> 32 on 64x64 no faster, 64 on 16x16 slower). */
+ * Winograd's minimal filtering (conv_winograd.c), chosen at session
+ * creation from the weights (measured on an AVX2 machine with F(2x2,
+ * 3x3) alone: 64 -> 64 channels on 32x32 1.2 times faster, 128 on 28x28
+ * 1.6, 512 on 7x7 2.3; 32 -> 32 on 64x64 no faster). */
 #define WINOGRAD_MIN_CHANNELS 48
-#define WINOGRAD_MIN_WORK ((int64_t)3 << 20)
+/* The least output positions per image a run takes Winograd's path for,
+ * once the session chose it: with fewer (a single 3x3 window) the tiles
+ * are mostly padding. Above it the path runs even on small planes, where
+ * it used to hand over to the GEMM with weights packed per run, slower
+ * still: on AMD Zen 4 at one thread, 64 channels on 16x16 0.20 ms that
+ * way against 0.12 by F(4x4, 3x3), 8x8 0.11 against 0.06, 96 on 16x16
+ * 0.47 against 0.19, 128 on 8x8 0.26 against 0.19 (RT-DETR's encoder at
+ * a 256x256 input). */
+#define WINOGRAD_MIN_POSITIONS 16
 /* Transformed weights (16 C M floats) past this size are streamed from
  * memory for every band of tiles, and the layers that have them run at
  * low resolution with few tiles to share them: 512 channels on 7x7 (16
@@ -620,10 +627,8 @@ static int winograd_fits(const conv_geom *g, int s) {
         g->stride[1] != 1 || g->dil[0] != 1 || g->dil[1] != 1 || g->pb[0] < 0 || g->pb[1] < 0 ||
         g->C < WINOGRAD_MIN_CHANNELS || g->M < WINOGRAD_MIN_CHANNELS)
         return 0;
-    int64_t work;
-    /* a product past int64 is certainly enough work */
-    int enough = !ox_mul_i64(g->C * g->M, g->out_sz, &work) || work >= WINOGRAD_MIN_WORK;
-    return enough && ox_conv_winograd_fits(g->C, g->out[0], g->out[1], g->pb[0], g->pb[1], s);
+    return g->out_sz >= WINOGRAD_MIN_POSITIONS &&
+           ox_conv_winograd_fits(g->C, g->out[0], g->out[1], g->pb[0], g->pb[1], s);
 }
 
 /* 1 when the depthwise kernel handles this geometry */
