@@ -1,12 +1,12 @@
-/* CPU kernels of Conv, ConvTranspose, ConvInteger, QLinearConv and Col2Im
- * (DeformConv and CausalConvWithState live in their own files).
+/* CPU kernels of Conv, ConvTranspose and Col2Im, and the convolution
+ * family's kernel table (ConvInteger and QLinearConv, DeformConv and
+ * CausalConvWithState live in their own files: conv_extra.h).
  *
  * Forward convolution lowers each (image, group) to a GEMM: the weights
  * (Mg x Cg*kernel) times an im2col matrix (Cg*kernel x output positions)
  * built chunk by chunk, so scratch memory stays bounded and chunks can
  * run in parallel. Transposed convolution does the reverse: a GEMM into
- * a column matrix that is scattered (col2im) into the output. The
- * integer variants run the exact 8-bit GEMM (conv_q8.c). */
+ * a column matrix that is scattered (col2im) into the output. */
 #include <math.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -67,8 +67,8 @@ static int transpose_axis(const conv_geom *g, int i, int64_t opad, const int64_t
     return ox_sub_i64(full, *pb, o) && ox_sub_i64(*o, *pe, o);
 }
 
-static int geom_make(ox_kernel_ctx *ctx, const ox_tensor *x, const ox_tensor *w, const ox_tensor *y,
-                     int transpose, conv_geom *g) {
+int ox_conv_geom_make(ox_kernel_ctx *ctx, const ox_tensor *x, const ox_tensor *w, const ox_tensor *y,
+                      int transpose, conv_geom *g) {
     const char *op = ctx->node->op_type;
     if (x->rank < 3 || w->rank != x->rank || y->rank != x->rank)
         return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
@@ -893,7 +893,7 @@ static int run_half(ox_kernel_ctx *ctx, const conv_geom *g, int transpose) {
     return rc;
 }
 
-static int check_bias(ox_kernel_ctx *ctx, const ox_tensor *b, int64_t m) {
+int ox_conv_check_bias(ox_kernel_ctx *ctx, const ox_tensor *b, int64_t m) {
     if (b && (b->rank != 1 || b->dims[0] != m))
         return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "%s: bias must be 1-D with %lld values",
                               ctx->node->op_type, (long long)m);
@@ -904,7 +904,7 @@ static int conv_like(ox_kernel_ctx *ctx, int transpose) {
     const ox_tensor *X = ox_cpu_input(ctx, 0), *W = ox_cpu_input(ctx, 1), *B = ox_cpu_input(ctx, 2);
     ox_tensor *Y = ctx->outputs[0];
     conv_geom g;
-    if (geom_make(ctx, X, W, Y, transpose, &g) || check_bias(ctx, B, g.M)) return -1;
+    if (ox_conv_geom_make(ctx, X, W, Y, transpose, &g) || ox_conv_check_bias(ctx, B, g.M)) return -1;
     if (W->dtype != X->dtype || (B && B->dtype != X->dtype))
         return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "%s: X, W and B must share one element type",
                               ctx->node->op_type);
@@ -932,7 +932,7 @@ static int fused_conv_compute(ox_kernel_ctx *ctx) {
                     *Z = ox_cpu_input(ctx, 3);
     ox_tensor *Y = ctx->outputs[0];
     conv_geom g;
-    if (geom_make(ctx, X, W, Y, 0, &g) || check_bias(ctx, B, g.M)) return -1;
+    if (ox_conv_geom_make(ctx, X, W, Y, 0, &g) || ox_conv_check_bias(ctx, B, g.M)) return -1;
     if (X->dtype != ONYX_FLOAT32 || W->dtype != ONYX_FLOAT32 || (B && B->dtype != ONYX_FLOAT32))
         return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "FusedConv: X, W and B must be float32");
     int broadcast = Z && !ox_shape_equal(Z->dims, Z->rank, Y->dims, Y->rank);
@@ -987,100 +987,6 @@ static int supports_f32(const ir_node *node, const ir_type *const *inputs, int n
 
 static int conv_compute(ox_kernel_ctx *ctx) { return conv_like(ctx, 0); }
 static int conv_transpose_compute(ox_kernel_ctx *ctx) { return conv_like(ctx, 1); }
-
-/* ================================================================ */
-/* ConvInteger and QLinearConv */
-
-/* Zero point (or scale) j of a scalar-or-vector tensor; 0 if absent. */
-static double per_channel(const ox_tensor *t, int64_t j) {
-    if (!t) return 0.0;
-    int64_t n = ox_tensor_numel(t);
-    if (n <= 1) return n == 1 ? ox_get_f64(t->data, t->dtype, 0) : 0.0;
-    return ox_get_f64(t->data, t->dtype, (size_t)j);
-}
-
-static int check_per_channel(ox_kernel_ctx *ctx, const ox_tensor *t, int64_t m, const char *what) {
-    if (!t) return 0;
-    int64_t n = ox_tensor_numel(t);
-    if (t->rank > 1 || (n != 1 && n != m))
-        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "%s: %s must have 1 or %lld values, got %lld",
-                              ctx->node->op_type, what, (long long)m, (long long)n);
-    return 0;
-}
-
-static int is_q8(const ox_tensor *t) { return t->dtype == ONYX_INT8 || t->dtype == ONYX_UINT8; }
-
-/* acc = the exact convolution of x - x_zero_point with w - w_zero_point
- * (per output channel). */
-static int quant_conv(ox_kernel_ctx *ctx, int xi, int xzi, int wi, int wzi, const conv_geom *g, int32_t *acc) {
-    const ox_tensor *X = ox_cpu_input(ctx, xi), *W = ox_cpu_input(ctx, wi);
-    const ox_tensor *XZ = ox_cpu_input(ctx, xzi), *WZ = ox_cpu_input(ctx, wzi);
-    if (check_per_channel(ctx, XZ, 1, "x_zero_point") || check_per_channel(ctx, WZ, g->M, "w_zero_point"))
-        return -1;
-    if (!is_q8(X) || !is_q8(W) || (XZ && XZ->dtype != X->dtype) || (WZ && WZ->dtype != W->dtype))
-        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
-                              "%s: x and w must be int8 or uint8, and their zero points of the same type",
-                              ctx->node->op_type);
-    int32_t *wz = malloc(sizeof(int32_t) * (size_t)(g->M > 0 ? g->M : 1));
-    if (!wz) return ox_cpu_oom(ctx);
-    for (int64_t m = 0; m < g->M; m++) wz[m] = (int32_t)per_channel(WZ, m);
-    int rc = ox_conv_q8(ctx->pool, ctx->stop, g, X, (int32_t)per_channel(XZ, 0), W, wz, acc);
-    free(wz);
-    return rc ? ox_cpu_oom(ctx) : 0;
-}
-
-static int conv_integer_compute(ox_kernel_ctx *ctx) {
-    const ox_tensor *X = ox_cpu_input(ctx, 0), *W = ox_cpu_input(ctx, 1);
-    ox_tensor *Y = ctx->outputs[0];
-    conv_geom g;
-    if (geom_make(ctx, X, W, Y, 0, &g)) return -1;
-    if (Y->dtype != ONYX_INT32) return ox_kernel_fail(ctx, ONYX_RUNTIME_ERROR, "ConvInteger: output must be int32");
-    return quant_conv(ctx, 0, 2, 1, 3, &g, Y->data);
-}
-
-static int qlinear_conv_compute(ox_kernel_ctx *ctx) {
-    const ox_tensor *X = ox_cpu_input(ctx, 0), *XS = ox_cpu_input(ctx, 1),
-                    *W = ox_cpu_input(ctx, 3), *WS = ox_cpu_input(ctx, 4);
-    const ox_tensor *YS = ox_cpu_input(ctx, 6), *YZ = ox_cpu_input(ctx, 7),
-                    *B = ox_cpu_input(ctx, 8);
-    ox_tensor *Y = ctx->outputs[0];
-    conv_geom g;
-    if (geom_make(ctx, X, W, Y, 0, &g) || check_bias(ctx, B, g.M)) return -1;
-    if (check_per_channel(ctx, XS, 1, "x_scale") || check_per_channel(ctx, WS, g.M, "w_scale") ||
-        check_per_channel(ctx, YS, 1, "y_scale") || check_per_channel(ctx, YZ, 1, "y_zero_point"))
-        return -1;
-    if (Y->dtype != ONYX_UINT8 && Y->dtype != ONYX_INT8)
-        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "QLinearConv: output must be int8 or uint8");
-    int64_t ny = ox_tensor_numel(Y);
-    int32_t *acc = malloc(sizeof(int32_t) * (size_t)(ny > 0 ? ny : 1));
-    if (!acc) return ox_cpu_oom(ctx);
-    if (quant_conv(ctx, 0, 2, 3, 5, &g, acc)) {
-        free(acc);
-        return -1;
-    }
-    double xs = per_channel(XS, 0), ys = per_channel(YS, 0), yz = per_channel(YZ, 0);
-    double lo = Y->dtype == ONYX_UINT8 ? 0 : -128, hi = Y->dtype == ONYX_UINT8 ? 255 : 127;
-    for (int64_t n = 0; n < g.N; n++)
-        for (int64_t m = 0; m < g.M; m++) {
-            /* scales are float32 in the model; multiply as float like the spec's reference */
-            float scale = (float)xs * (float)per_channel(WS, m) / (float)ys;
-            double bias = B ? (double)((const int32_t *)B->data)[m] : 0.0;
-            int64_t base = (n * g.M + m) * g.out_sz;
-            for (int64_t p = 0; p < g.out_sz; p++) {
-                double v = nearbyint(((double)acc[base + p] + bias) * (double)scale) + yz;
-                v = v < lo ? lo : v > hi ? hi : v;
-                /* a zero or NaN scale makes v NaN, which the clamp
-                 * keeps: the saturating store maps it to 0 (as
-                 * ONNX Runtime does) instead of an undefined cast */
-                if (Y->dtype == ONYX_UINT8)
-                    ((uint8_t *)Y->data)[base + p] = sat_u8(v);
-                else
-                    ((int8_t *)Y->data)[base + p] = sat_i8(v);
-            }
-        }
-    free(acc);
-    return 0;
-}
 
 /* ================================================================ */
 /* Col2Im: the scatter half of a transposed convolution on its own. The
@@ -1192,8 +1098,8 @@ static const ox_kernel_def KERNELS[] = {
     {"onyx", "FusedConv", 1, 1, fused_conv_compute, supports_f32, conv_init, conv_release,
      conv_describe},
     {"", "ConvTranspose", 1, 22, conv_transpose_compute, ox_cpu_supports_float, NULL, NULL, NULL},
-    {"", "ConvInteger", 10, 17, conv_integer_compute, NULL, NULL, NULL, NULL},
-    {"", "QLinearConv", 10, 17, qlinear_conv_compute, NULL, NULL, NULL, NULL},
+    {"", "ConvInteger", 10, 17, ox_cpu_conv_integer_compute, NULL, NULL, NULL, NULL},
+    {"", "QLinearConv", 10, 17, ox_cpu_qlinear_conv_compute, NULL, NULL, NULL, NULL},
     {"", "Col2Im", 18, 18, col2im_compute, ox_cpu_supports_float, NULL, NULL, NULL},
     {"", "DeformConv", 19, 22, ox_cpu_deform_conv_compute, ox_cpu_supports_float, NULL, NULL, NULL},
     {"", "CausalConvWithState", 27, 27, ox_cpu_causal_conv_compute, ox_cpu_supports_float, NULL, NULL, NULL},

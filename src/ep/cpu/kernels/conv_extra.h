@@ -3,10 +3,22 @@
 #ifndef ONYX_EP_CPU_KERNELS_CONV_EXTRA_H
 #define ONYX_EP_CPU_KERNELS_CONV_EXTRA_H
 
+#include "ep/cpu/kernels/conv_geom.h"
 #include "ep/ep.h"
+
+/* The geometry of a forward (transpose 0) or transposed convolution from
+ * the node's attributes and X, W and Y, checked (conv.c); -1 with the
+ * kernel's error set when it is not one. */
+int ox_conv_geom_make(ox_kernel_ctx *ctx, const ox_tensor *x, const ox_tensor *w, const ox_tensor *y,
+                      int transpose, conv_geom *g);
+/* -1 with the error set unless the bias is absent or 1-D with m values. */
+int ox_conv_check_bias(ox_kernel_ctx *ctx, const ox_tensor *b, int64_t m);
 
 /* CausalConvWithState (causal_conv.c). */
 int ox_cpu_causal_conv_compute(ox_kernel_ctx *ctx);
+/* ConvInteger and QLinearConv (conv_integer.c). */
+int ox_cpu_conv_integer_compute(ox_kernel_ctx *ctx);
+int ox_cpu_qlinear_conv_compute(ox_kernel_ctx *ctx);
 /* DeformConv (deform_conv.c). */
 int ox_cpu_deform_conv_compute(ox_kernel_ctx *ctx);
 
