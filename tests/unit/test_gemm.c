@@ -97,6 +97,8 @@ int main(void) {
     static const int64_t shapes[][3] = {
         {1, 37, 50},   {1, 300, 700}, {5, 9, 17},    {7, 1, 40},    {13, 29, 31},  {6, 16, 336},
         {37, 16, 336}, {64, 70, 300}, {100, 33, 513}, {150, 200, 64}, {17, 350, 257}, {300, 47, 1},
+        /* rows 4 KiB apart (A packed), several row blocks per task */
+        {160, 40, 1024},
     };
     ox_threadpool *pools[2] = {NULL, ox_threadpool_create(2)};
     for (int p = 0; p < 2; p++)
