@@ -19,7 +19,7 @@
     a5 = F(a5, b, c), a6 = F(a6, b, c), a7 = F(a7, b, c), a8 = F(a8, b, c), a9 = F(a9, b, c),      \
     a10 = F(a10, b, c), a11 = F(a11, b, c)
 /* GFLOP/s of n rounds of 12 independent 8-lane FMAs; 0 without AVX2 */
-__attribute__((target("avx2,fma"))) static double fma_peak_avx2(long n, float *sink) {
+__attribute__((target("avx2,fma"))) static double fma_peak_avx2(long n, volatile float *sink) {
     /* different starting values, so no two chains are the same one */
     __m256 a0 = _mm256_set1_ps(0.1f), a1 = _mm256_set1_ps(0.2f), a2 = _mm256_set1_ps(0.3f),
            a3 = _mm256_set1_ps(0.4f), a4 = _mm256_set1_ps(0.5f), a5 = _mm256_set1_ps(0.6f),
@@ -42,13 +42,13 @@ __attribute__((target("avx2,fma"))) static double fma_peak_avx2(long n, float *s
 
 static double fma_peak(void) {
     if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) return 0;
-    float sink = 0;
+    volatile float sink = 0; /* keeps the sums, so the loop is not dropped */
     double best = 0;
     for (int r = 0; r < 5; r++) {
         double g = fma_peak_avx2(50000000, &sink);
         if (g > best) best = g;
     }
-    return sink == 12345.0f ? 0 : best;
+    return best;
 }
 #else
 static double fma_peak(void) { return 0; }

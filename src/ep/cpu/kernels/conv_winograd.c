@@ -88,7 +88,7 @@ static void kernel_transform4(const float *g, float *u) {
     }
 }
 
-static int positions(int s) { return s == 4 ? POS4 : POS2; }
+static inline int positions(int s) { return s == 4 ? POS4 : POS2; }
 
 size_t ox_conv_winograd_bytes(int64_t M, int64_t C, int s) {
     return ox_conv_packed_bytes(positions(s), M, C);
@@ -122,7 +122,7 @@ int ox_conv_winograd_pack(const float *w, int64_t M, int64_t C, int s, ox_conv_p
 
 typedef struct wino_job {
     const ox_conv_winograd_args *a;
-    int s, np;           /* output tile size (2 or 4), positions (s + 2)^2 */
+    int s;               /* output tile size (2 or 4) */
     int64_t TH, TW;      /* tile rows and columns */
     int64_t PH, PW;      /* rows of a padded plane, floats per padded row */
     int64_t PQ;          /* F(4x4): floats per phase of a padded row */
@@ -268,7 +268,7 @@ static inline int64_t position_stride(int64_t C, int64_t Pp) { return C * Pp + 1
  * writes run on through the panel; tiles past the band are zeros. */
 static inline __attribute__((always_inline)) void input_band(const wino_job *j, int64_t i0,
                                                              int64_t i1, const int s) {
-    const int np = s == 4 ? POS4 : POS2;
+    const int np = positions(s);
     const int64_t C = j->a->C, bt = j->bt, nr = j->nr, Pp = j->Pp, TW = j->TW;
     const int64_t kstride = position_stride(C, Pp);
     for (int64_t i = i0; i < i1; i++) {
@@ -355,7 +355,7 @@ static inline __attribute__((always_inline)) void output_tiles4(const v8f m[36],
  * and the activation on the band's rows while they are in cache. */
 static inline __attribute__((always_inline)) void output_band(const wino_job *j, int64_t m0,
                                                               int64_t m1, const int s) {
-    const int np = s == 4 ? POS4 : POS2;
+    const int np = positions(s);
     const ox_conv_winograd_args *a = j->a;
     const int64_t M = a->M, bt = j->bt, OH = a->OH, OW = a->OW;
     const int64_t rows = bt / j->TW;
@@ -517,7 +517,8 @@ int ox_conv_winograd_f32(ox_threadpool *pool, const ox_stop *stop, const ox_conv
         a->u->G != positions(sz))
         return 0;
     const int64_t C = a->C, M = a->M;
-    wino_run r = {.j = {.a = a, .s = sz, .np = positions(sz), .TH = (a->OH + sz - 1) / sz,
+    const int np = positions(sz);
+    wino_run r = {.j = {.a = a, .s = sz, .TH = (a->OH + sz - 1) / sz,
                         .TW = (a->OW + sz - 1) / sz},
                   .stop = stop};
     wino_job *j = &r.j;
@@ -526,13 +527,13 @@ int ox_conv_winograd_f32(ox_threadpool *pool, const ox_stop *stop, const ox_conv
      * last tile) are zeros; fits checked their size */
     (void)padded_plane(sz, a->OH, a->OW, &j->PH, &j->PW, &j->PQ);
     const int64_t pad_floats = C * j->PH * j->PW;
-    r.band_rows = BAND_BYTES / ((int64_t)sizeof(float) * j->np * (C + M) * j->TW);
+    r.band_rows = BAND_BYTES / ((int64_t)sizeof(float) * np * (C + M) * j->TW);
     if (r.band_rows < 1) r.band_rows = 1;
     if (r.band_rows > j->TH) r.band_rows = j->TH;
     j->nr = ox_conv_gemm_panel_width(a->isa);
     const int64_t band_max = r.band_rows * j->TW, bands = (j->TH + r.band_rows - 1) / r.band_rows;
-    if (!ox_mul_i64(j->np, position_stride(C, (band_max + j->nr - 1) / j->nr * j->nr), &r.vf) ||
-        !ox_mul_i64(j->np * M, band_max, &r.mf))
+    if (!ox_mul_i64(np, position_stride(C, (band_max + j->nr - 1) / j->nr * j->nr), &r.vf) ||
+        !ox_mul_i64(np * M, band_max, &r.mf))
         return 0;
     const int four = sz == 4;
     r.pad = four ? pad4_portable : pad2_portable;

@@ -8,25 +8,33 @@
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 
+/* The clamps, the reduction x = n ln2 + r and the polynomial p ~ e^r
+ * (Estrin's scheme, as fast_expf_fma), written once for a vector width:
+ * P is the intrinsics' prefix (_mm256 or _mm512), V the vector type;
+ * declares n and p. max and min clamp x < -104 to -104 and x > 89 to 89
+ * as the scalar selects (one cycle each, where compare and blend take
+ * more on the exp's long dependency chain); a NaN lane becomes -104,
+ * whose result the caller replaces by x. */
+#define OX_EXP_FMA_CORE(P, V, x, n, p)                                                             \
+    V n, p;                                                                                        \
+    {                                                                                              \
+        V xc_ = P##_max_ps(x, P##_set1_ps(-104.0f));                                               \
+        xc_ = P##_min_ps(xc_, P##_set1_ps(89.0f));                                                 \
+        const V magic_ = P##_set1_ps(12582912.0f);                                                 \
+        n = P##_sub_ps(P##_fmadd_ps(xc_, P##_set1_ps(1.44269504088896341f), magic_), magic_);      \
+        V r_ = P##_fnmadd_ps(n, P##_set1_ps(0.693359375f), xc_);                                   \
+        r_ = P##_fmadd_ps(n, P##_set1_ps(2.12194440054690583e-4f), r_);                            \
+        const V r2_ = P##_mul_ps(r_, r_), r4_ = P##_mul_ps(r2_, r2_);                              \
+        const V a01_ = P##_fmadd_ps(P##_set1_ps(1.0f), r_, P##_set1_ps(1.0f));                     \
+        const V a23_ = P##_fmadd_ps(P##_set1_ps(1.0f / 6), r_, P##_set1_ps(0.5f));                 \
+        const V a45_ = P##_fmadd_ps(P##_set1_ps(1.0f / 120), r_, P##_set1_ps(1.0f / 24));          \
+        const V a67_ = P##_fmadd_ps(P##_set1_ps(1.0f / 5040), r_, P##_set1_ps(1.0f / 720));        \
+        p = P##_fmadd_ps(P##_fmadd_ps(a67_, r2_, a45_), r4_, P##_fmadd_ps(a23_, r2_, a01_));       \
+    }
+
 __attribute__((target("avx2,fma"), always_inline)) static inline __m256 ox_exp8_fma(__m256 x) {
     const __m256 nan = _mm256_cmp_ps(x, x, _CMP_UNORD_Q);
-    /* x < -104 -> -104, > 89 -> 89, as the scalar selects: max and min
-     * give those values for every number (and take one cycle each, where
-     * compare and blend take more on the exp's long dependency chain); a
-     * NaN lane becomes -104, whose result the last blend replaces */
-    __m256 xc = _mm256_max_ps(x, _mm256_set1_ps(-104.0f));
-    xc = _mm256_min_ps(xc, _mm256_set1_ps(89.0f));
-    const __m256 magic = _mm256_set1_ps(12582912.0f);
-    const __m256 n = _mm256_sub_ps(_mm256_fmadd_ps(xc, _mm256_set1_ps(1.44269504088896341f), magic), magic);
-    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), xc);
-    r = _mm256_fmadd_ps(n, _mm256_set1_ps(2.12194440054690583e-4f), r);
-    /* Estrin's scheme, as fast_expf_fma */
-    const __m256 r2 = _mm256_mul_ps(r, r), r4 = _mm256_mul_ps(r2, r2);
-    const __m256 a01 = _mm256_fmadd_ps(_mm256_set1_ps(1.0f), r, _mm256_set1_ps(1.0f));
-    const __m256 a23 = _mm256_fmadd_ps(_mm256_set1_ps(1.0f / 6), r, _mm256_set1_ps(0.5f));
-    const __m256 a45 = _mm256_fmadd_ps(_mm256_set1_ps(1.0f / 120), r, _mm256_set1_ps(1.0f / 24));
-    const __m256 a67 = _mm256_fmadd_ps(_mm256_set1_ps(1.0f / 5040), r, _mm256_set1_ps(1.0f / 720));
-    const __m256 p = _mm256_fmadd_ps(_mm256_fmadd_ps(a67, r2, a45), r4, _mm256_fmadd_ps(a23, r2, a01));
+    OX_EXP_FMA_CORE(_mm256, __m256, x, n, p)
     /* n is a whole number: the conversion is exact; k / 2 toward zero */
     const __m256i k = _mm256_cvtps_epi32(n);
     const __m256i k1 = _mm256_srai_epi32(_mm256_add_epi32(k, _mm256_srli_epi32(k, 31)), 1);
@@ -36,27 +44,15 @@ __attribute__((target("avx2,fma"), always_inline)) static inline __m256 ox_exp8_
     return _mm256_blendv_ps(_mm256_mul_ps(_mm256_mul_ps(p, s1), s2), x, nan);
 }
 
-/* The same on sixteen lanes with AVX-512: the clamps, reduction and
- * polynomial as above, and the scaling by 2^n in one instruction
- * (vscalefps: p 2^n rounded once, as the two normal halves of the scalar
- * give it: p 2^k1 is exact for the k1 the clamps allow), which spares
- * the integer work of building 2^n: an exp bound by its operation count
- * (Softmax rows) does about two thirds of the eight-lane one's work per
- * element. NaN lanes return x itself, as the scalar. */
+/* The same on sixteen lanes with AVX-512, the scaling by 2^n in one
+ * instruction (vscalefps: p 2^n rounded once, as the two normal halves
+ * of the scalar give it: p 2^k1 is exact for the k1 the clamps allow),
+ * which spares the integer work of building 2^n: an exp bound by its
+ * operation count (Softmax rows) does about two thirds of the eight-lane
+ * one's work per element. NaN lanes return x itself, as the scalar. */
 __attribute__((target("avx512f"), always_inline)) static inline __m512 ox_exp16_avx512(__m512 x) {
     const __mmask16 nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
-    __m512 xc = _mm512_max_ps(x, _mm512_set1_ps(-104.0f));
-    xc = _mm512_min_ps(xc, _mm512_set1_ps(89.0f));
-    const __m512 magic = _mm512_set1_ps(12582912.0f);
-    const __m512 n = _mm512_sub_ps(_mm512_fmadd_ps(xc, _mm512_set1_ps(1.44269504088896341f), magic), magic);
-    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), xc);
-    r = _mm512_fmadd_ps(n, _mm512_set1_ps(2.12194440054690583e-4f), r);
-    const __m512 r2 = _mm512_mul_ps(r, r), r4 = _mm512_mul_ps(r2, r2);
-    const __m512 a01 = _mm512_fmadd_ps(_mm512_set1_ps(1.0f), r, _mm512_set1_ps(1.0f));
-    const __m512 a23 = _mm512_fmadd_ps(_mm512_set1_ps(1.0f / 6), r, _mm512_set1_ps(0.5f));
-    const __m512 a45 = _mm512_fmadd_ps(_mm512_set1_ps(1.0f / 120), r, _mm512_set1_ps(1.0f / 24));
-    const __m512 a67 = _mm512_fmadd_ps(_mm512_set1_ps(1.0f / 5040), r, _mm512_set1_ps(1.0f / 720));
-    const __m512 p = _mm512_fmadd_ps(_mm512_fmadd_ps(a67, r2, a45), r4, _mm512_fmadd_ps(a23, r2, a01));
+    OX_EXP_FMA_CORE(_mm512, __m512, x, n, p)
     return _mm512_mask_blend_ps(nan, _mm512_scalef_ps(p, n), x);
 }
 
