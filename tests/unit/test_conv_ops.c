@@ -299,6 +299,9 @@ int main(void) {
          {1, 1, 1, 1}, 1, 1, 0, 2, "Relu", {0}, 0},
         {"winograd F(4x4: a 5x4 plane, two images", 2, 2, 50, 70, 1, {5, 4}, {3, 3}, {1, 1}, {1, 1},
          {1, 1, 1, 1}, 1, 0, 0, 1, "SiLU", {0}, 0},
+        /* a padded row past the transform's stack buffer (2048 floats) */
+        {"winograd F(4x4: a row 2100 wide", 2, 1, 48, 48, 1, {3, 2100}, {3, 3}, {1, 1}, {1, 1},
+         {1, 1, 1, 1}, 1, 0, 0, 1, NULL, {0}, 0},
         /* deeper: 36 C M floats past 3 MiB */
         {"winograd F(2x2: deep layer, residual, two threads", 2, 1, 300, 250, 1, {9, 7}, {3, 3},
          {1, 1}, {1, 1}, {1, 1, 1, 1}, 1, 1, 0, 2, "Relu", {0}, 0},

@@ -145,10 +145,14 @@ typedef struct wino_job {
 static inline __attribute__((always_inline)) void pad_rows(const wino_job *j, int64_t c0, int64_t c1,
                                                            const int s) {
     const ox_conv_winograd_args *a = j->a;
-    float *row = NULL;
-    if (s == 4 && !(row = malloc(sizeof(float) * (size_t)j->PW))) {
-        atomic_store(j->failed, 1);
-        return;
+    /* the plain row: on the stack up to outputs about 2000 wide */
+    float stack_row[2048], *row = NULL;
+    if (s == 4) {
+        row = j->PW <= 2048 ? stack_row : malloc(sizeof(float) * (size_t)j->PW);
+        if (!row) {
+            atomic_store(j->failed, 1);
+            return;
+        }
     }
     const int64_t lo = a->pw, hi = a->pw + a->IW < j->PW ? a->pw + a->IW : j->PW;
     for (int64_t c = c0; c < c1; c++) {
@@ -184,7 +188,7 @@ static inline __attribute__((always_inline)) void pad_rows(const wino_job *j, in
             }
         }
     }
-    free(row);
+    if (row != stack_row) free(row);
 }
 
 /* The four patch columns of eight neighbouring tiles from one padded
