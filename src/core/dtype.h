@@ -76,6 +76,10 @@ typedef enum ox_round_mode { OX_ROUND_UP = 0, OX_ROUND_DOWN = 1, OX_ROUND_NEARES
 uint8_t ox_float_to_e8m0(float f, int saturate, ox_round_mode mode);
 
 float ox_half_to_float(uint16_t h);
+/* f[i] = ox_half_to_float(h[i]) for i < n, the same bits; with F16C
+ * where the CPU has it (about 20x the scalar loop; float16 models convert
+ * all their weights at session creation). */
+void ox_half_to_float_n(const uint16_t *h, float *f, int64_t n);
 uint16_t ox_float_to_half(float f);
 float ox_bf16_to_float(uint16_t b);
 uint16_t ox_float_to_bf16(float f); /* round to nearest even */

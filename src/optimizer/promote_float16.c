@@ -94,9 +94,7 @@ static int twin_for_reader(ir_graph *g, int opset, int v, ox_error *err) {
     if (c) {
         ox_tensor *f = ox_tensor_new(ONYX_FLOAT32, c->dims, c->rank, err);
         if (!f) return -1;
-        const uint16_t *h = c->data;
-        float *d = f->data;
-        for (int64_t i = 0; i < ox_tensor_numel(c); i++) d[i] = ox_half_to_float(h[i]);
+        ox_half_to_float_n(c->data, f->data, ox_tensor_numel(c));
         return ox_add_constant(g, g->values[v].name, "float32", f, err);
     }
     int t = twin_value(g, v, err);

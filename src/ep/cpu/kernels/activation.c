@@ -48,6 +48,16 @@ __attribute__((target("avx2,fma"))) void ox_act_exp_row_avx2(const ox_act *act, 
         memcpy(y + i, t, sizeof(float) * (size_t)(n - i));
     }
 }
+
+__attribute__((target("avx512f"))) void ox_act_exp_row_avx512(const ox_act *act, float *y, int64_t n) {
+    const int silu = act->kind == OX_ACT_SILU;
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, ox_exp_act16(silu, _mm512_loadu_ps(y + i)));
+    if (i < n) {
+        const __mmask16 m = (__mmask16)((1u << (n - i)) - 1);
+        _mm512_mask_storeu_ps(y + i, m, ox_exp_act16(silu, _mm512_maskz_loadu_ps(m, y + i)));
+    }
+}
 #endif
 
 /* act(y + bias) over rows, compiled once per instruction set: the
@@ -66,7 +76,7 @@ __attribute__((target("avx2,fma"))) void ox_act_exp_row_avx2(const ox_act *act, 
 DEF_ACT_ROWS(portable, , 0)
 #if defined(__x86_64__) && defined(__GNUC__)
 DEF_ACT_ROWS(avx2, __attribute__((target("avx2"))), 1)
-DEF_ACT_ROWS(avx512, __attribute__((target("avx512f"))), 1)
+DEF_ACT_ROWS(avx512, __attribute__((target("avx512f"))), 2)
 #endif
 
 void ox_act_bias_rows(const ox_act *act, float *y, int64_t rows, int64_t cols, int64_t ld,

@@ -58,6 +58,9 @@ int ox_act_parse(const char *name, const float *params, size_t n, ox_act *out);
  * The ragged end goes through the same vector code on a padded copy. */
 #if defined(__x86_64__) && defined(__GNUC__)
 void ox_act_exp_row_avx2(const ox_act *act, float *y, int64_t n);
+/* The same sixteen lanes at a time (ox_exp_act16: the same bits); the
+ * ragged end by masked loads and stores. AVX-512 machines only. */
+void ox_act_exp_row_avx512(const ox_act *act, float *y, int64_t n);
 #endif
 
 void ox_act_bias_rows(const ox_act *act, float *y, int64_t rows, int64_t cols, int64_t ld,

@@ -67,7 +67,7 @@
 DEF_EPILOGUE(portable, , 0)
 #ifdef OX_CONV_X86
 DEF_EPILOGUE(avx2, __attribute__((target("avx2,fma"))), 1)
-DEF_EPILOGUE(avx512, __attribute__((target("avx512f"))), 1)
+DEF_EPILOGUE(avx512, __attribute__((target("avx512f"))), 2)
 #endif
 
 void ox_conv_epilogue(float *c, int64_t ldc, int64_t rows, int64_t cols, const float *bias,
@@ -266,18 +266,13 @@ __attribute__((target("avx2,fma"))) static void tile_avx2(int rows, int cols, in
     else tile_avx2_rows(rows, 0, cols, kc, a, b, c, ldc, add, e);
 }
 
-/* ox_tile_act_avx2 on sixteen lanes; Sigmoid and SiLU eight lanes at a
- * time by ox_exp_act8, as the activation rows compute them */
+/* ox_tile_act_avx2 on sixteen lanes; Sigmoid and SiLU by ox_exp_act16,
+ * the same bits as the activation rows' */
 __attribute__((target("avx512f,avx2,fma"), always_inline)) static inline __m512
 tile_act_avx512(const ox_tile_epilogue *e, __m512 v) {
     switch (e->act) {
-    case OX_TILE_SIGMOID:
-    case OX_TILE_SILU: {
-        const __m256 lo = ox_tile_act_avx2(e, _mm512_castps512_ps256(v));
-        const __m256 hi = ox_tile_act_avx2(e, _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
-        const __m512d base = _mm512_castpd256_pd512(_mm256_castps_pd(lo));
-        return _mm512_castpd_ps(_mm512_insertf64x4(base, _mm256_castps_pd(hi), 1));
-    }
+    case OX_TILE_SIGMOID: return ox_exp_act16(0, v);
+    case OX_TILE_SILU: return ox_exp_act16(1, v);
     case OX_TILE_HARDSWISH: {
         const __m512 h = _mm512_add_ps(_mm512_mul_ps(v, _mm512_set1_ps(1.0f / 6.0f)), _mm512_set1_ps(0.5f));
         return _mm512_mul_ps(v, _mm512_min_ps(_mm512_set1_ps(1.0f), _mm512_max_ps(_mm512_setzero_ps(), h)));

@@ -64,6 +64,14 @@ __attribute__((target("avx2,fma"), always_inline)) static inline __m256 ox_exp_a
     const __m256 s = _mm256_div_ps(one, _mm256_add_ps(one, ox_exp8_fma(_mm256_sub_ps(_mm256_setzero_ps(), v))));
     return silu ? _mm256_mul_ps(v, s) : s;
 }
+
+/* ox_exp_act8 on sixteen lanes by ox_exp16_avx512: the same bits, about
+ * two thirds of the instructions per element. */
+__attribute__((target("avx512f"), always_inline)) static inline __m512 ox_exp_act16(int silu, __m512 v) {
+    const __m512 one = _mm512_set1_ps(1.0f);
+    const __m512 s = _mm512_div_ps(one, _mm512_add_ps(one, ox_exp16_avx512(_mm512_sub_ps(_mm512_setzero_ps(), v))));
+    return silu ? _mm512_mul_ps(v, s) : s;
+}
 #endif
 
 #endif

@@ -89,7 +89,7 @@ float *ox_cpu_to_f32(const ox_tensor *t) {
     if (!f) return NULL;
     const uint16_t *h = t->data;
     if (t->dtype == ONYX_FLOAT16)
-        for (int64_t i = 0; i < n; i++) f[i] = ox_half_to_float(h[i]);
+        ox_half_to_float_n(h, f, n);
     else
         for (int64_t i = 0; i < n; i++) f[i] = ox_bf16_to_float(h[i]);
     return f;
