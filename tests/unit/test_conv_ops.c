@@ -357,6 +357,12 @@ int main(void) {
          {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, 1, 0, 0, 2, "HardSwish", {0}, 0},
         {"depthwise blocked: a large plane, 5x5 stride 2 x 1", 2, 1, 9, 9, 9, {70, 75}, {5, 5},
          {2, 1}, {1, 1}, {2, 2, 2, 2}, 0, 0, 0, 1, "Relu", {0}, 0},
+        /* leading pads past the window's reach (PW < pw, and rows of
+         * padding below): only padding is read at some outputs */
+        {"depthwise blocked: pads past the window", 2, 1, 9, 9, 9, {2, 1}, {1, 1}, {4, 4}, {1, 1},
+         {3, 3, 0, 0}, 1, 0, 0, 1, "Relu", {0}, 0},
+        {"depthwise blocked: pads on every side, 3x3 stride 3", 2, 2, 10, 10, 10, {5, 4}, {3, 3}, {3, 3},
+         {1, 1}, {4, 2, 3, 5}, 1, 1, 0, 1, "HardSwish", {0}, 0},
         /* narrow planes: one vector per row, several rows per step */
         {"depthwise 5x5 on 7x7", 2, 2, 6, 6, 6, {7, 7}, {5, 5}, {1, 1}, {1, 1}, {2, 2, 2, 2}, 1, 1, 0, 1,
          "HardSwish", {0}, 0},

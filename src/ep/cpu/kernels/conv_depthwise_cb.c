@@ -128,12 +128,21 @@ __attribute__((target("avx2,fma"))) static void dwc_block(const dwc_job *j, int6
                                                           int nc, float *t, float *w8, float *r8) {
     const ox_dw_args *a = j->a;
     const int64_t PH = j->PH, PW = j->PW, taps = a->KH * a->KW, plane = a->OH * a->OW;
-    memset(t, 0, sizeof(float) * (size_t)(PH * PW * CB + j->slack));
     const float *x0 = a->x + (n * a->C + c0) * a->IH * a->IW;
-    /* the input columns inside the tile */
-    const int64_t cols = a->IW < PW - a->pw ? a->IW : PW - a->pw;
-    for (int64_t ih = 0; ih < a->IH && ih + a->ph < PH; ih++)
-        if (cols > 0) gather_row(a, x0, nc, ih, t + ((ih + a->ph) * PW + a->pw) * CB, cols);
+    /* the input columns and rows inside the tile; only the rest, the
+     * padding, is zeroed (zeroing the whole tile first wrote 400 KiB per
+     * block of a 112x112 plane, as much time as the arithmetic) */
+    const int64_t lead = a->pw < PW ? a->pw : PW;
+    const int64_t cols = a->IW < PW - lead ? a->IW : PW - lead;
+    const int64_t r0 = a->ph < PH ? a->ph : PH, r1 = a->IH < PH - r0 ? r0 + a->IH : PH;
+    memset(t, 0, sizeof(float) * (size_t)(r0 * PW * CB));
+    for (int64_t py = r0; py < r1; py++) {
+        float *tr = t + py * PW * CB;
+        memset(tr, 0, sizeof(float) * (size_t)(lead * CB));
+        memset(tr + (lead + cols) * CB, 0, sizeof(float) * (size_t)((PW - lead - cols) * CB));
+        if (cols > 0) gather_row(a, x0, nc, py - r0, tr + lead * CB, cols);
+    }
+    memset(t + r1 * PW * CB, 0, sizeof(float) * (size_t)((PH - r1) * PW * CB + j->slack));
     for (int64_t k = 0; k < taps; k++)
         for (int c = 0; c < CB; c++) w8[k * CB + c] = c < nc ? a->w[(c0 + c) * taps + k] : 0.0f;
     float lo = 0.0f, hi = 0.0f;
