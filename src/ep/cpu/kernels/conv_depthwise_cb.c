@@ -71,8 +71,16 @@ gather_row(const ox_dw_args *a, const float *x0, int nc, int64_t ih, float *tr, 
         transpose8(r);
         for (int q = 0; q < 8; q++) _mm256_storeu_ps(tr + (iw + q) * CB, r[q]);
     }
-    for (; iw < cols; iw++)
-        for (int c = 0; c < nc; c++) tr[iw * CB + c] = src[c * plane + iw];
+    if (iw < cols) {
+        /* the ragged end by masked loads (a 7x7 plane is all ragged end) */
+        const int rem = (int)(cols - iw);
+        const __m256i m = _mm256_cmpgt_epi32(_mm256_set1_epi32(rem), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+        __m256 r[8];
+        for (int c = 0; c < CB; c++)
+            r[c] = c < nc ? _mm256_maskload_ps(src + c * plane + iw, m) : _mm256_setzero_ps();
+        transpose8(r);
+        for (int q = 0; q < rem; q++) _mm256_storeu_ps(tr + (iw + q) * CB, r[q]);
+    }
 }
 
 /* The in-register epilogue of a block's sums. */
@@ -175,6 +183,16 @@ __attribute__((target("avx2,fma"))) static void dwc_block(const dwc_job *j, int6
             for (int q = 0; q < 8; q++) r[q] = _mm256_loadu_ps(r8 + (o + q) * CB);
             transpose8(r);
             for (int c = 0; c < nc; c++) _mm256_storeu_ps(y0 + c * plane + o, r[c]);
+        }
+        if (o < a->OW && oh * a->OW + o + 8 <= plane) {
+            /* a ragged end whose whole vectors stay inside the plane: the
+             * lanes past the row land on the rows after it, which are
+             * written later (AMD's masked stores are slow) */
+            __m256 r[8];
+            for (int q = 0; q < 8; q++) r[q] = _mm256_loadu_ps(r8 + (o + q) * CB);
+            transpose8(r);
+            for (int c = 0; c < nc; c++) _mm256_storeu_ps(y0 + c * plane + o, r[c]);
+            o = a->OW;
         }
         for (; o < a->OW; o++)
             for (int c = 0; c < nc; c++) y0[c * plane + o] = r8[o * CB + c];
