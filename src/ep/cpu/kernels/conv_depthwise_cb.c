@@ -127,6 +127,23 @@ dwc_step(const float *tr, int64_t PW, const ox_dw_args *a, const float *w8, int6
     }
 }
 
+/* The steps of output row oh into r8: eight positions per step (eight
+ * independent sums: four left the multiply-adds waiting on each other's
+ * latency), a ragged end of at most four by a four-position step; a last
+ * step past the row end reads the tile's slack (or the next row) and is
+ * not stored. Called with xs and kx constant for unit dilation and
+ * strides 1 and 2: the eight loads of a tap then address by immediate
+ * offsets, where runtime offsets took a register each and spilled the
+ * loop's pointers to the stack (about 1.5x the time per tap). */
+__attribute__((target("avx2,fma"), always_inline)) static inline void
+dwc_row(const float *t, int64_t oh, int64_t PW, const ox_dw_args *a, const float *w8, const int64_t xs,
+        const int64_t kx, const dwc_epi *e, float *r8) {
+    int64_t ow = 0;
+    for (; ow + 4 < a->OW; ow += 8)
+        dwc_step(t + (oh * a->sh * PW + ow * a->sw) * CB, PW, a, w8, xs, kx, e, r8 + ow * CB, 8);
+    if (ow < a->OW) dwc_step(t + (oh * a->sh * PW + ow * a->sw) * CB, PW, a, w8, xs, kx, e, r8 + ow * CB, 4);
+}
+
 /* One block: channels [c0, c0 + nc) of image n. t: the tile, w8: the
  * block's weights tap-major, r8: one output row, channel-innermost. The
  * bias and a clamp or HardSwish are applied to the sums while they are
@@ -165,16 +182,12 @@ __attribute__((target("avx2,fma"))) static void dwc_block(const dwc_job *j, int6
     const dwc_epi e = {bv, lov, hiv, in_reg, hswish, a->bias != NULL};
     for (int64_t oh = 0; oh < a->OH; oh++) {
         if (ox_stop_requested(j->stop)) return;
-        /* eight positions per step (eight independent sums: four left
-         * the multiply-adds waiting on each other's latency), a ragged
-         * end of at most four by a four-position step; a last step past
-         * the row end reads the tile's slack (or the next row) and is
-         * not stored */
-        int64_t ow = 0;
-        for (; ow + 4 < a->OW; ow += 8)
-            dwc_step(t + (oh * a->sh * PW + ow * a->sw) * CB, PW, a, w8, xs, kx, &e, r8 + ow * CB, 8);
-        if (ow < a->OW)
-            dwc_step(t + (oh * a->sh * PW + ow * a->sw) * CB, PW, a, w8, xs, kx, &e, r8 + ow * CB, 4);
+        if (xs == CB && kx == CB)
+            dwc_row(t, oh, PW, a, w8, CB, CB, &e, r8);
+        else if (xs == 2 * CB && kx == CB)
+            dwc_row(t, oh, PW, a, w8, 2 * CB, CB, &e, r8);
+        else
+            dwc_row(t, oh, PW, a, w8, xs, kx, &e, r8);
         /* the row back into the planes: eight positions at a time */
         float *y0 = a->y + (n * a->C + c0) * plane + oh * a->OW;
         int64_t o = 0;
