@@ -266,6 +266,11 @@ int main(void) {
         /* Sigmoid and SiLU applied by the AVX2 and AVX-512 tiles as they
          * store (the portable tile leaves them to the epilogue pass): from
          * the padded input with a residual, and 1x1 over ragged widths */
+        /* from the padded input in bands of rows (about 256 KiB of phase
+         * rows each: 9 bands here), the rows the lower taps read copied
+         * into both bands they border */
+        {"3x3 padded input, stride 2, nine bands", 2, 1, 48, 20, 1, {70, 66}, {3, 3}, {2, 2}, {1, 1},
+         {1, 1, 1, 1}, 1, 0, 0, 1, "Relu", {0}, 0},
         {"3x3 padded input, residual, silu in the tile", 2, 1, 16, 24, 1, {19, 21}, {3, 3}, {2, 2},
          {1, 1}, {1, 1, 1, 1}, 1, 1, 0, 1, "SiLU", {0}, 0},
         {"1x1 ragged widths, residual, sigmoid in the tile", 2, 2, 40, 13, 1, {7, 9}, {1, 1}, {1, 1},
