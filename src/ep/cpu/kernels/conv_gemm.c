@@ -139,17 +139,19 @@ void ox_conv_packed_free(ox_conv_packed *p) {
 /* rows [0, kc) x columns [0, ncols) of src (row stride lds) into nr-wide
  * panels, k-major, zero columns past ncols */
 static void pack_cols(const float *src, int64_t lds, int64_t kc, int64_t ncols, int nr, float *dst) {
-    for (int64_t q = 0; q < ncols; q += nr) {
-        int64_t cols = ncols - q < nr ? ncols - q : nr;
-        float *d = dst + q * kc;
-        const float *s = src + q;
-        if (cols == nr) {
-            for (int64_t k = 0; k < kc; k++) memcpy(d + k * nr, s + k * lds, sizeof(float) * (size_t)nr);
-        } else {
-            for (int64_t k = 0; k < kc; k++) {
-                memcpy(d + k * nr, s + k * lds, sizeof(float) * (size_t)cols);
-                memset(d + k * nr + cols, 0, sizeof(float) * (size_t)(nr - cols));
-            }
+    /* row by row, each row's columns read in order: the order the
+     * hardware prefetchers follow (panel by panel, a block of 256
+     * columns read 128 bytes from each of kc rows in turn, kc streams at
+     * once, and a 1x1 convolution on a 56x56 plane waited on them) */
+    const int64_t whole = ncols / nr * nr;
+    for (int64_t k = 0; k < kc; k++) {
+        const float *s = src + k * lds;
+        float *d = dst + k * nr;
+        for (int64_t q = 0; q < whole; q += nr) memcpy(d + q * kc, s + q, sizeof(float) * (size_t)nr);
+        if (whole < ncols) {
+            const int64_t cols = ncols - whole;
+            memcpy(d + whole * kc, s + whole, sizeof(float) * (size_t)cols);
+            memset(d + whole * kc + cols, 0, sizeof(float) * (size_t)(nr - cols));
         }
     }
 }
