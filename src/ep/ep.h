@@ -97,6 +97,10 @@ typedef struct ox_kernel_init {
     int n_inputs;
     struct ox_artefacts *artefacts;
     const char *key; /* names the node in the artefacts: its first output's name */
+    /* the first output's type as inference left it (dims -1 where not
+     * known until run time), or NULL: a kernel may choose its variant by
+     * the sizes it will see, and must still run any other */
+    const ir_type *out_type;
 } ox_kernel_init;
 
 typedef struct ox_kernel_def {

@@ -103,7 +103,7 @@ int ox_run_node_on_host(ox_ep *cpu, const ir_node *node, ox_tensor *const *input
         return 0;
     }
     void *state = NULL;
-    ox_kernel_init in = {node, (const ox_tensor *const *)inputs, n_inputs, NULL, NULL};
+    ox_kernel_init in = {node, (const ox_tensor *const *)inputs, n_inputs, NULL, NULL, NULL};
     if (k->init && k->init(&in, &state, err) != 0) goto fail;
     ox_kernel_ctx kc = {.node = node, .n_inputs = n_inputs, .inputs = inputs,
                         .n_outputs = n_outputs, .outputs = outputs, .pool = pool, .state = state,

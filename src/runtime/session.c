@@ -165,7 +165,8 @@ static int prepare_kernels(onyx_session *s, ox_graph_exec *ge, ox_error *err) {
         }
         int out0 = n->n_outputs > 0 ? n->outputs[0] : -1;
         ox_kernel_init in = {n, consts, n->n_inputs, ge->graph == s->graph ? s->artefacts : NULL,
-                             out0 >= 0 ? g->values[out0].name : NULL};
+                             out0 >= 0 ? g->values[out0].name : NULL,
+                             out0 >= 0 && g->values[out0].has_type ? &g->values[out0].type : NULL};
         int rc = ge->kernels[i]->init(&in, &ge->states[i], err);
         free(consts);
         if (rc != 0) {

@@ -116,7 +116,7 @@ static int run_base(ox_kernel_ctx *ctx, ox_tensor *const *inputs, int n) {
     sub.n_inputs = n < view.n_inputs ? n : view.n_inputs;
     sub.inputs = inputs;
     sub.state = NULL;
-    ox_kernel_init in = {&view, (const ox_tensor *const *)inputs, sub.n_inputs, NULL, NULL};
+    ox_kernel_init in = {&view, (const ox_tensor *const *)inputs, sub.n_inputs, NULL, NULL, NULL};
     if (k->init && k->init(&in, &sub.state, ctx->err) != 0) return -1;
     int rc = k->compute(&sub);
     if (k->release && sub.state) k->release(sub.state);

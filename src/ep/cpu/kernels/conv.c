@@ -488,6 +488,7 @@ typedef enum conv_path {
     CONV_GEMM_DIRECT, /* from the padded input (AVX2), see direct_fits */
     CONV_WINOGRAD,    /* 3x3 stride 1 by F(2x2, 3x3), see winograd_fits */
     CONV_WINOGRAD4,   /* the same by F(4x4, 3x3), see winograd_tile */
+    CONV_GEMM_CV,     /* channels in the lanes (small planes, AVX-512), see cv_plane */
 } conv_path;
 
 typedef struct conv_state {
@@ -682,8 +683,24 @@ static int conv_f32(ox_kernel_ctx *ctx, const conv_geom *g, const float *x, cons
         return 0;
     }
     const int64_t K = g->Cg * g->k_sz;
+    cols_job cj = {.g = g, .x = x};
+    win_map_init(&cj.map, g, 1);
+    if (g->r == 2)
+        cj.g2 = (ox_cols2d_geom){.IH = g->in[0], .IW = g->in[1], .OH = g->out[0], .OW = g->out[1],
+                                 .KW = g->k[1], .sh = g->stride[0], .sw = g->stride[1],
+                                 .dh = g->dil[0], .dw = g->dil[1], .ph = g->pb[0], .pw = g->pb[1],
+                                 .k_sz = g->k_sz, .plane = g->in_sz};
+    ox_conv_gemm_args ga = {.N = g->N, .P = g->out_sz, .x = x, .x_img = g->C * g->in_sz,
+                            .x_grp = g->Cg * g->in_sz, .cols = all_ones_kernel(g) ? NULL : conv_cols,
+                            .cols_arg = &cj, .bias = b, .z = z, .y = y, .act = *act, .isa = isa};
+    if (st && st->path == CONV_GEMM_CV && g->G == 1 && st->packed.Mg == g->M && st->packed.K == K) {
+        ga.w = &st->packed;
+        int rc = ox_conv_cv_run(ctx->pool, ctx->stop, &ga);
+        if (rc != 0) return rc < 0 ? ox_cpu_oom(ctx) : 0;
+    }
     ox_conv_packed own = {0}, *pw = &own;
-    if (st && st->packed.data && st->packed.G == g->G && st->packed.Mg == g->Mg && st->packed.K == K)
+    if (st && st->path != CONV_GEMM_CV && st->packed.data && st->packed.G == g->G && st->packed.Mg == g->Mg &&
+        st->packed.K == K)
         pw = (ox_conv_packed *)&st->packed;
     else if (ox_conv_pack_weights(w, g->G, g->Mg, K, &own))
         return ox_cpu_oom(ctx);
@@ -699,16 +716,7 @@ static int conv_f32(ox_kernel_ctx *ctx, const conv_geom *g, const float *x, cons
             return rc < 0 ? ox_cpu_oom(ctx) : 0;
         }
     }
-    cols_job cj = {.g = g, .x = x};
-    win_map_init(&cj.map, g, 1);
-    if (g->r == 2)
-        cj.g2 = (ox_cols2d_geom){.IH = g->in[0], .IW = g->in[1], .OH = g->out[0], .OW = g->out[1],
-                                 .KW = g->k[1], .sh = g->stride[0], .sw = g->stride[1],
-                                 .dh = g->dil[0], .dw = g->dil[1], .ph = g->pb[0], .pw = g->pb[1],
-                                 .k_sz = g->k_sz, .plane = g->in_sz};
-    ox_conv_gemm_args ga = {.w = pw, .N = g->N, .P = g->out_sz, .x = x, .x_img = g->C * g->in_sz,
-                            .x_grp = g->Cg * g->in_sz, .cols = all_ones_kernel(g) ? NULL : conv_cols,
-                            .cols_arg = &cj, .bias = b, .z = z, .y = y, .act = *act, .isa = isa};
+    ga.w = pw;
     int rc = ox_conv_gemm_run(ctx->pool, ctx->stop, &ga);
     ox_conv_packed_free(&own);
     return rc ? ox_cpu_oom(ctx) : 0;
@@ -752,20 +760,44 @@ static int winograd_weights(const ir_node *node, const ox_tensor *w) {
     return 1;
 }
 
+/* The output positions per image when inference knew the output's
+ * spatial sizes at session creation, else 0. */
+static int64_t known_plane(const ox_kernel_init *in) {
+    const ir_type *t = in->out_type;
+    if (!t || t->rank < 3) return 0;
+    int64_t P = 1;
+    for (int d = 2; d < t->rank; d++) {
+        if (t->dims[d] < 1 || t->dims[d] > ((int64_t)1 << 20)) return 0;
+        P *= t->dims[d];
+    }
+    return P;
+}
+
+/* 1 when the session takes the channels-in-lanes GEMM for this node: one
+ * group, AVX-512, an output plane known now whose positions would leave a
+ * tenth of the position-lane tiles idle (ox_conv_cv_suits). */
+static int cv_plane(const ox_kernel_init *in, ox_cpu_isa isa, int64_t G, int64_t M) {
+    return isa >= OX_ISA_AVX512 && G == 1 && ox_conv_cv_suits(known_plane(in), M);
+}
+
 /* W packed for the GEMM: taken from the artefact file when an earlier
  * session of this model on this machine saved it (the layout is the same
  * for every ISA variant), else packed and offered to the file. Returns
  * -1 when packing fails (the run then packs per call). */
 static int pack_or_reuse(const ox_kernel_init *in, const float *w, int64_t G, int64_t Mg, int64_t K,
                          int winograd, conv_state *st) {
-    /* Winograd's weights (winograd: the tile, 2 or 4; 0 for the GEMM's):
-     * (winograd + 2)^2 groups of Mg x (K / 9) transformed ones */
-    size_t bytes = winograd ? ox_conv_winograd_bytes(Mg, K / 9, winograd) : ox_conv_packed_bytes(G, Mg, K);
-    if (winograd) G = (winograd + 2) * (winograd + 2), K /= 9;
+    /* which layout (winograd): Winograd's tile, 2 or 4, for its (winograd
+     * + 2)^2 groups of Mg x (K / 9) transformed weights; 0 for the GEMM's
+     * panels; -1 for the channels-in-lanes GEMM's transposed blocks */
+    const int cv = winograd < 0;
+    size_t bytes = cv ? ox_conv_cv_bytes(Mg, K)
+                   : winograd ? ox_conv_winograd_bytes(Mg, K / 9, winograd)
+                              : ox_conv_packed_bytes(G, Mg, K);
+    if (winograd > 0) G = (winograd + 2) * (winograd + 2), K /= 9;
     char name[512];
     int n = in->artefacts && in->key && bytes
                 ? snprintf(name, sizeof name, "%s/%s/%lldx%lldx%lld",
-                           winograd == 4 ? "wino4" : winograd ? "wino" : "conv", in->key,
+                           cv ? "convcv" : winograd == 4 ? "wino4" : winograd ? "wino" : "conv", in->key,
                            (long long)G, (long long)Mg, (long long)K)
                 : -1;
     int named = n > 0 && (size_t)n < sizeof name;
@@ -776,8 +808,9 @@ static int pack_or_reuse(const ox_kernel_init *in, const float *w, int64_t G, in
         st->cached = 1;
         return 0;
     }
-    if ((winograd ? ox_conv_winograd_pack(w, Mg, K, winograd, &st->packed)
-                  : ox_conv_pack_weights(w, G, Mg, K, &st->packed)) != 0)
+    if ((cv ? ox_conv_cv_pack(w, Mg, K, &st->packed)
+         : winograd ? ox_conv_winograd_pack(w, Mg, K, winograd, &st->packed)
+                    : ox_conv_pack_weights(w, G, Mg, K, &st->packed)) != 0)
         return -1;
     /* losing the chance to save only costs the next session the packing */
     if (named) (void)ox_artefacts_add(in->artefacts, name, st->packed.data, bytes);
@@ -813,6 +846,10 @@ static int conv_init(const ox_kernel_init *in, void **state, ox_error *err) {
             st->path = s == 4 ? CONV_WINOGRAD4 : CONV_WINOGRAD;
         return 0;
     }
+    if (cv_plane(in, isa, G, M)) {
+        if (pack_or_reuse(in, w->data, 1, M, K, -1, st) == 0) st->path = CONV_GEMM_CV;
+        return 0;
+    }
     if (pack_or_reuse(in, w->data, G, M / G, K, 0, st) == 0)
         st->path = pointwise(node, w) ? CONV_GEMM_1X1
                    : isa >= OX_ISA_AVX2 && w->rank == 4 && M / G <= DIRECT_MAX_M
@@ -822,7 +859,7 @@ static int conv_init(const ox_kernel_init *in, void **state, ox_error *err) {
 }
 
 static const char *conv_describe(const void *state) {
-    static const char *const names[7][3] = {
+    static const char *const names[8][3] = {
         {"weights packed per run, portable", "weights packed per run, avx2",
          "weights packed per run, avx512"},
         {"depthwise, portable", "depthwise, avx2", "depthwise, avx512"},
@@ -839,8 +876,11 @@ static const char *conv_describe(const void *state) {
         {"winograd F(4x4,3x3) on transformed weights, portable",
          "winograd F(4x4,3x3) on transformed weights, avx2",
          "winograd F(4x4,3x3) on transformed weights, avx512"},
+        {"channels-in-lanes gemm on packed weights, portable",
+         "channels-in-lanes gemm on packed weights, avx2",
+         "channels-in-lanes gemm on packed weights, avx512"},
     };
-    static const char *const cached[5][3] = {
+    static const char *const cached[6][3] = {
         {"1x1 gemm on packed weights from the artefact cache, portable",
          "1x1 gemm on packed weights from the artefact cache, avx2",
          "1x1 gemm on packed weights from the artefact cache, avx512"},
@@ -856,6 +896,9 @@ static const char *conv_describe(const void *state) {
         {"winograd F(4x4,3x3) on transformed weights from the artefact cache, portable",
          "winograd F(4x4,3x3) on transformed weights from the artefact cache, avx2",
          "winograd F(4x4,3x3) on transformed weights from the artefact cache, avx512"},
+        {"channels-in-lanes gemm on packed weights from the artefact cache, portable",
+         "channels-in-lanes gemm on packed weights from the artefact cache, avx2",
+         "channels-in-lanes gemm on packed weights from the artefact cache, avx512"},
     };
     const conv_state *st = state;
     if (st && st->cached && st->path >= CONV_GEMM_1X1) return cached[st->path - CONV_GEMM_1X1][st->isa];

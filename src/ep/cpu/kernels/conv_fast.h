@@ -145,6 +145,20 @@ typedef struct ox_conv_gemm_args {
 } ox_conv_gemm_args;
 
 int ox_conv_gemm_run(ox_threadpool *pool, const ox_stop *stop, const ox_conv_gemm_args *a);
+
+/* The same product with the output channels in the vector lanes and the
+ * positions broadcast (conv_gemm_cv.c), for planes whose positions fill
+ * the GEMM's lanes badly (7x7: 49 of 56). Its own packing of W (M x K,
+ * one group): slabs of K, blocks of 48 channels, transposed. */
+size_t ox_conv_cv_bytes(int64_t M, int64_t K); /* 0 when the sizes overflow */
+int ox_conv_cv_pack(const float *w, int64_t M, int64_t K, ox_conv_packed *out);
+/* 1 when a plane of P positions and M output channels runs faster this
+ * way than by ox_conv_gemm_run on AVX-512 */
+int ox_conv_cv_suits(int64_t P, int64_t M);
+/* a->w packed by ox_conv_cv_pack, one group, a->x_packed 0. Returns 1
+ * when it ran, 0 when it does not handle the ISA or the shape (nothing
+ * written), -1 when out of memory. */
+int ox_conv_cv_run(ox_threadpool *pool, const ox_stop *stop, const ox_conv_gemm_args *a);
 /* The columns per packed panel of B in the ISA variant's tiles. */
 int ox_conv_gemm_panel_width(ox_cpu_isa isa);
 

@@ -1,0 +1,233 @@
+/* A convolution's GEMM with the output channels in the vector lanes and
+ * the positions broadcast (see conv_fast.h), for small planes on AVX-512.
+ *
+ * The GEMM of conv_gemm.c holds positions in its lanes: a 7x7 plane's 49
+ * positions fill 32 + 16 + 8 lanes' worth of tiles (56 computed for 49),
+ * so ResNet-50's layer 4 ran at seven eighths of the tile's rate. Here a
+ * register tile is 7 positions x 48 channels (21 sums of 16 lanes, three
+ * weight vectors, one broadcast: 25 of the 32 registers): positions come
+ * in sevens (49 = 7 x 7, 196 = 28 x 7) and channels in sixteens.
+ *
+ * Weights are packed once, transposed: slabs of CV_KC rows of K, in each
+ * a block of 48 channels is kc rows of 48 floats (zero past M). A task
+ * takes one channel block; per slab its weights (24 KiB) stay in L1
+ * while every position tile meets them, the tiles' partial sums kept in
+ * a positions x channels matrix YT. The output is then YT turned back
+ * into planes, with the epilogue applied to them. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/checked.h"
+#include "ep/cpu/kernels/conv_fast.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define OX_CV_X86 1
+#endif
+
+#define CV_KC 128 /* rows of K per slab: a block's slab is 24 KiB */
+#define CV_NB 48  /* channels per block: three vectors */
+#define CV_R 7    /* positions per tile */
+
+size_t ox_conv_cv_bytes(int64_t M, int64_t K) {
+    int64_t Mp = (M + CV_NB - 1) / CV_NB * CV_NB, n;
+    if (M < 1 || K < 1 || !ox_mul_i64(Mp, K, &n) || n > (int64_t)(SIZE_MAX / 8)) return 0;
+    return (size_t)n * sizeof(float);
+}
+
+int ox_conv_cv_pack(const float *w, int64_t M, int64_t K, ox_conv_packed *out) {
+    memset(out, 0, sizeof *out);
+    size_t bytes = ox_conv_cv_bytes(M, K);
+    if (!bytes) return -1;
+    float *d = aligned_alloc(64, (bytes + 63) / 64 * 64);
+    if (!d) return -1;
+    const int64_t Mp = (M + CV_NB - 1) / CV_NB * CV_NB;
+    for (int64_t k0 = 0; k0 < K; k0 += CV_KC) {
+        const int64_t kc = K - k0 < CV_KC ? K - k0 : CV_KC;
+        for (int64_t b = 0; b < Mp; b += CV_NB) {
+            float *blk = d + k0 * Mp + b * kc;
+            for (int64_t k = 0; k < kc; k++)
+                for (int64_t c = 0; c < CV_NB; c++)
+                    blk[k * CV_NB + c] = b + c < M ? w[(b + c) * K + k0 + k] : 0.0f;
+        }
+    }
+    *out = (ox_conv_packed){.G = 1, .Mg = M, .K = K, .Mp = Mp, .data = d};
+    return 0;
+}
+
+/* The share of a GEMM tile's lanes that hold positions for a plane of P
+ * (conv_gemm.c's AVX-512 tiles: 32 columns, a ragged end of 8, 16, 24
+ * or 32). */
+static double lanes_used(int64_t P) {
+    int64_t rem = P % 32, part = rem == 0 ? 0 : rem <= 8 ? 8 : rem <= 16 ? 16 : rem <= 24 ? 24 : 32;
+    return (double)P / (double)(P / 32 * 32 + part);
+}
+
+int ox_conv_cv_suits(int64_t P, int64_t M) {
+    if (P < CV_R || P > 1024 || M < 32) return 0;
+    /* a tenth or more of the GEMM's lanes idle, and the channels fill
+     * their vectors about as well (the ragged last vector) */
+    double channels = (double)M / (double)((M + 15) / 16 * 16);
+    return lanes_used(P) <= 0.9 && channels >= lanes_used(P) + 0.05;
+}
+
+#ifdef OX_CV_X86
+/* R positions x NV vectors of channels over kc rows: w the block's slab
+ * (kc rows of 48), b row k's positions at b + k * ldb; the sums added to
+ * what yt holds when add (a later slab), then stored (row r of yt, ldy
+ * apart, the block's channels). */
+__attribute__((target("avx512f"), always_inline)) static inline void
+cv_tile_r(const int R, const int NV, int64_t kc, const float *w, const float *b, int64_t ldb, float *yt,
+          int64_t ldy, int add) {
+    __m512 acc[CV_R][3];
+#pragma GCC unroll 7
+    for (int r = 0; r < CV_R; r++)
+#pragma GCC unroll 3
+        for (int v = 0; v < 3; v++)
+            if (r < R && v < NV) acc[r][v] = _mm512_setzero_ps();
+    for (int64_t k = 0; k < kc; k++) {
+        __m512 wv[3];
+#pragma GCC unroll 3
+        for (int v = 0; v < 3; v++)
+            if (v < NV) wv[v] = _mm512_loadu_ps(w + 16 * v);
+#pragma GCC unroll 7
+        for (int r = 0; r < CV_R; r++)
+            if (r < R) {
+                const __m512 x = _mm512_set1_ps(b[r]);
+#pragma GCC unroll 3
+                for (int v = 0; v < 3; v++)
+                    if (v < NV) acc[r][v] = _mm512_fmadd_ps(x, wv[v], acc[r][v]);
+            }
+        w += CV_NB;
+        b += ldb;
+    }
+#pragma GCC unroll 7
+    for (int r = 0; r < CV_R; r++)
+#pragma GCC unroll 3
+        for (int v = 0; v < 3; v++)
+            if (r < R && v < NV) {
+                float *p = yt + r * ldy + 16 * v;
+                if (add) acc[r][v] = _mm512_add_ps(acc[r][v], _mm512_loadu_ps(p));
+                _mm512_storeu_ps(p, acc[r][v]);
+            }
+}
+
+#define CV_TILE_NV(R, NV, ...)                                                                      \
+    switch (NV) {                                                                                   \
+    case 1: cv_tile_r(R, 1, __VA_ARGS__); break;                                                    \
+    case 2: cv_tile_r(R, 2, __VA_ARGS__); break;                                                    \
+    default: cv_tile_r(R, 3, __VA_ARGS__); break;                                                   \
+    }
+
+/* cv_tile_r with R and NV made constants */
+__attribute__((target("avx512f"))) static void cv_tile(int R, int NV, int64_t kc, const float *w,
+                                                       const float *b, int64_t ldb, float *yt, int64_t ldy,
+                                                       int add) {
+    switch (R) {
+    case 1: CV_TILE_NV(1, NV, kc, w, b, ldb, yt, ldy, add) break;
+    case 2: CV_TILE_NV(2, NV, kc, w, b, ldb, yt, ldy, add) break;
+    case 3: CV_TILE_NV(3, NV, kc, w, b, ldb, yt, ldy, add) break;
+    case 4: CV_TILE_NV(4, NV, kc, w, b, ldb, yt, ldy, add) break;
+    case 5: CV_TILE_NV(5, NV, kc, w, b, ldb, yt, ldy, add) break;
+    case 6: CV_TILE_NV(6, NV, kc, w, b, ldb, yt, ldy, add) break;
+    default: CV_TILE_NV(7, NV, kc, w, b, ldb, yt, ldy, add) break;
+    }
+}
+
+typedef struct cv_job {
+    const ox_conv_gemm_args *a;
+    const ox_stop *stop;
+    const float *b; /* this image's column matrix: row k at b + k * P */
+    float *yt;      /* P x Mp partial sums */
+} cv_job;
+
+/* Channel blocks [b0, b1): every slab, every position tile. */
+static void cv_blocks(void *arg, int64_t b0, int64_t b1) {
+    const cv_job *j = arg;
+    const ox_conv_packed *w = j->a->w;
+    const int64_t P = j->a->P, K = w->K, Mp = w->Mp, M = w->Mg;
+    for (int64_t blk = b0; blk < b1; blk++) {
+        if (ox_stop_requested(j->stop)) return;
+        const int64_t c0 = blk * CV_NB;
+        const int64_t left = M - c0, nv = left >= CV_NB ? 3 : (left + 15) / 16;
+        const int64_t tiles = (P + CV_R - 1) / CV_R;
+        for (int64_t k0 = 0; k0 < K; k0 += CV_KC) {
+            const int64_t kc = K - k0 < CV_KC ? K - k0 : CV_KC;
+            const float *ws = w->data + k0 * Mp + c0 * kc;
+            /* the block's next slab, asked of memory a share per tile: in a
+             * model the weights come from memory on every run (ResNet-50's
+             * layer 4 reads 35 MiB), and the tiles would wait on them. Into
+             * L2: into L1 it pushed out the slab in use (layer 4's nine
+             * such convolutions 16.4 -> 18.0 ms; into L2 16.9 -> 16.0) */
+            const int64_t k1 = k0 + kc, kc1 = K - k1 < CV_KC ? K - k1 : CV_KC;
+            const char *next = k1 < K ? (const char *)(w->data + k1 * Mp + c0 * kc1) : NULL;
+            const int64_t lines = kc1 * CV_NB * (int64_t)sizeof(float) / 64;
+            for (int64_t t = 0; t < tiles; t++) {
+                const int64_t p = t * CV_R;
+                const int R = (int)(P - p < CV_R ? P - p : CV_R);
+                if (next)
+                    for (int64_t l = lines * t / tiles; l < lines * (t + 1) / tiles; l++)
+                        _mm_prefetch(next + l * 64, _MM_HINT_T1);
+                cv_tile(R, (int)nv, kc, ws, j->b + k0 * P + p, P, j->yt + p * Mp + c0, Mp, k0 > 0);
+            }
+        }
+    }
+}
+
+typedef struct cv_out_job {
+    const ox_conv_gemm_args *a;
+    const float *yt;
+    float *y;         /* this image's output planes */
+    const float *z;   /* this image's residual, or NULL */
+} cv_out_job;
+
+/* Output channels [m0, m1): YT's columns turned into planes, then the
+ * epilogue over them. */
+static void cv_out(void *arg, int64_t m0, int64_t m1) {
+    const cv_out_job *o = arg;
+    const ox_conv_gemm_args *a = o->a;
+    const int64_t P = a->P, Mp = a->w->Mp;
+    for (int64_t m = m0; m < m1; m++) {
+        float *yr = o->y + m * P;
+        for (int64_t p = 0; p < P; p++) yr[p] = o->yt[p * Mp + m];
+    }
+    if (a->bias || o->z || a->act.kind != OX_ACT_NONE)
+        ox_conv_epilogue(o->y + m0 * P, P, m1 - m0, P, a->bias ? a->bias + m0 : NULL,
+                         o->z ? o->z + m0 * P : NULL, P, &a->act, a->isa);
+}
+#endif
+
+int ox_conv_cv_run(ox_threadpool *pool, const ox_stop *stop, const ox_conv_gemm_args *a) {
+#ifndef OX_CV_X86
+    (void)pool;
+    (void)stop;
+    (void)a;
+    return 0;
+#else
+    const ox_conv_packed *w = a->w;
+    if (a->isa < OX_ISA_AVX512 || w->G != 1 || a->x_packed || a->P < 1 || a->P > 1024) return 0;
+    const int64_t P = a->P, K = w->K, M = w->Mg, Mp = w->Mp;
+    /* the column matrix (im2col, when there is one) and YT */
+    int64_t cols_n = 0, yt_n;
+    if (a->cols && !ox_mul_i64(K, P, &cols_n)) return 0;
+    if (!ox_mul_i64(P, Mp, &yt_n) || cols_n > (int64_t)1 << 28 || yt_n > (int64_t)1 << 28) return 0;
+    int lent = 0;
+    float *mem = ox_threadpool_scratch(pool, (size_t)(cols_n + yt_n) * sizeof(float), &lent);
+    if (!mem) return -1;
+    float *cols = mem, *yt = mem + cols_n;
+    for (int64_t n = 0; n < a->N && !ox_stop_requested(stop); n++) {
+        const float *b = a->x + n * a->x_img;
+        if (a->cols) {
+            /* one panel as wide as the plane: row k at cols + k * P */
+            a->cols(a->cols_arg, n, 0, 0, K, 0, P, (int)P, cols);
+            b = cols;
+        }
+        cv_job j = {.a = a, .stop = stop, .b = b, .yt = yt};
+        ox_parallel_for(pool, Mp / CV_NB, 1, cv_blocks, &j);
+        cv_out_job o = {.a = a, .yt = yt, .y = a->y + n * M * P, .z = a->z ? a->z + n * M * P : NULL};
+        ox_parallel_for(pool, M, 16, cv_out, &o);
+    }
+    ox_threadpool_scratch_done(pool, mem, lent);
+    return 1;
+#endif
+}
