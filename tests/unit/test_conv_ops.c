@@ -387,13 +387,13 @@ int main(void) {
         /* small planes with the output channels in the vector lanes
          * (AVX-512): tiles of 7 positions x 48 channels, a ragged last
          * block of channels, K in slabs of 128 */
-        {"lanes: 1x1 on 7x7, ragged channel block, residual", 2, 1, 40, 60, 1, {7, 7}, {1, 1}, {1, 1},
+        {"lanes: 1x1 on 7x7, ragged channel block, residual", 2, 1, 260, 60, 1, {7, 7}, {1, 1}, {1, 1},
          {1, 1}, {0}, 1, 1, 0, 1, "Relu", {0}, 0},
-        {"lanes: 3x3 stride 2 to 7x7, two images, silu, two threads", 2, 2, 20, 110, 1, {13, 13}, {3, 3},
+        {"lanes: 3x3 stride 2 to 7x7, two images, silu, two threads", 2, 2, 30, 110, 1, {13, 13}, {3, 3},
          {2, 2}, {1, 1}, {1, 1, 1, 1}, 1, 0, 0, 2, "SiLU", {0}, 0},
         {"lanes: 1x1 on 5x5, K in three slabs, no bias", 2, 1, 300, 64, 1, {5, 5}, {1, 1}, {1, 1}, {1, 1},
          {0}, 0, 0, 0, 1, NULL, {0}, 0},
-        {"lanes: 3x3 plane, 33 channels", 2, 1, 16, 33, 1, {3, 3}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, 1,
+        {"lanes: 3x3 plane, 33 channels", 2, 1, 32, 33, 1, {3, 3}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, 1,
          1, 0, 1, "HardSwish", {0}, 0},
         /* narrow planes: one vector per row, several rows per step */
         {"depthwise 5x5 on 7x7", 2, 2, 6, 6, 6, {7, 7}, {5, 5}, {1, 1}, {1, 1}, {2, 2, 2, 2}, 1, 1, 0, 1,

@@ -776,8 +776,8 @@ static int64_t known_plane(const ox_kernel_init *in) {
 /* 1 when the session takes the channels-in-lanes GEMM for this node: one
  * group, AVX-512, an output plane known now whose positions would leave a
  * tenth of the position-lane tiles idle (ox_conv_cv_suits). */
-static int cv_plane(const ox_kernel_init *in, ox_cpu_isa isa, int64_t G, int64_t M) {
-    return isa >= OX_ISA_AVX512 && G == 1 && ox_conv_cv_suits(known_plane(in), M);
+static int cv_plane(const ox_kernel_init *in, ox_cpu_isa isa, int64_t G, int64_t M, int64_t K) {
+    return isa >= OX_ISA_AVX512 && G == 1 && ox_conv_cv_suits(known_plane(in), M, K);
 }
 
 /* W packed for the GEMM: taken from the artefact file when an earlier
@@ -846,7 +846,7 @@ static int conv_init(const ox_kernel_init *in, void **state, ox_error *err) {
             st->path = s == 4 ? CONV_WINOGRAD4 : CONV_WINOGRAD;
         return 0;
     }
-    if (cv_plane(in, isa, G, M)) {
+    if (cv_plane(in, isa, G, M, K)) {
         if (pack_or_reuse(in, w->data, 1, M, K, -1, st) == 0) st->path = CONV_GEMM_CV;
         return 0;
     }

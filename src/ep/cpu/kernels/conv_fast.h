@@ -152,9 +152,9 @@ int ox_conv_gemm_run(ox_threadpool *pool, const ox_stop *stop, const ox_conv_gem
  * one group): slabs of K, blocks of 48 channels, transposed. */
 size_t ox_conv_cv_bytes(int64_t M, int64_t K); /* 0 when the sizes overflow */
 int ox_conv_cv_pack(const float *w, int64_t M, int64_t K, ox_conv_packed *out);
-/* 1 when a plane of P positions and M output channels runs faster this
- * way than by ox_conv_gemm_run on AVX-512 */
-int ox_conv_cv_suits(int64_t P, int64_t M);
+/* 1 when a plane of P positions, M output channels and K products per
+ * output runs faster this way than by ox_conv_gemm_run on AVX-512 */
+int ox_conv_cv_suits(int64_t P, int64_t M, int64_t K);
 /* a->w packed by ox_conv_cv_pack, one group, a->x_packed 0. Returns 1
  * when it ran, 0 when it does not handle the ISA or the shape (nothing
  * written), -1 when out of memory. */
