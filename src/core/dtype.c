@@ -4,6 +4,7 @@
 #include <math.h>
 #include <string.h>
 #if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
 #include <immintrin.h>
 #endif
 
@@ -133,9 +134,18 @@ __attribute__((target("avx,f16c"))) static void half_to_float_f16c(const uint16_
 }
 #endif
 
+#if defined(__x86_64__) && defined(__GNUC__)
+/* F16C from CPUID leaf 1 (clang's __builtin_cpu_supports has no "f16c"),
+ * with the OS's AVX state as __builtin_cpu_supports("avx") checks it */
+static int has_f16c(void) {
+    unsigned a, b, c, d;
+    return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C) && __builtin_cpu_supports("avx");
+}
+#endif
+
 void ox_half_to_float_n(const uint16_t *h, float *f, int64_t n) {
 #if defined(__x86_64__) && defined(__GNUC__)
-    if (__builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx")) {
+    if (n >= 8 && has_f16c()) {
         half_to_float_f16c(h, f, n);
         return;
     }

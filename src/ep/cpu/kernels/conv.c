@@ -6,7 +6,9 @@
  * (Mg x Cg*kernel) times an im2col matrix (Cg*kernel x output positions)
  * built chunk by chunk, so scratch memory stays bounded and chunks can
  * run in parallel. Transposed convolution does the reverse: a GEMM into
- * a column matrix that is scattered (col2im) into the output. */
+ * a column matrix that is scattered (col2im) into the output. The grid
+ * walks (im2col, col2im, the packed im2col of the fast paths) are in
+ * conv_grid.c; the float32 fast paths' kernels in conv_fast.h's files. */
 #include <math.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -18,6 +20,7 @@
 #include "ep/cpu/kernels/conv_extra.h"
 #include "ep/cpu/kernels/conv_fast.h"
 #include "ep/cpu/kernels/conv_geom.h"
+#include "ep/cpu/kernels/conv_grid.h"
 #include "ep/cpu/kernels/conv_q8.h"
 #include "ep/cpu/kernels/gemm.h"
 #include "ep/cpu/kernels/kernel_util.h"
@@ -162,147 +165,6 @@ int ox_conv_geom_make(ox_kernel_ctx *ctx, const ox_tensor *x, const ox_tensor *w
     return 0;
 }
 
-/* ================================================================ */
-/* im2col / col2im over a chunk of grid positions [p0, p1).
- *
- * Both walk a "grid" (output positions for im2col, input positions for
- * col2im) and map grid position q and kernel offset kp to a "target"
- * coordinate q * stride + kp * dil - pad per axis. Runs along the last
- * axis are handled in one go so the per-element work is a bounds test. */
-
-typedef struct win_map {
-    int r;
-    const int64_t *grid, *tgt, *stride, *dil, *pad;
-    int64_t tgt_str[OX_MAX_RANK];
-} win_map;
-
-static void win_map_init(win_map *m, const conv_geom *g, int gather) {
-    m->r = g->r;
-    m->grid = gather ? g->out : g->in;
-    m->tgt = gather ? g->in : g->out;
-    m->stride = g->stride;
-    m->dil = g->dil;
-    m->pad = g->pb;
-    m->tgt_str[g->r - 1] = 1;
-    for (int d = g->r - 2; d >= 0; d--) m->tgt_str[d] = m->tgt_str[d + 1] * m->tgt[d + 1];
-}
-
-static void kernel_pos(const conv_geom *g, int64_t kk, int64_t *kpos) {
-    for (int d = g->r - 1; d >= 0; d--) {
-        kpos[d] = kk % g->k[d];
-        kk /= g->k[d];
-    }
-}
-
-static void grid_pos(const win_map *m, int64_t p, int64_t *o) {
-    for (int d = m->r - 1; d >= 0; d--) {
-        o[d] = p % m->grid[d];
-        p /= m->grid[d];
-    }
-}
-
-/* Offset into the target plane of the row that grid position o and
- * kernel position kpos reach on every axis but the last; -1 when that
- * row falls in the padding. */
-static inline int64_t lead_offset(const win_map *m, const int64_t *o, const int64_t *kpos) {
-    int64_t off = 0;
-    for (int d = 0; d < m->r - 1; d++) {
-        int64_t i = o[d] * m->stride[d] + kpos[d] * m->dil[d] - m->pad[d];
-        if (i < 0 || i >= m->tgt[d]) return -1;
-        off += i * m->tgt_str[d];
-    }
-    return off;
-}
-
-/* Moves grid position o on by len along the last axis, carrying over. */
-static inline void grid_step(const win_map *m, int64_t *o, int64_t len) {
-    const int L = m->r - 1;
-    o[L] += len;
-    for (int d = L; d > 0 && o[d] >= m->grid[d]; d--) {
-        o[d] = 0;
-        o[d - 1]++;
-    }
-}
-
-#define DEF_IM2COL(T, NAME)                                                                     \
-    /* col[(c * k_sz + kk - r0) * nc + (p - p0)] = x[c][target of p, kk] or 0 for the rows   \
-     * c * k_sz + kk in [r0, r1) */                                                             \
-    static void NAME(const conv_geom *g, const win_map *m, const T *x, int64_t p0, int64_t p1,  \
-                     int64_t r0, int64_t r1, T *col) {                                          \
-        const int L = g->r - 1;                                                                 \
-        const int64_t nc = p1 - p0;                                                             \
-        int64_t start[OX_MAX_RANK], kpos[OX_MAX_RANK], o[OX_MAX_RANK];                          \
-        grid_pos(m, p0, start);                                                                 \
-        for (int64_t row = r0; row < r1; row++) {                                               \
-            const T *src = x + (row / g->k_sz) * g->in_sz;                                      \
-            T *dst = col + (row - r0) * nc;                                                     \
-            kernel_pos(g, row % g->k_sz, kpos);                                                 \
-            memcpy(o, start, sizeof(int64_t) * (size_t)g->r);                                   \
-            const int64_t sL = m->stride[L], inL = m->tgt[L];                                   \
-            const int64_t kL = kpos[L] * m->dil[L] - m->pad[L];                                 \
-            for (int64_t p = p0; p < p1;) {                                                     \
-                int64_t len = m->grid[L] - o[L];                                                \
-                if (len > p1 - p) len = p1 - p;                                                 \
-                int64_t off = lead_offset(m, o, kpos);                                          \
-                if (off < 0) {                                                                  \
-                    memset(dst, 0, sizeof(T) * (size_t)len);                                    \
-                } else {                                                                        \
-                    const T *s = src + off;                                                     \
-                    int64_t i0 = o[L] * sL + kL;                                                \
-                    if (sL == 1 && i0 >= 0 && i0 + len <= inL) {                                \
-                        memcpy(dst, s + i0, sizeof(T) * (size_t)len);                           \
-                    } else {                                                                    \
-                        for (int64_t t = 0; t < len; t++) {                                     \
-                            int64_t i = i0 + t * sL;                                            \
-                            dst[t] = (i >= 0 && i < inL) ? s[i] : (T)0;                         \
-                        }                                                                       \
-                    }                                                                           \
-                }                                                                               \
-                dst += len;                                                                     \
-                p += len;                                                                       \
-                grid_step(m, o, len);                                                           \
-            }                                                                                   \
-        }                                                                                       \
-    }
-
-#define DEF_COL2IM(T, NAME)                                                                     \
-    /* y[m][target of p, kk] += col[(m * k_sz + kk) * nc + (p - p0)] */                         \
-    static void NAME(const conv_geom *g, const win_map *m, const T *col, int64_t p0, int64_t p1, \
-                     T *y) {                                                                    \
-        const int L = g->r - 1;                                                                 \
-        const int64_t nc = p1 - p0, rows = g->Mg * g->k_sz;                                     \
-        int64_t start[OX_MAX_RANK], kpos[OX_MAX_RANK], o[OX_MAX_RANK];                          \
-        grid_pos(m, p0, start);                                                                 \
-        for (int64_t row = 0; row < rows; row++) {                                              \
-            T *dst = y + (row / g->k_sz) * g->out_sz;                                           \
-            const T *src = col + row * nc;                                                      \
-            kernel_pos(g, row % g->k_sz, kpos);                                                 \
-            memcpy(o, start, sizeof(int64_t) * (size_t)g->r);                                   \
-            const int64_t sL = m->stride[L], outL = m->tgt[L];                                  \
-            const int64_t kL = kpos[L] * m->dil[L] - m->pad[L];                                 \
-            for (int64_t p = p0; p < p1;) {                                                     \
-                int64_t len = m->grid[L] - o[L];                                                \
-                if (len > p1 - p) len = p1 - p;                                                 \
-                int64_t off = lead_offset(m, o, kpos);                                          \
-                if (off >= 0) {                                                                 \
-                    T *dd = dst + off;                                                          \
-                    int64_t i0 = o[L] * sL + kL;                                                \
-                    for (int64_t t = 0; t < len; t++) {                                         \
-                        int64_t i = i0 + t * sL;                                                \
-                        if (i >= 0 && i < outL) dd[i] += src[t];                                \
-                    }                                                                           \
-                }                                                                               \
-                src += len;                                                                     \
-                p += len;                                                                       \
-                grid_step(m, o, len);                                                           \
-            }                                                                                   \
-        }                                                                                       \
-    }
-
-DEF_IM2COL(float, im2col_f32)
-DEF_IM2COL(double, im2col_f64)
-DEF_COL2IM(float, col2im_f32)
-DEF_COL2IM(double, col2im_f64)
 
 /* ================================================================ */
 /* float cores */
@@ -470,8 +332,8 @@ static void add_bias_f64(double *y, double b, int64_t n) {
     for (int64_t i = 0; i < n; i++) y[i] += b;
 }
 
-DEF_CONV_CORE(float, f32, ox_gemm_f32, im2col_f32, col2im_f32)
-DEF_CONV_CORE(double, f64, ox_gemm_f64, im2col_f64, col2im_f64)
+DEF_CONV_CORE(float, f32, ox_gemm_f32, ox_conv_im2col_f32, ox_conv_col2im_f32)
+DEF_CONV_CORE(double, f64, ox_gemm_f64, ox_conv_im2col_f64, ox_conv_col2im_f64)
 
 /* ================================================================ */
 /* float32: depthwise kernel or GEMM on prepacked weights, with the
@@ -497,75 +359,6 @@ typedef struct conv_state {
     ox_conv_packed packed; /* CONV_GEMM_*: W packed once */
     int cached;            /* packed.data lies in the artefact file: not ours to free */
 } conv_state;
-
-typedef struct cols_job {
-    const conv_geom *g;
-    win_map map;
-    ox_cols2d_geom g2; /* rank 2: the fast path's geometry */
-    const float *x;
-} cols_job;
-
-/* im2col of rows [k0, k0 + kc) and positions [p0, p1) written straight
- * into the GEMM's packed layout: nr-wide panels, k-major, the ragged
- * last panel zero-filled. 2-D convolutions, the common case, take
- * conv_cols2d.c's path without per-element tests; other ranks walk the
- * grid here. */
-static void conv_cols(const void *arg, int64_t n, int64_t grp, int64_t k0, int64_t kc, int64_t p0,
-                      int64_t p1, int nr, float *dst) {
-    const cols_job *c = arg;
-    const conv_geom *g = c->g;
-    const win_map *m = &c->map;
-    const float *x = c->x + (n * g->C + grp * g->Cg) * g->in_sz;
-    if (g->r == 2) {
-        ox_conv_cols_2d(&c->g2, x, k0, kc, p0, p1, nr, dst);
-        return;
-    }
-    const int L = g->r - 1;
-    const int64_t ncols = p1 - p0, pstride = (int64_t)nr * kc;
-    int64_t start[OX_MAX_RANK], kpos[OX_MAX_RANK], o[OX_MAX_RANK];
-    grid_pos(m, p0, start);
-    const int64_t sL = m->stride[L], inL = m->tgt[L];
-    for (int64_t row = k0; row < k0 + kc; row++) {
-        const float *src = x + (row / g->k_sz) * g->in_sz;
-        float *base = dst + (row - k0) * nr;
-        kernel_pos(g, row % g->k_sz, kpos);
-        memcpy(o, start, sizeof(int64_t) * (size_t)g->r);
-        const int64_t kL = kpos[L] * m->dil[L] - m->pad[L];
-        for (int64_t col = 0; col < ncols;) {
-            int64_t len = m->grid[L] - o[L];
-            if (len > ncols - col) len = ncols - col;
-            int64_t off = lead_offset(m, o, kpos);
-            const float *s = off < 0 ? NULL : src + off;
-            int64_t i0 = o[L] * sL + kL;
-            /* the run [col, col + len) in pieces that stay in one panel */
-            for (int64_t t = 0; t < len;) {
-                int64_t q = (col + t) / nr, within = (col + t) % nr;
-                int64_t piece = nr - within < len - t ? nr - within : len - t;
-                float *d = base + q * pstride + within;
-                int64_t i = i0 + t * sL;
-                if (!s) {
-                    memset(d, 0, sizeof(float) * (size_t)piece);
-                } else if (sL == 1 && i >= 0 && i + piece <= inL) {
-                    memcpy(d, s + i, sizeof(float) * (size_t)piece);
-                } else {
-                    for (int64_t u = 0; u < piece; u++) {
-                        d[u] = (i >= 0 && i < inL) ? s[i] : 0.0f;
-                        /* not past the last: a stride near INT64_MAX that
-                         * fits one window would overflow */
-                        if (u + 1 < piece) i += sL;
-                    }
-                }
-                t += piece;
-            }
-            col += len;
-            grid_step(m, o, len);
-        }
-        if (ncols % nr) {
-            float *d = base + (ncols / nr) * pstride + ncols % nr;
-            memset(d, 0, sizeof(float) * (size_t)(nr - ncols % nr));
-        }
-    }
-}
 
 /* Output channels per group up to which a convolution reads its padded
  * input directly: with more, each packed im2col column is reused
@@ -683,15 +476,10 @@ static int conv_f32(ox_kernel_ctx *ctx, const conv_geom *g, const float *x, cons
         return 0;
     }
     const int64_t K = g->Cg * g->k_sz;
-    cols_job cj = {.g = g, .x = x};
-    win_map_init(&cj.map, g, 1);
-    if (g->r == 2)
-        cj.g2 = (ox_cols2d_geom){.IH = g->in[0], .IW = g->in[1], .OH = g->out[0], .OW = g->out[1],
-                                 .KW = g->k[1], .sh = g->stride[0], .sw = g->stride[1],
-                                 .dh = g->dil[0], .dw = g->dil[1], .ph = g->pb[0], .pw = g->pb[1],
-                                 .k_sz = g->k_sz, .plane = g->in_sz};
+    ox_conv_cols_job cj;
+    ox_conv_cols_job_init(&cj, g, x);
     ox_conv_gemm_args ga = {.N = g->N, .P = g->out_sz, .x = x, .x_img = g->C * g->in_sz,
-                            .x_grp = g->Cg * g->in_sz, .cols = all_ones_kernel(g) ? NULL : conv_cols,
+                            .x_grp = g->Cg * g->in_sz, .cols = all_ones_kernel(g) ? NULL : ox_conv_cols,
                             .cols_arg = &cj, .bias = b, .z = z, .y = y, .act = *act, .isa = isa};
     if (st && st->path == CONV_GEMM_CV && g->G == 1 && st->packed.Mg == g->M && st->packed.K == K) {
         ga.w = &st->packed;
@@ -1107,10 +895,10 @@ static int col2im_compute(ox_kernel_ctx *ctx) {
         memset(Y->data, 0, Y->nbytes);
         for (int64_t n = 0; n < g.N && g.in_sz > 0; n++) {
             if (X->dtype == ONYX_FLOAT32)
-                col2im_f32(&g, &m, (const float *)X->data + n * per_in, 0, g.in_sz,
+                ox_conv_col2im_f32(&g, &m, (const float *)X->data + n * per_in, 0, g.in_sz,
                            (float *)Y->data + n * per_out);
             else
-                col2im_f64(&g, &m, (const double *)X->data + n * per_in, 0, g.in_sz,
+                ox_conv_col2im_f64(&g, &m, (const double *)X->data + n * per_in, 0, g.in_sz,
                            (double *)Y->data + n * per_out);
         }
         return 0;
@@ -1124,7 +912,7 @@ static int col2im_compute(ox_kernel_ctx *ctx) {
             return ox_cpu_oom(ctx);
         }
         for (int64_t n = 0; n < g.N && g.in_sz > 0; n++)
-            col2im_f32(&g, &m, x + n * per_in, 0, g.in_sz, y + n * per_out);
+            ox_conv_col2im_f32(&g, &m, x + n * per_in, 0, g.in_sz, y + n * per_out);
         ox_cpu_from_f32(Y, y);
         free(x);
         free(y);
