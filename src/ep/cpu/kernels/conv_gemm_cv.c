@@ -42,13 +42,14 @@ int ox_conv_cv_pack(const float *w, int64_t M, int64_t K, ox_conv_packed *out) {
     float *d = aligned_alloc(64, (bytes + 63) / 64 * 64);
     if (!d) return -1;
     const int64_t Mp = (M + CV_NB - 1) / CV_NB * CV_NB;
-    for (int64_t k0 = 0; k0 < K; k0 += CV_KC) {
-        const int64_t kc = K - k0 < CV_KC ? K - k0 : CV_KC;
-        for (int64_t b = 0; b < Mp; b += CV_NB) {
-            float *blk = d + k0 * Mp + b * kc;
-            for (int64_t k = 0; k < kc; k++)
-                for (int64_t c = 0; c < CV_NB; c++)
-                    blk[k * CV_NB + c] = b + c < M ? w[(b + c) * K + k0 + k] : 0.0f;
+    /* W's rows read in order, each written down its block's column (read
+     * down W's columns instead, ResNet-50's session took 20 ms more) */
+    for (int64_t m = 0; m < Mp; m++) {
+        const int64_t b = m / CV_NB * CV_NB, c = m - b;
+        for (int64_t k0 = 0; k0 < K; k0 += CV_KC) {
+            const int64_t kc = K - k0 < CV_KC ? K - k0 : CV_KC;
+            float *col = d + k0 * Mp + b * kc + c;
+            for (int64_t k = 0; k < kc; k++) col[k * CV_NB] = m < M ? w[m * K + k0 + k] : 0.0f;
         }
     }
     *out = (ox_conv_packed){.G = 1, .Mg = M, .K = K, .Mp = Mp, .data = d};
