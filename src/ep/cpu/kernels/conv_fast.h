@@ -161,6 +161,10 @@ int ox_conv_cv_suits(int64_t P, int64_t M, int64_t K);
 int ox_conv_cv_run(ox_threadpool *pool, const ox_stop *stop, const ox_conv_gemm_args *a);
 /* The columns per packed panel of B in the ISA variant's tiles. */
 int ox_conv_gemm_panel_width(ox_cpu_isa isa);
+/* The share of the lanes the ISA variant's tiles compute that hold one of
+ * a plane's P positions (ragged panel ends take narrower tiles: an
+ * AVX-512 7x7 plane computes 56 columns for 49). */
+double ox_conv_gemm_lane_use(ox_cpu_isa isa, int64_t P);
 
 /* A 2-D convolution (strides up to 8, any dilation and padding)
  * computed from a zero-padded copy of the input, split into stride

@@ -573,6 +573,13 @@ int ox_conv_gemm_panel_width(ox_cpu_isa isa) {
     return 16;
 }
 
+double ox_conv_gemm_lane_use(ox_cpu_isa isa, int64_t P) {
+    const int nr = ox_conv_gemm_panel_width(isa);
+    if (P < 1) return 1.0;
+    const double units = (double)(P / nr) * panel_cost(nr, nr) + (P % nr ? panel_cost(nr, P % nr) : 0.0);
+    return (double)P / (16.0 * units);
+}
+
 int ox_conv_gemm_run(ox_threadpool *pool, const ox_stop *stop, const ox_conv_gemm_args *a) {
     const ox_conv_packed *w = a->w;
     const int64_t G = w->G, Mg = w->Mg, P = a->P;

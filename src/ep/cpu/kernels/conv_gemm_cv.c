@@ -56,14 +56,6 @@ int ox_conv_cv_pack(const float *w, int64_t M, int64_t K, ox_conv_packed *out) {
     return 0;
 }
 
-/* The share of a GEMM tile's lanes that hold positions for a plane of P
- * (conv_gemm.c's AVX-512 tiles: 32 columns, a ragged end of 8, 16, 24
- * or 32). */
-static double lanes_used(int64_t P) {
-    int64_t rem = P % 32, part = rem == 0 ? 0 : rem <= 8 ? 8 : rem <= 16 ? 16 : rem <= 24 ? 24 : 32;
-    return (double)P / (double)(P / 32 * 32 + part);
-}
-
 int ox_conv_cv_suits(int64_t P, int64_t M, int64_t K) {
     /* K: with few products per output the turn back into planes and the
      * separate epilogue cost more than the idle lanes (MobileNetV3's 96 ->
@@ -72,8 +64,9 @@ int ox_conv_cv_suits(int64_t P, int64_t M, int64_t K) {
     if (P < CV_R || P > 1024 || M < 32 || K < 256) return 0;
     /* a tenth or more of the GEMM's lanes idle, and the channels fill
      * their vectors about as well (the ragged last vector) */
-    double channels = (double)M / (double)((M + 15) / 16 * 16);
-    return lanes_used(P) <= 0.9 && channels >= lanes_used(P) + 0.05;
+    const double positions = ox_conv_gemm_lane_use(OX_ISA_AVX512, P);
+    const double channels = (double)M / (double)((M + 15) / 16 * 16);
+    return positions <= 0.9 && channels >= positions + 0.05;
 }
 
 #ifdef OX_CV_X86
