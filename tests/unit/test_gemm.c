@@ -6,7 +6,8 @@
  * leading dimensions past the matrix width, alpha and beta (beta 0 must
  * not read C: it starts as NaN), one and two threads. Reference in double;
  * tolerance 1e-5 of the sum of |terms| plus 1e-6. Fully connected
- * products give the same bits with one thread or three. */
+ * products (B as given or as weights) give the same bits with one
+ * thread or three. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -99,6 +100,9 @@ int main(void) {
         {37, 16, 336}, {64, 70, 300}, {100, 33, 513}, {150, 200, 64}, {17, 350, 257}, {300, 47, 1},
         /* rows 4 KiB apart (A packed), several row blocks per task */
         {160, 40, 1024},
+        /* one to three rows against weights: the two-panel tile, its
+         * second panel ragged (20, 45, 100 columns), several slabs */
+        {2, 45, 300},  {3, 100, 513}, {3, 20, 100},  {2, 33, 70},
     };
     ox_threadpool *pools[2] = {NULL, ox_threadpool_create(2)};
     for (int p = 0; p < 2; p++)
@@ -146,6 +150,13 @@ int main(void) {
             CHECK(ox_gemm_f32(NULL, NULL, 0, 1, rows, N, K, 1.0f, a, K, b, K, 0.0f, c1, N) == 0);
             CHECK(ox_gemm_f32(three, NULL, 0, 1, rows, N, K, 1.0f, a, K, b, K, 0.0f, c3, N) == 0);
             CHECK(memcmp(c1, c3, sizeof(float) * (size_t)(rows * N)) == 0);
+            /* as weights (packed; two rows: the two-panel tile, whose
+             * pairs of panels begin elsewhere in other column blocks) */
+            ox_gemm_weights *w = ox_gemm_weights_new(1, K, N, b, K);
+            CHECK(w && ox_gemm_f32_weights(NULL, NULL, rows, 1.0f, a, K, w, 0.0f, c1, N) == 0);
+            CHECK(w && ox_gemm_f32_weights(three, NULL, rows, 1.0f, a, K, w, 0.0f, c3, N) == 0);
+            CHECK(memcmp(c1, c3, sizeof(float) * (size_t)(rows * N)) == 0);
+            ox_gemm_weights_free(w);
         }
         ox_threadpool_free(three);
         free(a);
