@@ -153,6 +153,10 @@ void mb_init_half(mb_model *m, const char *name, const int64_t *dims, int rank, 
     init_raw(m, name, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16, sizeof(uint16_t), dims, rank, data);
 }
 
+void mb_init_bytes(mb_model *m, const char *name, int dtype, const int64_t *dims, int rank, const uint8_t *data) {
+    init_raw(m, name, dtype, 1, dims, rank, data);
+}
+
 void mb_init_int64(mb_model *m, const char *name, const int64_t *dims, int rank, const int64_t *data) {
     Onnx__TensorProto *t = tensor(m, name, ONNX__TENSOR_PROTO__DATA_TYPE__INT64, dims, rank);
     size_t n = count(dims, rank);

@@ -19,6 +19,8 @@ void mb_init_float(mb_model *m, const char *name, const int64_t *dims, int rank,
 void mb_init_int64(mb_model *m, const char *name, const int64_t *dims, int rank, const int64_t *data);
 /* float16 values as their bits (raw data). */
 void mb_init_half(mb_model *m, const char *name, const int64_t *dims, int rank, const uint16_t *data);
+/* int8 or uint8 values (dtype: ONYX_INT8 or ONYX_UINT8) as raw data. */
+void mb_init_bytes(mb_model *m, const char *name, int dtype, const int64_t *dims, int rank, const uint8_t *data);
 /* An initializer whose bytes live in `location` at offset 0 (external data). */
 void mb_init_external(mb_model *m, const char *name, const int64_t *dims, int rank,
                       const char *location, int64_t length);
