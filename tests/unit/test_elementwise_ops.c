@@ -10,8 +10,11 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "check.h"
+#include "ep/cpu/kernels/activation.h"
+#include "ep/cpu/kernels/cpu_isa.h"
 #include "ep/cpu/kernels/elementwise.h"
 #include "model_builder.h"
 
@@ -386,6 +389,47 @@ static void test_fast_erf(void) {
     CHECK(isnan(fast_erff(NAN)) && isnan(fast_gelu(NAN)));
 }
 
+/* The GELU activation rows (ox_act_bias_rows: Gelu, BiasGelu and the
+ * fused products' epilogues) under every instruction set this machine
+ * has, over the same sweep as test_fast_erf with a ragged end: within
+ * fast_gelu's bounds of the exact GELU; the AVX2 and AVX-512 rows (the
+ * FMA forms of exp_fma_avx2.h) give the same bits; NaN stays NaN, 0 and
+ * +inf stay themselves. */
+static void test_gelu_rows(void) {
+    enum { N = 160001 + 3 };
+    float *x = malloc(sizeof(float) * N), *y = malloc(sizeof(float) * N), *fma8 = malloc(sizeof(float) * N);
+    if (!x || !y || !fma8) {
+        check_failures++;
+        goto out;
+    }
+    for (int i = 0; i < N - 3; i++) x[i] = (float)(i - 80000) * 1e-4f;
+    x[N - 3] = NAN;
+    x[N - 2] = INFINITY;
+    x[N - 1] = -0.0f;
+    const ox_act gelu = {OX_ACT_GELU, 0.0f, 0.0f};
+    static const char *const names[] = {"portable", "avx2", "avx512"};
+    for (int isa = OX_ISA_PORTABLE; isa <= (int)ox_cpu_isa_best(); isa++) {
+        memcpy(y, x, sizeof(float) * N);
+        ox_act_bias_rows(&gelu, y, 1, N, N, NULL, (ox_cpu_isa)isa);
+        double worst = 0, worst_tail = 0;
+        for (int i = 0; i < N - 3; i++) {
+            double g = 0.5 * x[i] * erfc(-(double)x[i] * 0.70710678118654752440);
+            double rel = x[i] != 0 ? fabs(y[i] - g) / fabs(g) : fabs(y[i]);
+            if (x[i] >= -4.0f && rel > worst) worst = rel;
+            if (x[i] < -4.0f && rel > worst_tail) worst_tail = rel;
+        }
+        printf("GELU rows %s: max relative %.3g (x >= -4), %.3g (x < -4)\n", names[isa], worst, worst_tail);
+        CHECK(worst <= 2e-6 && worst_tail <= 1e-5);
+        CHECK(isnan(y[N - 3]) && y[N - 2] == INFINITY && y[N - 1] == 0.0f);
+        if (isa == OX_ISA_AVX2) memcpy(fma8, y, sizeof(float) * N);
+        if (isa == OX_ISA_AVX512) CHECK(memcmp(fma8, y, sizeof(float) * (N - 3)) == 0);
+    }
+out:
+    free(x);
+    free(y);
+    free(fma8);
+}
+
 int main(void) {
     CHECK_OK(onyx_env_create(&env));
     if (!env) CHECK_DONE();
@@ -400,6 +444,7 @@ int main(void) {
     test_float8_classes();
     test_activations();
     test_fast_erf();
+    test_gelu_rows();
     onyx_env_free(env);
     CHECK_DONE();
 }

@@ -37,26 +37,49 @@ int ox_act_parse(const char *name, const float *params, size_t n, ox_act *out) {
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
+/* The activation of act->kind (Sigmoid, SiLU or GELU) on eight lanes. */
+__attribute__((target("avx2,fma"), always_inline)) static inline __m256 exp_act8(int kind, __m256 v) {
+    return kind == OX_ACT_GELU ? ox_gelu8_fma(v) : ox_exp_act8(kind == OX_ACT_SILU, v);
+}
+
+__attribute__((target("avx512f"), always_inline)) static inline __m512 exp_act16(int kind, __m512 v) {
+    return kind == OX_ACT_GELU ? ox_gelu16_avx512(v) : ox_exp_act16(kind == OX_ACT_SILU, v);
+}
+
+/* One loop per kind, so the kind is not tested per vector. */
+#define EXP_ROW8(KIND)                                                                             \
+    do {                                                                                           \
+        int64_t i = 0;                                                                             \
+        for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, exp_act8(KIND, _mm256_loadu_ps(y + i))); \
+        if (i < n) {                                                                               \
+            float t[8] = {0};                                                                      \
+            memcpy(t, y + i, sizeof(float) * (size_t)(n - i));                                     \
+            _mm256_storeu_ps(t, exp_act8(KIND, _mm256_loadu_ps(t)));                               \
+            memcpy(y + i, t, sizeof(float) * (size_t)(n - i));                                     \
+        }                                                                                          \
+    } while (0)
+
+#define EXP_ROW16(KIND)                                                                            \
+    do {                                                                                           \
+        int64_t i = 0;                                                                             \
+        for (; i + 16 <= n; i += 16)                                                               \
+            _mm512_storeu_ps(y + i, exp_act16(KIND, _mm512_loadu_ps(y + i)));                      \
+        if (i < n) {                                                                               \
+            const __mmask16 m = (__mmask16)((1u << (n - i)) - 1);                                  \
+            _mm512_mask_storeu_ps(y + i, m, exp_act16(KIND, _mm512_maskz_loadu_ps(m, y + i)));     \
+        }                                                                                          \
+    } while (0)
+
 __attribute__((target("avx2,fma"))) void ox_act_exp_row_avx2(const ox_act *act, float *y, int64_t n) {
-    const int silu = act->kind == OX_ACT_SILU;
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, ox_exp_act8(silu, _mm256_loadu_ps(y + i)));
-    if (i < n) {
-        float t[8] = {0};
-        memcpy(t, y + i, sizeof(float) * (size_t)(n - i));
-        _mm256_storeu_ps(t, ox_exp_act8(silu, _mm256_loadu_ps(t)));
-        memcpy(y + i, t, sizeof(float) * (size_t)(n - i));
-    }
+    if (act->kind == OX_ACT_GELU) EXP_ROW8(OX_ACT_GELU);
+    else if (act->kind == OX_ACT_SILU) EXP_ROW8(OX_ACT_SILU);
+    else EXP_ROW8(OX_ACT_SIGMOID);
 }
 
 __attribute__((target("avx512f"))) void ox_act_exp_row_avx512(const ox_act *act, float *y, int64_t n) {
-    const int silu = act->kind == OX_ACT_SILU;
-    int64_t i = 0;
-    for (; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, ox_exp_act16(silu, _mm512_loadu_ps(y + i)));
-    if (i < n) {
-        const __mmask16 m = (__mmask16)((1u << (n - i)) - 1);
-        _mm512_mask_storeu_ps(y + i, m, ox_exp_act16(silu, _mm512_maskz_loadu_ps(m, y + i)));
-    }
+    if (act->kind == OX_ACT_GELU) EXP_ROW16(OX_ACT_GELU);
+    else if (act->kind == OX_ACT_SILU) EXP_ROW16(OX_ACT_SILU);
+    else EXP_ROW16(OX_ACT_SIGMOID);
 }
 #endif
 

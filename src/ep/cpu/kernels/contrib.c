@@ -217,6 +217,22 @@ static int add_bias(ox_kernel_ctx *ctx, const ox_tensor *x, const ox_tensor *bia
     return 0;
 }
 
+/* The exact GELU over [b, e) of y, a thread's share of the tensor. */
+typedef struct gelu_job {
+    float *y;
+    ox_cpu_isa isa;
+} gelu_job;
+
+static void gelu_range(void *arg, int64_t b, int64_t e) {
+    const gelu_job *j = arg;
+    const ox_act gelu = {OX_ACT_GELU, 0.0f, 0.0f};
+    ox_act_bias_rows(&gelu, j->y + b, 1, e - b, e - b, NULL, j->isa);
+}
+
+/* Elements per share: each costs a few nanoseconds (an exp and a
+ * division), so shares this size are worth handing to a thread. */
+#define GELU_GRAIN 4096
+
 static int gelu_family_compute(ox_kernel_ctx *ctx) {
     const char *op = ctx->node->op_type;
     const ox_tensor *x = ctx->inputs[0];
@@ -238,9 +254,10 @@ static int gelu_family_compute(ox_kernel_ctx *ctx) {
         }
     } else {
         /* Gelu and BiasGelu: the exact form with erf, by the vector
-         * activation rows of the fused ops */
-        const ox_act gelu = {OX_ACT_GELU, 0.0f, 0.0f};
-        if (n > 0) ox_act_bias_rows(&gelu, y, 1, n, n, NULL, ox_cpu_isa_active());
+         * activation rows of the fused ops, in shares over the pool (an
+         * element's value does not depend on its share) */
+        gelu_job j = {y, ox_cpu_isa_active()};
+        ox_parallel_for(ctx->pool, n, GELU_GRAIN, gelu_range, &j);
     }
     return 0;
 }
