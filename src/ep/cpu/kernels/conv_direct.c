@@ -7,10 +7,11 @@
  * consecutive floats: phase ((kh dh) % sh, (kw dw) % sw) of channel c,
  * row oh + (kh dh) / sh, from column ow0 + (kw dw) / sw, one load pair.
  * The register tile is the im2col path's (6 output channels x 16
- * columns, packed weights), but the B side needs no packing: with few
+ * columns, or 32 on AVX-512 machines; packed weights), but the B side
+ * needs no packing: with few
  * output channels (a 96 -> 24 channel 3x3 convolution reuses each packed
  * column only 4 times) building the column matrix cost about as much as
- * the products. Each phase row carries 16 floats of slack, so the loads
+ * the products. Each phase row carries 32 floats of slack, so the loads
  * for a ragged last column block stay inside it; those lanes are never
  * stored.
  *
@@ -29,6 +30,7 @@
 #include "core/checked.h"
 #include "ep/cpu/kernels/conv_fast.h"
 #include "ep/cpu/kernels/conv_tile_avx2.h"
+#include "ep/cpu/kernels/conv_tile_avx512.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -76,6 +78,7 @@ typedef struct dc_job {
     int64_t Cg, panels, chunk_panels, mchunks;
     atomic_int failed;
     int in_tile;   /* the tile applies the epilogue as it stores */
+    int wide;      /* AVX-512: column blocks of 2 NR, in dc_tile_avx512 */
     float lo, hi;    /* the clamp's bounds */
     ox_tile_act act; /* or the activation instead of the clamp */
 } dc_job;
@@ -164,6 +167,48 @@ __attribute__((target("avx2,fma"))) static void dc_tile_avx2(int rows, int cols,
     OX_CONV_ROWS_CONST(rows, dc_tile_avx2_r, cols, w_panel0, Mp, K, pi, base, off, c, ldc, e)
 }
 
+/* The same tile 32 columns wide in AVX-512 vectors (AVX-512 machines,
+ * for a block of more than 16 columns): the same sums in the same order
+ * per output, so the AVX2 tile's bits, with half the instructions per
+ * product (a 32 -> 32 channel 3x3 convolution on 64x64: 0.750 -> 0.705
+ * ms on AMD Zen 4, ONNX Runtime 0.709). */
+__attribute__((target("avx512f,avx2,fma"), always_inline)) static inline void
+dc_tile_avx512_r(const int rows, int cols, const float *w_panel0, int64_t Mp, int64_t K, int64_t pi,
+                 const float *base, const int64_t *off, float *c, int64_t ldc, const ox_tile_epilogue *e) {
+    __m512 lo[MR], hi[MR];
+#pragma GCC unroll 6
+    for (int i = 0; i < MR; i++)
+        if (i < rows) lo[i] = hi[i] = _mm512_setzero_ps();
+    for (int64_t k0 = 0; k0 < K; k0 += KC) {
+        const int64_t kc = K - k0 < KC ? K - k0 : KC;
+        const float *a = w_panel0 + k0 * Mp + pi * MR * kc;
+        const int64_t *o = off + k0;
+        for (int64_t k = 0; k < kc; k++) {
+            const float *b = base + o[k];
+            const __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
+#pragma GCC unroll 6
+            for (int i = 0; i < MR; i++)
+                if (i < rows) {
+                    __m512 av = _mm512_set1_ps(a[i]);
+                    lo[i] = _mm512_fmadd_ps(av, b0, lo[i]);
+                    hi[i] = _mm512_fmadd_ps(av, b1, hi[i]);
+                }
+            a += MR;
+        }
+    }
+    const __mmask16 m0 = cols >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << cols) - 1);
+    const __mmask16 m1 = cols >= 32 ? (__mmask16)0xFFFF : cols > 16 ? (__mmask16)((1u << (cols - 16)) - 1) : 0;
+#pragma GCC unroll 6
+    for (int i = 0; i < MR; i++)
+        if (i < rows) ox_tile_store_row_avx512(i, lo[i], hi[i], c + i * ldc, m0, m1, 0, e);
+}
+
+__attribute__((target("avx512f,avx2,fma"))) static void
+dc_tile_avx512(int rows, int cols, const float *w_panel0, int64_t Mp, int64_t K, int64_t pi, const float *base,
+               const int64_t *off, float *c, int64_t ldc, const ox_tile_epilogue *e) {
+    OX_CONV_ROWS_CONST(rows, dc_tile_avx512_r, cols, w_panel0, Mp, K, pi, base, off, c, ldc, e)
+}
+
 /* Tasks: (image, group, band of output rows, range of weight panels);
  * each pads its band's phase rows, then computes the band's tiles. */
 static void dc_tasks(void *arg, int64_t t0, int64_t t1) {
@@ -188,8 +233,9 @@ static void dc_tasks(void *arg, int64_t t0, int64_t t1) {
         for (int64_t oh = oh0; oh < oh1; oh++) {
             float *yg = a->y + (n * G + grp) * Mg * P + oh * a->OW;
             const float *zg = a->z ? a->z + (n * G + grp) * Mg * P + oh * a->OW : NULL;
-            for (int64_t ow0 = 0; ow0 < a->OW; ow0 += NR) {
-                int cols = (int)(a->OW - ow0 < NR ? a->OW - ow0 : NR);
+            const int64_t step = j->wide ? 2 * NR : NR;
+            for (int64_t ow0 = 0; ow0 < a->OW; ow0 += step) {
+                int cols = (int)(a->OW - ow0 < step ? a->OW - ow0 : step);
                 const float *base = buf + (oh - oh0) * j->row + ow0;
                 for (int64_t pi = q0; pi < q1; pi++) {
                     int rows = (int)(Mg - pi * MR < MR ? Mg - pi * MR : MR);
@@ -197,8 +243,12 @@ static void dc_tasks(void *arg, int64_t t0, int64_t t1) {
                     const int epi = bias || zg || a->act.kind != OX_ACT_NONE;
                     ox_tile_epilogue e = {bias ? bias + pi * MR : NULL, zg ? zg + pi * MR * P + ow0 : NULL, P,
                                           j->lo, j->hi, j->act};
-                    dc_tile_avx2(rows, cols, wg, w->Mp, K, pi, base, j->off, c, P,
-                                 epi && j->in_tile ? &e : NULL);
+                    if (cols > NR)
+                        dc_tile_avx512(rows, cols, wg, w->Mp, K, pi, base, j->off, c, P,
+                                       epi && j->in_tile ? &e : NULL);
+                    else
+                        dc_tile_avx2(rows, cols, wg, w->Mp, K, pi, base, j->off, c, P,
+                                     epi && j->in_tile ? &e : NULL);
                     if (epi && !j->in_tile) ox_conv_epilogue(c, P, rows, cols, e.bias, e.z, P, &a->act, a->isa);
                 }
             }
@@ -232,7 +282,8 @@ int ox_conv_direct_f32(ox_threadpool *pool, const ox_stop *stop, const ox_conv_d
     if (span_w < a->pw + a->IW) span_w = a->pw + a->IW;
     j.PW = span_w / a->sw + (span_w % a->sw != 0);
     if (j.PW > MAX_PADDED) return 0;
-    j.row = (j.PW + NR + 7) / 8 * 8;
+    j.wide = a->isa >= OX_ISA_AVX512;
+    j.row = (j.PW + 2 * NR + 7) / 8 * 8;
     /* a band of ob output rows reads ob phase rows and those the kernel's
      * lower taps add; ob makes the band about L2_BAND_BYTES (at least one
      * row), and small enough to give every thread tasks */

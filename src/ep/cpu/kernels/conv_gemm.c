@@ -12,6 +12,7 @@
 #include "core/checked.h"
 #include "ep/cpu/kernels/conv_fast.h"
 #include "ep/cpu/kernels/conv_tile_avx2.h"
+#include "ep/cpu/kernels/conv_tile_avx512.h"
 #include "ep/cpu/kernels/exp_fma_avx2.h"
 #include "ep/cpu/kernels/activation_row.h"
 #include "ep/cpu/kernels/elementwise.h"
@@ -268,48 +269,6 @@ __attribute__((target("avx2,fma"))) static void tile_avx2(int rows, int cols, in
     else tile_avx2_rows(rows, 0, cols, kc, a, b, c, ldc, add, e);
 }
 
-/* ox_tile_act_avx2 on sixteen lanes; Sigmoid and SiLU by ox_exp_act16,
- * the same bits as the activation rows' */
-__attribute__((target("avx512f,avx2,fma"), always_inline)) static inline __m512
-tile_act_avx512(const ox_tile_epilogue *e, __m512 v) {
-    switch (e->act) {
-    case OX_TILE_SIGMOID: return ox_exp_act16(0, v);
-    case OX_TILE_SILU: return ox_exp_act16(1, v);
-    case OX_TILE_HARDSWISH: {
-        const __m512 h = _mm512_add_ps(_mm512_mul_ps(v, _mm512_set1_ps(1.0f / 6.0f)), _mm512_set1_ps(0.5f));
-        return _mm512_mul_ps(v, _mm512_min_ps(_mm512_set1_ps(1.0f), _mm512_max_ps(_mm512_setzero_ps(), h)));
-    }
-    default: return _mm512_min_ps(_mm512_set1_ps(e->hi), _mm512_max_ps(_mm512_set1_ps(e->lo), v));
-    }
-}
-
-/* Row i of an AVX-512 tile (r0: columns 0-15, r1: 16-31) into cr, masks
- * m0 and m1 selecting the first `cols` columns; added to what C holds
- * when add (a later K slab), then the epilogue e when given (as
- * ox_tile_store_row_avx2). */
-__attribute__((target("avx512f,avx2,fma"), always_inline)) static inline void
-tile_store_row_avx512(int i, __m512 r0, __m512 r1, float *cr, __mmask16 m0, __mmask16 m1, int add,
-                      const ox_tile_epilogue *e) {
-    if (add) {
-        r0 = _mm512_add_ps(_mm512_maskz_loadu_ps(m0, cr), r0);
-        r1 = _mm512_add_ps(_mm512_maskz_loadu_ps(m1, cr + 16), r1);
-    }
-    if (e) {
-        const __m512 bv = _mm512_set1_ps(e->bias ? e->bias[i] : 0.0f);
-        r0 = _mm512_add_ps(r0, bv);
-        r1 = _mm512_add_ps(r1, bv);
-        if (e->z) {
-            const float *zr = e->z + i * e->ldz;
-            r0 = _mm512_add_ps(r0, _mm512_maskz_loadu_ps(m0, zr));
-            r1 = _mm512_add_ps(r1, _mm512_maskz_loadu_ps(m1, zr + 16));
-        }
-        r0 = tile_act_avx512(e, r0);
-        r1 = tile_act_avx512(e, r1);
-    }
-    _mm512_mask_storeu_ps(cr, m0, r0);
-    if (m1) _mm512_mask_storeu_ps(cr + 16, m1, r1);
-}
-
 /* width: the columns computed, 32 (two vectors), 16 (a ragged end of at
  * most 16 columns) or 8 (at most 8, in half-width vectors: on cores
  * that split a 512-bit operation in two, half the work of 16) */
@@ -360,7 +319,7 @@ tile_avx512_r(const int rows, const int width, int cols, int64_t kc, const float
 #pragma GCC unroll 6
     for (int i = 0; i < MR; i++)
         if (i < rows)
-            tile_store_row_avx512(i, lo[i], width == 32 ? hi[i] : lo[i], c + i * ldc, m0, m1, add, e);
+            ox_tile_store_row_avx512(i, lo[i], width == 32 ? hi[i] : lo[i], c + i * ldc, m0, m1, add, e);
 }
 
 /* tile_avx512_r with the row count made a constant for each case */
