@@ -5,6 +5,7 @@
 #define ONYX_EP_CPU_KERNELS_KERNEL_UTIL_H
 
 #include <stdint.h>
+#include <string.h>
 
 #include "core/checked.h"
 #include "ep/ep.h"
@@ -29,6 +30,39 @@ static inline double ox_sum16_tree(const double s[16]) {
     for (int k = 0; k < 8; k++) t[k] = s[k] + s[k + 8];
     for (int k = 0; k < 4; k++) t[k] += t[k + 4];
     return (t[0] + t[2]) + (t[1] + t[3]);
+}
+
+/* The sum of n floats in double, in sixteen interleaved partial sums
+ * (four vectors of 4 lanes converted to double), so that the adds do not
+ * form one long chain of dependent additions (with eight, GlobalAveragePool
+ * over two images of 16 planes of 56x56 took 15 us, now 12; of 576 planes
+ * of 7x7, 17 us, now 10). Inlined into per-ISA variants of its callers
+ * (pool.c, reduce.c), which then convert four floats per instruction. */
+__attribute__((always_inline)) static inline double ox_sum_f32_wide(const float *x, int64_t n) {
+    typedef double vd4 __attribute__((vector_size(32)));
+    typedef float vf4 __attribute__((vector_size(16)));
+    vd4 a0 = {0, 0, 0, 0}, a1 = a0, a2 = a0, a3 = a0;
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        vf4 u0, u1, u2, u3;
+        memcpy(&u0, x + i, sizeof u0);
+        memcpy(&u1, x + i + 4, sizeof u1);
+        memcpy(&u2, x + i + 8, sizeof u2);
+        memcpy(&u3, x + i + 12, sizeof u3);
+        a0 += __builtin_convertvector(u0, vd4);
+        a1 += __builtin_convertvector(u1, vd4);
+        a2 += __builtin_convertvector(u2, vd4);
+        a3 += __builtin_convertvector(u3, vd4);
+    }
+    for (; i + 4 <= n; i += 4) {
+        vf4 u;
+        memcpy(&u, x + i, sizeof u);
+        a0 += __builtin_convertvector(u, vd4);
+    }
+    a0 = (a0 + a1) + (a2 + a3);
+    double s = (a0[0] + a0[1]) + (a0[2] + a0[3]);
+    for (; i < n; i++) s += x[i];
+    return s;
 }
 
 /* Fails with ONYX_OUT_OF_MEMORY, naming the op. */

@@ -692,27 +692,6 @@ typedef struct global_job {
     double p;
 } global_job;
 
-/* The sum of n floats in double, in eight interleaved partial sums (each
- * 4 lanes of a vector converted to double), so that the adds do not form
- * one long chain of dependent additions. */
-__attribute__((always_inline)) static inline double sum_wide_f32(const float *x, int64_t n) {
-    typedef double vd4 __attribute__((vector_size(32)));
-    typedef float vf4 __attribute__((vector_size(16)));
-    vd4 a0 = {0, 0, 0, 0}, a1 = {0, 0, 0, 0};
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        vf4 u, v;
-        memcpy(&u, x + i, sizeof u);
-        memcpy(&v, x + i + 4, sizeof v);
-        a0 += __builtin_convertvector(u, vd4);
-        a1 += __builtin_convertvector(v, vd4);
-    }
-    a0 += a1;
-    double s = (a0[0] + a0[1]) + (a0[2] + a0[3]);
-    for (; i < n; i++) s += x[i];
-    return s;
-}
-
 /* doubles keep one exact-order sum */
 static double sum_wide_f64(const double *x, int64_t n) {
     double s = 0;
@@ -742,13 +721,13 @@ static double sum_wide_f64(const double *x, int64_t n) {
         }                                                                                       \
     }
 
-DEF_GLOBAL(float, f32, sum_wide_f32, )
+DEF_GLOBAL(float, f32, ox_sum_f32_wide, )
 DEF_GLOBAL(double, f64, sum_wide_f64, )
 #if defined(__x86_64__) && defined(__GNUC__)
 /* the same sums at AVX2's width: four floats widened to doubles per
  * instruction (the SSE2 build takes two); SE blocks pool hundreds of
  * small planes per network */
-DEF_GLOBAL(float, f32_avx2, sum_wide_f32, __attribute__((target("avx2"))))
+DEF_GLOBAL(float, f32_avx2, ox_sum_f32_wide, __attribute__((target("avx2"))))
 #endif
 
 static ox_range_fn global_range_f32_best(void) {

@@ -16,6 +16,8 @@
 
 #include "core/dtype.h"
 #include "ep/cpu/kernels/broadcast.h"
+#include "ep/cpu/kernels/cpu_isa.h"
+#include "ep/cpu/kernels/kernel_util.h"
 #include "ep/ep.h"
 
 extern const ox_kernel_table ox_cpu_kernels_reduce;
@@ -279,6 +281,47 @@ static int reduced_axes(ox_kernel_ctx *c, int rank, int *red) {
     return 0;
 }
 
+/* float32 sums over the innermost axes (ReduceMean over a plane: the
+ * squeeze-and-excitation of a network exported without
+ * GlobalAveragePool): each output is one contiguous run of `len`
+ * elements, summed by ox_sum_f32_wide, in parallel over the outputs. */
+typedef struct inner_sum_job {
+    const float *x;
+    float *y;
+    int64_t len;
+    double count; /* len for the mean, 1 for the sum */
+} inner_sum_job;
+
+#define DEF_INNER_SUM(SUF, ATTR)                                                    \
+    ATTR static void inner_sum_##SUF(void *arg, int64_t b, int64_t e) {             \
+        const inner_sum_job *j = arg;                                               \
+        for (int64_t o = b; o < e; o++)                                             \
+            j->y[o] = (float)(ox_sum_f32_wide(j->x + o * j->len, j->len) / j->count); \
+    }
+DEF_INNER_SUM(portable, )
+#if defined(__x86_64__) && defined(__GNUC__)
+DEF_INNER_SUM(avx2, __attribute__((target("avx2"))))
+#endif
+
+/* 1 when it ran: X float32, kind a sum or mean over a nonempty run of
+ * innermost axes (red marks them) and nothing else. */
+static int inner_sum(ox_kernel_ctx *c, red_kind kind, const ox_tensor *X, ox_tensor *Y, const int *red) {
+    if (X->dtype != ONYX_FLOAT32 || (kind != RK_SUM && kind != RK_MEAN) || X->rank < 1) return 0;
+    int first = X->rank;
+    while (first > 0 && red[first - 1]) first--;
+    for (int i = 0; i < first; i++)
+        if (red[i]) return 0;
+    const int64_t len = ox_numel(X->dims + first, X->rank - first), outer = ox_numel(X->dims, first);
+    if (first == X->rank || len <= 0 || ox_tensor_numel(Y) != outer) return 0;
+    inner_sum_job j = {X->data, Y->data, len, kind == RK_MEAN ? (double)len : 1.0};
+    ox_range_fn fn = inner_sum_portable;
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (ox_cpu_isa_active() >= OX_ISA_AVX2) fn = inner_sum_avx2;
+#endif
+    ox_parallel_for(c->pool, outer, len >= 8192 ? 1 : 8192 / len, fn, &j);
+    return 1;
+}
+
 static int run_reduce(ox_kernel_ctx *c, red_kind kind) {
     const char *op = c->node->op_type;
     const ox_tensor *X = c->n_inputs > 0 ? c->inputs[0] : NULL;
@@ -311,6 +354,7 @@ static int run_reduce(ox_kernel_ctx *c, red_kind kind) {
                               " elements, expected %" PRId64, op, n_out,
                               ox_numel(kdims, X->rank));
     if (n_out == 0) return 0;
+    if (inner_sum(c, kind, X, Y, red)) return 0;
 
     ox_bcast plan;
     const int64_t *pd[1] = {kdims};
