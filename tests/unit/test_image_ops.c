@@ -3,8 +3,10 @@
  * keep_aspect_ratio_policy with axes under static inference, GridSample
  * and Col2Im in 1-D, DFT-20's inverse one-sided transform with an
  * explicit length, and the failures of malformed geometry. */
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "check.h"
 #include "model_builder.h"
@@ -183,6 +185,33 @@ static void test_resize_nearest(void) {
     }
 }
 
+/* ---- Resize to the input's own size: a copy ---- */
+
+/* Every mode and transformation but tf_crop_and_resize samples an input
+ * point for each output when the sizes match (linear and cubic weigh it
+ * 1 and every neighbour 0, so a NaN or infinity stays where it is); the
+ * output is the input, bit for bit. */
+static void test_resize_same_size(void) {
+    static const char *const modes[] = {"nearest", "linear", "cubic"};
+    static const char *const ctms[] = {"half_pixel", "align_corners", "asymmetric", "pytorch_half_pixel"};
+    float x[2 * 3 * 5];
+    for (int i = 0; i < 30; i++) x[i] = (float)(i * 11 % 30) * 0.37f - 4.0f;
+    x[7] = NAN;
+    x[13] = INFINITY;
+    for (int mo = 0; mo < 3; mo++)
+        for (int ct = 0; ct < 4; ct++) {
+            mb_model *m = mb_new(19);
+            mb_init_int64(m, "sizes", I64S(4), 1, I64S(1, 2, 3, 5));
+            mb_node(m, "Resize", "i0,,,sizes", "o0");
+            mb_attr_string(m, "mode", modes[mo]);
+            mb_attr_string(m, "coordinate_transformation_mode", ctms[ct]);
+            onyx_tensor *o;
+            CHECK_OK(run_model(m, ARGS(IN(F32, x, 4, 1, 2, 3, 5)), &o));
+            CHECK(o && onyx_tensor_numel(o) == 30 && memcmp(onyx_tensor_data(o), x, sizeof x) == 0);
+            onyx_tensor_free(o);
+        }
+}
+
 /* ---- GridSample-20 in 1-D ---- */
 
 static mb_model *gridsample(const char *mode, const char *pad) {
@@ -359,6 +388,7 @@ int main(void) {
     test_maxroipool();
     test_resize_policy();
     test_resize_nearest();
+    test_resize_same_size();
     test_gridsample_1d();
     test_gridsample_bilinear_2d();
     test_col2im_1d();

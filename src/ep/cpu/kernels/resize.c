@@ -694,10 +694,17 @@ int ox_cpu_resize_compute(ox_kernel_ctx *ctx) {
             rc = ox_cpu_oom(ctx);
     }
     if (rc == 0) {
-        int lead_identity = 1;
-        for (int d = 0; d < rank - 2; d++)
-            if (!p.ax[d].identity) lead_identity = 0;
-        if (p.mode == RS_NEAREST)
+        int lead_identity = 1, all_identity = 1;
+        for (int d = 0; d < rank; d++)
+            if (!p.ax[d].identity) {
+                all_identity = 0;
+                if (d < rank - 2) lead_identity = 0;
+            }
+        if (all_identity)
+            /* every output sample is an input point (a detector's resize of
+             * an image already at its size: 1.2 MB, 0.53 -> 0.09 ms) */
+            memcpy(y->data, x->data, (size_t)ox_tensor_numel(y) * ox_dtype_size(y->dtype));
+        else if (p.mode == RS_NEAREST)
             rc = rs_gather(ctx, &p, x, y);
         else if (x->dtype == ONYX_FLOAT32 && lead_identity)
             rc = rs_plane_f32(ctx, &p, x, y);
