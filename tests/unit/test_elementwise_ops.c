@@ -191,6 +191,29 @@ static void test_reduce(void) {
     CHECK_FAILS(run(one_op(28, "ReduceLogSum", "i0"), ARGS(IN(I64, I64S(1), 1, 1)), I64, &o), ONYX_INVALID_MODEL,
                 "expected a floating-point type");
     DONE(o);
+    /* float32 over the innermost axes (the contiguous runs' path): a NaN
+     * anywhere in a run makes its maximum and minimum NaN, infinities
+     * win, and means and sums of whole runs */
+    static const float rows[15] = {3, -1, 7, 2, 5, 1, NAN, 9, -4, 0, -INFINITY, 4, INFINITY, 2, -3};
+    static const char *const ext[2] = {"ReduceMax", "ReduceMin"};
+    for (int e = 0; e < 2; e++) {
+        m = one_op(18, ext[e], "i0,i1");
+        mb_attr_int(m, "keepdims", 0);
+        CHECK_OK(run(m, ARGS(IN(F32, rows, 2, 3, 5), IN(I64, I64S(-1), 1, 1)), F32, &o));
+        const float *d = o && onyx_tensor_numel(o) == 3 ? onyx_tensor_data(o) : NULL;
+        CHECK(d && d[0] == (e ? -1.0f : 7.0f) && isnan(d[1]) && d[2] == (e ? -INFINITY : INFINITY));
+        DONE(o);
+    }
+    m = one_op(18, "ReduceMean", "i0,i1");
+    CHECK_OK(run(m, ARGS(IN(F32, F32S(1, 2, 3, 4, 5, 6, -6, -5, -4, -3, -2, 10), 3, 2, 2, 3), IN(I64, I64S(1, 2), 1, 2)),
+                 F32, &o));
+    CHECK(near_f32(o, F32S(3.5f, -10.0f / 6.0f), 2, 1e-6));
+    DONE(o);
+    m = one_op(18, "ReduceSum", "i0,i1");
+    CHECK_OK(run(m, ARGS(IN(F32, F32S(1, 2, 3, 4, 5, 6, -6, -5, -4, -3, -2, 10), 3, 2, 2, 3), IN(I64, I64S(-1), 1, 1)),
+                 F32, &o));
+    CHECK(near_f32(o, F32S(6, 15, -15, 5), 4, 0));
+    DONE(o);
     /* noop_with_empty_axes with an empty axes input passes X through */
     m = one_op(18, "ReduceSum", "i0,i1");
     mb_attr_int(m, "noop_with_empty_axes", 1);

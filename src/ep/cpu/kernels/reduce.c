@@ -281,42 +281,62 @@ static int reduced_axes(ox_kernel_ctx *c, int rank, int *red) {
     return 0;
 }
 
-/* float32 sums over the innermost axes (ReduceMean over a plane: the
- * squeeze-and-excitation of a network exported without
- * GlobalAveragePool): each output is one contiguous run of `len`
- * elements, summed by ox_sum_f32_wide, in parallel over the outputs. */
-typedef struct inner_sum_job {
+/* float32 sums, means, maxima and minima over the innermost axes
+ * (ReduceMean over a plane: the squeeze-and-excitation of a network
+ * exported without GlobalAveragePool; ReduceMax over a detector's class
+ * scores): each output is one contiguous run of `len` elements, sums by
+ * ox_sum_f32_wide, in parallel over the outputs. */
+typedef struct inner_job {
     const float *x;
     float *y;
     int64_t len;
-    double count; /* len for the mean, 1 for the sum */
-} inner_sum_job;
+    red_kind kind;
+} inner_job;
 
-#define DEF_INNER_SUM(SUF, ATTR)                                                    \
-    ATTR static void inner_sum_##SUF(void *arg, int64_t b, int64_t e) {             \
-        const inner_sum_job *j = arg;                                               \
-        for (int64_t o = b; o < e; o++)                                             \
-            j->y[o] = (float)(ox_sum_f32_wide(j->x + o * j->len, j->len) / j->count); \
+/* The maximum (max 1) or minimum of n >= 1 floats as F_MAX_ / F_MIN_
+ * fold them: a NaN replaces the current value, then stays. */
+static float inner_extreme(const float *x, int64_t n, int max) {
+    float a = x[0];
+    if (max)
+        for (int64_t i = 1; i < n; i++) a = F_MAX_(float, a, x[i]);
+    else
+        for (int64_t i = 1; i < n; i++) a = F_MIN_(float, a, x[i]);
+    return a;
+}
+
+#define DEF_INNER(SUF, ATTR)                                                                \
+    ATTR static void inner_##SUF(void *arg, int64_t b, int64_t e) {                         \
+        const inner_job *j = arg;                                                           \
+        for (int64_t o = b; o < e; o++) {                                                   \
+            const float *x = j->x + o * j->len;                                             \
+            if (j->kind == RK_MAX || j->kind == RK_MIN)                                     \
+                j->y[o] = inner_extreme(x, j->len, j->kind == RK_MAX);                      \
+            else                                                                            \
+                j->y[o] = (float)(ox_sum_f32_wide(x, j->len) /                              \
+                                  (j->kind == RK_MEAN ? (double)j->len : 1.0));             \
+        }                                                                                   \
     }
-DEF_INNER_SUM(portable, )
+DEF_INNER(portable, )
 #if defined(__x86_64__) && defined(__GNUC__)
-DEF_INNER_SUM(avx2, __attribute__((target("avx2"))))
+DEF_INNER(avx2, __attribute__((target("avx2"))))
 #endif
 
-/* 1 when it ran: X float32, kind a sum or mean over a nonempty run of
- * innermost axes (red marks them) and nothing else. */
-static int inner_sum(ox_kernel_ctx *c, red_kind kind, const ox_tensor *X, ox_tensor *Y, const int *red) {
-    if (X->dtype != ONYX_FLOAT32 || (kind != RK_SUM && kind != RK_MEAN) || X->rank < 1) return 0;
+/* 1 when it ran: X float32, kind a sum, mean, max or min over a
+ * nonempty run of innermost axes (red marks them) and nothing else. */
+static int inner_reduce(ox_kernel_ctx *c, red_kind kind, const ox_tensor *X, ox_tensor *Y, const int *red) {
+    if (X->dtype != ONYX_FLOAT32 || X->rank < 1 ||
+        (kind != RK_SUM && kind != RK_MEAN && kind != RK_MAX && kind != RK_MIN))
+        return 0;
     int first = X->rank;
     while (first > 0 && red[first - 1]) first--;
     for (int i = 0; i < first; i++)
         if (red[i]) return 0;
     const int64_t len = ox_numel(X->dims + first, X->rank - first), outer = ox_numel(X->dims, first);
     if (first == X->rank || len <= 0 || ox_tensor_numel(Y) != outer) return 0;
-    inner_sum_job j = {X->data, Y->data, len, kind == RK_MEAN ? (double)len : 1.0};
-    ox_range_fn fn = inner_sum_portable;
+    inner_job j = {X->data, Y->data, len, kind};
+    ox_range_fn fn = inner_portable;
 #if defined(__x86_64__) && defined(__GNUC__)
-    if (ox_cpu_isa_active() >= OX_ISA_AVX2) fn = inner_sum_avx2;
+    if (ox_cpu_isa_active() >= OX_ISA_AVX2) fn = inner_avx2;
 #endif
     ox_parallel_for(c->pool, outer, len >= 8192 ? 1 : 8192 / len, fn, &j);
     return 1;
@@ -354,7 +374,7 @@ static int run_reduce(ox_kernel_ctx *c, red_kind kind) {
                               " elements, expected %" PRId64, op, n_out,
                               ox_numel(kdims, X->rank));
     if (n_out == 0) return 0;
-    if (inner_sum(c, kind, X, Y, red)) return 0;
+    if (inner_reduce(c, kind, X, Y, red)) return 0;
 
     ox_bcast plan;
     const int64_t *pd[1] = {kdims};
