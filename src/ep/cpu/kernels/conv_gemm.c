@@ -300,22 +300,13 @@ tile_avx512_r(const int rows, const int width, int cols, int64_t kc, const float
         }
     } else {
         for (int64_t k = 0; k < kc; k++) {
-            const __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
-#pragma GCC unroll 6
-            for (int i = 0; i < MR; i++)
-                if (i < rows) {
-                    __m512 av = _mm512_set1_ps(a[i]);
-                    lo[i] = _mm512_fmadd_ps(av, b0, lo[i]);
-                    hi[i] = _mm512_fmadd_ps(av, b1, hi[i]);
-                }
+            ox_tile_step_avx512(rows, a, _mm512_loadu_ps(b), _mm512_loadu_ps(b + 16), lo, hi);
             a += MR;
             b += 32;
         }
     }
-    __mmask16 m0 = cols >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << cols) - 1);
-    __mmask16 m1 = cols >= 32 ? (__mmask16)0xFFFF
-                   : cols > 16 ? (__mmask16)((1u << (cols - 16)) - 1)
-                               : (__mmask16)0;
+    __mmask16 m0, m1;
+    ox_tile_masks_avx512(cols, &m0, &m1);
 #pragma GCC unroll 6
     for (int i = 0; i < MR; i++)
         if (i < rows)

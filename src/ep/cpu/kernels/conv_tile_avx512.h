@@ -10,6 +10,27 @@
 #include "ep/cpu/kernels/conv_fast.h"
 #include "ep/cpu/kernels/exp_fma_avx2.h"
 
+/* One k step of a tile of `rows` (at most OX_CONV_MR) rows, 32 columns
+ * wide: row i gains a[i] times the columns (b0, b1), as ox_tile_step_avx2
+ * does for 16. */
+__attribute__((target("avx512f,avx2,fma"), always_inline)) static inline void
+ox_tile_step_avx512(const int rows, const float *a, __m512 b0, __m512 b1, __m512 *lo, __m512 *hi) {
+#pragma GCC unroll 6
+    for (int i = 0; i < OX_CONV_MR; i++)
+        if (i < rows) {
+            const __m512 av = _mm512_set1_ps(a[i]);
+            lo[i] = _mm512_fmadd_ps(av, b0, lo[i]);
+            hi[i] = _mm512_fmadd_ps(av, b1, hi[i]);
+        }
+}
+
+/* The masks of a row's first `cols` columns (of 32) in its two vectors. */
+__attribute__((target("avx512f"), always_inline)) static inline void ox_tile_masks_avx512(int cols, __mmask16 *m0,
+                                                                                       __mmask16 *m1) {
+    *m0 = cols >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << cols) - 1);
+    *m1 = cols >= 32 ? (__mmask16)0xFFFF : cols > 16 ? (__mmask16)((1u << (cols - 16)) - 1) : (__mmask16)0;
+}
+
 /* ox_tile_act_avx2 on sixteen lanes; Sigmoid and SiLU by ox_exp_act16,
  * the same bits as the activation rows' */
 __attribute__((target("avx512f,avx2,fma"), always_inline)) static inline __m512
