@@ -449,46 +449,34 @@ static int qmm_int32(ox_kernel_ctx *ctx, const mm_plan *p, const ox_tensor *A, c
         memset(acc, 0, (size_t)(p->nb * p->M * p->N) * sizeof *acc);
         return 0;
     }
-    int64_t mk = p->M * p->K, kn = p->K * p->N;
+    const int64_t mk = p->M * p->K, kn = p->K * p->N;
     /* one B for matrices of A that follow each other: one product of all
      * their rows (a transformer's [tokens, batch, d] x [d, n] would
      * otherwise be `tokens` products of `batch` rows each) */
-    if (p->b_count == 1 && p->a_full && p->nb > 1) {
-        int32_t *zero = malloc(sizeof(int32_t) * (size_t)(p->nb * p->M + p->N));
-        if (!zero) return ox_cpu_oom(ctx);
-        for (int64_t i = 0; i < p->nb * p->M; i++) zero[i] = (int32_t)qparam_at(za, i / p->M, i % p->M);
-        for (int64_t x = 0; x < p->N; x++) zero[p->nb * p->M + x] = (int32_t)qparam_at(zb, 0, x);
-        ox_q8_matrix qa = {A->data, A->dtype == ONYX_INT8, p->K, zero, 1};
-        ox_q8_matrix qb = {B->data, B->dtype == ONYX_INT8, p->N, zero + p->nb * p->M, 1};
-        ox_q8_packed_b *shared = packed ? NULL : ox_q8_pack_b(p->K, p->N, &qb);
-        int rc = packed || shared ? ox_gemm_q8_packed(ctx->pool, ctx->stop, p->nb * p->M, &qa,
-                                                      packed ? packed : shared, acc, p->N)
-                                  : -1;
-        ox_q8_packed_b_free(shared);
-        free(zero);
-        return rc ? ox_cpu_oom(ctx) : 0;
-    }
-    int32_t *zero = malloc(sizeof(int32_t) * (size_t)(p->M + p->N));
+    const int fold = p->b_count == 1 && p->a_full;
+    const int64_t products = fold ? 1 : p->nb, rows = fold ? p->nb * p->M : p->M;
+    int32_t *zero = malloc(sizeof(int32_t) * (size_t)(rows + p->N));
     if (!zero) return ox_cpu_oom(ctx);
     ox_q8_matrix qa = {NULL, A->dtype == ONYX_INT8, p->K, zero, 1};
-    ox_q8_matrix qb = {NULL, B->dtype == ONYX_INT8, p->N, zero + p->M, 1};
+    ox_q8_matrix qb = {NULL, B->dtype == ONYX_INT8, p->N, zero + rows, 1};
     ox_q8_packed_b *shared = NULL;
     const ox_q8_packed_b *one_b = packed;
     int rc = 0;
-    for (int64_t bi = 0; rc == 0 && bi < p->nb; bi++) {
+    for (int64_t bi = 0; rc == 0 && bi < products; bi++) {
         int64_t ao, bo;
         mm_offsets(p, bi, &ao, &bo);
-        for (int64_t i = 0; i < p->M; i++) zero[i] = (int32_t)qparam_at(za, ao / mk, i);
-        for (int64_t x = 0; x < p->N; x++) zero[p->M + x] = (int32_t)qparam_at(zb, bo / kn, x);
+        /* row i of this product: row i % M of A's matrix ao / mk + i / M */
+        for (int64_t i = 0; i < rows; i++) zero[i] = (int32_t)qparam_at(za, ao / mk + i / p->M, i % p->M);
+        for (int64_t x = 0; x < p->N; x++) zero[rows + x] = (int32_t)qparam_at(zb, bo / kn, x);
         qa.data = (const uint8_t *)A->data + ao;
         qb.data = (const uint8_t *)B->data + bo;
-        int32_t *c = acc + bi * p->M * p->N;
+        int32_t *c = acc + bi * rows * p->N;
         if (p->b_count > 1) {
-            rc = ox_gemm_q8(ctx->pool, ctx->stop, p->M, p->N, p->K, &qa, &qb, c, p->N);
+            rc = ox_gemm_q8(ctx->pool, ctx->stop, rows, p->N, p->K, &qa, &qb, c, p->N);
             continue;
         }
         if (!one_b && !(one_b = shared = ox_q8_pack_b(p->K, p->N, &qb))) rc = -1;
-        if (rc == 0) rc = ox_gemm_q8_packed(ctx->pool, ctx->stop, p->M, &qa, one_b, c, p->N);
+        if (rc == 0) rc = ox_gemm_q8_packed(ctx->pool, ctx->stop, rows, &qa, one_b, c, p->N);
     }
     ox_q8_packed_b_free(shared);
     free(zero);
