@@ -137,8 +137,21 @@ static int infer_matmul(ox_infer_ctx *c) {
 
 static const ox_dtype Q8_TYPES[] = {ONYX_INT8, ONYX_UINT8};
 
+/* The matrices of t (the product of its dims but the last two); -1 when
+ * some is unknown. */
+static int64_t matrices_of(const ir_type *t) {
+    if (!t) return -1;
+    int64_t n = 1;
+    for (int i = 0; i + 2 < t->rank; i++) {
+        if (t->dims[i] < 0 || !ox_mul_i64(n, t->dims[i], &n)) return -1;
+    }
+    return n;
+}
+
 /* A zero point must be a scalar or a 1-D tensor of up to `len` entries
- * (per row of A / per column of B); its type must match its tensor's. */
+ * (per row of A / per column of B), or, as the spec allows for an N-D
+ * tensor, one per row (column) of each of its matrices ([D1, D2, M, 1]);
+ * its type must match its tensor's. */
 static int check_zero_point(ox_infer_ctx *c, int zi, int ti, const char *what, int64_t len) {
     const ir_type *z = ox_infer_in(c, zi), *t = ox_infer_in(c, ti);
     if (!z) return 0;
@@ -155,7 +168,8 @@ static int check_zero_point(ox_infer_ctx *c, int zi, int ti, const char *what, i
         if (known && !ox_numel_checked(z->dims, z->rank, &n))
             return ox_infer_fail(c, ox_infer_bad_code(c), "%s: the element count of %s overflows int64",
                                  c->node->op_type, what);
-        if (known && len >= 0 && n != len)
+        const int64_t mats = matrices_of(t);
+        if (known && len >= 0 && n != len && !(mats > 1 && n / mats == len && n % mats == 0))
             return ox_infer_fail(c, ox_infer_bad_code(c),
                                  "%s: %s has %lld values, expected 1 or %lld", c->node->op_type,
                                  what, (long long)n, (long long)len);

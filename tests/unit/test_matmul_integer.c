@@ -3,8 +3,9 @@
  * or a broadcast A (one product per matrix), bit for bit against the
  * definition in this file, under every instruction-set variant this
  * machine has: B a constant (packed at session creation) or an input
- * (packed per run), uint8 and int8, scalar and per-row A zero points,
- * scalar and per-column B zero points. */
+ * (packed per run), uint8 and int8, A zero points scalar, per row and
+ * per row of each matrix ([matrices, M, 1]), B zero points scalar and
+ * per column. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +19,7 @@ typedef struct mcase {
     int ra, rb;            /* ranks of A and B */
     int64_t ad[3], bd[3];  /* their dims */
     int a_signed, b_signed;
-    int za_per_row, zb_per_col;
+    int za_per_row, zb_per_col; /* za_per_row 2: one per row of each matrix */
     int b_const;           /* B an initializer (packed once) */
 } mcase;
 
@@ -39,7 +40,10 @@ static void run_case(onyx_env *env, const mcase *c, const char *isa, uint64_t se
     const int64_t M = c->ad[c->ra - 2], K = c->ad[c->ra - 1], N = c->bd[c->rb - 1];
     const int64_t na = c->ra == 3 ? c->ad[0] : 1, nbm = c->rb == 3 ? c->bd[0] : 1;
     const int64_t nb = na > nbm ? na : nbm;
-    const int64_t nza = c->za_per_row ? M : 1, nzb = c->zb_per_col ? N : 1;
+    const int64_t nza = c->za_per_row == 2 ? na * M : c->za_per_row ? M : 1, nzb = c->zb_per_col ? N : 1;
+    /* one per row of each matrix: shaped [matrices, M, 1], as the spec has it */
+    const int64_t zad[3] = {c->za_per_row == 2 ? na : nza, M, 1};
+    const int zar = c->za_per_row == 2 ? 3 : 1;
     const onyx_dtype at = c->a_signed ? ONYX_INT8 : ONYX_UINT8, bt = c->b_signed ? ONYX_INT8 : ONYX_UINT8;
     uint8_t *a = malloc((size_t)numel(c->ad, c->ra)), *b = malloc((size_t)numel(c->bd, c->rb));
     uint8_t za[64], zb[64];
@@ -60,7 +64,7 @@ static void run_case(onyx_env *env, const mcase *c, const char *isa, uint64_t se
                 const int64_t am = na == 1 ? 0 : m, bm = nbm == 1 ? 0 : m;
                 uint32_t acc = 0;
                 for (int64_t k = 0; k < K; k++) {
-                    int32_t av = byte_at(a, c->a_signed, (am * M + i) * K + k) - byte_at(za, c->a_signed, c->za_per_row ? i : 0);
+                    int32_t av = byte_at(a, c->a_signed, (am * M + i) * K + k) - byte_at(za, c->a_signed, c->za_per_row == 2 ? am * M + i : c->za_per_row ? i : 0);
                     int32_t bv = byte_at(b, c->b_signed, (bm * K + k) * N + j) - byte_at(zb, c->b_signed, c->zb_per_col ? j : 0);
                     acc += (uint32_t)(av * bv);
                 }
@@ -68,7 +72,7 @@ static void run_case(onyx_env *env, const mcase *c, const char *isa, uint64_t se
             }
     mb_model *mm = mb_new(10);
     mb_input(mm, "a", at, c->ad, c->ra);
-    mb_input(mm, "az", at, &nza, 1);
+    mb_input(mm, "az", at, zad, zar);
     if (c->b_const) {
         mb_init_bytes(mm, "b", bt, c->bd, c->rb, b);
         mb_init_bytes(mm, "bz", bt, &nzb, 1, zb);
@@ -84,7 +88,7 @@ static void run_case(onyx_env *env, const mcase *c, const char *isa, uint64_t se
     CHECK_OK(onyx_session_create_from_buffer(env, buf, len, NULL, &s));
     free(buf);
     CHECK_OK(onyx_tensor_create(at, c->ad, c->ra, &t[0]));
-    CHECK_OK(onyx_tensor_create(at, &nza, 1, &t[1]));
+    CHECK_OK(onyx_tensor_create(at, zad, zar, &t[1]));
     if (!c->b_const) CHECK_OK(onyx_tensor_create(bt, c->bd, c->rb, &t[2]));
     onyx_tensor *bz = NULL;
     if (!c->b_const) CHECK_OK(onyx_tensor_create(bt, &nzb, 1, &bz));
@@ -121,6 +125,26 @@ out:
     free(want);
 }
 
+/* A zero point per row of each matrix must hold that many values: [5, 2,
+ * 1] for five matrices of 3 rows is refused when the session is made. */
+static void bad_zero_point(onyx_env *env) {
+    const int64_t ad[3] = {5, 3, 8}, bd[2] = {8, 4}, zd[3] = {5, 2, 1};
+    mb_model *m = mb_new(10);
+    mb_input(m, "a", ONYX_UINT8, ad, 3);
+    mb_input(m, "b", ONYX_UINT8, bd, 2);
+    mb_input(m, "az", ONYX_UINT8, zd, 3);
+    mb_output(m, "y", ONYX_INT32, NULL, -1);
+    mb_node(m, "MatMulInteger", "a,b,az", "y");
+    size_t len;
+    uint8_t *buf = mb_serialize(m, &len);
+    mb_free(m);
+    onyx_session *s = NULL;
+    CHECK_FAILS(onyx_session_create_from_buffer(env, buf, len, NULL, &s), ONYX_INVALID_MODEL,
+                "a_zero_point has 10 values, expected 1 or 3");
+    onyx_session_free(s);
+    free(buf);
+}
+
 int main(void) {
     static const char *const isas[] = {"portable", "avx2", "avx512"};
     static const mcase cases[] = {
@@ -129,6 +153,10 @@ int main(void) {
         {3, 2, {17, 2, 40}, {40, 37}, 0, 1, 1, 1, 1},
         /* the same with B an input (packed per run), scalar zero points */
         {3, 2, {5, 3, 33}, {33, 40}, 1, 0, 0, 0, 0},
+        /* folded, A's zero points per row of each matrix ([5, 3, 1]) */
+        {3, 2, {5, 3, 33}, {33, 40}, 0, 1, 2, 1, 1},
+        /* a B per matrix with them */
+        {3, 3, {2, 3, 6}, {2, 6, 5}, 1, 0, 2, 0, 1},
         /* K past 256 and many columns, int8 both */
         {3, 2, {4, 6, 300}, {300, 70}, 1, 1, 1, 0, 1},
         /* a B per matrix: one product each */
@@ -144,6 +172,7 @@ int main(void) {
         setenv("ONYX_CPU_ISA", isas[v], 1);
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(env, &cases[i], isas[v], seed++);
     }
+    bad_zero_point(env);
     onyx_env_free(env);
     CHECK_DONE();
 }
