@@ -17,6 +17,7 @@
 
 #include "core/dtype.h"
 #include "ep/ep.h"
+#include "ep/cpu/kernels/erf_poly.h"
 #include "ep/cpu/kernels/saturate.h"
 
 #define NDT (ONYX_BFLOAT16 + 1)
@@ -189,29 +190,21 @@ static inline float fast_tanhf(float x) {
  * by unit.elementwise_ops: erf within 5e-7 absolute, GELU within 2e-6
  * relative for x >= -4 and 1e-5 below (the rounding of z^2 in e^(-z^2)). */
 static inline float erf_taylor(float z) {
+    static const float c[] = {OX_ERF_TAYLOR_COEFFS};
     const float u = z * z;
-    float p = 1.0f / 9360;
-    p = p * u - 1.0f / 1320;
-    p = p * u + 1.0f / 216;
-    p = p * u - 1.0f / 42;
-    p = p * u + 1.0f / 10;
-    p = p * u - 1.0f / 3;
-    p = p * u + 1.0f;
-    return 1.12837916709551257f * z * p;
+    float p = c[0];
+#pragma GCC unroll 16
+    for (size_t i = 1; i < sizeof c / sizeof c[0]; i++) p = p * u + c[i];
+    return OX_ERF_TAYLOR_SCALE * z * p;
 }
 
 /* erfc(a) for a >= 0.5 */
 static inline float erfc_tail(float a) {
-    const float t = 1.0f / (1.0f + 0.47047f * a);
-    float r = 7.949805984e-02f;
-    r = r * t - 2.415571403e-01f;
-    r = r * t + 1.576193734e-01f;
-    r = r * t + 5.528118889e-02f;
-    r = r * t + 1.810031978e-01f;
-    r = r * t + 2.379558913e-01f;
-    r = r * t + 2.647649541e-01f;
-    r = r * t + 2.655212718e-01f;
-    r = r * t - 4.213043480e-06f;
+    static const float c[] = {OX_ERFC_TAIL_COEFFS};
+    const float t = 1.0f / (1.0f + OX_ERFC_TAIL_T * a);
+    float r = c[0];
+#pragma GCC unroll 16
+    for (size_t i = 1; i < sizeof c / sizeof c[0]; i++) r = r * t + c[i];
     return r * fast_expf(-a * a);
 }
 

@@ -7,6 +7,9 @@
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
+#include <stddef.h>
+
+#include "ep/cpu/kernels/erf_poly.h"
 
 /* The clamps, the reduction x = n ln2 + r and the polynomial p ~ e^r
  * (Estrin's scheme, as fast_expf_fma), written once for a vector width:
@@ -77,35 +80,28 @@ __attribute__((target("avx512f"), always_inline)) static inline __m512 ox_exp_ac
  * exp, written once for a vector width like OX_EXP_FMA_CORE: P the
  * intrinsics' prefix, V the vector type, EXP the exp of that width, and
  * ABS(a), LT(a, b) and SEL(m, a, b) |a|, a compare's mask and the blend
- * taking a where it is set. The same operations in the same order at 8 and 16 lanes, so
+ * taking a where it is set. The same polynomials (erf_poly.h) by Horner's
+ * scheme, the same operations in the same order at 8 and 16 lanes, so
  * AVX2 and AVX-512 machines give the same bits; within a few ulp of the
- * portable loops' fast_gelu (whose erf and erfc polynomials it evaluates
- * by Horner's scheme as well). Declares g = GELU(x). */
-#define OX_GELU_FMA(P, V, EXP, ABS, LT, SEL, x, g)                                                       \
+ * portable loops' fast_gelu. Declares g = GELU(x). */
+#define OX_GELU_FMA(P, V, EXP, ABS, LT, SEL, x, g)                                                  \
     V g;                                                                                            \
     {                                                                                               \
+        static const float tc_[] = {OX_ERF_TAYLOR_COEFFS}, rc_[] = {OX_ERFC_TAIL_COEFFS};           \
         const V z_ = P##_mul_ps(x, P##_set1_ps(0.70710678118654752440f));                           \
-        const V a_ = ABS(z_), u_ = P##_mul_ps(z_, z_);                \
+        const V a_ = ABS(z_), u_ = P##_mul_ps(z_, z_);                                              \
         /* |z| < 0.5: 1 + erf(z) by the odd Taylor series */                                        \
-        V p_ = P##_fmadd_ps(P##_set1_ps(1.0f / 9360), u_, P##_set1_ps(-1.0f / 1320));               \
-        p_ = P##_fmadd_ps(p_, u_, P##_set1_ps(1.0f / 216));                                         \
-        p_ = P##_fmadd_ps(p_, u_, P##_set1_ps(-1.0f / 42));                                         \
-        p_ = P##_fmadd_ps(p_, u_, P##_set1_ps(1.0f / 10));                                          \
-        p_ = P##_fmadd_ps(p_, u_, P##_set1_ps(-1.0f / 3));                                          \
-        p_ = P##_fmadd_ps(p_, u_, P##_set1_ps(1.0f));                                               \
-        const V small_ = P##_fmadd_ps(P##_mul_ps(P##_set1_ps(1.12837916709551257f), z_), p_,       \
+        V p_ = P##_set1_ps(tc_[0]);                                                                 \
+        _Pragma("GCC unroll 16") for (size_t i_ = 1; i_ < sizeof tc_ / sizeof tc_[0]; i_++)         \
+            p_ = P##_fmadd_ps(p_, u_, P##_set1_ps(tc_[i_]));                                        \
+        const V small_ = P##_fmadd_ps(P##_mul_ps(P##_set1_ps(OX_ERF_TAYLOR_SCALE), z_), p_,         \
                                       P##_set1_ps(1.0f));                                           \
-        /* else erfc(|z|) = R(t) e^(-z^2), t = 1 / (1 + 0.47047 |z|) */                             \
-        const V t_ = P##_div_ps(P##_set1_ps(1.0f), P##_fmadd_ps(P##_set1_ps(0.47047f), a_,          \
+        /* else erfc(|z|) = R(t) e^(-z^2), t = 1 / (1 + OX_ERFC_TAIL_T |z|) */                      \
+        const V t_ = P##_div_ps(P##_set1_ps(1.0f), P##_fmadd_ps(P##_set1_ps(OX_ERFC_TAIL_T), a_,    \
                                                                 P##_set1_ps(1.0f)));                \
-        V r_ = P##_fmadd_ps(P##_set1_ps(7.949805984e-02f), t_, P##_set1_ps(-2.415571403e-01f));     \
-        r_ = P##_fmadd_ps(r_, t_, P##_set1_ps(1.576193734e-01f));                                   \
-        r_ = P##_fmadd_ps(r_, t_, P##_set1_ps(5.528118889e-02f));                                   \
-        r_ = P##_fmadd_ps(r_, t_, P##_set1_ps(1.810031978e-01f));                                   \
-        r_ = P##_fmadd_ps(r_, t_, P##_set1_ps(2.379558913e-01f));                                   \
-        r_ = P##_fmadd_ps(r_, t_, P##_set1_ps(2.647649541e-01f));                                   \
-        r_ = P##_fmadd_ps(r_, t_, P##_set1_ps(2.655212718e-01f));                                   \
-        r_ = P##_fmadd_ps(r_, t_, P##_set1_ps(-4.213043480e-06f));                                  \
+        V r_ = P##_set1_ps(rc_[0]);                                                                 \
+        _Pragma("GCC unroll 16") for (size_t i_ = 1; i_ < sizeof rc_ / sizeof rc_[0]; i_++)         \
+            r_ = P##_fmadd_ps(r_, t_, P##_set1_ps(rc_[i_]));                                        \
         const V tail_ = P##_mul_ps(r_, EXP(P##_sub_ps(P##_setzero_ps(), P##_mul_ps(a_, a_))));      \
         /* 1 + erf(z): the tail itself below zero, 2 minus it above */                              \
         V ope_ = SEL(LT(z_, P##_setzero_ps()), tail_, P##_sub_ps(P##_set1_ps(2.0f), tail_));        \
