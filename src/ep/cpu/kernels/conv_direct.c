@@ -11,8 +11,9 @@
  * needs no packing: with few
  * output channels (a 96 -> 24 channel 3x3 convolution reuses each packed
  * column only 4 times) building the column matrix cost about as much as
- * the products. Each phase row carries 32 floats of slack, so the loads
- * for a ragged last column block stay inside it; those lanes are never
+ * the products. Each phase row carries a column block's floats of slack
+ * (16, or 32 with the AVX-512 tile), so the loads for a ragged last
+ * column block stay inside it; those lanes are never
  * stored.
  *
  * The phase planes are made a band of output rows at a time, by the task
@@ -276,7 +277,7 @@ int ox_conv_direct_f32(ox_threadpool *pool, const ox_stop *stop, const ox_conv_d
     j.PW = span_w / a->sw + (span_w % a->sw != 0);
     if (j.PW > MAX_PADDED) return 0;
     j.wide = a->isa >= OX_ISA_AVX512;
-    j.row = (j.PW + 2 * NR + 7) / 8 * 8;
+    j.row = (j.PW + (j.wide ? 2 : 1) * NR + 7) / 8 * 8;
     /* a band of ob output rows reads ob phase rows and those the kernel's
      * lower taps add; ob makes the band about L2_BAND_BYTES (at least one
      * row), and small enough to give every thread tasks */
