@@ -417,7 +417,8 @@ static void test_fast_erf(void) {
  * has, over the same sweep as test_fast_erf with a ragged end: within
  * fast_gelu's bounds of the exact GELU; the AVX2 and AVX-512 rows (the
  * FMA forms of exp_fma_avx2.h) give the same bits; NaN stays NaN, 0 and
- * +inf stay themselves. */
+ * +inf stay themselves; com.microsoft.Gelu, computed in shares, gives the
+ * same bits as one row. */
 static void test_gelu_rows(void) {
     enum { N = 160001 + 3 };
     float *x = malloc(sizeof(float) * N), *y = malloc(sizeof(float) * N), *fma8 = malloc(sizeof(float) * N);
@@ -446,6 +447,20 @@ static void test_gelu_rows(void) {
         CHECK(isnan(y[N - 3]) && y[N - 2] == INFINITY && y[N - 1] == 0.0f);
         if (isa == OX_ISA_AVX2) memcpy(fma8, y, sizeof(float) * N);
         if (isa == OX_ISA_AVX512) CHECK(memcmp(fma8, y, sizeof(float) * (N - 3)) == 0);
+    }
+    /* com.microsoft.Gelu in shares over the session's pool (one per core:
+     * ragged shares on a machine with two or more) gives the bits of one
+     * row over the whole tensor */
+    {
+        enum { G = 10007 };
+        memcpy(y, x, sizeof(float) * G);
+        ox_act_bias_rows(&gelu, y, 1, G, G, NULL, ox_cpu_isa_active());
+        mb_model *m = one_op(17, "Gelu", "i0");
+        mb_domain(m, "com.microsoft", 1);
+        onyx_tensor *o;
+        CHECK_OK(run(m, ARGS(IN(F32, x, 1, G)), F32, &o));
+        CHECK(o && onyx_tensor_numel(o) == G && memcmp(onyx_tensor_data(o), y, sizeof(float) * G) == 0);
+        DONE(o);
     }
 out:
     free(x);
