@@ -382,6 +382,15 @@ int main(void) {
          * padding below): only padding is read at some outputs */
         {"depthwise blocked: pads past the window", 2, 1, 9, 9, 9, {2, 1}, {1, 1}, {4, 4}, {1, 1},
          {3, 3, 0, 0}, 1, 0, 0, 1, "Relu", {0}, 0},
+        /* kernel rows of constant width and stride (3 or 5 taps, stride 1
+         * or 2: each input position loaded once per kernel row), a last
+         * step of four positions, a ragged channel block */
+        {"depthwise blocked: 5x5 stride 2, a four-position step", 2, 2, 11, 11, 11, {15, 23}, {5, 5},
+         {2, 2}, {1, 1}, {2, 2, 2, 2}, 1, 1, 0, 1, "Relu", {0}, 0},
+        {"depthwise blocked: 5x5 stride 1, a four-position step", 2, 1, 17, 17, 17, {6, 12}, {5, 5},
+         {1, 1}, {1, 1}, {2, 2, 2, 2}, 1, 0, 0, 2, "HardSwish", {0}, 0},
+        {"depthwise blocked: 3x3 stride 2, a four-position step", 2, 1, 8, 8, 8, {9, 20}, {3, 3},
+         {2, 2}, {1, 1}, {1, 1, 1, 1}, 0, 0, 0, 1, NULL, {0}, 0},
         {"depthwise blocked: pads on every side, 3x3 stride 3", 2, 2, 10, 10, 10, {5, 4}, {3, 3}, {3, 3},
          {1, 1}, {4, 2, 3, 5}, 1, 1, 0, 1, "HardSwish", {0}, 0},
         /* small planes with the output channels in the vector lanes

@@ -26,6 +26,8 @@
 #define CB 8 /* channels per block: one AVX2 vector */
 /* the padded tile may not exceed this many floats (8 MiB) */
 #define DWC_MAX_TILE ((int64_t)1 << 21)
+/* the widest kernel row dwc_step_row takes */
+#define DWC_MAX_KW 5
 
 typedef struct dwc_job {
     const ox_dw_args *a;
@@ -57,29 +59,33 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void transpose8
     }
 }
 
-/* Input row ih of the block's nc channels into tile row py, eight
- * columns at a time through transpose8, the ragged end one by one. */
+/* A mask of the lanes below n. */
+__attribute__((target("avx2,fma"), always_inline)) static inline __m256i lanes_below(int n) {
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+/* Rows of len floats of nc channels (channel c's row at src + c *
+ * stride) into channel-innermost positions: dst[i * CB + c], eight
+ * positions at a time through transpose8, lanes of absent channels zero.
+ * The ragged end is loaded masked and stored as whole positions: the
+ * positions from len up to the next multiple of eight are written as
+ * zeros, so dst must have room for them (a per-position store loop there
+ * became a memcpy call per row, an eighth of a 7x7 plane's time). */
 __attribute__((target("avx2,fma"), always_inline)) static inline void
-gather_row(const ox_dw_args *a, const float *x0, int nc, int64_t ih, float *tr, int64_t cols) {
-    const int64_t plane = a->IH * a->IW;
-    const float *src = x0 + ih * a->IW;
-    int64_t iw = 0;
-    for (; iw + 8 <= cols; iw += 8) {
+to_channel_inner(const float *src, int64_t stride, int nc, int64_t len, float *dst) {
+    int64_t i = 0;
+    for (; i + 8 <= len; i += 8) {
         __m256 r[8];
-        for (int c = 0; c < CB; c++)
-            r[c] = c < nc ? _mm256_loadu_ps(src + c * plane + iw) : _mm256_setzero_ps();
+        for (int c = 0; c < CB; c++) r[c] = c < nc ? _mm256_loadu_ps(src + c * stride + i) : _mm256_setzero_ps();
         transpose8(r);
-        for (int q = 0; q < 8; q++) _mm256_storeu_ps(tr + (iw + q) * CB, r[q]);
+        for (int q = 0; q < 8; q++) _mm256_storeu_ps(dst + (i + q) * CB, r[q]);
     }
-    if (iw < cols) {
-        /* the ragged end by masked loads (a 7x7 plane is all ragged end) */
-        const int rem = (int)(cols - iw);
-        const __m256i m = _mm256_cmpgt_epi32(_mm256_set1_epi32(rem), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    if (i < len) {
+        const __m256i m = lanes_below((int)(len - i));
         __m256 r[8];
-        for (int c = 0; c < CB; c++)
-            r[c] = c < nc ? _mm256_maskload_ps(src + c * plane + iw, m) : _mm256_setzero_ps();
+        for (int c = 0; c < CB; c++) r[c] = c < nc ? _mm256_maskload_ps(src + c * stride + i, m) : _mm256_setzero_ps();
         transpose8(r);
-        for (int q = 0; q < rem; q++) _mm256_storeu_ps(tr + (iw + q) * CB, r[q]);
+        for (int q = 0; q < 8; q++) _mm256_storeu_ps(dst + (i + q) * CB, r[q]);
     }
 }
 
@@ -88,6 +94,29 @@ typedef struct dwc_epi {
     __m256 bias, lo, hi;
     int in_reg, hswish, has_bias;
 } dwc_epi;
+
+/* The sums of NP positions into r8 (channel-innermost), with the bias
+ * and a clamp or HardSwish when in_reg. */
+__attribute__((target("avx2,fma"), always_inline)) static inline void
+dwc_finish(__m256 s[8], const dwc_epi *e, float *r8, const int NP) {
+    const __m256 sixth = _mm256_set1_ps(1.0f / 6.0f), half = _mm256_set1_ps(0.5f);
+    const __m256 zero = _mm256_setzero_ps(), one = _mm256_set1_ps(1.0f);
+#pragma GCC unroll 8
+    for (int q = 0; q < NP; q++) {
+        __m256 v = s[q];
+        if (e->in_reg) {
+            /* as ox_conv_epilogue: the bias, then the activation */
+            if (e->has_bias) v = _mm256_add_ps(v, e->bias);
+            if (e->hswish) {
+                __m256 h = _mm256_add_ps(_mm256_mul_ps(v, sixth), half);
+                v = _mm256_mul_ps(v, _mm256_min_ps(one, _mm256_max_ps(zero, h)));
+            } else {
+                v = _mm256_min_ps(e->hi, _mm256_max_ps(e->lo, v));
+            }
+        }
+        _mm256_storeu_ps(r8 + q * CB, v);
+    }
+}
 
 /* NP output positions of one row (tile row pointer tr at the first
  * one's window), all taps, into r8 (channel-innermost), with the bias
@@ -108,23 +137,39 @@ dwc_step(const float *tr, int64_t PW, const ox_dw_args *a, const float *w8, int6
             for (int q = 0; q < NP; q++) s[q] = _mm256_fmadd_ps(_mm256_loadu_ps(p + q * xs), wv, s[q]);
         }
     }
-    const __m256 sixth = _mm256_set1_ps(1.0f / 6.0f), half = _mm256_set1_ps(0.5f);
-    const __m256 zero = _mm256_setzero_ps(), one = _mm256_set1_ps(1.0f);
+    dwc_finish(s, e, r8, NP);
+}
+
+/* dwc_step for a kernel row of KW taps at stride S and unit dilation,
+ * both constants: each input position of the window row is loaded once
+ * and feeds every output position that reads it (position q, tap kw read
+ * q * S + kw), where loading per tap read every position KW times and
+ * the sums the compiler kept in registers across taps spilled to the
+ * stack. Each sum still adds its taps in the order of dwc_step (kh, then
+ * kw ascending), so the bits are the same. 8 sums, KW weights and one
+ * input take at most 14 of the 16 vector registers. */
+__attribute__((target("avx2,fma"), always_inline)) static inline void
+dwc_step_row(const float *tr, int64_t PW, const ox_dw_args *a, const float *w8, const int S,
+             const int KW, const dwc_epi *e, float *r8, const int NP) {
+    __m256 s[8];
 #pragma GCC unroll 8
-    for (int q = 0; q < NP; q++) {
-        __m256 v = s[q];
-        if (e->in_reg) {
-            /* as ox_conv_epilogue: the bias, then the activation */
-            if (e->has_bias) v = _mm256_add_ps(v, e->bias);
-            if (e->hswish) {
-                __m256 h = _mm256_add_ps(_mm256_mul_ps(v, sixth), half);
-                v = _mm256_mul_ps(v, _mm256_min_ps(one, _mm256_max_ps(zero, h)));
-            } else {
-                v = _mm256_min_ps(e->hi, _mm256_max_ps(e->lo, v));
+    for (int q = 0; q < NP; q++) s[q] = _mm256_setzero_ps();
+    for (int64_t kh = 0; kh < a->KH; kh++) {
+        const float *row = tr + kh * a->dh * PW * CB;
+        __m256 wv[DWC_MAX_KW];
+#pragma GCC unroll 8
+        for (int kw = 0; kw < KW; kw++) wv[kw] = _mm256_loadu_ps(w8 + (kh * KW + kw) * CB);
+#pragma GCC unroll 32
+        for (int i = 0; i < (NP - 1) * S + KW; i++) {
+            const __m256 v = _mm256_loadu_ps(row + i * CB);
+#pragma GCC unroll 8
+            for (int kw = 0; kw < KW; kw++) {
+                const int d = i - kw;
+                if (d >= 0 && d % S == 0 && d / S < NP) s[d / S] = _mm256_fmadd_ps(v, wv[kw], s[d / S]);
             }
         }
-        _mm256_storeu_ps(r8 + q * CB, v);
     }
+    dwc_finish(s, e, r8, NP);
 }
 
 /* The steps of output row oh into r8: eight positions per step (eight
@@ -142,6 +187,16 @@ dwc_row(const float *t, int64_t oh, int64_t PW, const ox_dw_args *a, const float
     for (; ow + 4 < a->OW; ow += 8)
         dwc_step(t + (oh * a->sh * PW + ow * a->sw) * CB, PW, a, w8, xs, kx, e, r8 + ow * CB, 8);
     if (ow < a->OW) dwc_step(t + (oh * a->sh * PW + ow * a->sw) * CB, PW, a, w8, xs, kx, e, r8 + ow * CB, 4);
+}
+
+/* dwc_row by dwc_step_row: stride S, KW taps per kernel row, unit dilation. */
+__attribute__((target("avx2,fma"), always_inline)) static inline void
+dwc_row_k(const float *t, int64_t oh, int64_t PW, const ox_dw_args *a, const float *w8, const int S,
+          const int KW, const dwc_epi *e, float *r8) {
+    int64_t ow = 0;
+    for (; ow + 4 < a->OW; ow += 8)
+        dwc_step_row(t + (oh * a->sh * PW + ow * S) * CB, PW, a, w8, S, KW, e, r8 + ow * CB, 8);
+    if (ow < a->OW) dwc_step_row(t + (oh * a->sh * PW + ow * S) * CB, PW, a, w8, S, KW, e, r8 + ow * CB, 4);
 }
 
 /* One block: channels [c0, c0 + nc) of image n. t: the tile, w8: the
@@ -165,24 +220,34 @@ __attribute__((target("avx2,fma"))) static void dwc_block(const dwc_job *j, int6
         float *tr = t + py * PW * CB;
         memset(tr, 0, sizeof(float) * (size_t)(lead * CB));
         memset(tr + (lead + cols) * CB, 0, sizeof(float) * (size_t)((PW - lead - cols) * CB));
-        if (cols > 0) gather_row(a, x0, nc, py - r0, tr + lead * CB, cols);
+        /* the zeros to_channel_inner writes past the row's columns land on
+         * its right padding, on rows below (written after it) or on the
+         * slack (7 positions at least) */
+        if (cols > 0) to_channel_inner(x0 + (py - r0) * a->IW, a->IH * a->IW, nc, cols, tr + lead * CB);
     }
     memset(t + r1 * PW * CB, 0, sizeof(float) * (size_t)((PH - r1) * PW * CB + j->slack));
-    for (int64_t k = 0; k < taps; k++)
-        for (int c = 0; c < CB; c++) w8[k * CB + c] = c < nc ? a->w[(c0 + c) * taps + k] : 0.0f;
+    to_channel_inner(a->w + c0 * taps, taps, nc, taps, w8);
     float lo = 0.0f, hi = 0.0f;
     ox_tile_act kind = OX_TILE_CLAMP;
     /* a clamp or HardSwish; other activations run over the planes after */
     int in_reg = !a->z && ox_tile_activation(&a->act, 0, &lo, &hi, &kind);
     const int hswish = kind == OX_TILE_HARDSWISH;
-    float b8[CB] = {0};
-    for (int c = 0; c < nc && a->bias; c++) b8[c] = a->bias[c0 + c];
-    const __m256 bv = _mm256_loadu_ps(b8), lov = _mm256_set1_ps(lo), hiv = _mm256_set1_ps(hi);
+    /* each channel's bias one lane (a copy loop here became a memcpy call) */
+    const __m256 bv = a->bias ? _mm256_maskload_ps(a->bias + c0, lanes_below(nc)) : _mm256_setzero_ps();
+    const __m256 lov = _mm256_set1_ps(lo), hiv = _mm256_set1_ps(hi);
     const int64_t xs = a->sw * CB, kx = a->dw * CB;
     const dwc_epi e = {bv, lov, hiv, in_reg, hswish, a->bias != NULL};
     for (int64_t oh = 0; oh < a->OH; oh++) {
         if (ox_stop_requested(j->stop)) return;
-        if (xs == CB && kx == CB)
+        if (kx == CB && xs == CB && a->KW == 3)
+            dwc_row_k(t, oh, PW, a, w8, 1, 3, &e, r8);
+        else if (kx == CB && xs == CB && a->KW == 5)
+            dwc_row_k(t, oh, PW, a, w8, 1, 5, &e, r8);
+        else if (kx == CB && xs == 2 * CB && a->KW == 3)
+            dwc_row_k(t, oh, PW, a, w8, 2, 3, &e, r8);
+        else if (kx == CB && xs == 2 * CB && a->KW == 5)
+            dwc_row_k(t, oh, PW, a, w8, 2, 5, &e, r8);
+        else if (xs == CB && kx == CB)
             dwc_row(t, oh, PW, a, w8, CB, CB, &e, r8);
         else if (xs == 2 * CB && kx == CB)
             dwc_row(t, oh, PW, a, w8, 2 * CB, CB, &e, r8);
@@ -224,7 +289,7 @@ __attribute__((target("avx2,fma"))) static void dwc_block(const dwc_job *j, int6
 static void dwc_tasks(void *arg, int64_t t0, int64_t t1) {
     dwc_job *j = arg;
     const ox_dw_args *a = j->a;
-    size_t tile = (size_t)(j->PH * j->PW * CB + j->slack), w = (size_t)(a->KH * a->KW * CB),
+    size_t tile = (size_t)(j->PH * j->PW * CB + j->slack), w = (size_t)((a->KH * a->KW + 7) / 8 * 8 * CB),
            row = (size_t)((a->OW + 7) / 8 * 8 * CB);
     float *buf = aligned_alloc(64, ((tile + w + row) * sizeof(float) + 63) / 64 * 64);
     if (!buf) {
