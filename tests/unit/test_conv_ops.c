@@ -299,7 +299,9 @@ int main(void) {
         /* 1x1 on 7x7 (49 columns: a whole panel, then 17 at once or as
          * 16 and 1 by the tile widths a variant has), two K slabs (the
          * second adds to the first), a residual and HardSwish in the tile */
-        /* one position per image: dot products over W's rows */
+        /* one position per image: the constant W packed as a fully
+         * connected layer's weights (all images in one product); W an
+         * input: dot products over its rows */
         {"1x1 on a 1x1 plane, two images, residual, hardsigmoid", 2, 2, 300, 37, 1, {1, 1}, {1, 1},
          {1, 1}, {1, 1}, {0}, 1, 1, 0, 2, "HardSigmoid", {0.2f, 0.5f}, 2},
         {"1x1 on a 1x1 plane, weights as input, no bias", 2, 3, 16, 5, 1, {1, 1}, {1, 1}, {1, 1},
