@@ -21,8 +21,9 @@ static inline ox_tensor *ox_cpu_output(const ox_kernel_ctx *ctx, int i) {
 }
 
 /* The sum of sixteen partial sums in one fixed tree. Row kernels that
- * sum in double by sixteen partial sums (element i of the whole blocks of
- * sixteen into sum i % 16: Softmax rows, LayerNormalization rows) end
+ * sum by sixteen partial sums (element i of the whole blocks of sixteen
+ * into sum i % 16: Softmax rows, in float then double, LayerNormalization
+ * rows, in double) end
  * with it in every variant, so their scalar and vector forms add in the
  * same order and give the same bits. */
 static inline double ox_sum16_tree(const double s[16]) {
