@@ -1,7 +1,8 @@
 /* The optimizer passes each change the graph as they claim and keep its
  * values:
  * - basic: common-subexpression elimination (equal constants, equal
- *   nodes; never random operators), shape folding (Shape/Gather of the
+ *   nodes; never random operators), a Cast to its input's own type
+ *   removed, shape folding (Shape/Gather of the
  *   static dimensions of a dynamic-batch input fold into a constant
  *   Reshape target, the batch dimension stays), dead-code elimination;
  *   outputs equal to the unoptimized graph's exactly.
@@ -90,6 +91,8 @@ static uint8_t *basic_model(size_t *len) {
     mb_output(m, "pp", ONYX_INT64, d1, 1);
     mb_output(m, "z", ONYX_FLOAT32, dx, 3);
     mb_output(m, "uu", ONYX_FLOAT32, dx, 3);
+    mb_output(m, "cn", ONYX_FLOAT32, dx, 3);
+    mb_output(m, "ci", ONYX_INT64, dx, 3);
     int64_t i0[] = {0}, i1[] = {1}, i2[] = {2}, neg1[] = {-1};
     mb_init_int64(m, "idx0", d1, 1, i0);
     mb_init_int64(m, "idx1", d1, 1, i1);
@@ -119,6 +122,12 @@ static uint8_t *basic_model(size_t *len) {
     mb_node(m, "RandomUniformLike", "x", "u2");
     mb_attr_float(m, "seed", 1.0f);
     mb_node(m, "Add", "u1,u2", "uu");
+    /* a Cast to the type x has is x; one to another type stays */
+    mb_node(m, "Cast", "x", "cx");
+    mb_attr_int(m, "to", ONYX_FLOAT32);
+    mb_node(m, "Neg", "cx", "cn");
+    mb_node(m, "Cast", "x", "ci");
+    mb_attr_int(m, "to", ONYX_INT64);
     uint8_t *buf = mb_serialize(m, len);
     mb_free(m);
     return buf;
@@ -143,17 +152,27 @@ static void test_basic(onyx_env *env) {
     CHECK(count_op(basic, "", "Tanh") == 0);    /* dead */
     CHECK(count_op(basic, "", "RandomUniformLike") == 2);
     CHECK(count_op(basic, "", "Add") == 2); /* z and uu; pp folded */
+    CHECK(count_op(none, "", "Cast") == 2);
+    CHECK(count_op(basic, "", "Cast") == 1); /* float to float removed */
 
     enum { B = 2, N = B * 4 * 6 };
     float x[N];
     unsigned seed = 7;
     for (int i = 0; i < N; i++) x[i] = frand(&seed) * 4.0f;
     int64_t dims[] = {B, 4, 6};
-    const char *names[] = {"y", "bsz", "pp", "z"};
-    onyx_tensor *on[4], *ob[4];
-    run(none, x, dims, 3, names, on, 4);
-    run(basic, x, dims, 3, names, ob, 4);
-    for (int k = 0; k < 4; k++) check_same(ob[k], on[k], 0.0, 0.0);
+    const char *names[] = {"y", "bsz", "pp", "z", "cn", "ci"};
+    onyx_tensor *on[6], *ob[6];
+    run(none, x, dims, 3, names, on, 6);
+    run(basic, x, dims, 3, names, ob, 6);
+    for (int k = 0; k < 6; k++) check_same(ob[k], on[k], 0.0, 0.0);
+    if (ob[4] && ob[5]) {
+        const float *cn = onyx_tensor_data(ob[4]);
+        const int64_t *ci = onyx_tensor_data(ob[5]);
+        for (int i = 0; i < N; i++) {
+            CHECK(cn[i] == -x[i]);
+            CHECK(ci[i] == (int64_t)x[i]);
+        }
+    }
     if (ob[0] && ob[1] && ob[2] && ob[3]) {
         CHECK(onyx_tensor_dims(ob[0])[0] == B && onyx_tensor_dims(ob[0])[1] == 24);
         const float *y = onyx_tensor_data(ob[0]), *z = onyx_tensor_data(ob[3]);
@@ -164,7 +183,7 @@ static void test_basic(onyx_env *env) {
         CHECK(((const int64_t *)onyx_tensor_data(ob[1]))[0] == B);
         CHECK(((const int64_t *)onyx_tensor_data(ob[2]))[0] == 48);
     }
-    for (int k = 0; k < 4; k++) {
+    for (int k = 0; k < 6; k++) {
         onyx_tensor_free(on[k]);
         onyx_tensor_free(ob[k]);
     }
@@ -620,11 +639,75 @@ static void test_matmul_scale(onyx_env *env) {
     onyx_session_free(all);
 }
 
+/* ---- basic: identities in a graph with a subgraph: an Identity read
+ * only by a node goes, a Cast to x's own type that the If's branches read
+ * by name stays ---- */
+static void test_identity_captured(onyx_env *env) {
+    static const float k[2] = {0.5f, -3.0f};
+    int64_t d[1] = {2};
+    mb_model *then_b = mb_new(17), *else_b = mb_new(17), *m = mb_new(17);
+    mb_output(then_b, "to", ONYX_FLOAT32, d, 1);
+    mb_node(then_b, "Add", "c,k", "to");
+    mb_output(else_b, "eo", ONYX_FLOAT32, d, 1);
+    mb_node(else_b, "Sub", "c,k", "eo");
+    mb_input(m, "x", ONYX_FLOAT32, d, 1);
+    mb_input(m, "cond", ONYX_BOOL, NULL, 0);
+    mb_output(m, "y", ONYX_FLOAT32, d, 1);
+    mb_output(m, "z", ONYX_FLOAT32, d, 1);
+    mb_init_float(m, "k", d, 1, k);
+    mb_node(m, "Cast", "x", "c");
+    mb_attr_int(m, "to", ONYX_FLOAT32);
+    mb_node(m, "Identity", "x", "i");
+    mb_node(m, "Neg", "i", "z");
+    mb_node(m, "If", "cond", "y");
+    mb_attr_graph(m, "then_branch", then_b);
+    mb_attr_graph(m, "else_branch", else_b);
+    size_t len = 0;
+    uint8_t *buf = mb_serialize(m, &len);
+    mb_free(m);
+    onyx_session *none = open_model(env, buf, len, ONYX_OPT_NONE);
+    onyx_session *basic = open_model(env, buf, len, ONYX_OPT_BASIC);
+    free(buf);
+    if (!none || !basic) goto out;
+    CHECK(count_op(none, "", "Identity") == 1 && count_op(none, "", "Cast") == 1);
+    CHECK(count_op(basic, "", "Identity") == 0);
+    CHECK(count_op(basic, "", "Cast") == 1); /* its output is read by name */
+    for (int c = 0; c < 2; c++) {
+        float x[2] = {1.25f, -2.5f};
+        uint8_t cond = (uint8_t)c;
+        onyx_tensor *xt = NULL, *ct = NULL, *on[2] = {NULL, NULL}, *ob[2] = {NULL, NULL};
+        CHECK_OK(onyx_tensor_wrap(ONYX_FLOAT32, d, 1, x, sizeof x, &xt));
+        CHECK_OK(onyx_tensor_wrap(ONYX_BOOL, NULL, 0, &cond, 1, &ct));
+        const char *in[2] = {"x", "cond"}, *outs[2] = {"y", "z"};
+        const onyx_tensor *args[2] = {xt, ct};
+        CHECK_OK(onyx_session_run(none, in, args, 2, outs, on, 2));
+        CHECK_OK(onyx_session_run(basic, in, args, 2, outs, ob, 2));
+        for (int j = 0; j < 2; j++) check_same(ob[j], on[j], 0.0, 0.0);
+        if (ob[0] && ob[1]) {
+            const float *y = onyx_tensor_data(ob[0]), *z = onyx_tensor_data(ob[1]);
+            for (int i = 0; i < 2; i++) {
+                CHECK(y[i] == (c ? x[i] + k[i] : x[i] - k[i]));
+                CHECK(z[i] == -x[i]);
+            }
+        }
+        onyx_tensor_free(xt);
+        onyx_tensor_free(ct);
+        for (int j = 0; j < 2; j++) {
+            onyx_tensor_free(on[j]);
+            onyx_tensor_free(ob[j]);
+        }
+    }
+out:
+    onyx_session_free(none);
+    onyx_session_free(basic);
+}
+
 int main(void) {
     onyx_env *env = NULL;
     CHECK_OK(onyx_env_create(&env));
     if (!env) CHECK_DONE();
     test_basic(env);
+    test_identity_captured(env);
     test_transforms(env);
     test_partial_shapes(env);
     test_fusions(env);
