@@ -712,7 +712,8 @@ static const char *conv_describe(const void *state) {
          "channels-in-lanes gemm on packed weights from the artefact cache, avx512"},
     };
     const conv_state *st = state;
-    if (st && st->cached && st->path >= CONV_GEMM_1X1 && st->path <= CONV_GEMM_CV) return cached[st->path - CONV_GEMM_1X1][st->isa];
+    if (st && st->cached && st->path >= CONV_GEMM_1X1 && st->path <= CONV_GEMM_CV)
+        return cached[st->path - CONV_GEMM_1X1][st->isa];
     return st ? names[st->path][st->isa] : NULL;
 }
 

@@ -76,14 +76,16 @@ to_channel_inner(const float *src, int64_t stride, int nc, int64_t len, float *d
     int64_t i = 0;
     for (; i + 8 <= len; i += 8) {
         __m256 r[8];
-        for (int c = 0; c < CB; c++) r[c] = c < nc ? _mm256_loadu_ps(src + c * stride + i) : _mm256_setzero_ps();
+        for (int c = 0; c < CB; c++)
+            r[c] = c < nc ? _mm256_loadu_ps(src + c * stride + i) : _mm256_setzero_ps();
         transpose8(r);
         for (int q = 0; q < 8; q++) _mm256_storeu_ps(dst + (i + q) * CB, r[q]);
     }
     if (i < len) {
         const __m256i m = lanes_below((int)(len - i));
         __m256 r[8];
-        for (int c = 0; c < CB; c++) r[c] = c < nc ? _mm256_maskload_ps(src + c * stride + i, m) : _mm256_setzero_ps();
+        for (int c = 0; c < CB; c++)
+            r[c] = c < nc ? _mm256_maskload_ps(src + c * stride + i, m) : _mm256_setzero_ps();
         transpose8(r);
         for (int q = 0; q < 8; q++) _mm256_storeu_ps(dst + (i + q) * CB, r[q]);
     }
