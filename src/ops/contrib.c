@@ -91,8 +91,10 @@ static int infer_fused_conv(ox_infer_ctx *c) {
  * pass fuse_conv_activation and run by the CPU provider with its
  * epilogue fused into the convolution:
  *   inputs  X, W, B (optional), Z (optional: the output's shape, or one
- *           that broadcasts to it without growing it)
- *   output  Y = activation(Conv(X, W, B) + Z)
+ *           that broadcasts to it without growing it), S (optional: one
+ *           factor per image and input channel, [N or 1, C, 1, ..., 1]
+ *           of X's rank)
+ *   output  Y = activation(Conv(X * S, W, B) + Z)
  *   attributes: Conv's (auto_pad, dilations, group, kernel_shape, pads,
  *   strides), `activation` (string: "" or absent for none, Relu, Clip,
  *   Sigmoid, HardSigmoid, HardSwish, SiLU = x * sigmoid(x), LeakyRelu,
@@ -134,6 +136,19 @@ static int infer_onyx_fused_conv(ox_infer_ctx *c) {
         if (!fits)
             return ox_infer_fail(c, ox_infer_bad_code(c),
                                  "FusedConv: Z must have the output's shape or broadcast to it");
+    }
+    /* S: [N or 1, C, 1, ...] of X's rank */
+    const ir_type *sc = ox_infer_in(c, 4), *x = ox_infer_in(c, 0);
+    if (sc && x && sc->rank >= 0 && x->rank >= 0) {
+        int fits = sc->rank == x->rank && sc->rank >= 2;
+        for (int d = 0; fits && d < sc->rank; d++) {
+            int64_t sd = sc->dims[d], xd = x->dims[d];
+            fits = sd < 0 || (d == 0 ? sd == 1 || xd < 0 || sd == xd : d == 1 ? xd < 0 || sd == xd : sd == 1);
+        }
+        if (!fits)
+            return ox_infer_fail(c, ox_infer_bad_code(c),
+                                 "FusedConv: S must hold one factor per image and input channel "
+                                 "([N or 1, C, 1, ...] of X's rank)");
     }
     return 0;
 }
@@ -266,7 +281,7 @@ static int infer_layernorm_v1(ox_infer_ctx *c) { return infer_as_base(c, NULL); 
 
 static const ox_op_schema OPS[] = {
     {"com.microsoft", "FusedConv", 1, 1, 2, 4, 1, 1, infer_fused_conv},
-    {"onyx", "FusedConv", 1, 1, 2, 4, 1, 1, infer_onyx_fused_conv},
+    {"onyx", "FusedConv", 1, 1, 2, 5, 1, 1, infer_onyx_fused_conv},
     {"com.microsoft", "FusedGemm", 1, 1, 2, 3, 1, 1, infer_fused_gemm},
     {"com.microsoft", "FusedMatMul", 1, 1, 2, 2, 1, 1, infer_fused_matmul},
     {"com.microsoft", "FusedMatMulActivation", 1, 1, 2, 2, 1, 1, infer_fused_matmul},

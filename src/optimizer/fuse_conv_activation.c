@@ -10,7 +10,12 @@
  *      and max from constant inputs or attributes), Sigmoid, HardSigmoid,
  *      HardSwish, x * Sigmoid(x) (SiLU), x * Clip(x + 3, 0, 6) / 6
  *      (HardSwish), LeakyRelu, Tanh.
- * A chain with a residual or an activation becomes one onyx FusedConv
+ * And before the chain, for a 1x1 Conv of one group:
+ *   0. its input a Mul of x by one factor per image and input channel
+ *      ([N, C, 1, 1]: a squeeze-and-excitation block's gate), read by
+ *      nothing else: the FusedConv takes x and the factors (input S) and
+ *      scales x as it reads it, so the scaled tensor is never written.
+ * A chain with an input scale, a residual or an activation becomes one onyx FusedConv
  * (schema in src/ops/contrib.c), which the CPU provider computes with the
  * epilogue applied to each output tile while it is in cache. Every value
  * the chain consumes inside itself must have no other reader and must not
@@ -152,9 +157,51 @@ static int residual_fits(const ir_graph *g, int z, int y) {
     return 1;
 }
 
+/* The shape of value v when it is a float32 tensor of rank 4, or NULL. */
+static const ir_type *rank4_f32(const ir_graph *g, int v) {
+    const ir_value *val = v >= 0 ? &g->values[v] : NULL;
+    if (!val || !val->has_type || val->type.kind != OX_KIND_TENSOR || val->type.dtype != ONYX_FLOAT32 ||
+        val->type.rank != 4)
+        return NULL;
+    return &val->type;
+}
+
+/* Step 0: when Conv node ci (1x1, one group, C input channels) reads
+ * Mul(x, s) and nothing else reads that product, with s [N or 1, C, 1,
+ * 1] and x [N, C, H, W] the product's own shape, sets *x, *s and *mul
+ * (the Mul node) and returns 1. A batch unknown on both sides counts as
+ * equal; should it differ at run time, the kernel fails the run rather
+ * than compute a wrong shape. */
+static int input_scale(const ir_graph *g, const readers *r, const unsigned char *dead, int ci,
+                       const ox_tensor *w, int *x, int *s, int *mul) {
+    const ir_node *conv = &g->nodes[ci];
+    if (w->rank != 4 || w->dims[2] != 1 || w->dims[3] != 1 || ir_attr_int(conv, "group", 1) != 1) return 0;
+    const int v = conv->inputs[0];
+    if (v < 0 || sole_reader(g, r, v, dead) != ci || g->values[v].producer < 0) return 0;
+    const int m = g->values[v].producer;
+    const ir_node *n = &g->nodes[m];
+    if (dead[m] || !is_op(n, "Mul") || n->n_inputs != 2 || n->n_outputs != 1) return 0;
+    const ir_type *vt = rank4_f32(g, v);
+    if (!vt || vt->dims[1] != w->dims[1]) return 0;
+    for (int k = 0; k < 2; k++) {
+        const ir_type *xt = rank4_f32(g, n->inputs[k]), *st = rank4_f32(g, n->inputs[1 - k]);
+        if (!xt || !st || n->inputs[0] == n->inputs[1]) continue;
+        int fits = st->dims[1] == vt->dims[1] && st->dims[2] == 1 && st->dims[3] == 1 &&
+                   (st->dims[0] == 1 || st->dims[0] == vt->dims[0]);
+        for (int d = 0; fits && d < 4; d++) fits = xt->dims[d] == vt->dims[d];
+        if (!fits || (vt->dims[2] == 1 && vt->dims[3] == 1)) continue;
+        *x = n->inputs[k];
+        *s = n->inputs[1 - k];
+        *mul = m;
+        return 1;
+    }
+    return 0;
+}
+
 typedef struct chain {
     int out;           /* the chain's current output value */
     int z;             /* residual, or -1 */
+    int x, s;          /* with an input scale (else -1): the Conv reads x, scaled by s */
     const char *act;   /* NULL: none */
     float params[2];
     int n_params;
@@ -289,13 +336,18 @@ static int set_attr(ir_node *n, const char *name, ir_attr_type type, const char 
 /* The Conv becomes onyx FusedConv producing the chain's output. */
 static int rewrite(ir_graph *g, int ci, const chain *c, unsigned char *dead, ox_error *err) {
     ir_node *n = &g->nodes[ci];
-    if (c->z >= 0) {
-        int *ni = realloc(n->inputs, 4 * sizeof *ni);
+    if (c->z >= 0 || c->s >= 0) {
+        const int count = c->s >= 0 ? 5 : 4;
+        int *ni = realloc(n->inputs, (size_t)count * sizeof *ni);
         if (!ni) return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
         n->inputs = ni;
         for (int k = n->n_inputs; k < 3; k++) ni[k] = -1;
         ni[3] = c->z;
-        n->n_inputs = 4;
+        if (c->s >= 0) {
+            ni[0] = c->x;
+            ni[4] = c->s;
+        }
+        n->n_inputs = count;
     }
     char *op = ox_strdup("FusedConv"), *dom = ox_strdup("onyx");
     if (!op || !dom || set_attr(n, "activation", IR_ATTR_STRING, c->act ? c->act : "", NULL, 0) ||
@@ -329,7 +381,7 @@ static int fuse_one(ir_graph *g, const readers *r, unsigned char *dead, int ci, 
     int has_b = conv->n_inputs > 2 && conv->inputs[2] >= 0;
     const ox_tensor *b = has_b ? const_f32(g, conv, 2) : NULL;
     int bias_const = !has_b || (b && ox_tensor_numel(b) == M);
-    chain c = {.out = conv->outputs[0], .z = -1};
+    chain c = {.out = conv->outputs[0], .z = -1, .x = -1, .s = -1};
     int changed = 0;
     /* 1. constant affine steps */
     while (bias_const) {
@@ -355,6 +407,9 @@ static int fuse_one(ir_graph *g, const readers *r, unsigned char *dead, int ci, 
         changed = 1;
     }
     if (affine_only) return changed;
+    /* 0. an input scale (after the affine steps, which may change W) */
+    int mul = -1;
+    if (input_scale(g, r, dead, ci, w, &c.x, &c.s, &mul)) c.drop[c.n_drop++] = mul;
     /* 2. residual */
     int j = sole_reader(g, r, c.out, dead);
     if (j >= 0 && is_op(&g->nodes[j], "Add")) {
@@ -368,7 +423,7 @@ static int fuse_one(ir_graph *g, const readers *r, unsigned char *dead, int ci, 
     }
     /* 3. activation */
     match_activation(g, r, dead, &c);
-    if (c.z < 0 && !c.act) return changed;
+    if (c.z < 0 && c.s < 0 && !c.act) return changed;
     if (rewrite(g, ci, &c, dead, err)) return -1;
     return 1;
 }

@@ -111,7 +111,8 @@ static void reference(const conv_case *c, const float *x, const float *w, const 
             }
 }
 
-static void run_case(onyx_env *env, const conv_case *c, const char *const *isas, int n_isas) {
+/* scale: FusedConv's input S, 0 none, 1 [N, C, 1, ...], 2 [1, C, 1, ...] */
+static void run_case(onyx_env *env, const conv_case *c, int scale, const char *const *isas, int n_isas) {
     unsigned seed = 777;
     int r = c->r;
     int64_t dx[5] = {c->N, c->C}, dw[5] = {c->M, c->C / c->G}, dy[5] = {c->N, c->M}, db[1] = {c->M},
@@ -130,7 +131,15 @@ static void run_case(onyx_env *env, const conv_case *c, const char *const *isas,
     for (int64_t i = 0; i < nw; i++) w[i] = frand(&seed);
     for (int64_t i = 0; i < c->M; i++) b[i] = frand(&seed);
     for (int64_t i = 0; i < ny; i++) z[i] = frand(&seed);
-    reference(c, x, w, c->bias ? b : NULL, c->z ? z : NULL, ref, mag);
+    /* S: X's channels scaled (as the Mul the optimizer fused computes it) */
+    int64_t ds[5] = {scale == 1 ? c->N : 1, c->C, 1, 1, 1}, ns = ds[0] * c->C;
+    float *sc = malloc(sizeof(float) * (size_t)(ns + 1)), *xr = malloc(sizeof(float) * (size_t)(nx + 1));
+    for (int64_t i = 0; i < ns; i++) sc[i] = frand(&seed);
+    for (int64_t i = 0; i < nx; i++) {
+        const int64_t n = i / (nx / (c->N ? c->N : 1)), ch = i / prod(dx + 2, r) % c->C;
+        xr[i] = scale ? x[i] * sc[(scale == 1 ? n * c->C : 0) + ch] : x[i];
+    }
+    reference(c, xr, w, c->bias ? b : NULL, c->z ? z : NULL, ref, mag);
 
     mb_model *m = mb_new(17);
     mb_input(m, "x", ONYX_FLOAT32, dx, r + 2);
@@ -143,8 +152,10 @@ static void run_case(onyx_env *env, const conv_case *c, const char *const *isas,
      * fused a residual whose sizes it could not know */
     if (c->z) mb_input(m, "z", ONYX_FLOAT32, dz, c->z == 2 ? -1 : r + 2);
     mb_output(m, "y", ONYX_FLOAT32, dy, r + 2);
+    if (scale) mb_input(m, "s", ONYX_FLOAT32, ds, r + 2);
     char ins[32];
-    snprintf(ins, sizeof ins, "x,w,%s%s", c->bias ? "b" : "", c->z ? ",z" : "");
+    snprintf(ins, sizeof ins, "x,w,%s%s%s", c->bias ? "b" : "", c->z || scale ? (c->z ? ",z" : ",") : "",
+             scale ? ",s" : "");
     mb_node(m, c->act ? "FusedConv" : "Conv", ins, "y");
     if (c->act) {
         mb_domain(m, "onyx", 1);
@@ -199,8 +210,8 @@ static void run_case(onyx_env *env, const conv_case *c, const char *const *isas,
         if (strcmp(isas[v], "avx512") != 0) CHECK(strstr(what, "channels-in-lanes") == NULL);
         /* a description that names a variant names this one */
         CHECK(!strstr(what, ", ") || strstr(what, isas[v]) != NULL);
-        onyx_tensor *t[3] = {NULL, NULL, NULL}, *out = NULL;
-        const char *names[3] = {"x", NULL, NULL};
+        onyx_tensor *t[4] = {NULL, NULL, NULL, NULL}, *out = NULL;
+        const char *names[4] = {"x", NULL, NULL, NULL};
         int k = 1;
         CHECK_OK(onyx_tensor_wrap(ONYX_FLOAT32, dx, r + 2, x, sizeof(float) * (size_t)nx, &t[0]));
         if (c->w_input) {
@@ -210,6 +221,10 @@ static void run_case(onyx_env *env, const conv_case *c, const char *const *isas,
         if (c->z) {
             names[k] = "z";
             CHECK_OK(onyx_tensor_wrap(ONYX_FLOAT32, dz, r + 2, z, sizeof(float) * (size_t)nz, &t[k++]));
+        }
+        if (scale) {
+            names[k] = "s";
+            CHECK_OK(onyx_tensor_wrap(ONYX_FLOAT32, ds, r + 2, sc, sizeof(float) * (size_t)ns, &t[k++]));
         }
         const char *on[] = {"y"};
         CHECK_OK(onyx_session_run(s, names, (const onyx_tensor *const *)t, (size_t)k, on, &out, 1));
@@ -240,7 +255,7 @@ static void run_case(onyx_env *env, const conv_case *c, const char *const *isas,
                 }
             }
         }
-        for (int i = 0; i < 3; i++) onyx_tensor_free(t[i]);
+        for (int i = 0; i < 4; i++) onyx_tensor_free(t[i]);
         onyx_tensor_free(out);
         onyx_session_free(s);
     }
@@ -252,8 +267,50 @@ static void run_case(onyx_env *env, const conv_case *c, const char *const *isas,
     free(w);
     free(b);
     free(z);
+    free(sc);
+    free(xr);
     free(ref);
     free(mag);
+}
+
+/* FusedConv's S that is not one factor per image and input channel: a
+ * declared shape fails session creation, an undeclared one the run, each
+ * with a message that names S. */
+static void test_bad_scale(onyx_env *env) {
+    int64_t dx[4] = {2, 3, 4, 4}, dw[4] = {5, 3, 1, 1}, dbad[4] = {2, 4, 1, 1}, dy[4] = {2, 5, 4, 4};
+    float w[15] = {0}, x[96] = {0}, sv[8] = {0};
+    for (int declared = 0; declared < 2; declared++) {
+        mb_model *m = mb_new(17);
+        mb_input(m, "x", ONYX_FLOAT32, dx, 4);
+        mb_input(m, "s", ONYX_FLOAT32, dbad, declared ? 4 : -1);
+        mb_init_float(m, "w", dw, 4, w);
+        mb_output(m, "y", ONYX_FLOAT32, dy, 4);
+        mb_node(m, "FusedConv", "x,w,,,s", "y");
+        mb_domain(m, "onyx", 1);
+        mb_attr_string(m, "activation", "");
+        size_t len;
+        uint8_t *buf = mb_serialize(m, &len);
+        mb_free(m);
+        onyx_session *s = NULL;
+        if (declared) {
+            CHECK_FAILS(onyx_session_create_from_buffer(env, buf, len, NULL, &s), ONYX_INVALID_MODEL,
+                        "FusedConv: S");
+        } else {
+            CHECK_OK(onyx_session_create_from_buffer(env, buf, len, NULL, &s));
+            onyx_tensor *t[2] = {NULL, NULL}, *out = NULL;
+            CHECK_OK(onyx_tensor_wrap(ONYX_FLOAT32, dx, 4, x, sizeof x, &t[0]));
+            CHECK_OK(onyx_tensor_wrap(ONYX_FLOAT32, dbad, 4, sv, sizeof sv, &t[1]));
+            const char *in[2] = {"x", "s"}, *on[1] = {"y"};
+            if (s)
+                CHECK_FAILS(onyx_session_run(s, in, (const onyx_tensor *const *)t, 2, on, &out, 1),
+                            ONYX_INVALID_ARGUMENT, "FusedConv: S");
+            onyx_tensor_free(t[0]);
+            onyx_tensor_free(t[1]);
+            onyx_tensor_free(out);
+        }
+        onyx_session_free(s);
+        free(buf);
+    }
 }
 
 int main(void) {
@@ -451,7 +508,29 @@ int main(void) {
     };
     onyx_env *env = NULL;
     CHECK_OK(onyx_env_create(&env));
-    for (size_t i = 0; env && i < sizeof cases / sizeof cases[0]; i++) run_case(env, &cases[i], isas, n_isas);
+    for (size_t i = 0; env && i < sizeof cases / sizeof cases[0]; i++) run_case(env, &cases[i], 0, isas, n_isas);
+    typedef struct scale_case {
+        conv_case c;
+        int scale;
+    } scale_case;
+    static const scale_case scaled[] = {
+        /* an input scale S (a squeeze-and-excitation gate the optimizer
+         * fused): applied by the 1x1 GEMM as it packs X, per image or one
+         * for all; the other paths read a scaled copy of X */
+        {{"input scale: 1x1 from X, per image, residual", 2, 2, 20, 13, 1, {9, 11}, {1, 1}, {1, 1}, {1, 1},
+         {0}, 1, 1, 0, 1, "Relu", {0}, 0}, 1},
+        {{"input scale: 1x1, one for all images, two threads", 2, 3, 33, 40, 1, {14, 14}, {1, 1}, {1, 1},
+         {1, 1}, {0}, 1, 0, 0, 2, "HardSwish", {0}, 0}, 2},
+        {{"input scale: 3x3, a scaled copy", 2, 2, 5, 7, 1, {8, 9}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, 1,
+         0, 0, 1, "", {0}, 0}, 1},
+        {{"input scale: depthwise, a scaled copy", 2, 2, 8, 8, 8, {10, 10}, {3, 3}, {1, 1}, {1, 1},
+         {1, 1, 1, 1}, 1, 0, 0, 1, "Relu", {0}, 0}, 1},
+        {{"lanes: input scale, 1x1 on 7x7, a scaled copy", 2, 2, 260, 60, 1, {7, 7}, {1, 1}, {1, 1}, {1, 1},
+         {0}, 1, 0, 0, 1, "Relu", {0}, 0}, 1},
+    };
+    for (size_t i = 0; env && i < sizeof scaled / sizeof scaled[0]; i++)
+        run_case(env, &scaled[i].c, scaled[i].scale, isas, n_isas);
+    if (env) test_bad_scale(env);
     onyx_env_free(env);
     CHECK_DONE();
 }

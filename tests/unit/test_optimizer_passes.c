@@ -702,6 +702,81 @@ out:
     onyx_session_free(basic);
 }
 
+/* ---- all: a squeeze-and-excitation gate into a 1x1 Conv becomes the
+ * FusedConv's input scale; the same Mul with a second reader, or by a
+ * factor per position, stays ---- */
+static uint8_t *gate_model(size_t *len) {
+    enum { C = 8, R = 4 };
+    mb_model *m = mb_new(17);
+    int64_t dx[] = {-1, C, 6, 5}, dy[] = {-1, 5, 6, 5}, dw1[] = {R, C, 1, 1}, dw2[] = {C, R, 1, 1},
+            dwp[] = {5, C, 1, 1}, db[] = {5}, dpos[] = {1, C, 6, 5};
+    float w1[R * C], w2[C * R], wp[5 * C], bp[5], pos[C * 30];
+    unsigned seed = 5;
+    for (int i = 0; i < R * C; i++) w1[i] = frand(&seed);
+    for (int i = 0; i < C * R; i++) w2[i] = frand(&seed);
+    for (int i = 0; i < 5 * C; i++) wp[i] = frand(&seed);
+    for (int i = 0; i < 5; i++) bp[i] = frand(&seed);
+    for (int i = 0; i < C * 30; i++) pos[i] = frand(&seed);
+    mb_input(m, "x", ONYX_FLOAT32, dx, 4);
+    mb_output(m, "y", ONYX_FLOAT32, dy, 4);
+    mb_output(m, "y2", ONYX_FLOAT32, dy, 4);
+    mb_output(m, "y3", ONYX_FLOAT32, dy, 4);
+    mb_output(m, "g2", ONYX_FLOAT32, dx, 4);
+    mb_init_float(m, "w1", dw1, 4, w1);
+    mb_init_float(m, "w2", dw2, 4, w2);
+    mb_init_float(m, "wp", dwp, 4, wp);
+    mb_init_float(m, "bp", db, 1, bp);
+    mb_init_float(m, "pos", dpos, 4, pos);
+    mb_node(m, "GlobalAveragePool", "x", "p");
+    mb_node(m, "Conv", "p,w1", "q");
+    mb_node(m, "Relu", "q", "qr");
+    mb_node(m, "Conv", "qr,w2", "e");
+    mb_node(m, "HardSigmoid", "e", "s");
+    mb_node(m, "Mul", "x,s", "g");
+    mb_node(m, "Conv", "g,wp,bp", "y"); /* fused: g read by this Conv only */
+    mb_node(m, "Mul", "s,x", "g2");     /* a graph output: stays */
+    mb_node(m, "Conv", "g2,wp,bp", "y2");
+    mb_node(m, "Mul", "x,pos", "g3"); /* a factor per position: stays */
+    mb_node(m, "Conv", "g3,wp,bp", "y3");
+    uint8_t *buf = mb_serialize(m, len);
+    mb_free(m);
+    return buf;
+}
+
+static void test_input_scale(onyx_env *env) {
+    size_t len;
+    uint8_t *buf = gate_model(&len);
+    onyx_session *basic = open_model(env, buf, len, ONYX_OPT_BASIC);
+    onyx_session *all = open_model(env, buf, len, ONYX_OPT_ALL);
+    free(buf);
+    if (!basic || !all) goto out;
+    CHECK(count_op(basic, "", "Mul") == 3);
+    CHECK(count_op(all, "", "Mul") == 2);
+    int scaled = 0;
+    for (size_t i = 0; i < onyx_session_node_count(all); i++)
+        scaled += strcmp(onyx_session_node_op_type(all, i), "FusedConv") == 0 &&
+                  onyx_session_node_input_count(all, i) == 5;
+    CHECK(scaled == 1);
+    enum { N = 3 * 8 * 30 };
+    float x[N];
+    unsigned seed = 17;
+    for (int i = 0; i < N; i++) x[i] = frand(&seed) * 4.0f;
+    int64_t dims[] = {3, 8, 6, 5};
+    const char *names[] = {"y", "y2", "y3", "g2"};
+    onyx_tensor *ob[4], *oa[4];
+    run(basic, x, dims, 4, names, ob, 4);
+    run(all, x, dims, 4, names, oa, 4);
+    /* the scale applied as the Mul applies it: the same products */
+    for (int k = 0; k < 4; k++) {
+        check_same(oa[k], ob[k], 0.0, 0.0);
+        onyx_tensor_free(oa[k]);
+        onyx_tensor_free(ob[k]);
+    }
+out:
+    onyx_session_free(basic);
+    onyx_session_free(all);
+}
+
 int main(void) {
     onyx_env *env = NULL;
     CHECK_OK(onyx_env_create(&env));
@@ -711,6 +786,7 @@ int main(void) {
     test_transforms(env);
     test_partial_shapes(env);
     test_fusions(env);
+    test_input_scale(env);
     test_gemm_activation(env, 1);
     test_gemm_activation(env, 4);
     test_gemm_activation(env, 40);

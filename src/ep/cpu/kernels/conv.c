@@ -430,8 +430,9 @@ static int winograd_fits(const conv_geom *g, int s) {
 /* 1 when the depthwise kernel handles this geometry */
 static int depthwise_fits(const conv_geom *g) { return g->Cg == 1 && g->r <= 2; }
 
-static int conv_f32(ox_kernel_ctx *ctx, const conv_geom *g, const float *x, const float *w,
-                    const float *b, const float *z, const ox_act *act, float *y) {
+static int conv_f32_paths(ox_kernel_ctx *ctx, const conv_geom *g, const float *x, const float *w,
+                          const float *b, const float *z, const ox_act *act, float *y, const float *xs,
+                          int64_t xs_img) {
     if (g->N == 0 || g->M == 0 || g->out_sz == 0) return 0;
     const conv_state *st = ctx->state;
     ox_cpu_isa isa = st ? st->isa : ox_cpu_isa_active();
@@ -488,7 +489,8 @@ static int conv_f32(ox_kernel_ctx *ctx, const conv_geom *g, const float *x, cons
     ox_conv_cols_job_init(&cj, g, x);
     ox_conv_gemm_args ga = {.N = g->N, .P = g->out_sz, .x = x, .x_img = g->C * g->in_sz,
                             .x_grp = g->Cg * g->in_sz, .cols = all_ones_kernel(g) ? NULL : ox_conv_cols,
-                            .cols_arg = &cj, .bias = b, .z = z, .y = y, .act = *act, .isa = isa};
+                            .cols_arg = &cj, .x_scale = xs, .x_scale_img = xs_img, .bias = b, .z = z,
+                            .y = y, .act = *act, .isa = isa};
     if (st && st->path == CONV_GEMM_CV && g->G == 1 && st->packed.Mg == g->M && st->packed.K == K) {
         ga.w = &st->packed;
         int rc = ox_conv_cv_run(ctx->pool, ctx->stop, &ga);
@@ -516,6 +518,49 @@ static int conv_f32(ox_kernel_ctx *ctx, const conv_geom *g, const float *x, cons
     int rc = ox_conv_gemm_run(ctx->pool, ctx->stop, &ga);
     ox_conv_packed_free(&own);
     return rc ? ox_cpu_oom(ctx) : 0;
+}
+
+/* 1 when conv_f32_paths reaches the 1x1 GEMM with X read as the column
+ * matrix, whose packing applies an input scale as it copies. */
+static int scale_in_pack(const conv_state *st, const conv_geom *g) {
+    return g->G == 1 && g->in_sz > 1 && all_ones_kernel(g) && !depthwise_fits(g) &&
+           !(st && st->path == CONV_GEMM_CV);
+}
+
+/* X times S (xs: per image, one factor per channel) into a new buffer,
+ * for the paths that read X elsewhere than the packing; NULL when out of
+ * memory. */
+static float *scale_input(const conv_geom *g, const float *x, const float *xs, int64_t xs_img) {
+    float *t = malloc(sizeof(float) * (size_t)(g->N * g->C * g->in_sz));
+    if (!t) return NULL;
+    for (int64_t n = 0; n < g->N; n++)
+        for (int64_t c = 0; c < g->C; c++) {
+            const float f = xs[n * xs_img + c];
+            const float *src = x + (n * g->C + c) * g->in_sz;
+            float *d = t + (n * g->C + c) * g->in_sz;
+            for (int64_t p = 0; p < g->in_sz; p++) d[p] = src[p] * f;
+        }
+    return t;
+}
+
+/* The float convolution: Y = act(Conv(X * S, W, b) + z), with S (xs,
+ * xs_img: one factor per image and input channel) absent when xs is
+ * NULL. The 1x1 GEMM scales X as it packs it; the other paths read a
+ * scaled copy. */
+static int conv_f32(ox_kernel_ctx *ctx, const conv_geom *g, const float *x, const float *w,
+                    const float *b, const float *z, const ox_act *act, float *y, const float *xs,
+                    int64_t xs_img) {
+    if (g->N == 0 || g->M == 0 || g->out_sz == 0) return 0;
+    float *scaled = NULL;
+    if (xs && !scale_in_pack(ctx->state, g)) {
+        scaled = scale_input(g, x, xs, xs_img);
+        if (!scaled) return ox_cpu_oom(ctx);
+        x = scaled;
+        xs = NULL;
+    }
+    int rc = conv_f32_paths(ctx, g, x, w, b, z, act, y, xs, xs_img);
+    free(scaled);
+    return rc;
 }
 
 /* 1 when every stride attribute is 1 (or there is none). */
@@ -739,7 +784,7 @@ static int run_half(ox_kernel_ctx *ctx, const conv_geom *g, int transpose) {
         rc = ox_cpu_oom(ctx);
     } else {
         ox_act none = {OX_ACT_NONE, 0, 0};
-        rc = transpose ? convt_core_f32(ctx, g, x, w, b, y) : conv_f32(ctx, g, x, w, b, NULL, &none, y);
+        rc = transpose ? convt_core_f32(ctx, g, x, w, b, y) : conv_f32(ctx, g, x, w, b, NULL, &none, y, NULL, 0);
         if (!rc) ox_cpu_from_f32(Y, y);
     }
     free(x);
@@ -768,7 +813,7 @@ static int conv_like(ox_kernel_ctx *ctx, int transpose) {
     switch (X->dtype) {
     case ONYX_FLOAT32:
         if (transpose) return convt_core_f32(ctx, &g, X->data, W->data, B ? B->data : NULL, Y->data);
-        return conv_f32(ctx, &g, X->data, W->data, B ? B->data : NULL, NULL, &none, Y->data);
+        return conv_f32(ctx, &g, X->data, W->data, B ? B->data : NULL, NULL, &none, Y->data, NULL, 0);
     case ONYX_FLOAT64:
         return transpose ? convt_core_f64(ctx, &g, X->data, W->data, B ? B->data : NULL, Y->data)
                          : conv_core_f64(ctx, &g, X->data, W->data, B ? B->data : NULL, Y->data);
@@ -781,16 +826,31 @@ static int conv_like(ox_kernel_ctx *ctx, int transpose) {
     }
 }
 
-/* onyx FusedConv (schema in src/ops/contrib.c): Conv, then + Z, then the
- * activation, all in the convolution's epilogue. float32 only. */
+/* onyx FusedConv (schema in src/ops/contrib.c): Conv of X scaled by S,
+ * then + Z, then the activation, all in the convolution's epilogue.
+ * float32 only. */
 static int fused_conv_compute(ox_kernel_ctx *ctx) {
     const ox_tensor *X = ox_cpu_input(ctx, 0), *W = ox_cpu_input(ctx, 1), *B = ox_cpu_input(ctx, 2),
-                    *Z = ox_cpu_input(ctx, 3);
+                    *Z = ox_cpu_input(ctx, 3), *S = ox_cpu_input(ctx, 4);
     ox_tensor *Y = ctx->outputs[0];
     conv_geom g;
     if (ox_conv_geom_make(ctx, X, W, Y, 0, &g) || ox_conv_check_bias(ctx, B, g.M)) return -1;
     if (X->dtype != ONYX_FLOAT32 || W->dtype != ONYX_FLOAT32 || (B && B->dtype != ONYX_FLOAT32))
         return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "FusedConv: X, W and B must be float32");
+    const float *xs = NULL;
+    int64_t xs_img = 0;
+    if (S) {
+        int ok = S->dtype == ONYX_FLOAT32 && S->rank == X->rank && S->dims[1] == X->dims[1] &&
+                 (S->dims[0] == 1 || S->dims[0] == X->dims[0]);
+        for (int d = 2; ok && d < S->rank; d++) ok = S->dims[d] == 1;
+        if (!ok)
+            return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
+                                  "FusedConv: S must be float32 [N or 1, C, 1, ...] of X's rank, one factor "
+                                  "per image and input channel (X: %lld images, %lld channels)",
+                                  (long long)X->dims[0], (long long)X->dims[1]);
+        xs = S->data;
+        xs_img = S->dims[0] == 1 ? 0 : X->dims[1];
+    }
     int broadcast = Z && !ox_shape_equal(Z->dims, Z->rank, Y->dims, Y->rank);
     if (Z && (Z->dtype != ONYX_FLOAT32 || Z->rank > Y->rank))
         return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "FusedConv: Z must be float32 of the output's rank");
@@ -809,11 +869,12 @@ static int fused_conv_compute(ox_kernel_ctx *ctx) {
         return ox_kernel_fail(ctx, ONYX_NOT_IMPLEMENTED, "FusedConv: activation '%s' is not supported",
                               name);
     if (!broadcast)
-        return conv_f32(ctx, &g, X->data, W->data, B ? B->data : NULL, Z ? Z->data : NULL, &act, Y->data);
+        return conv_f32(ctx, &g, X->data, W->data, B ? B->data : NULL, Z ? Z->data : NULL, &act, Y->data, xs,
+                        xs_img);
     /* a Z that broadcasts (sizes the optimizer could not know): the
      * convolution, then Z and the activation element by element */
     ox_act none = {OX_ACT_NONE, 0, 0};
-    if (conv_f32(ctx, &g, X->data, W->data, B ? B->data : NULL, NULL, &none, Y->data)) return -1;
+    if (conv_f32(ctx, &g, X->data, W->data, B ? B->data : NULL, NULL, &none, Y->data, xs, xs_img)) return -1;
     int64_t zs[OX_MAX_RANK], n = ox_tensor_numel(Y), inner = Y->rank ? Y->dims[Y->rank - 1] : 1;
     int64_t st = 1;
     for (int d = Y->rank - 1; d >= 0; d--) {

@@ -137,6 +137,10 @@ typedef struct ox_conv_gemm_args {
      * at k0 * Pp, in it the panel of columns [q, q + nr) at q * kc and
      * row k of that panel at (k - k0) * nr; columns past P zero */
     int x_packed;
+    /* one group, cols NULL: X's channel c of image n is read times
+     * x_scale[n * x_scale_img + c] (an input scale; NULL: none) */
+    const float *x_scale;
+    int64_t x_scale_img;
     const float *bias; /* G * Mg values or NULL */
     const float *z;    /* residual laid out as y, or NULL */
     float *y;

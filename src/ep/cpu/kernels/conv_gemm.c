@@ -138,8 +138,10 @@ void ox_conv_packed_free(ox_conv_packed *p) {
 }
 
 /* rows [0, kc) x columns [0, ncols) of src (row stride lds) into nr-wide
- * panels, k-major, zero columns past ncols */
-static void pack_cols(const float *src, int64_t lds, int64_t kc, int64_t ncols, int nr, float *dst) {
+ * panels, k-major, zero columns past ncols; row k times scale[k] when
+ * scale is given (an input scale, ox_conv_gemm_args.x_scale) */
+static void pack_cols(const float *src, int64_t lds, int64_t kc, int64_t ncols, int nr, const float *scale,
+                      float *dst) {
     /* row by row, each row's columns read in order: the order the
      * hardware prefetchers follow (panel by panel, a block of 256
      * columns read 128 bytes from each of kc rows in turn, kc streams at
@@ -148,12 +150,23 @@ static void pack_cols(const float *src, int64_t lds, int64_t kc, int64_t ncols, 
     for (int64_t k = 0; k < kc; k++) {
         const float *s = src + k * lds;
         float *d = dst + k * nr;
-        for (int64_t q = 0; q < whole; q += nr) memcpy(d + q * kc, s + q, sizeof(float) * (size_t)nr);
-        if (whole < ncols) {
-            const int64_t cols = ncols - whole;
-            memcpy(d + whole * kc, s + whole, sizeof(float) * (size_t)cols);
-            memset(d + whole * kc + cols, 0, sizeof(float) * (size_t)(nr - cols));
+        if (scale) {
+            /* x * s as the Mul it replaces computes it: the same bits */
+            const float f = scale[k];
+            typedef float v8f __attribute__((vector_size(32)));
+            for (int64_t q = 0; q < whole; q += nr)
+                for (int i = 0; i < nr; i += 8) { /* nr: a multiple of 8 */
+                    v8f t;
+                    memcpy(&t, s + q + i, sizeof t);
+                    t *= f;
+                    memcpy(d + q * kc + i, &t, sizeof t);
+                }
+            for (int64_t q = whole; q < ncols; q++) d[whole * kc + q - whole] = s[q] * f;
+        } else {
+            for (int64_t q = 0; q < whole; q += nr) memcpy(d + q * kc, s + q, sizeof(float) * (size_t)nr);
+            if (whole < ncols) memcpy(d + whole * kc, s + whole, sizeof(float) * (size_t)(ncols - whole));
         }
+        if (whole < ncols) memset(d + whole * kc + ncols - whole, 0, sizeof(float) * (size_t)(nr - (ncols - whole)));
     }
 }
 
@@ -412,7 +425,8 @@ static void cg_tasks(void *arg, int64_t t0, int64_t t1) {
                 bp = a->x + n * a->x_img + grp * a->x_grp + k0 * Pp + p0 * kc;
             } else if (!a->cols) {
                 const float *src = a->x + n * a->x_img + grp * a->x_grp + k0 * P + p0;
-                pack_cols(src, P, kc, ncols, j->nr, scratch);
+                pack_cols(src, P, kc, ncols, j->nr, a->x_scale ? a->x_scale + n * a->x_scale_img + k0 : NULL,
+                          scratch);
             } else {
                 a->cols(a->cols_arg, n, grp, k0, kc, p0, p1, j->nr, scratch);
             }
