@@ -251,7 +251,11 @@ void check_print_unfused(const onyx_session *unfused, const check_run *u,
                          const onyx_session *test, size_t group) {
     printf("unfused:    the group re-run unfused (optimization none) on the providers under "
            "test:\n");
+    /* the culprit: the failing node that runs first in the unfused plan
+     * (a fused input scale's Mul runs before the Conv its group is named
+     * after) */
     const char *culprit = NULL;
+    size_t culprit_at = 0;
     size_t n_origins = onyx_session_node_origin_count(test, group);
     for (size_t k = 0; k < n_origins; k++) {
         const char *name = onyx_session_node_origin(test, group, k);
@@ -274,7 +278,10 @@ void check_print_unfused(const onyx_session *unfused, const check_run *u,
         }
         print_errors(e->record.dtype, e->record.dims, e->record.rank, &e->record.cmp);
         printf(": %s\n", e->record.cmp.pass ? "within tolerance" : "FAIL");
-        if (!e->record.cmp.pass && !culprit) culprit = name;
+        if (!e->record.cmp.pass && (!culprit || i < culprit_at)) {
+            culprit = name;
+            culprit_at = i;
+        }
     }
     if (culprit) {
         printf("verdict:    the unfused nodes diverge too, first at '");
