@@ -111,6 +111,17 @@ if check_rc fault 1 ONYX_INJECT_FAULT=$FAULT "$ONYX" check --bisect --report "$T
         { "$PYTHON" "$HERE/check_report_image.py" "$TMP/fault.png" divergent || fail "fault: the plot"; }
 fi
 
+# ---- a fault in a Mul fused into the next Conv as its input scale: the
+# group diverges, and its unfused re-run blames the Mul, which runs before
+# the Conv the group is named after ----
+SCALE=/net/features/features.1/block/block.1/Mul
+if check_rc scale 1 ONYX_INJECT_FAULT=$SCALE "$ONYX" check --bisect "$MODEL"; then
+    grep -qF "first divergent node: #5 '/net/features/features.1/block/block.2/block.2.0/Conv'" "$TMP/scale.out" ||
+        fail "scale: the fused group is not the first divergent node"
+    grep -qF "verdict:    the unfused nodes diverge too, first at '$SCALE'" "$TMP/scale.out" ||
+        fail "scale: the unfused re-run does not blame the Mul"
+fi
+
 # ---- no fault: passes, no divergent node, no marker ----
 if check_rc clean 0 "$ONYX" check --bisect --report "$TMP/clean.html" "$MODEL"; then
     self_contained "$TMP/clean.html"
