@@ -1,6 +1,8 @@
 /* The float32 convolution paths of the CPU provider (prepacked GEMM with
  * and without im2col, from a padded input, Winograd, depthwise) and onyx FusedConv's epilogue (bias,
- * residual Z, every activation) against a direct reference computed in
+ * residual Z, every activation) and input scale S (applied as the 1x1
+ * GEMM packs X, or by a scaled copy; an S of another shape refused at
+ * creation and at run) against a direct reference computed in
  * double: odd sizes, groups, pads, strides, dilations, 1-D to 3-D, an
  * empty batch, weights as constants (packed at session creation) and as
  * graph inputs (packed per run), one and two threads. Every case runs

@@ -11,7 +11,10 @@
  *   com.microsoft's below opset 20) and into FusedMatMul, Gemm + activation
  *   -> FusedMatMul (transB: the weights read as stored), LayerNormalization
  *   written out with ReduceMean -> LayerNormalization, a power-of-two
- *   scale of a product moved onto its smaller operand (the same bits); a
+ *   scale of a product moved onto its smaller operand (the same bits), a
+ *   squeeze-and-excitation gate (Mul by [N, C, 1, 1]) into the next 1x1
+ *   Conv's input scale (the same bits; a gate with another reader or a
+ *   factor per position stays); a
  *   product or sum with a second reader is not fused. Outputs within 1e-5 (relative,
  *   with a 1e-5 floor) of level basic's: the fused kernels compute the same
  *   float operations, the GELU's x / sqrt 2 becomes x * (1 / sqrt 2). */
