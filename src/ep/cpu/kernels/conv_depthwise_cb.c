@@ -181,24 +181,23 @@ dwc_step_row(const float *tr, int64_t PW, const ox_dw_args *a, const float *w8, 
  * not stored. Called with xs and kx constant for unit dilation and
  * strides 1 and 2: the eight loads of a tap then address by immediate
  * offsets, where runtime offsets took a register each and spilled the
- * loop's pointers to the stack (about 1.5x the time per tap). */
+ * loop's pointers to the stack (about 1.5x the time per tap). KW > 0
+ * (3 or 5, a constant; unit dilation): the steps of dwc_step_row at
+ * stride xs / CB; 0: dwc_step's, any kernel row. */
 __attribute__((target("avx2,fma"), always_inline)) static inline void
 dwc_row(const float *t, int64_t oh, int64_t PW, const ox_dw_args *a, const float *w8, const int64_t xs,
-        const int64_t kx, const dwc_epi *e, float *r8) {
-    int64_t ow = 0;
-    for (; ow + 4 < a->OW; ow += 8)
-        dwc_step(t + (oh * a->sh * PW + ow * a->sw) * CB, PW, a, w8, xs, kx, e, r8 + ow * CB, 8);
-    if (ow < a->OW) dwc_step(t + (oh * a->sh * PW + ow * a->sw) * CB, PW, a, w8, xs, kx, e, r8 + ow * CB, 4);
-}
-
-/* dwc_row by dwc_step_row: stride S, KW taps per kernel row, unit dilation. */
-__attribute__((target("avx2,fma"), always_inline)) static inline void
-dwc_row_k(const float *t, int64_t oh, int64_t PW, const ox_dw_args *a, const float *w8, const int S,
-          const int KW, const dwc_epi *e, float *r8) {
-    int64_t ow = 0;
-    for (; ow + 4 < a->OW; ow += 8)
-        dwc_step_row(t + (oh * a->sh * PW + ow * S) * CB, PW, a, w8, S, KW, e, r8 + ow * CB, 8);
-    if (ow < a->OW) dwc_step_row(t + (oh * a->sh * PW + ow * S) * CB, PW, a, w8, S, KW, e, r8 + ow * CB, 4);
+        const int64_t kx, const int KW, const dwc_epi *e, float *r8) {
+    for (int64_t ow = 0; ow < a->OW; ow += 8) {
+        const float *tr = t + (oh * a->sh * PW + ow * a->sw) * CB;
+        /* eight positions, or four for a ragged end of at most four */
+        if (ow + 4 < a->OW) {
+            if (KW) dwc_step_row(tr, PW, a, w8, (int)(xs / CB), KW, e, r8 + ow * CB, 8);
+            else dwc_step(tr, PW, a, w8, xs, kx, e, r8 + ow * CB, 8);
+        } else {
+            if (KW) dwc_step_row(tr, PW, a, w8, (int)(xs / CB), KW, e, r8 + ow * CB, 4);
+            else dwc_step(tr, PW, a, w8, xs, kx, e, r8 + ow * CB, 4);
+        }
+    }
 }
 
 /* One block: channels [c0, c0 + nc) of image n. t: the tile, w8: the
@@ -242,19 +241,19 @@ __attribute__((target("avx2,fma"))) static void dwc_block(const dwc_job *j, int6
     for (int64_t oh = 0; oh < a->OH; oh++) {
         if (ox_stop_requested(j->stop)) return;
         if (kx == CB && xs == CB && a->KW == 3)
-            dwc_row_k(t, oh, PW, a, w8, 1, 3, &e, r8);
+            dwc_row(t, oh, PW, a, w8, CB, CB, 3, &e, r8);
         else if (kx == CB && xs == CB && a->KW == 5)
-            dwc_row_k(t, oh, PW, a, w8, 1, 5, &e, r8);
+            dwc_row(t, oh, PW, a, w8, CB, CB, 5, &e, r8);
         else if (kx == CB && xs == 2 * CB && a->KW == 3)
-            dwc_row_k(t, oh, PW, a, w8, 2, 3, &e, r8);
+            dwc_row(t, oh, PW, a, w8, 2 * CB, CB, 3, &e, r8);
         else if (kx == CB && xs == 2 * CB && a->KW == 5)
-            dwc_row_k(t, oh, PW, a, w8, 2, 5, &e, r8);
+            dwc_row(t, oh, PW, a, w8, 2 * CB, CB, 5, &e, r8);
         else if (xs == CB && kx == CB)
-            dwc_row(t, oh, PW, a, w8, CB, CB, &e, r8);
+            dwc_row(t, oh, PW, a, w8, CB, CB, 0, &e, r8);
         else if (xs == 2 * CB && kx == CB)
-            dwc_row(t, oh, PW, a, w8, 2 * CB, CB, &e, r8);
+            dwc_row(t, oh, PW, a, w8, 2 * CB, CB, 0, &e, r8);
         else
-            dwc_row(t, oh, PW, a, w8, xs, kx, &e, r8);
+            dwc_row(t, oh, PW, a, w8, xs, kx, 0, &e, r8);
         /* the row back into the planes: eight positions at a time */
         float *y0 = a->y + (n * a->C + c0) * plane + oh * a->OW;
         int64_t o = 0;
