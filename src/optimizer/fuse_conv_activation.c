@@ -182,14 +182,17 @@ static int input_scale(const ir_graph *g, const readers *r, const unsigned char 
     const ir_node *n = &g->nodes[m];
     if (dead[m] || !is_op(n, "Mul") || n->n_inputs != 2 || n->n_outputs != 1) return 0;
     const ir_type *vt = rank4_f32(g, v);
-    if (!vt || vt->dims[1] != w->dims[1]) return 0;
+    /* a pooled plane (one position) is itself the gate's shape: not this */
+    if (!vt || vt->dims[1] != w->dims[1] || (vt->dims[2] == 1 && vt->dims[3] == 1) ||
+        n->inputs[0] == n->inputs[1])
+        return 0;
     for (int k = 0; k < 2; k++) {
         const ir_type *xt = rank4_f32(g, n->inputs[k]), *st = rank4_f32(g, n->inputs[1 - k]);
-        if (!xt || !st || n->inputs[0] == n->inputs[1]) continue;
+        if (!xt || !st) continue;
         int fits = st->dims[1] == vt->dims[1] && st->dims[2] == 1 && st->dims[3] == 1 &&
                    (st->dims[0] == 1 || st->dims[0] == vt->dims[0]);
         for (int d = 0; fits && d < 4; d++) fits = xt->dims[d] == vt->dims[d];
-        if (!fits || (vt->dims[2] == 1 && vt->dims[3] == 1)) continue;
+        if (!fits) continue;
         *x = n->inputs[k];
         *s = n->inputs[1 - k];
         *mul = m;
