@@ -518,7 +518,8 @@ int main(void) {
     static const scale_case scaled[] = {
         /* an input scale S (a squeeze-and-excitation gate the optimizer
          * fused): applied by the 1x1 GEMM as it packs X, per image or one
-         * for all; the other paths read a scaled copy of X */
+         * for all, and by the channels-in-lanes GEMM as it makes its columns;
+         * the other paths read a scaled copy of X */
         {{"input scale: 1x1 from X, per image, residual", 2, 2, 20, 13, 1, {9, 11}, {1, 1}, {1, 1}, {1, 1},
          {0}, 1, 1, 0, 1, "Relu", {0}, 0}, 1},
         {{"input scale: 1x1, one for all images, two threads", 2, 3, 33, 40, 1, {14, 14}, {1, 1}, {1, 1},
@@ -527,8 +528,9 @@ int main(void) {
          0, 0, 1, "", {0}, 0}, 1},
         {{"input scale: depthwise, a scaled copy", 2, 2, 8, 8, 8, {10, 10}, {3, 3}, {1, 1}, {1, 1},
          {1, 1, 1, 1}, 1, 0, 0, 1, "Relu", {0}, 0}, 1},
-        {{"lanes: input scale, 1x1 on 7x7, a scaled copy", 2, 2, 260, 60, 1, {7, 7}, {1, 1}, {1, 1}, {1, 1},
-         {0}, 1, 0, 0, 1, "Relu", {0}, 0}, 1},
+        {{"lanes: input scale, 1x1 on 7x7, scaled as the columns are made", 2, 2, 260, 60, 1, {7, 7},
+          {1, 1}, {1, 1}, {1, 1}, {0}, 1, 0, 0, 1, "Relu", {0}, 0},
+         1},
     };
     for (size_t i = 0; env && i < sizeof scaled / sizeof scaled[0]; i++)
         run_case(env, &scaled[i].c, scaled[i].scale, isas, n_isas);

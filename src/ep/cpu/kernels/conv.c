@@ -520,11 +520,11 @@ static int conv_f32_paths(ox_kernel_ctx *ctx, const conv_geom *g, const float *x
     return rc ? ox_cpu_oom(ctx) : 0;
 }
 
-/* 1 when conv_f32_paths reaches the 1x1 GEMM with X read as the column
- * matrix, whose packing applies an input scale as it copies. */
-static int scale_in_pack(const conv_state *st, const conv_geom *g) {
-    return g->G == 1 && g->in_sz > 1 && all_ones_kernel(g) && !depthwise_fits(g) &&
-           !(st && st->path == CONV_GEMM_CV);
+/* 1 when conv_f32_paths reaches a GEMM that reads X as the column
+ * matrix (1x1, one group: the packed GEMM, or on small planes the
+ * channels-in-lanes one), which applies an input scale as it copies X. */
+static int scale_in_pack(const conv_geom *g) {
+    return g->G == 1 && g->in_sz > 1 && all_ones_kernel(g) && !depthwise_fits(g);
 }
 
 /* X times S (xs: per image, one factor per channel) into a new buffer,
@@ -545,14 +545,14 @@ static float *scale_input(const conv_geom *g, const float *x, const float *xs, i
 
 /* The float convolution: Y = act(Conv(X * S, W, b) + z), with S (xs,
  * xs_img: one factor per image and input channel) absent when xs is
- * NULL. The 1x1 GEMM scales X as it packs it; the other paths read a
- * scaled copy. */
+ * NULL. The 1x1 GEMMs scale X as they pack it; the other paths (which
+ * the optimizer's fusion does not make) read a scaled copy. */
 static int conv_f32(ox_kernel_ctx *ctx, const conv_geom *g, const float *x, const float *w,
                     const float *b, const float *z, const ox_act *act, float *y, const float *xs,
                     int64_t xs_img) {
     if (g->N == 0 || g->M == 0 || g->out_sz == 0) return 0;
     float *scaled = NULL;
-    if (xs && !scale_in_pack(ctx->state, g)) {
+    if (xs && !scale_in_pack(g)) {
         scaled = scale_input(g, x, xs, xs_img);
         if (!scaled) return ox_cpu_oom(ctx);
         x = scaled;

@@ -138,7 +138,8 @@ typedef struct ox_conv_gemm_args {
      * row k of that panel at (k - k0) * nr; columns past P zero */
     int x_packed;
     /* one group, cols NULL: X's channel c of image n is read times
-     * x_scale[n * x_scale_img + c] (an input scale; NULL: none) */
+     * x_scale[n * x_scale_img + c] (an input scale; NULL: none), by
+     * ox_conv_gemm_run and ox_conv_cv_run alike */
     const float *x_scale;
     int64_t x_scale_img;
     const float *bias; /* G * Mg values or NULL */

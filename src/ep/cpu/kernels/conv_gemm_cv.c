@@ -151,6 +151,20 @@ static void cv_cols(void *arg, int64_t k0, int64_t k1) {
     a->cols(a->cols_arg, j->n, 0, k0, k1 - k0, 0, a->P, (int)a->P, j->cols + k0 * a->P);
 }
 
+/* Rows [k0, k1) of the image's X times its input scale (1x1, one
+ * group) into the column matrix: the scaled X is made a plane at a time
+ * here, in the scratch the products read, not as a copy of the whole
+ * input before the convolution. */
+static void cv_scaled(void *arg, int64_t k0, int64_t k1) {
+    const cv_job *j = arg;
+    const ox_conv_gemm_args *a = j->a;
+    const int64_t P = a->P;
+    const float *restrict x = a->x + j->n * a->x_img, *restrict f = a->x_scale + j->n * a->x_scale_img;
+    float *restrict d = j->cols;
+    for (int64_t k = k0; k < k1; k++)
+        for (int64_t p = 0; p < P; p++) d[k * P + p] = x[k * P + p] * f[k];
+}
+
 /* Tasks [t0, t1): channel block t / halves, its share t % halves of the
  * position tiles, every slab. */
 static void cv_blocks(void *arg, int64_t t0, int64_t t1) {
@@ -259,7 +273,7 @@ int ox_conv_cv_run(ox_threadpool *pool, const ox_stop *stop, const ox_conv_gemm_
     const int64_t P = a->P, K = w->K, M = w->Mg, Mp = w->Mp;
     /* the column matrix (im2col, when there is one) and YT */
     int64_t cols_n = 0, yt_n;
-    if (a->cols && !ox_mul_i64(K, P, &cols_n)) return 0;
+    if ((a->cols || a->x_scale) && !ox_mul_i64(K, P, &cols_n)) return 0;
     if (!ox_mul_i64(P, Mp, &yt_n) || cols_n > (int64_t)1 << 28 || yt_n > (int64_t)1 << 28) return 0;
     int lent = 0;
     float *mem = ox_threadpool_scratch(pool, (size_t)(cols_n + yt_n) * sizeof(float), &lent);
@@ -271,9 +285,9 @@ int ox_conv_cv_run(ox_threadpool *pool, const ox_stop *stop, const ox_conv_gemm_
          * channels: 11 blocks, 6 and 5): each block's tiles in two ranges */
         cv_job j = {.a = a, .stop = stop, .n = n, .cols = cols, .b = a->x + n * a->x_img, .yt = yt,
                     .halves = threads > 1 && P >= 2 * CV_R ? 2 : 1};
-        if (a->cols) {
+        if (a->cols || a->x_scale) {
             /* one panel as wide as the plane: row k at cols + k * P */
-            ox_parallel_for(pool, K, 64, cv_cols, &j);
+            ox_parallel_for(pool, K, 64, a->cols ? cv_cols : cv_scaled, &j);
             j.b = cols;
         }
         ox_parallel_for(pool, Mp / CV_NB * j.halves, 1, cv_blocks, &j);
