@@ -21,7 +21,10 @@ static float val(int64_t i, int salt) { return (float)((i * (7 + salt) + salt) %
 
 static void one(ox_threadpool *pool, int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha,
                 float beta, int packed) {
-    const int64_t pad = 3;
+    /* rows padded past the matrix, except for K a multiple of 1024: A's
+     * rows are then 4 KiB apart, which makes the packed path pack A (not
+     * transposed) instead of reading it in place */
+    const int64_t pad = K % 1024 == 0 ? 0 : 3;
     const int64_t lda = (ta ? M : K) + pad, ldb = (tb ? K : N) + pad, ldc = N + 5;
     const int64_t arows = ta ? K : M, brows = tb ? N : K;
     float *a = malloc(sizeof(float) * (size_t)(arows * lda + 1));
