@@ -382,10 +382,86 @@ static void test_dft_irfft(void) {
     onyx_tensor_free(o);
 }
 
+/* ---- RoiAlign, average mode on float32 (the channel-innermost path) ----
+ * Against the operator's definition in double, written here apart from
+ * the kernel: 37 channels (one block of 32 and a rest), two images, rois
+ * inside, across the map's edges, wholly outside and tiny, adaptive and
+ * fixed sampling, both coordinate modes. */
+
+static mb_model *roialign(int64_t oh, int64_t ow, int64_t sr, float scale, const char *ctm) {
+    mb_model *m = mb_new(16);
+    mb_node(m, "RoiAlign", "i0,i1,i2", "o0");
+    mb_attr_int(m, "output_height", oh);
+    mb_attr_int(m, "output_width", ow);
+    mb_attr_int(m, "sampling_ratio", sr);
+    mb_attr_float(m, "spatial_scale", scale);
+    mb_attr_string(m, "coordinate_transformation_mode", ctm);
+    return m;
+}
+
+/* one bilinear sample of plane p (h x w) at (y, x), zero beyond a pixel outside */
+static double ra_ref_sample(const float *p, int64_t h, int64_t w, double y, double x) {
+    if (y < -1.0 || y > (double)h || x < -1.0 || x > (double)w) return 0.0;
+    if (y <= 0) y = 0;
+    if (x <= 0) x = 0;
+    int64_t y0 = (int64_t)y, x0 = (int64_t)x, y1 = y0 + 1, x1 = x0 + 1;
+    if (y0 >= h - 1) y = (double)(y0 = y1 = h - 1);
+    if (x0 >= w - 1) x = (double)(x0 = x1 = w - 1);
+    double ly = y - (double)y0, lx = x - (double)x0;
+    return (1 - ly) * (1 - lx) * p[y0 * w + x0] + (1 - ly) * lx * p[y0 * w + x1] + ly * (1 - lx) * p[y1 * w + x0] +
+           ly * lx * p[y1 * w + x1];
+}
+
+static void test_roialign_f32(void) {
+    enum { N = 2, C = 37, H = 9, W = 11, R = 5, OH = 3, OW = 4 };
+    static float x[N * C * H * W];
+    for (int i = 0; i < N * C * H * W; i++) x[i] = (float)((i * 37 + 11) % 101) / 25.0f - 2.0f;
+    static const float rois[R * 4] = {2, 3, 15, 12,    -6, -4, 9, 7,    30, 1, 40, 30,
+                                      50, 50, 60, 60,  7, 7, 7.5f, 7.25f};
+    static const int64_t bidx[R] = {0, 1, 1, 0, 1};
+    static const int64_t srs[2] = {0, 2};
+    static const char *const ctms[2] = {"half_pixel", "output_half_pixel"};
+    const float scale = 0.5f;
+    for (int k = 0; k < 4; k++) {
+        const int64_t sr = srs[k % 2];
+        const int half = k < 2;
+        static float want[R * C * OH * OW];
+        for (int r = 0; r < R; r++) {
+            const double off = half ? 0.5 : 0.0;
+            double sw = rois[4 * r] * scale - off, sh = rois[4 * r + 1] * scale - off;
+            double rw = rois[4 * r + 2] * scale - off - sw, rh = rois[4 * r + 3] * scale - off - sh;
+            if (!half) {
+                if (rw < 1) rw = 1;
+                if (rh < 1) rh = 1;
+            }
+            double bh = rh / OH, bw = rw / OW;
+            int64_t gh = sr ? sr : (int64_t)ceil(rh / OH), gw = sr ? sr : (int64_t)ceil(rw / OW);
+            double cnt = (double)(gh * gw > 1 ? gh * gw : 1);
+            for (int c = 0; c < C; c++)
+                for (int ph = 0; ph < OH; ph++)
+                    for (int pw = 0; pw < OW; pw++) {
+                        double acc = 0;
+                        for (int64_t iy = 0; iy < gh; iy++)
+                            for (int64_t ix = 0; ix < gw; ix++)
+                                acc += ra_ref_sample(x + (bidx[r] * C + c) * H * W, H, W,
+                                                     sh + ph * bh + (iy + 0.5) * bh / (double)gh,
+                                                     sw + pw * bw + (ix + 0.5) * bw / (double)gw);
+                        want[((r * C + c) * OH + ph) * OW + pw] = (float)(acc / cnt);
+                    }
+        }
+        onyx_tensor *o = NULL;
+        CHECK_OK(run_model(roialign(OH, OW, sr, scale, ctms[k / 2]),
+                           ARGS(IN(F32, x, 4, N, C, H, W), IN(F32, rois, 2, R, 4), IN(I64, bidx, 1, R)), &o));
+        CHECK(is_f32(o, 4, I64S(R, C, OH, OW), want, 1e-5));
+        onyx_tensor_free(o);
+    }
+}
+
 int main(void) {
     CHECK_OK(onyx_env_create(&env));
     if (!env) CHECK_DONE();
     test_maxroipool();
+    test_roialign_f32();
     test_resize_policy();
     test_resize_nearest();
     test_resize_same_size();

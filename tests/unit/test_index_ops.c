@@ -334,6 +334,47 @@ static mb_model *scatter_elements(int64_t axis, const char *reduction) {
     return m;
 }
 
+/* Large enough that the plain path splits the work over axis 1 into
+ * several tasks (two threads): indices [3, 400, 48] along axis 0 of data
+ * [4, 400, 48], every target hit by up to three updates (negative
+ * indices among them). The result must be the serial one, the last
+ * update in row-major order winning, and the error must name the first
+ * index out of range in that order, wherever the tasks meet them. */
+static void test_scatter_elements_split(void) {
+    enum { A = 4, R = 3, C = 400, W = 48 };
+    float *x = malloc(sizeof(float) * A * C * W), *up = malloc(sizeof(float) * R * C * W);
+    float *want = malloc(sizeof(float) * A * C * W);
+    int64_t *ix = malloc(sizeof(int64_t) * R * C * W);
+    if (!x || !up || !want || !ix) {
+        CHECK(0);
+        goto out;
+    }
+    for (int64_t i = 0; i < (int64_t)A * C * W; i++) x[i] = want[i] = -(float)i;
+    for (int64_t r = 0; r < R; r++)
+        for (int64_t c = 0; c < C; c++)
+            for (int64_t w = 0; w < W; w++) {
+                const int64_t i = (r * C + c) * W + w, t = (c + w + r * r) % 2 + (w % 3 == 0 ? 1 : 0);
+                ix[i] = c % 2 ? t - A : t;
+                up[i] = (float)i;
+                want[(t * C + c) * W + w] = (float)i;
+            }
+    onyx_tensor *o[1];
+    CHECK_OK(run_model(scatter_elements(0, NULL),
+                       ARGS(IN(F32, x, 3, A, C, W), IN(I64, ix, 3, R, C, W), IN(F32, up, 3, R, C, W)), OUTS(F32), o));
+    CHECK(SHAPE(o[0], F32, 3, A, C, W) && eq_f32(o[0], want, (int64_t)A * C * W));
+    free_outs(o, 1);
+    ix[(2 * C + 390) * W + 5] = A; /* in a late task */
+    ix[(1 * C + 7) * W + 40] = -A - 1; /* first in row-major order, in an early task */
+    FAILS(run_model(scatter_elements(0, NULL),
+                    ARGS(IN(F32, x, 3, A, C, W), IN(I64, ix, 3, R, C, W), IN(F32, up, 3, R, C, W)), OUTS(F32), o),
+          ONYX_RUNTIME_ERROR, "ScatterElements: indices[19576] = -5 is out of range for axis 0 of size 4");
+out:
+    free(x);
+    free(up);
+    free(want);
+    free(ix);
+}
+
 static void test_scatter_elements(void) {
     onyx_tensor *o[1];
     /* data [[1,2,3],[4,5,6]] */
@@ -888,6 +929,7 @@ int main(void) {
     test_gather_nd();
     test_scatter_nd();
     test_scatter_elements();
+    test_scatter_elements_split();
     test_topk();
     test_nonzero();
     test_onehot();

@@ -3,6 +3,8 @@
  * copy the data input and then overwrite, or reduce into, the elements the
  * indices address; every index is checked before it is used. Their table
  * entries are in kernels/index.c. */
+#include <stdatomic.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "ep/cpu/kernels/index_util.h"
@@ -149,38 +151,93 @@ int ox_cpu_scatter_nd(ox_kernel_ctx *ctx) {
 
 /* ---- ScatterElements / Scatter ---- */
 
-/* The common case inline: no reduction, int64 indices, 4- or 8-byte
- * elements (float32, int64, ...; not strings), walked along the innermost axis so the
- * loop body is a load, a range check and a store. */
-static int scatter_elements_plain(ox_kernel_ctx *ctx, ox_tensor *y, const ox_tensor *ind,
-                                  const ox_tensor *up, const int64_t *xs, int axis, size_t es) {
-    const int r = ind->rank;
-    const int64_t *ix = ind->data, n_axis = y->dims[axis], inner = ind->dims[r - 1];
-    const int64_t step = axis == r - 1 ? 0 : xs[r - 1]; /* y offset per innermost step */
-    int64_t idx[OX_MAX_RANK] = {0}, off = 0; /* y offset of the row, axis term left out */
-    const int64_t rows = ox_tensor_numel(ind) / inner;
-    for (int64_t row = 0; row < rows; row++) {
-        const int64_t base = row * inner;
+/* The common case: no reduction, int64 indices, 4- or 8-byte elements
+ * (float32, int64, ...; not strings), walked along the innermost axis so
+ * the loop body is a load, a range check and a store. The work is split
+ * over one axis other than `axis` (split): updates whose targets can
+ * coincide differ only in their `axis` coordinate, so they fall to one
+ * task, which visits them in the serial order, and duplicate indices end
+ * with the same value whatever the threads (Faster R-CNN's box pooling
+ * scatters 627K floats, 1.4 ms on one thread). */
+typedef struct se_job {
+    const int64_t *ix;
+    const void *up;
+    void *y;
+    int r, axis, split;
+    int64_t dims[OX_MAX_RANK];   /* of indices and updates */
+    int64_t xs[OX_MAX_RANK];     /* y's strides */
+    int64_t n_axis;
+    size_t es;
+    _Atomic int64_t bad;         /* the first index out of range, or INT64_MAX */
+} se_job;
+
+static void se_range(void *arg, int64_t d0, int64_t d1) {
+    se_job *j = arg;
+    const int r = j->r, axis = j->axis;
+    const int64_t inner = j->dims[r - 1], n_axis = j->n_axis, ax_stride = j->xs[axis];
+    const int64_t step = axis == r - 1 ? 0 : j->xs[r - 1]; /* y offset per innermost step */
+    const int64_t *restrict ix = j->ix;
+    int64_t idx[OX_MAX_RANK] = {0}, lim[OX_MAX_RANK];
+    for (int a = 0; a < r; a++) lim[a] = a == j->split ? d1 : j->dims[a];
+    idx[j->split] = d0;
+    for (;;) {
+        /* the row's first element, and its target less the axis term */
+        int64_t base = 0, off = 0;
+        for (int a = 0; a < r - 1; a++) {
+            base = base * j->dims[a] + idx[a];
+            if (a != axis) off += idx[a] * j->xs[a];
+        }
+        base *= inner;
         for (int64_t c = 0; c < inner; c++) {
             int64_t v = ix[base + c];
             if (v < -n_axis || v >= n_axis) {
-                int64_t ignored;
-                return ox_cpu_index_norm(ctx, "indices", base + c, v, n_axis, axis, &ignored);
+                int64_t seen = atomic_load(&j->bad);
+                while (base + c < seen && !atomic_compare_exchange_weak(&j->bad, &seen, base + c)) {
+                }
+                return;
             }
             v += v < 0 ? n_axis : 0;
-            const int64_t at = off + c * step + v * xs[axis];
-            if (es == 4)
-                ((uint32_t *)y->data)[at] = ((const uint32_t *)up->data)[base + c];
+            const int64_t at = off + c * step + v * ax_stride;
+            if (j->es == 4)
+                ((uint32_t *restrict)j->y)[at] = ((const uint32_t *restrict)j->up)[base + c];
             else
-                ((uint64_t *)y->data)[at] = ((const uint64_t *)up->data)[base + c];
+                ((uint64_t *restrict)j->y)[at] = ((const uint64_t *restrict)j->up)[base + c];
         }
         /* the next row: the odometer over every axis but the innermost */
-        for (int a = r - 2; a >= 0; a--) {
-            if (a != axis) off += xs[a];
-            if (++idx[a] < ind->dims[a]) break;
-            if (a != axis) off -= idx[a] * xs[a];
-            idx[a] = 0;
+        int a = r - 2;
+        for (; a >= 0; a--) {
+            if (++idx[a] < lim[a]) break;
+            idx[a] = a == j->split ? d0 : 0;
         }
+        if (a < 0) return;
+    }
+}
+
+static int scatter_elements_plain(ox_kernel_ctx *ctx, ox_tensor *y, const ox_tensor *ind,
+                                  const ox_tensor *up, const int64_t *xs, int axis, size_t es) {
+    se_job j = {.ix = ind->data, .up = up->data, .y = y->data, .r = ind->rank, .axis = axis,
+                .split = -1, .n_axis = y->dims[axis], .es = es};
+    atomic_init(&j.bad, INT64_MAX);
+    for (int a = 0; a < j.r; a++) {
+        j.dims[a] = ind->dims[a];
+        j.xs[a] = xs[a];
+        /* the outermost axis, not the innermost (rows stay whole) nor
+         * `axis`, with more than one coordinate */
+        if (j.split < 0 && a != axis && a < j.r - 1 && ind->dims[a] > 1) j.split = a;
+    }
+    const int64_t n = ox_tensor_numel(ind);
+    if (j.split < 0) {
+        /* nothing to split: one task over the whole (its first axis) */
+        j.split = 0;
+        se_range(&j, 0, j.dims[0]);
+    } else {
+        const int64_t per = n / j.dims[j.split];
+        ox_parallel_for(ctx->pool, j.dims[j.split], per >= 16384 ? 1 : 16384 / (per > 0 ? per : 1), se_range, &j);
+    }
+    int64_t bad = atomic_load(&j.bad);
+    if (bad != INT64_MAX) {
+        int64_t ignored;
+        return ox_cpu_index_norm(ctx, "indices", bad, j.ix[bad], j.n_axis, axis, &ignored);
     }
     return 0;
 }
