@@ -334,13 +334,16 @@ static mb_model *scatter_elements(int64_t axis, const char *reduction) {
     return m;
 }
 
-/* Large enough that the plain path splits the work over axis 1 into
- * several tasks (two threads): indices [3, 400, 48] along axis 0 of data
- * [4, 400, 48], every target hit by up to three updates (negative
- * indices among them). The result must be the serial one, the last
- * update in row-major order winning, and the error must name the first
- * index out of range in that order, wherever the tasks meet them. */
-static void test_scatter_elements_split(void) {
+/* Large enough that the plain path splits the work into several tasks
+ * (two threads): indices [3, CI, WI] along axis 0 of data [4, 400, 48],
+ * every target hit by up to three updates (negative indices among
+ * them); indices [3, 400, 48] cover dims 1 and 2 whole (one row of
+ * 19200 per roi, split within), [3, 300, 48] leave dim 1 partial (still
+ * one row), [3, 400, 40] dim 2 (rows of 40, split over dim 1). The result must be the serial
+ * one, the last update in row-major order winning, and the error must
+ * name the first index out of range in that order, wherever the tasks
+ * meet them. */
+static void scatter_split_case(int64_t CI, int64_t WI) {
     enum { A = 4, R = 3, C = 400, W = 48 };
     float *x = malloc(sizeof(float) * A * C * W), *up = malloc(sizeof(float) * R * C * W);
     float *want = malloc(sizeof(float) * A * C * W);
@@ -351,28 +354,37 @@ static void test_scatter_elements_split(void) {
     }
     for (int64_t i = 0; i < (int64_t)A * C * W; i++) x[i] = want[i] = -(float)i;
     for (int64_t r = 0; r < R; r++)
-        for (int64_t c = 0; c < C; c++)
-            for (int64_t w = 0; w < W; w++) {
-                const int64_t i = (r * C + c) * W + w, t = (c + w + r * r) % 2 + (w % 3 == 0 ? 1 : 0);
+        for (int64_t c = 0; c < CI; c++)
+            for (int64_t w = 0; w < WI; w++) {
+                const int64_t i = (r * CI + c) * WI + w, t = (c + w + r * r) % 2 + (w % 3 == 0 ? 1 : 0);
                 ix[i] = c % 2 ? t - A : t;
                 up[i] = (float)i;
                 want[(t * C + c) * W + w] = (float)i;
             }
     onyx_tensor *o[1];
     CHECK_OK(run_model(scatter_elements(0, NULL),
-                       ARGS(IN(F32, x, 3, A, C, W), IN(I64, ix, 3, R, C, W), IN(F32, up, 3, R, C, W)), OUTS(F32), o));
+                       ARGS(IN(F32, x, 3, A, C, W), IN(I64, ix, 3, R, CI, WI), IN(F32, up, 3, R, CI, WI)), OUTS(F32), o));
     CHECK(SHAPE(o[0], F32, 3, A, C, W) && eq_f32(o[0], want, (int64_t)A * C * W));
     free_outs(o, 1);
-    ix[(2 * C + 390) * W + 5] = A; /* in a late task */
-    ix[(1 * C + 7) * W + 40] = -A - 1; /* first in row-major order, in an early task */
+    ix[(2 * CI + 290) * WI + 5] = A;    /* in a late task */
+    ix[(1 * CI + 7) * WI + 30] = -A - 1; /* first in row-major order, in an early task */
+    char msg[128];
+    snprintf(msg, sizeof msg, "ScatterElements: indices[%lld] = -5 is out of range for axis 0 of size 4",
+             (long long)((1 * CI + 7) * WI + 30));
     FAILS(run_model(scatter_elements(0, NULL),
-                    ARGS(IN(F32, x, 3, A, C, W), IN(I64, ix, 3, R, C, W), IN(F32, up, 3, R, C, W)), OUTS(F32), o),
-          ONYX_RUNTIME_ERROR, "ScatterElements: indices[19576] = -5 is out of range for axis 0 of size 4");
+                    ARGS(IN(F32, x, 3, A, C, W), IN(I64, ix, 3, R, CI, WI), IN(F32, up, 3, R, CI, WI)), OUTS(F32), o),
+          ONYX_RUNTIME_ERROR, msg);
 out:
     free(x);
     free(up);
     free(want);
     free(ix);
+}
+
+static void test_scatter_elements_split(void) {
+    scatter_split_case(400, 48);
+    scatter_split_case(300, 48);
+    scatter_split_case(400, 40);
 }
 
 static void test_scatter_elements(void) {

@@ -152,20 +152,24 @@ int ox_cpu_scatter_nd(ox_kernel_ctx *ctx) {
 /* ---- ScatterElements / Scatter ---- */
 
 /* The common case: no reduction, int64 indices, 4- or 8-byte elements
- * (float32, int64, ...; not strings), walked along the innermost axis so
- * the loop body is a load, a range check and a store. The work is split
- * over one axis other than `axis` (split): updates whose targets can
- * coincide differ only in their `axis` coordinate, so they fall to one
- * task, which visits them in the serial order, and duplicate indices end
- * with the same value whatever the threads (Faster R-CNN's box pooling
- * scatters 627K floats, 1.4 ms on one thread). */
+ * (float32, int64, ...; not strings), walked along rows so the loop body
+ * is a load, a range check and a store. The dims after `axis` that the
+ * indices cover whole are one row (contiguous in indices and output
+ * alike), so a row is long where the model allows it. The work is split
+ * over one dim other than `axis` (the row's own if no outer one has more
+ * than one coordinate): updates whose targets can coincide differ only
+ * in their `axis` coordinate, so they fall to one task, which visits them
+ * in the serial order, and duplicate indices end with the same value
+ * whatever the threads. Faster R-CNN's box pooling scatters 627K floats
+ * along axis 0 of [50, 256, 7, 7]: 1.28 ms on one thread, rows of 7 then
+ * of 12544; 0.72 ms on two. */
 typedef struct se_job {
     const int64_t *ix;
     const void *up;
     void *y;
-    int r, axis, split;
-    int64_t dims[OX_MAX_RANK];   /* of indices and updates */
-    int64_t xs[OX_MAX_RANK];     /* y's strides */
+    int r, axis, split;          /* r: dims after merging the row's */
+    int64_t dims[OX_MAX_RANK];   /* of indices and updates, the last one a row */
+    int64_t xs[OX_MAX_RANK];     /* y's strides (the row's: 1, or 0 along `axis`) */
     int64_t n_axis;
     size_t es;
     _Atomic int64_t bad;         /* the first index out of range, or INT64_MAX */
@@ -173,22 +177,24 @@ typedef struct se_job {
 
 static void se_range(void *arg, int64_t d0, int64_t d1) {
     se_job *j = arg;
-    const int r = j->r, axis = j->axis;
-    const int64_t inner = j->dims[r - 1], n_axis = j->n_axis, ax_stride = j->xs[axis];
-    const int64_t step = axis == r - 1 ? 0 : j->xs[r - 1]; /* y offset per innermost step */
+    const int r = j->r, axis = j->axis, last = r - 1;
+    const int64_t inner = j->dims[last], n_axis = j->n_axis, ax_stride = j->xs[axis];
+    const int64_t step = axis == last ? 0 : j->xs[last]; /* y offset per row step */
+    /* the task's part of each row, or of the outer dims */
+    const int64_t c0 = j->split == last ? d0 : 0, c1 = j->split == last ? d1 : inner;
     const int64_t *restrict ix = j->ix;
     int64_t idx[OX_MAX_RANK] = {0}, lim[OX_MAX_RANK];
-    for (int a = 0; a < r; a++) lim[a] = a == j->split ? d1 : j->dims[a];
-    idx[j->split] = d0;
+    for (int a = 0; a < last; a++) lim[a] = a == j->split ? d1 : j->dims[a];
+    if (j->split < last) idx[j->split] = d0;
     for (;;) {
         /* the row's first element, and its target less the axis term */
         int64_t base = 0, off = 0;
-        for (int a = 0; a < r - 1; a++) {
+        for (int a = 0; a < last; a++) {
             base = base * j->dims[a] + idx[a];
             if (a != axis) off += idx[a] * j->xs[a];
         }
         base *= inner;
-        for (int64_t c = 0; c < inner; c++) {
+        for (int64_t c = c0; c < c1; c++) {
             int64_t v = ix[base + c];
             if (v < -n_axis || v >= n_axis) {
                 int64_t seen = atomic_load(&j->bad);
@@ -203,8 +209,8 @@ static void se_range(void *arg, int64_t d0, int64_t d1) {
             else
                 ((uint64_t *restrict)j->y)[at] = ((const uint64_t *restrict)j->up)[base + c];
         }
-        /* the next row: the odometer over every axis but the innermost */
-        int a = r - 2;
+        /* the next row: the odometer over the dims before it */
+        int a = last - 1;
         for (; a >= 0; a--) {
             if (++idx[a] < lim[a]) break;
             idx[a] = a == j->split ? d0 : 0;
@@ -215,19 +221,27 @@ static void se_range(void *arg, int64_t d0, int64_t d1) {
 
 static int scatter_elements_plain(ox_kernel_ctx *ctx, ox_tensor *y, const ox_tensor *ind,
                                   const ox_tensor *up, const int64_t *xs, int axis, size_t es) {
-    se_job j = {.ix = ind->data, .up = up->data, .y = y->data, .r = ind->rank, .axis = axis,
-                .split = -1, .n_axis = y->dims[axis], .es = es};
+    se_job j = {.ix = ind->data, .up = up->data, .y = y->data, .axis = axis, .split = -1,
+                .n_axis = y->dims[axis], .es = es};
     atomic_init(&j.bad, INT64_MAX);
-    for (int a = 0; a < j.r; a++) {
+    /* the row: the last dim, and before it those after `axis` whose
+     * following dims the indices cover whole */
+    int first = ind->rank - 1;
+    while (first - 1 > axis && ind->dims[first] == y->dims[first]) first--;
+    j.r = first + 1;
+    for (int a = 0; a < first; a++) {
         j.dims[a] = ind->dims[a];
         j.xs[a] = xs[a];
-        /* the outermost axis, not the innermost (rows stay whole) nor
-         * `axis`, with more than one coordinate */
-        if (j.split < 0 && a != axis && a < j.r - 1 && ind->dims[a] > 1) j.split = a;
     }
+    j.dims[first] = 1;
+    for (int a = first; a < ind->rank; a++) j.dims[first] *= ind->dims[a];
+    j.xs[first] = xs[ind->rank - 1];
+    for (int a = 0; a < j.r && j.split < 0; a++)
+        if (a != axis && a < j.r - 1 && j.dims[a] > 1) j.split = a;
+    if (j.split < 0 && j.r - 1 != axis) j.split = j.r - 1;
     const int64_t n = ox_tensor_numel(ind);
     if (j.split < 0) {
-        /* nothing to split: one task over the whole (its first axis) */
+        /* the row is `axis` and nothing before it varies: one task */
         j.split = 0;
         se_range(&j, 0, j.dims[0]);
     } else {
