@@ -99,6 +99,21 @@ static void ra_roi_geom(const ra_job *j, int64_t r, double *sh, double *sw, doub
     *gw = j->gh_fixed > 0 ? j->gh_fixed : ra_grid(rw, j->ow);
 }
 
+/* The taps of bin (ph, pw) of a roi (its corner sh, sw, bin sizes bh,
+ * bw, grid gh x gw) into buf; returns their count, gh * gw. */
+static size_t ra_bin_samples(const ra_job *j, double sh, double sw, double bh, double bw, int64_t gh,
+                             int64_t gw, int64_t ph, int64_t pw, ra_sample *buf) {
+    size_t ns = 0;
+    for (int64_t iy = 0; iy < gh; iy++) {
+        double yy = sh + (double)ph * bh + ((double)iy + 0.5) * bh / (double)gh;
+        for (int64_t ix = 0; ix < gw; ix++) {
+            double xx = sw + (double)pw * bw + ((double)ix + 0.5) * bw / (double)gw;
+            ra_taps(j, yy, xx, &buf[ns++]);
+        }
+    }
+    return ns;
+}
+
 static void ra_range(void *arg, int64_t begin, int64_t end) {
     const ra_job *j = arg;
     ra_sample *buf = malloc((j->max_samples > 0 ? j->max_samples : 1) * sizeof *buf);
@@ -115,14 +130,7 @@ static void ra_range(void *arg, int64_t begin, int64_t end) {
         double *yr = j->y + r * j->C * j->oh * j->ow;
         for (int64_t ph = 0; ph < j->oh; ph++)
             for (int64_t pw = 0; pw < j->ow; pw++) {
-                size_t ns = 0;
-                for (int64_t iy = 0; iy < gh; iy++) {
-                    double yy = sh + (double)ph * bh + ((double)iy + 0.5) * bh / (double)gh;
-                    for (int64_t ix = 0; ix < gw; ix++) {
-                        double xx = sw + (double)pw * bw + ((double)ix + 0.5) * bw / (double)gw;
-                        ra_taps(j, yy, xx, &buf[ns++]);
-                    }
-                }
+                const size_t ns = ra_bin_samples(j, sh, sw, bh, bw, gh, gw, ph, pw, buf);
                 for (int64_t c = 0; c < j->C; c++) {
                     const double *xp = xb + c * j->H * j->W;
                     double acc = 0.0;
@@ -219,14 +227,7 @@ static void ra_f32_range(void *arg, int64_t begin, int64_t end) {
         const float *xb = f->xt + j->bidx[r] * HW * C;
         for (int64_t ph = 0; ph < j->oh; ph++)
             for (int64_t pw = 0; pw < j->ow; pw++) {
-                size_t ns = 0;
-                for (int64_t iy = 0; iy < gh; iy++) {
-                    double yy = sh + (double)ph * bh + ((double)iy + 0.5) * bh / (double)gh;
-                    for (int64_t ix = 0; ix < gw; ix++) {
-                        double xx = sw + (double)pw * bw + ((double)ix + 0.5) * bw / (double)gw;
-                        ra_taps(j, yy, xx, &buf[ns++]);
-                    }
-                }
+                const size_t ns = ra_bin_samples(j, sh, sw, bh, bw, gh, gw, ph, pw, buf);
                 for (size_t s = 0; s < ns; s++)
                     for (int k = 0; k < 4; k++) {
                         w[4 * s + k] = (float)buf[s].w[k];
