@@ -247,7 +247,9 @@ static int roialign_f32(ox_kernel_ctx *ctx, const ox_tensor *x, ra_job *j, int64
     int64_t HW = j->H * j->W, n_img = x->dims[0], all;
     if (j->max_mode || !ox_mul_i64(HW, j->C, &all) || !ox_mul_i64(all, n_img, &all) || all > RA_XT_MAX)
         return 0;
-    float *xt = malloc(sizeof(float) * (size_t)(all > 0 ? all : 1));
+    /* the pool's scratch when it is free: no allocation per run */
+    int lent = 0;
+    float *xt = ox_threadpool_scratch(ctx->pool, sizeof(float) * (size_t)(all > 0 ? all : 1), &lent);
     if (!xt) return -1;
     const float *xs = x->data;
     for (int64_t n = 0; n < n_img; n++)
@@ -258,7 +260,7 @@ static int roialign_f32(ox_kernel_ctx *ctx, const ox_tensor *x, ra_job *j, int64
         }
     ra_f32_job f = {.j = j, .xt = xt, .y = y, .failed = j->failed};
     ox_parallel_for(ctx->pool, R, 1, ra_f32_range, &f);
-    free(xt);
+    ox_threadpool_scratch_done(ctx->pool, xt, lent);
     return 1;
 }
 
