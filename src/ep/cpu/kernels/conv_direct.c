@@ -96,27 +96,26 @@ typedef struct dc_job {
 static void split_row2(const dc_job *j, const float *sr, float *d0, float *d1) {
     const ox_conv_direct_args *a = j->a;
     const int64_t PW = j->PW, IW = a->IW, fe = a->pw % 2;
-    float *de = fe ? d1 : d0, *dd = fe ? d0 : d1;
+    float *even = fe ? d1 : d0, *odd = fe ? d0 : d1;
     /* the phase columns of input columns 0 (even) and 1 (odd) */
     const int64_t qe = (a->pw - fe) / 2, qo = (a->pw - (1 - fe) + 1) / 2;
     const int64_t he = qe + (IW + 1) / 2 < PW ? qe + (IW + 1) / 2 : PW, ho = qo + IW / 2 < PW ? qo + IW / 2 : PW;
-    const int64_t le = qe < PW ? qe : PW, lo = qo < PW ? qo : PW;
-    memset(de, 0, sizeof(float) * (size_t)le);
-    memset(dd, 0, sizeof(float) * (size_t)lo);
-    /* whole vectors: loads inside the row, stores inside [0, PW) */
+    memset(even, 0, sizeof(float) * (size_t)(qe < PW ? qe : PW));
+    memset(odd, 0, sizeof(float) * (size_t)(qo < PW ? qo : PW));
+    /* whole vectors of pairs: the loads end by input column 2 nk <= IW,
+     * the stores inside [0, PW) */
     int64_t nk = IW / 2, room = PW - (qe > qo ? qe : qo);
     if (nk > room) nk = room;
     nk = nk > 0 ? nk / 8 * 8 : 0;
-    if (2 * nk + 16 > IW && nk >= 8) nk -= 8; /* the last load pair ends inside the row */
 #ifdef OX_DC_X86
-    split_avx2(sr, de + qe, dd + qo, nk);
+    split_avx2(sr, even + qe, odd + qo, nk);
 #else
     nk = 0;
 #endif
-    for (int64_t q = qe + nk; q < he; q++) de[q] = sr[2 * (q - qe)];
-    for (int64_t q = qo + nk; q < ho; q++) dd[q] = sr[2 * (q - qo) + 1];
-    memset(de + he, 0, sizeof(float) * (size_t)(PW - he));
-    memset(dd + ho, 0, sizeof(float) * (size_t)(PW - ho));
+    for (int64_t q = qe + nk; q < he; q++) even[q] = sr[2 * (q - qe)];
+    for (int64_t q = qo + nk; q < ho; q++) odd[q] = sr[2 * (q - qo) + 1];
+    memset(even + he, 0, sizeof(float) * (size_t)(PW - he));
+    memset(odd + ho, 0, sizeof(float) * (size_t)(PW - ho));
 }
 
 /* The phase rows [R0, R0 + BH) of the Cg channels of image n, group grp,
