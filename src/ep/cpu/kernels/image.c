@@ -175,34 +175,36 @@ typedef struct ra_f32_job {
     const ra_job *j;
     const float *xt; /* N x (H W) x C */
     float *y;
-    unsigned char *failed;
 } ra_f32_job;
 
-/* One bin of one roi: its n taps (weights w, positions off in xb) summed
- * over every channel, RA_CB channels at a time, then written to the
- * bin's place in each channel's plane (yb, planes bins apart). */
-static void ra_f32_bin(const float *xb, int64_t C, const float *w, const int64_t *off, size_t n,
-                       float count, float *yb, int64_t bins) {
+/* One bin of one roi: its ns samples' taps (s, each weight rounded to
+ * float) summed over every channel, RA_CB channels at a time, then
+ * written to the bin's place in each channel's plane (yb, planes bins
+ * apart). */
+static void ra_f32_bin(const float *xb, int64_t C, const ra_sample *s, size_t ns, float count, float *yb,
+                       int64_t bins) {
     int64_t c0 = 0;
     for (; c0 + RA_CB <= C; c0 += RA_CB) {
         ox_v4f acc[RA_CB / 4];
         for (int i = 0; i < RA_CB / 4; i++) acc[i] = OX_V4F_SPLAT(0.0f);
-        for (size_t t = 0; t < n; t++) {
-            const ox_v4f wv = OX_V4F_SPLAT(w[t]);
-            const float *xp = xb + off[t] * C + c0;
-            for (int i = 0; i < RA_CB / 4; i++) {
-                ox_v4f x;
-                OX_V4F_LOAD(x, xp + 4 * i);
-                acc[i] += wv * x;
+        for (size_t q = 0; q < ns; q++)
+            for (int k = 0; k < 4; k++) {
+                const ox_v4f wv = OX_V4F_SPLAT((float)s[q].w[k]);
+                const float *xp = xb + s[q].off[k] * C + c0;
+                for (int i = 0; i < RA_CB / 4; i++) {
+                    ox_v4f x;
+                    OX_V4F_LOAD(x, xp + 4 * i);
+                    acc[i] += wv * x;
+                }
             }
-        }
         float sums[RA_CB];
         memcpy(sums, acc, sizeof sums);
         for (int c = 0; c < RA_CB; c++) yb[(c0 + c) * bins] = sums[c] / count;
     }
     for (int64_t c = c0; c < C; c++) {
         float a = 0.0f;
-        for (size_t t = 0; t < n; t++) a += w[t] * xb[off[t] * C + c];
+        for (size_t q = 0; q < ns; q++)
+            for (int k = 0; k < 4; k++) a += (float)s[q].w[k] * xb[s[q].off[k] * C + c];
         yb[c * bins] = a / count;
     }
 }
@@ -211,13 +213,10 @@ static void ra_f32_range(void *arg, int64_t begin, int64_t end) {
     const ra_f32_job *f = arg;
     const ra_job *j = f->j;
     const int64_t C = j->C, HW = j->H * j->W, bins = j->oh * j->ow;
-    const size_t most = j->max_samples > 0 ? j->max_samples : 1;
-    ra_sample *buf = malloc(most * sizeof *buf);
-    float *w = malloc(4 * most * sizeof *w);
-    int64_t *off = malloc(4 * most * sizeof *off);
+    ra_sample *buf = malloc((j->max_samples > 0 ? j->max_samples : 1) * sizeof *buf);
     for (int64_t r = begin; r < end; r++) {
-        if (!buf || !w || !off) {
-            f->failed[r] = 1;
+        if (!buf) {
+            j->failed[r] = 1;
             continue;
         }
         double sh, sw, bh, bw;
@@ -228,16 +227,9 @@ static void ra_f32_range(void *arg, int64_t begin, int64_t end) {
         for (int64_t ph = 0; ph < j->oh; ph++)
             for (int64_t pw = 0; pw < j->ow; pw++) {
                 const size_t ns = ra_bin_samples(j, sh, sw, bh, bw, gh, gw, ph, pw, buf);
-                for (size_t s = 0; s < ns; s++)
-                    for (int k = 0; k < 4; k++) {
-                        w[4 * s + k] = (float)buf[s].w[k];
-                        off[4 * s + k] = buf[s].off[k];
-                    }
-                ra_f32_bin(xb, C, w, off, 4 * ns, count, f->y + r * C * bins + ph * j->ow + pw, bins);
+                ra_f32_bin(xb, C, buf, ns, count, f->y + r * C * bins + ph * j->ow + pw, bins);
             }
     }
-    free(off);
-    free(w);
     free(buf);
 }
 
@@ -258,7 +250,7 @@ static int roialign_f32(ox_kernel_ctx *ctx, const ox_tensor *x, ra_job *j, int64
             float *dst = xt + n * HW * j->C + c;
             for (int64_t p = 0; p < HW; p++) dst[p * j->C] = src[p];
         }
-    ra_f32_job f = {.j = j, .xt = xt, .y = y, .failed = j->failed};
+    ra_f32_job f = {.j = j, .xt = xt, .y = y};
     ox_parallel_for(ctx->pool, R, 1, ra_f32_range, &f);
     ox_threadpool_scratch_done(ctx->pool, xt, lent);
     return 1;
