@@ -114,8 +114,13 @@ static size_t ra_bin_samples(const ra_job *j, double sh, double sw, double bh, d
     return ns;
 }
 
-static void ra_range(void *arg, int64_t begin, int64_t end) {
-    const ra_job *j = arg;
+/* What a path does with one bin of roi r: its ns sample taps s, averaged
+ * over count (gh * gw, at least 1). */
+typedef void (*ra_bin_fn)(const ra_job *j, const void *path, int64_t r, int64_t ph, int64_t pw,
+                          const ra_sample *s, size_t ns, double count);
+
+/* Rois [begin, end): each bin's sample taps made and handed to bin. */
+static void ra_rois(const ra_job *j, int64_t begin, int64_t end, ra_bin_fn bin, const void *path) {
     ra_sample *buf = malloc((j->max_samples > 0 ? j->max_samples : 1) * sizeof *buf);
     for (int64_t r = begin; r < end; r++) {
         if (!buf) {
@@ -125,36 +130,45 @@ static void ra_range(void *arg, int64_t begin, int64_t end) {
         double sh, sw, bh, bw;
         int64_t gh, gw;
         ra_roi_geom(j, r, &sh, &sw, &bh, &bw, &gh, &gw);
-        double count = (double)(gh * gw > 1 ? gh * gw : 1);
-        const double *xb = j->x + j->bidx[r] * j->C * j->H * j->W;
-        double *yr = j->y + r * j->C * j->oh * j->ow;
+        const double count = (double)(gh * gw > 1 ? gh * gw : 1);
         for (int64_t ph = 0; ph < j->oh; ph++)
             for (int64_t pw = 0; pw < j->ow; pw++) {
                 const size_t ns = ra_bin_samples(j, sh, sw, bh, bw, gh, gw, ph, pw, buf);
-                for (int64_t c = 0; c < j->C; c++) {
-                    const double *xp = xb + c * j->H * j->W;
-                    double acc = 0.0;
-                    for (size_t s = 0; s < ns; s++) {
-                        const ra_sample *q = &buf[s];
-                        if (j->max_mode) {
-                            /* the operator's max pools the weighted corner values */
-                            double m = q->w[0] * xp[q->off[0]];
-                            for (int k = 1; k < 4; k++) {
-                                double v = q->w[k] * xp[q->off[k]];
-                                if (v > m) m = v;
-                            }
-                            acc = s == 0 || m > acc ? m : acc;
-                        } else {
-                            acc += q->w[0] * xp[q->off[0]] + q->w[1] * xp[q->off[1]] +
-                                   q->w[2] * xp[q->off[2]] + q->w[3] * xp[q->off[3]];
-                        }
-                    }
-                    yr[(c * j->oh + ph) * j->ow + pw] = j->max_mode ? acc : acc / count;
-                }
+                bin(j, path, r, ph, pw, buf, ns, count);
             }
     }
     free(buf);
 }
+
+/* The reference bin: one channel at a time, in double. */
+static void ra_bin_f64(const ra_job *j, const void *path, int64_t r, int64_t ph, int64_t pw,
+                       const ra_sample *s, size_t ns, double count) {
+    (void)path;
+    const double *xb = j->x + j->bidx[r] * j->C * j->H * j->W;
+    double *yr = j->y + r * j->C * j->oh * j->ow;
+    for (int64_t c = 0; c < j->C; c++) {
+        const double *xp = xb + c * j->H * j->W;
+        double acc = 0.0;
+        for (size_t i = 0; i < ns; i++) {
+            const ra_sample *q = &s[i];
+            if (j->max_mode) {
+                /* the operator's max pools the weighted corner values */
+                double m = q->w[0] * xp[q->off[0]];
+                for (int k = 1; k < 4; k++) {
+                    double v = q->w[k] * xp[q->off[k]];
+                    if (v > m) m = v;
+                }
+                acc = i == 0 || m > acc ? m : acc;
+            } else {
+                acc += q->w[0] * xp[q->off[0]] + q->w[1] * xp[q->off[1]] + q->w[2] * xp[q->off[2]] +
+                       q->w[3] * xp[q->off[3]];
+            }
+        }
+        yr[(c * j->oh + ph) * j->ow + pw] = j->max_mode ? acc : acc / count;
+    }
+}
+
+static void ra_range(void *arg, int64_t begin, int64_t end) { ra_rois(arg, begin, end, ra_bin_f64, NULL); }
 
 /* float32, average mode: the feature map turned channel-innermost once
  * per call (xt: per image, H * W positions of C floats), so each sample
@@ -209,28 +223,17 @@ static void ra_f32_bin(const float *xb, int64_t C, const ra_sample *s, size_t ns
     }
 }
 
+static void ra_bin_f32(const ra_job *j, const void *path, int64_t r, int64_t ph, int64_t pw,
+                       const ra_sample *s, size_t ns, double count) {
+    const ra_f32_job *f = path;
+    const int64_t bins = j->oh * j->ow;
+    ra_f32_bin(f->xt + j->bidx[r] * j->H * j->W * j->C, j->C, s, ns, (float)count,
+               f->y + r * j->C * bins + ph * j->ow + pw, bins);
+}
+
 static void ra_f32_range(void *arg, int64_t begin, int64_t end) {
     const ra_f32_job *f = arg;
-    const ra_job *j = f->j;
-    const int64_t C = j->C, HW = j->H * j->W, bins = j->oh * j->ow;
-    ra_sample *buf = malloc((j->max_samples > 0 ? j->max_samples : 1) * sizeof *buf);
-    for (int64_t r = begin; r < end; r++) {
-        if (!buf) {
-            j->failed[r] = 1;
-            continue;
-        }
-        double sh, sw, bh, bw;
-        int64_t gh, gw;
-        ra_roi_geom(j, r, &sh, &sw, &bh, &bw, &gh, &gw);
-        const float count = (float)(gh * gw > 1 ? gh * gw : 1);
-        const float *xb = f->xt + j->bidx[r] * HW * C;
-        for (int64_t ph = 0; ph < j->oh; ph++)
-            for (int64_t pw = 0; pw < j->ow; pw++) {
-                const size_t ns = ra_bin_samples(j, sh, sw, bh, bw, gh, gw, ph, pw, buf);
-                ra_f32_bin(xb, C, buf, ns, count, f->y + r * C * bins + ph * j->ow + pw, bins);
-            }
-    }
-    free(buf);
+    ra_rois(f->j, begin, end, ra_bin_f32, f);
 }
 
 /* Runs the float32 path when it applies (0: it does not, nothing done;
