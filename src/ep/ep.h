@@ -179,6 +179,33 @@ typedef struct ox_ep_ops {
      * stream NULL (weights kept across runs), plain allocation. */
     void *(*alloc)(ox_ep *ep, void *stream, size_t bytes);
     void (*free)(ox_ep *ep, void *stream, void *ptr);
+    /* Device arenas (the first three together, or none: then each device
+     * slot comes from alloc). Once a run has shown the sizes, the memory
+     * plan packs the provider's intermediates into one block per run, as
+     * it packs the host's: arena_new makes that block for the run whose
+     * stream it is given (NULL with err set when the device cannot, and
+     * the run allocates per tensor instead; no fault is recorded), first
+     * freeing what the stream keeps from earlier runs for reuse, which
+     * the arena replaces; arena_free releases it, and arena_view gives
+     * the data pointer of the `bytes` at `offset` into it (a multiple of
+     * arena_align(ep), a power of two; 64 when the op is NULL). A view
+     * needs no release: `storage` is view_bytes of the run's memory, owned
+     * by that slot for the run, where the provider may describe the view
+     * (a buffer handle and an offset) and return a pointer to it. Blocks
+     * of the arena serve one slot after another within a run, in step
+     * order, so a provider with deferred work must order copy_from_host
+     * after recorded work that still reads those bytes. The executor hands
+     * an arena back only after run_end. */
+    void *(*arena_new)(ox_ep *ep, void *stream, size_t bytes, ox_error *err);
+    void (*arena_free)(ox_ep *ep, void *arena);
+    void *(*arena_view)(ox_ep *ep, void *arena, size_t offset, size_t bytes, void *storage);
+    size_t (*arena_align)(ox_ep *ep);
+    size_t view_bytes;
+    /* Optional (NULL: none). Bit k set: the provider may read input k of
+     * this node after the node ran, until the run's end (a device-side
+     * index check naming the bad value once the work is waited for); the
+     * planner keeps that slot's bytes unshared until then. */
+    uint32_t (*inputs_read_late)(ox_ep *ep, const ir_node *node);
     /* Copies. With a stream, copy_to_host first waits for the stream's
      * recorded work (a synchronization point) and copy_from_host may be
      * recorded (src is read before it returns). Stream NULL: both

@@ -52,6 +52,17 @@ static int slot_on_device(ox_plan *p, int *slot_cap, int *step_cap, int value, i
     return s;
 }
 
+/* The alignment of offsets into the provider's device arenas (at least
+ * the host arena's), or 0 when it has none: its slots are allocated one
+ * by one. */
+static size_t device_arena_align(ox_ep *ep) {
+    const ox_ep_ops *o = ep->ops;
+    if (ep->device == OX_DEVICE_HOST || !o->arena_new || !o->arena_free || !o->arena_view) return 0;
+    size_t a = o->arena_align ? o->arena_align(ep) : OX_ARENA_ALIGN;
+    if (a == 0 || (a & (a - 1)) != 0) return 0; /* not a power of two: no arena */
+    return a < OX_ARENA_ALIGN ? OX_ARENA_ALIGN : a;
+}
+
 /* Inputs a node reads only the shape of (Shape, Size): they are used
  * where they live, so a device tensor costs no copy and no wait. */
 static int reads_only_shape(const ir_node *n, int k) {
@@ -111,7 +122,11 @@ int ox_plan_build(const ir_graph *g, ox_ep *const *eps, int n_eps, ox_plan *p, o
     int *order = malloc(((size_t)g->n_nodes + 1) * sizeof *order);
     int *copy_of = malloc(((size_t)g->n_values * (size_t)n_eps + 1) * sizeof *copy_of);
     int *last_use = NULL, *def_step = NULL;
-    if (!p->slots || !p->steps || !order || !copy_of) goto oom;
+    unsigned char *late_slot = NULL;
+    p->n_eps = n_eps;
+    p->arena_align = calloc((size_t)n_eps + 1, sizeof *p->arena_align);
+    if (!p->slots || !p->steps || !order || !copy_of || !p->arena_align) goto oom;
+    for (int e = 0; e < n_eps; e++) p->arena_align[e] = device_arena_align(eps[e]);
     for (size_t i = 0; i < (size_t)g->n_values * (size_t)n_eps; i++) copy_of[i] = -1;
     if (ir_graph_toposort(g, order, err) != 0) goto fail;
 
@@ -190,7 +205,8 @@ int ox_plan_build(const ir_graph *g, ox_ep *const *eps, int n_eps, ox_plan *p, o
      * reader; outputs, inputs and constants live for the whole run. */
     last_use = malloc(((size_t)p->n_slots + 1) * sizeof *last_use);
     def_step = malloc(((size_t)p->n_slots + 1) * sizeof *def_step);
-    if (!last_use || !def_step) goto oom;
+    late_slot = calloc((size_t)p->n_slots + 1, 1);
+    if (!last_use || !def_step || !late_slot) goto oom;
     for (int s = 0; s < p->n_slots; s++) last_use[s] = def_step[s] = -1;
     for (int i = 0; i < p->n_steps; i++) {
         ox_step *st = &p->steps[i];
@@ -202,17 +218,28 @@ int ox_plan_build(const ir_graph *g, ox_ep *const *eps, int n_eps, ox_plan *p, o
         const ir_node *n = &g->nodes[st->node];
         for (int k = 0; k < n->n_inputs; k++)
             if (st->in_slots[k] >= 0) last_use[st->in_slots[k]] = i;
+        /* inputs the device may read back once the run's work is waited
+         * for keep their bytes to the end (max keeps later steps' uses) */
+        ox_ep *nep = eps[n->ep];
+        uint32_t late = nep->device != OX_DEVICE_HOST && nep->ops->inputs_read_late
+                            ? nep->ops->inputs_read_late(nep, n)
+                            : 0;
+        for (int k = 0; k < n->n_inputs && k < 32; k++)
+            if ((late >> k & 1u) && st->in_slots[k] >= 0) late_slot[st->in_slots[k]] = 1;
         for (int k = 0; k < n->n_implicit; k++) last_use[st->implicit_slots[k]] = i;
         for (int k = 0; k < n->n_outputs; k++)
             if (st->out_slots[k] >= 0) def_step[st->out_slots[k]] = i;
     }
+    for (int sl = 0; sl < p->n_slots; sl++)
+        if (late_slot[sl]) last_use[sl] = p->n_steps - 1;
     if (plan_views(g, eps, p, last_use, def_step) != 0) goto oom;
     int *count = calloc((size_t)p->n_steps + 1, sizeof *count);
     if (!count) goto oom;
     for (int s = 0; s < p->n_slots; s++) {
         ox_slot_info *si = &p->slots[s];
         int keep = si->is_output || si->is_input || si->is_const || si->resident;
-        si->planned = !keep && !si->view && si->device == OX_DEVICE_HOST && def_step[s] >= 0;
+        si->planned = !keep && !si->view && def_step[s] >= 0 &&
+                      (si->device == OX_DEVICE_HOST || p->arena_align[si->ep] != 0);
         if (keep || def_step[s] < 0) {
             last_use[s] = -1;
             continue;
@@ -240,6 +267,7 @@ int ox_plan_build(const ir_graph *g, ox_ep *const *eps, int n_eps, ox_plan *p, o
     if (!p->lifetimes) {
         free(last_use);
         free(def_step);
+        free(late_slot);
         return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
     }
     for (int s = 0; s < p->n_slots; s++) {
@@ -248,6 +276,7 @@ int ox_plan_build(const ir_graph *g, ox_ep *const *eps, int n_eps, ox_plan *p, o
     }
     free(last_use);
     free(def_step);
+    free(late_slot);
     return 0;
 oom:
     ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
@@ -256,11 +285,13 @@ fail:
     free(copy_of);
     free(last_use);
     free(def_step);
+    free(late_slot);
     return -1;
 }
 
 static void free_mem_plan(ox_mem_plan *m) {
     free(m->signature);
+    free(m->ep_bytes);
     free(m->offset);
     free(m->size);
     free(m);
@@ -278,6 +309,7 @@ void ox_plan_free(ox_plan *p) {
     free(p->output_slots);
     free(p->input_slots);
     free(p->lifetimes);
+    free(p->arena_align);
     for (ox_mem_plan *m = p->mem_plans, *next; m; m = next) {
         next = m->next;
         free_mem_plan(m);
@@ -310,6 +342,57 @@ void ox_plan_release_mem(ox_plan *p, const ox_mem_plan *mem) {
     if (free_it) free_mem_plan(m);
 }
 
+/* The arena of one memory space: the host's (ep -1: every slot in host
+ * memory) or provider ep's device arena. Sizes are rounded up to the
+ * space's alignment, so the packed offsets are multiples of it too.
+ * Fills m->offset and m->size for those slots; returns the arena's bytes
+ * or SIZE_MAX. */
+static size_t pack_space(const ox_plan *p, const size_t *sizes, int ep, size_t *scratch,
+                         ox_mem_plan *m) {
+    size_t align = ep < 0 ? OX_ARENA_ALIGN : p->arena_align[ep];
+    for (int s = 0; s < p->n_slots; s++) {
+        const ox_slot_info *si = &p->slots[s];
+        int mine = si->planned && (ep < 0 ? si->device == OX_DEVICE_HOST
+                                          : si->device != OX_DEVICE_HOST && si->ep == ep);
+        scratch[s] = 0;
+        if (!mine || sizes[s] == 0) continue;
+        if (sizes[s] > SIZE_MAX - align) return SIZE_MAX;
+        scratch[s] = (sizes[s] + align - 1) / align * align;
+    }
+    size_t *off = malloc(((size_t)p->n_slots + 1) * sizeof *off);
+    if (!off) return SIZE_MAX;
+    size_t bytes = ox_pack_arena(p->n_slots, scratch, p->lifetimes, p->n_steps, off);
+    for (int s = 0; bytes != SIZE_MAX && s < p->n_slots; s++)
+        if (scratch[s]) {
+            m->offset[s] = off[s];
+            m->size[s] = scratch[s];
+            m->naive_bytes += sizes[s];
+        }
+    free(off);
+    return bytes;
+}
+
+/* Offsets for every planned slot: the host arena, then one per provider
+ * with device arenas. */
+static int pack_memory(const ox_plan *p, const size_t *sizes, ox_mem_plan *m) {
+    size_t *scratch = malloc(((size_t)p->n_slots + 1) * sizeof *scratch);
+    if (!scratch) return -1;
+    for (int s = 0; s < p->n_slots; s++) {
+        m->offset[s] = SIZE_MAX;
+        m->size[s] = 0;
+    }
+    int rc = 0;
+    m->arena_bytes = pack_space(p, sizes, -1, scratch, m);
+    if (m->arena_bytes == SIZE_MAX) rc = -1;
+    for (int e = 0; rc == 0 && e < p->n_eps; e++) {
+        if (!p->arena_align[e]) continue;
+        m->ep_bytes[e] = pack_space(p, sizes, e, scratch, m);
+        if (m->ep_bytes[e] == SIZE_MAX) rc = -1;
+    }
+    free(scratch);
+    return rc;
+}
+
 const ox_mem_plan *ox_plan_add_mem(ox_plan *p, const int64_t *sig, size_t sig_len,
                                    const size_t *sizes) {
     ox_mem_plan *m = calloc(1, sizeof *m);
@@ -317,18 +400,14 @@ const ox_mem_plan *ox_plan_add_mem(ox_plan *p, const int64_t *sig, size_t sig_le
     m->signature = malloc((sig_len + 1) * sizeof *sig);
     m->offset = malloc(((size_t)p->n_slots + 1) * sizeof *m->offset);
     m->size = malloc(((size_t)p->n_slots + 1) * sizeof *m->size);
-    if (!m->signature || !m->offset || !m->size) {
+    m->ep_bytes = calloc((size_t)p->n_eps + 1, sizeof *m->ep_bytes);
+    if (!m->signature || !m->offset || !m->size || !m->ep_bytes) {
         free_mem_plan(m);
         return NULL;
     }
     if (sig_len) memcpy(m->signature, sig, sig_len * sizeof *sig);
     m->sig_len = sig_len;
-    for (int s = 0; s < p->n_slots; s++) {
-        m->size[s] = p->slots[s].planned ? sizes[s] : 0;
-        m->naive_bytes += m->size[s];
-    }
-    m->arena_bytes = ox_pack_arena(p->n_slots, m->size, p->lifetimes, p->n_steps, m->offset);
-    if (m->arena_bytes == SIZE_MAX) {
+    if (pack_memory(p, sizes, m) != 0) {
         free_mem_plan(m);
         return NULL;
     }

@@ -1,7 +1,8 @@
 /* Execution planning: the schedule of steps (kernel runs and copies
  * between devices), the slots that hold values during a run, their
- * lifetimes, and the memory plan that packs host intermediates into one
- * arena once their sizes are known. */
+ * lifetimes, and the memory plan that packs intermediates into one arena
+ * per memory space (the host, each device with arenas) once their sizes
+ * are known. */
 #ifndef ONYX_PLANNER_PLAN_H
 #define ONYX_PLANNER_PLAN_H
 
@@ -38,7 +39,8 @@ typedef struct ox_slot_info {
     int is_output; /* graph output on the host: handed to the caller */
     int resident;  /* device copy of an initializer: made by the first run
                       that needs it and kept by the graph for later runs */
-    int planned;   /* eligible for the arena (host, produced, not output) */
+    int planned;   /* eligible for an arena (produced, not an output, not kept:
+                      the host's, or its provider's device arena) */
     int view;      /* output 0 of a reshaping node (output_views_input): shares
                       the memory of that node's input 0 when the run finds
                       matching bytes; never in the arena itself, and the
@@ -51,7 +53,8 @@ typedef struct ox_mem_plan {
     size_t sig_len;
     size_t *offset; /* per slot; SIZE_MAX when not in the arena */
     size_t *size;
-    size_t arena_bytes;
+    size_t arena_bytes; /* the host arena */
+    size_t *ep_bytes;   /* per provider: its device arena (0: none) */
     size_t naive_bytes; /* sum of planned sizes without reuse, for reports */
     int users;          /* runs using it now (guarded by the plan's lock) */
     int evicted;        /* dropped from the cache; freed when users reach 0 */
@@ -66,6 +69,11 @@ typedef struct ox_plan {
     int *output_slots; /* per graph output: the host slot holding it */
     int *input_slots;  /* per graph input value: its slot */
     int *lifetimes;    /* per slot: defining step, last step alive */
+    int n_eps;
+    /* per provider: the alignment of its device arena's offsets, or 0
+     * when its device slots are allocated one by one (the host's
+     * providers, and devices without arenas) */
+    size_t *arena_align;
     /* memory plans, most recent first, guarded by lock */
     pthread_mutex_t lock;
     ox_mem_plan *mem_plans;

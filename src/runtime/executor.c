@@ -41,6 +41,15 @@ typedef struct run_ctx {
     ox_tensor **caller_out; /* per slot: caller-provided output tensor */
     const ox_mem_plan *mem;
     char *arena;
+    size_t arena_size;
+    /* per provider: its device arena for this run (NULL: none, and its
+     * slots come from alloc) and that arena's size */
+    void **dev_arena;
+    size_t *dev_arena_size;
+    /* view_bytes per slot (the largest any provider asks), where device
+     * arena views are described; NULL when no device arena is taken */
+    unsigned char *views;
+    size_t view_stride;
     size_t *observed; /* sizes seen this run, when no memory plan exists yet */
     /* per provider: the run's stream (ox_ep_ops.run_begin) or NULL; made
      * by the top-level graph run, shared by its subgraph runs */
@@ -144,6 +153,21 @@ static void release_slot(run_ctx *rc, int s) {
     rs->t = NULL;
 }
 
+/* Slot s's bytes in this run's arena of its memory space, when the
+ * memory plan placed it there with room for nbytes; else NULL. A
+ * host-only run leaves device slots to the host allocator. */
+static void *planned_memory(const run_ctx *rc, int s, size_t nbytes) {
+    const ox_slot_info *si = &rc->ge->plan.slots[s];
+    if (!si->planned || !rc->mem || rc->mem->offset[s] == SIZE_MAX || rc->mem->size[s] < nbytes)
+        return NULL;
+    size_t off = rc->mem->offset[s];
+    if (si->device == OX_DEVICE_HOST) return rc->arena ? rc->arena + off : NULL;
+    if (host_only(rc) || !rc->dev_arena || !rc->dev_arena[si->ep]) return NULL;
+    ox_ep *ep = rc->s->eps[si->ep];
+    return ep->ops->arena_view(ep, rc->dev_arena[si->ep], off, nbytes,
+                               rc->views + (size_t)s * rc->view_stride);
+}
+
 static int alloc_slot(run_ctx *rc, int s, ox_dtype dtype, const int64_t *dims, int rank) {
     onyx_session *ses = rc->s;
     const ir_graph *g = rc->ge->graph;
@@ -193,9 +217,9 @@ static int alloc_slot(run_ctx *rc, int s, ox_dtype dtype, const int64_t *dims, i
         rs->mode = SLOT_VALUE;
         return ox_session_charge_value(ses, rs->t, err);
     }
-    if (si->planned && rc->mem && rc->arena && rc->mem->offset[s] != SIZE_MAX &&
-        rc->mem->size[s] >= nbytes) {
-        rs->hdr.data = rc->arena + rc->mem->offset[s];
+    void *planned = planned_memory(rc, s, nbytes);
+    if (planned) {
+        rs->hdr.data = planned;
         rs->t = &rs->hdr;
         rs->mode = SLOT_BORROWED;
         return 0;
@@ -754,6 +778,63 @@ static int bind_outer(run_ctx *rc) {
 
 /* One stream per provider that has a run lifecycle, for one top-level
  * run; *out has an entry (NULL or a stream) per provider. */
+/* The run's device arenas, one per provider the memory plan packed
+ * slots for. A device that cannot make one (its allocation limit, its
+ * memory) costs nothing but the arena: those slots are then allocated one
+ * by one, as before a plan existed. Only top-level runs take them: a
+ * subgraph body's recorded work is still pending when its run returns,
+ * so its memory must come from the stream, which orders reuse. */
+static int take_device_arenas(run_ctx *rc) {
+    onyx_session *s = rc->s;
+    size_t stride = 0;
+    int any = 0;
+    for (int e = 0; e < s->n_eps; e++)
+        if (rc->mem->ep_bytes[e]) {
+            any = 1;
+            if (s->eps[e]->ops->view_bytes > stride) stride = s->eps[e]->ops->view_bytes;
+        }
+    if (!any) return 0;
+    rc->dev_arena = calloc((size_t)s->n_eps + 1, sizeof *rc->dev_arena);
+    rc->dev_arena_size = calloc((size_t)s->n_eps + 1, sizeof *rc->dev_arena_size);
+    if (stride && rc->dev_arena) rc->views = calloc((size_t)rc->ge->plan.n_slots + 1, stride);
+    if (!rc->dev_arena || !rc->dev_arena_size || (stride && !rc->views))
+        return ox_fail(rc->err, ONYX_OUT_OF_MEMORY, "out of memory");
+    rc->view_stride = stride;
+    for (int e = 0; e < s->n_eps; e++) {
+        if (!rc->mem->ep_bytes[e]) continue;
+        ox_error aerr = {0};
+        rc->dev_arena[e] = ox_arena_take(s, rc->ge, e, rc->streams[e], rc->mem->ep_bytes[e],
+                                         &rc->dev_arena_size[e], &aerr);
+        if (!rc->dev_arena[e])
+            ox_log(s->log_level, ONYX_LOG_VERBOSE,
+                   "%s: no %zu-byte device arena (%s); its tensors are allocated one by one",
+                   s->eps[e]->name, rc->mem->ep_bytes[e], aerr.msg);
+    }
+    return 0;
+}
+
+static void give_device_arenas(run_ctx *rc) {
+    for (int e = 0; rc->dev_arena && e < rc->s->n_eps; e++)
+        if (rc->dev_arena[e])
+            ox_arena_give(rc->s, rc->ge, e, rc->dev_arena[e], rc->dev_arena_size[e]);
+    free(rc->dev_arena);
+    free(rc->dev_arena_size);
+    free(rc->views);
+}
+
+static void log_mem_plan(onyx_session *s, const ox_mem_plan *m) {
+    char dev[256];
+    size_t off = 0;
+    dev[0] = '\0';
+    for (int e = 0; e < s->n_eps; e++)
+        if (m->ep_bytes[e])
+            append(dev, sizeof dev, &off, ", %s device arena %zu bytes", s->eps[e]->name,
+                   m->ep_bytes[e]);
+    ox_log(s->log_level, ONYX_LOG_INFO,
+           "memory plan for new input shapes: %zu-byte arena%s (%zu bytes without reuse)",
+           m->arena_bytes, dev, m->naive_bytes);
+}
+
 static int begin_streams(onyx_session *s, void ***out, ox_error *err) {
     void **st = calloc((size_t)s->n_eps + 1, sizeof *st);
     if (!st) return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
@@ -846,7 +927,6 @@ static int exec_graph(onyx_session *s, ox_graph_exec *ge, const run_ctx *parent,
     int64_t *sig = malloc(((size_t)g->n_inputs * (OX_MAX_RANK + 2) + 1) * sizeof *sig);
     rc.slots = calloc((size_t)p->n_slots + 1, sizeof *rc.slots);
     rc.caller_out = calloc((size_t)p->n_slots + 1, sizeof *rc.caller_out);
-    size_t arena_size = 0;
     if (!sig || !rc.slots || !rc.caller_out) {
         ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
         goto done;
@@ -880,11 +960,12 @@ static int exec_graph(onyx_session *s, ox_graph_exec *ge, const run_ctx *parent,
      * shapes inferred at run time; subgraph plans are keyed on inputs. */
     rc.mem = ox_plan_find_mem(p, sig, sig_len);
     if (rc.mem) {
-        rc.arena = ox_arena_take(s, ge, rc.mem->arena_bytes, &arena_size, err);
+        rc.arena = ox_arena_take(s, ge, -1, NULL, rc.mem->arena_bytes, &rc.arena_size, err);
         if (!rc.arena) {
             ox_error_prefix(err, "the memory arena of graph '%s'", g->name);
             goto done;
         }
+        if (!parent && !host_only(&rc) && take_device_arenas(&rc) != 0) goto done;
     } else {
         rc.observed = calloc((size_t)p->n_slots + 1, sizeof *rc.observed);
         if (!rc.observed) {
@@ -948,10 +1029,7 @@ static int exec_graph(onyx_session *s, ox_graph_exec *ge, const run_ctx *parent,
         /* without a plan (out of memory) the next run simply records again;
          * a host-only run's sizes are not the plan's (device values on the host) */
         const ox_mem_plan *m = ox_plan_add_mem(p, sig, sig_len, rc.observed);
-        if (m && ge == &s->main)
-            ox_log(s->log_level, ONYX_LOG_INFO,
-                   "memory plan for new input shapes: %zu-byte arena (%zu bytes without reuse)",
-                   m->arena_bytes, m->naive_bytes);
+        if (m && ge == &s->main) log_mem_plan(s, m);
         ox_plan_release_mem(p, m);
     }
     rc_val = 0;
@@ -969,7 +1047,8 @@ done:
     /* the device may still be working on what the run recorded: its
      * streams end (and wait) before the arena and plan are handed back */
     if (!parent && end_streams(s, rc.streams, rc_val == 0 ? err : NULL) != 0) rc_val = -1;
-    if (rc.arena) ox_arena_give(s, ge, rc.arena, arena_size);
+    if (rc.arena) ox_arena_give(s, ge, -1, rc.arena, rc.arena_size);
+    give_device_arenas(&rc);
     ox_plan_release_mem(p, rc.mem);
     free(rc.observed);
     free(rc.slots);

@@ -2,6 +2,7 @@
  * Add, Mul and Relu on its own (simulated) device memory; everything
  * else falls back to the CPU. Copies appear exactly at the boundaries and
  * the results equal a CPU-only run. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -121,6 +122,62 @@ static void test_host_inputs(onyx_env *env) {
     onyx_session_free(s);
 }
 
+/* An arena's bytes serve one slot after another within a run, while the
+ * device's work is only recorded: an upload into bytes that recorded work
+ * still reads must wait for that work. Here the planner gives the upload
+ * of sw the bytes of the upload of x, which the recorded Relu and Add
+ * read and which are dead by then; nothing flushes in between (Sigmoid
+ * reads the caller's w, not the device). */
+static void test_arena_reuse(onyx_env *env) {
+    mb_model *m = mb_new(13);
+    int64_t d[] = {2, 4};
+    mb_input(m, "x", ONYX_FLOAT32, d, 2);
+    mb_input(m, "w", ONYX_FLOAT32, d, 2);
+    mb_output(m, "y", ONYX_FLOAT32, d, 2);
+    mb_node(m, "Relu", "x", "a");     /* test device: x copied over */
+    mb_node(m, "Add", "a,x", "b");    /* reads x's bytes, the last time */
+    mb_node(m, "Sigmoid", "w", "sw"); /* CPU */
+    mb_node(m, "Add", "b,sw", "y");   /* sw copied over, into x's bytes */
+    size_t len;
+    uint8_t *buf = mb_serialize(m, &len);
+    mb_free(m);
+    onyx_session_options *o = NULL;
+    onyx_session *s = NULL;
+    CHECK_OK(onyx_session_options_create(&o));
+    const char *providers[] = {"test", "cpu"};
+    CHECK_OK(onyx_session_options_set_providers(o, providers, 2));
+    CHECK_OK(onyx_session_create_from_buffer(env, buf, len, o, &s));
+    onyx_session_options_free(o);
+    free(buf);
+    if (!s) return;
+    float x[8] = {1, -2, 3, -4, 5, -6, 7, -8}, w[8] = {0, 1, -1, 2, -2, 3, -3, 4};
+    for (int r = 0; r < 3; r++) {
+        onyx_tensor *tx = NULL, *tw = NULL, *out = NULL;
+        CHECK_OK(onyx_tensor_wrap(ONYX_FLOAT32, d, 2, x, sizeof x, &tx));
+        CHECK_OK(onyx_tensor_wrap(ONYX_FLOAT32, d, 2, w, sizeof w, &tw));
+        const char *in[] = {"x", "w"}, *outn[] = {"y"};
+        const onyx_tensor *ins[] = {tx, tw};
+        CHECK_OK(onyx_session_run(s, in, ins, 2, outn, &out, 1));
+        if (out) {
+            const float *y = onyx_tensor_data(out);
+            for (int i = 0; i < 8; i++) {
+                float a = x[i] > 0 ? x[i] : 0;
+                CHECK_NEAR(y[i], a + x[i] + 1.0f / (1.0f + expf(-w[i])), 1e-6);
+            }
+        }
+        onyx_tensor_free(out);
+        onyx_tensor_free(tx);
+        onyx_tensor_free(tw);
+    }
+    ox_test_ep_stats st;
+    ox_test_ep_get_stats(s->eps[0], &st);
+    /* runs two and three: X, a, b, SW and the device's y in the arena, and
+     * each run's upload of sw waited for the recorded Relu and Add */
+    CHECK(st.arena_views == 2 * 5);
+    CHECK(st.ordered_uploads == 2);
+    onyx_session_free(s);
+}
+
 int main(void) {
     onyx_env *env = NULL;
     CHECK_OK(onyx_env_create(&env));
@@ -180,7 +237,12 @@ int main(void) {
     /* later runs upload x and sg only: c is resident */
     CHECK(st.copies_from_host == 3 + 2 * 2);
     CHECK(st.copies_to_host == 2 * 3);
-    CHECK(st.live_allocations == 1);
+    /* the first run showed the sizes; the later ones take the device's
+     * intermediates (the copies of x and sg, a, r and y) from one arena,
+     * kept between runs beside the resident c */
+    CHECK(st.arenas == 1);
+    CHECK(st.arena_views == 2 * 5);
+    CHECK(st.live_allocations == 2);
     /* the kernels recorded; their work ran at the two copies to the host
      * of each run and at its end (the test provider's results are only
      * right when the executor waits where it must) */
@@ -188,6 +250,7 @@ int main(void) {
     CHECK(st.flushes == 3 * 3);
 
     test_host_inputs(env);
+    test_arena_reuse(env);
 
     /* a provider name the environment does not offer */
     onyx_session *bad = NULL;

@@ -354,6 +354,60 @@ static void stream_limit_cases(void) {
     }
 }
 
+/* Indices made on the device (Cast) and checked by Gather: once the
+ * memory plan puts the run's intermediates in one arena, the Relus after
+ * the Gather would take the indices' bytes, and the message naming the
+ * bad index reads it back only when the stream is waited for. The index
+ * must still be the one the Gather saw. */
+static void late_indices_case(void) {
+    int64_t n = 6;
+    mb_model *m = mb_new(13);
+    mb_input(m, "x", ONYX_FLOAT32, &n, 1);
+    mb_input(m, "f", ONYX_FLOAT32, &n, 1);
+    mb_node(m, "Cast", "f", "idx");
+    mb_attr_int(m, "to", ONYX_INT64);
+    mb_node(m, "Gather", "x,idx", "g");
+    mb_node(m, "Relu", "g", "r1");
+    mb_node(m, "Relu", "r1", "r2");
+    mb_node(m, "Relu", "r2", "r3");
+    mb_node(m, "Relu", "r3", "y");
+    mb_output(m, "y", ONYX_FLOAT32, &n, 1);
+    size_t len;
+    uint8_t *buf = mb_serialize(m, &len);
+    mb_free(m);
+    onyx_session *s = vc_session(buf, len, 1);
+    free(buf);
+    if (!s) return;
+    CHECK(vc_on_vulkan(s) == 6);
+    float x[6] = {-1, 2, 3, -4, 5, 6};
+    float good[6] = {5, 4, 3, 2, 1, 0}, bad[6] = {5, 4, 9, 2, 1, 0};
+    const float *fs[] = {good, good, bad};
+    for (int r = 0; r < 3; r++) {
+        onyx_tensor *tx = NULL, *tf = NULL, *ty = NULL;
+        CHECK_OK(onyx_tensor_wrap(ONYX_FLOAT32, &n, 1, x, sizeof x, &tx));
+        CHECK_OK(onyx_tensor_wrap(ONYX_FLOAT32, &n, 1, (void *)fs[r], sizeof good, &tf));
+        const char *in[] = {"x", "f"}, *out = "y";
+        const onyx_tensor *ins[] = {tx, tf};
+        onyx_status *st = onyx_session_run(s, in, ins, 2, &out, &ty, 1);
+        if (r < 2) {
+            CHECK(!st);
+            for (int i = 0; ty && i < 6; i++)
+                CHECK(((float *)onyx_tensor_data(ty))[i] == (x[5 - i] > 0 ? x[5 - i] : 0.0f));
+        } else {
+            CHECK(st && strstr(onyx_status_message(st),
+                               "index 9 (position 2 of the indices) is out of range for axis 0 of size 6"));
+        }
+        if (st) onyx_status_free(st);
+        onyx_tensor_free(ty);
+        onyx_tensor_free(tx);
+        onyx_tensor_free(tf);
+    }
+    ox_vk_stats vst;
+    ox_vulkan_ep_get_stats(s->eps[0], &vst);
+    CHECK(vst.arenas == 1); /* runs two and three used it */
+    onyx_session_free(s);
+}
+
 /* A chain that stays on the device between nodes (Softmax over a middle
  * axis in the middle). */
 static void chain_case(void) {
@@ -407,14 +461,15 @@ static void reuse_case(void) {
     for (int i = 0; i < 4 * 24 * 40; i++) p[i] = frand(-2, 2);
     const char *in = "x", *out = "y";
     const onyx_tensor *ins[] = {x};
-    long allocs[3] = {0};
+    long allocs[3] = {0}, arenas[3] = {0}, kept[3] = {0};
     for (int r = 0; vk && r < 3; r++) {
         onyx_tensor *y = NULL;
         CHECK_OK(onyx_session_run(vk, &in, ins, 1, &out, &y, 1));
         ox_vk_stats st;
         ox_vulkan_ep_get_stats(vk->eps[0], &st);
         allocs[r] = st.buffer_allocations;
-        CHECK(st.kept_buffers > 0);
+        arenas[r] = st.arenas;
+        kept[r] = st.kept_buffers;
         if (!first) {
             first = y;
         } else {
@@ -424,7 +479,12 @@ static void reuse_case(void) {
         }
     }
     CHECK(vk && vc_on_vulkan(vk) == 4);
-    CHECK(allocs[0] > 0 && allocs[1] == allocs[0] && allocs[2] == allocs[0]);
+    /* the first run allocates per tensor and keeps its buffers for the
+     * next; once the memory plan exists, each run's intermediates are
+     * views of one device arena, made by the second run and kept */
+    CHECK(allocs[0] > 0 && kept[0] > 0 && arenas[0] == 0);
+    CHECK(arenas[1] == 1 && allocs[1] == allocs[0] + 1 && kept[1] == 0);
+    CHECK(arenas[2] == 1 && allocs[2] == allocs[1] && kept[2] == 0);
     onyx_tensor_free(first);
     onyx_tensor_free(x);
     onyx_session_free(vk);
@@ -1009,6 +1069,7 @@ int main(int argc, char **argv) {
     reuse_case();
     budget_case();
     stream_limit_cases();
+    late_indices_case();
     limit_cases(ox_vulkan_ep_caps(keep_driver_loaded));
     threads_case();
     if (!masked) option_cases();

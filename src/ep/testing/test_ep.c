@@ -12,13 +12,16 @@
  * host pointer must be checkable without reading memory it does not own. */
 typedef struct device_block {
     void *data;
+    size_t size;
+    int arena;   /* an arena: views point inside it (arena_view) */
     int pending; /* recorded work that writes it and has not run yet */
     struct device_block *next;
 } device_block;
 
 typedef struct test_ep {
     ox_ep base;
-    atomic_long to_host, from_host, runs, live, streams_begun, streams_ended, flushes;
+    atomic_long to_host, from_host, runs, live, streams_begun, streams_ended, flushes, arenas,
+        views, ordered_uploads;
     pthread_mutex_t lock;
     device_block *blocks;
 } test_ep;
@@ -43,11 +46,21 @@ typedef struct test_stream {
     int n_frees, cap_frees;
 } test_stream;
 
+/* The block p is in: a block's start, or any byte of an arena (its
+ * views). Under the lock. */
+static device_block *find_block(test_ep *t, const void *p) {
+    for (device_block *b = t->blocks; b; b = b->next) {
+        if (b->data == p) return b;
+        const char *c = p, *d = b->data;
+        if (b->arena && c >= d && c < d + b->size) return b;
+    }
+    return NULL;
+}
+
 static int on_device(ox_ep *ep, const void *p) {
     test_ep *t = (test_ep *)ep;
-    int found = 0;
     pthread_mutex_lock(&t->lock);
-    for (const device_block *b = t->blocks; b && !found; b = b->next) found = b->data == p;
+    int found = find_block(t, p) != NULL;
     pthread_mutex_unlock(&t->lock);
     return found;
 }
@@ -98,12 +111,6 @@ static void run_op(const recorded_op *r) {
             py[i] = r->op == OP_MUL ? x0 * x1 : x0 + x1;
         }
     }
-}
-
-static device_block *find_block(test_ep *t, const void *p) {
-    for (device_block *b = t->blocks; b; b = b->next)
-        if (b->data == p) return b;
-    return NULL;
 }
 
 /* Records the op into the run's stream; every kernel here runs in a run
@@ -201,9 +208,7 @@ static int t_supports(ox_ep *ep, const ir_node *node, const ir_type *const *in, 
     return k && k->supports(node, in, n);
 }
 
-static void *t_alloc(ox_ep *ep, void *stream, size_t bytes) {
-    (void)stream; /* never reused within a run: every block is fresh */
-    test_ep *t = (test_ep *)ep;
+static void *new_block(test_ep *t, size_t bytes, int arena) {
     device_block *b = calloc(1, sizeof *b);
     void *p = malloc(bytes ? bytes : 1);
     if (!b || !p) {
@@ -212,12 +217,53 @@ static void *t_alloc(ox_ep *ep, void *stream, size_t bytes) {
         return NULL;
     }
     b->data = p;
+    b->size = bytes;
+    b->arena = arena;
     pthread_mutex_lock(&t->lock);
     b->next = t->blocks;
     t->blocks = b;
     pthread_mutex_unlock(&t->lock);
     atomic_fetch_add(&t->live, 1);
     return p;
+}
+
+static void *t_alloc(ox_ep *ep, void *stream, size_t bytes) {
+    (void)stream; /* never reused within a run: every block is fresh */
+    return new_block((test_ep *)ep, bytes, 0);
+}
+
+/* Arenas: one block, views at the planned offsets. The offsets must be
+ * multiples of TEST_ARENA_ALIGN (above the host arena's 64, so the
+ * planner's rounding for a device is exercised): the view of a misaligned
+ * one is NULL and the run allocates that slot on its own, which the
+ * stats tell (views counts the good ones). */
+#define TEST_ARENA_ALIGN 256
+
+static void *t_arena_new(ox_ep *ep, void *stream, size_t bytes, ox_error *err) {
+    (void)stream; /* it keeps nothing between runs */
+    test_ep *t = (test_ep *)ep;
+    void *p = new_block(t, bytes, 1);
+    if (!p) ox_fail(err, ONYX_OUT_OF_MEMORY, "test device: out of memory for a %zu-byte arena", bytes);
+    else atomic_fetch_add(&t->arenas, 1);
+    return p;
+}
+
+static void *t_arena_view(ox_ep *ep, void *arena, size_t offset, size_t bytes, void *storage) {
+    (void)storage;
+    test_ep *t = (test_ep *)ep;
+    pthread_mutex_lock(&t->lock);
+    device_block *b = find_block(t, arena);
+    int ok = b && b->data == arena && b->arena && offset % TEST_ARENA_ALIGN == 0 &&
+             offset <= b->size && bytes <= b->size - offset;
+    pthread_mutex_unlock(&t->lock);
+    if (!ok) return NULL;
+    atomic_fetch_add(&t->views, 1);
+    return (char *)arena + offset;
+}
+
+static size_t t_arena_align(ox_ep *ep) {
+    (void)ep;
+    return TEST_ARENA_ALIGN;
 }
 
 static void t_release(ox_ep *ep, void *ptr) {
@@ -277,10 +323,31 @@ static int t_to_host(ox_ep *ep, void *stream, void *dst, const void *src, size_t
     return 0;
 }
 
+static int overlaps(const ox_tensor *t, const char *p, size_t bytes) {
+    const char *d = t->data;
+    return d && bytes && t->nbytes && p < d + t->nbytes && d < p + bytes;
+}
+
+/* Whether recorded work still reads or writes any of these bytes: an
+ * arena's bytes serve one slot after another within a run, so an upload
+ * into them must wait for that work, as a real device orders it. */
+static int recorded_touches(const test_stream *s, const void *dst, size_t bytes) {
+    for (int i = 0; i < s->n_ops; i++) {
+        const recorded_op *r = &s->ops[i];
+        if (overlaps(&r->a, dst, bytes) || overlaps(&r->b, dst, bytes) || overlaps(&r->y, dst, bytes))
+            return 1;
+    }
+    return 0;
+}
+
 static int t_from_host(ox_ep *ep, void *stream, void *dst, const void *src, size_t bytes,
                        ox_error *err) {
-    (void)stream; /* a block is never reused within a run: nothing recorded reads it yet */
+    test_ep *t = (test_ep *)ep;
     if (!on_device(ep, dst)) return ox_fail(err, ONYX_RUNTIME_ERROR, "test device: copy target is not device memory");
+    if (stream && recorded_touches(stream, dst, bytes)) {
+        flush(t, stream);
+        atomic_fetch_add(&t->ordered_uploads, 1);
+    }
     if (bytes) memcpy(dst, src, bytes);
     atomic_fetch_add(&((test_ep *)ep)->from_host, 1);
     return 0;
@@ -326,6 +393,10 @@ static const ox_ep_ops TEST_OPS = {
     .run_end = t_run_end,
     .alloc = t_alloc,
     .free = t_free,
+    .arena_new = t_arena_new,
+    .arena_free = t_release,
+    .arena_view = t_arena_view,
+    .arena_align = t_arena_align,
     .copy_to_host = t_to_host,
     .copy_from_host = t_from_host,
     .destroy = t_destroy,
@@ -354,4 +425,7 @@ void ox_test_ep_get_stats(ox_ep *ep, ox_test_ep_stats *out) {
     out->streams_begun = atomic_load(&t->streams_begun);
     out->streams_ended = atomic_load(&t->streams_ended);
     out->flushes = atomic_load(&t->flushes);
+    out->arenas = atomic_load(&t->arenas);
+    out->arena_views = atomic_load(&t->views);
+    out->ordered_uploads = atomic_load(&t->ordered_uploads);
 }

@@ -3,7 +3,9 @@
  * and keeps its tensors in a simulated device memory that its kernels
  * verify, so a missing or needless copy is caught. Its kernels only
  * record work into the run's stream; the work runs at the stream's
- * flush (a copy to the host, the run's end), as on a real device. */
+ * flush (a copy to the host, the run's end), as on a real device. Once
+ * a memory plan exists its intermediates live in device arenas, whose
+ * bytes serve several slots in one run. */
 #ifndef ONYX_EP_TESTING_TEST_EP_H
 #define ONYX_EP_TESTING_TEST_EP_H
 
@@ -16,6 +18,11 @@ typedef struct ox_test_ep_stats {
     long live_allocations;
     long streams_begun, streams_ended; /* runs' streams (ox_ep_ops.run_begin/run_end) */
     long flushes;                      /* times recorded work ran */
+    long arenas;                       /* device arenas made (arena_new) */
+    long arena_views;                  /* slots placed in them */
+    /* uploads that first ran recorded work touching their bytes (an
+     * arena's bytes reused within the run) */
+    long ordered_uploads;
 } ox_test_ep_stats;
 
 #define OX_TEST_DEVICE 1

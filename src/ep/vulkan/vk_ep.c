@@ -1,5 +1,6 @@
 /* The Vulkan provider's interface to onyx: creation, the allocator (a
- * tensor's data pointer is its vk_buf record), copies, placement. */
+ * tensor's data pointer is its vk_buf record, its own buffer or a view of
+ * the run's arena), copies, placement. */
 #include <stdio.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -60,6 +61,37 @@ static void vk_free(ox_ep *ep, void *stream, void *ptr) {
     if (!ptr) return;
     if (stream) ox_vk_stream_free(v, stream, ptr);
     else ox_vk_buf_free(v, ptr);
+}
+
+/* Device arenas: one buffer per run, tensors as (buffer, offset) views
+ * (vk_buf.offset) at offsets the device accepts for storage buffers. */
+static void *vk_arena_new(ox_ep *ep, void *stream, size_t bytes, ox_error *err) {
+    return ox_vk_arena_new((vk_ep *)ep, stream, bytes, err);
+}
+
+static void vk_arena_free(ox_ep *ep, void *arena) { ox_vk_buf_free((vk_ep *)ep, arena); }
+
+static void *vk_arena_view(ox_ep *ep, void *arena, size_t offset, size_t bytes, void *storage) {
+    (void)ep;
+    ox_vk_arena_view(arena, offset, bytes, storage);
+    return storage;
+}
+
+static size_t vk_arena_align(ox_ep *ep) {
+    uint64_t a = ((vk_ep *)ep)->caps.min_storage_offset_alignment;
+    return a > 16 ? (size_t)a : 16;
+}
+
+/* The index operators' shaders check their indices (input 1) and the
+ * message naming a bad one reads it back once the stream is waited for. */
+static uint32_t vk_inputs_read_late(ox_ep *ep, const ir_node *node) {
+    (void)ep;
+    static const char *const CHECKED[] = {"Gather", "GatherElements", "GatherND", "ScatterND",
+                                          "ScatterElements"};
+    if (node->domain[0] != '\0') return 0;
+    for (size_t i = 0; i < sizeof CHECKED / sizeof CHECKED[0]; i++)
+        if (strcmp(node->op_type, CHECKED[i]) == 0) return 1u << 1;
+    return 0;
 }
 
 static int vk_to_host(ox_ep *ep, void *stream, void *dst, const void *src, size_t bytes,
@@ -140,6 +172,12 @@ static const ox_ep_ops VK_OPS = {
     .run_end = vk_run_end,
     .alloc = vk_alloc,
     .free = vk_free,
+    .arena_new = vk_arena_new,
+    .arena_free = vk_arena_free,
+    .arena_view = vk_arena_view,
+    .arena_align = vk_arena_align,
+    .view_bytes = sizeof(vk_buf),
+    .inputs_read_late = vk_inputs_read_late,
     .copy_to_host = vk_to_host,
     .copy_from_host = vk_from_host,
     .fault_count = ox_vk_fault_count,
@@ -254,6 +292,7 @@ void ox_vulkan_ep_get_stats(const ox_ep *ep, ox_vk_stats *out) {
     out->live_buffers = atomic_load(&v->live);
     out->kept_buffers = atomic_load(&v->kept_buffers);
     out->buffer_allocations = atomic_load(&v->allocations);
+    out->arenas = atomic_load(&v->arenas);
     out->live_bytes = atomic_load(&v->live_bytes);
     out->pipeline_cache_loaded = v->pipeline_cache_loaded;
     out->split_dispatches = atomic_load(&v->split);

@@ -114,6 +114,7 @@ typedef struct ox_vk_stats {
     long live_buffers;     /* tensor buffers allocated and not yet freed */
     long kept_buffers;     /* of those, idle ones kept for the next run's tensors */
     long buffer_allocations; /* tensor buffers allocated from the device so far */
+    long arenas;             /* of those, device arenas (runs' planned intermediates) */
     uint64_t live_bytes;     /* their bytes, as the memory_budget option counts them */
     int pipeline_cache_loaded; /* the pipeline_cache file matched and was read */
     long split_dispatches; /* dispatches over the dispatch budget, recorded in slices */

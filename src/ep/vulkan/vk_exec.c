@@ -122,8 +122,8 @@ static int ensure_staging(vk_ep *v, ox_error *err) {
 static int staged_chunk(vk_ep *v, const vk_buf *b, size_t offset, size_t bytes, int to_host,
                         ox_error *err) {
     if (begin(v, err) != 0) return -1;
-    VkBufferCopy region = {.srcOffset = to_host ? offset : 0, .dstOffset = to_host ? 0 : offset,
-                           .size = bytes};
+    VkBufferCopy region = {.srcOffset = to_host ? b->offset + offset : 0,
+                           .dstOffset = to_host ? 0 : b->offset + offset, .size = bytes};
     v->f.vkCmdCopyBuffer(v->cmd, to_host ? b->buf : v->staging.buf,
                          to_host ? v->staging.buf : b->buf, 1, &region);
     return submit_wait(v, err);

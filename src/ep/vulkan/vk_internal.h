@@ -90,11 +90,15 @@ typedef struct vk_shader {
 
 /* A device buffer: what the provider's alloc returns as a tensor's data
  * pointer. `mapped` is set when the memory is host-visible and coherent
- * and the provider copies with memcpy. */
+ * and the provider copies with memcpy. A view of an arena (arena_view)
+ * is a record of the same kind in the run's memory: the arena's buffer,
+ * no memory of its own, its bytes from `offset` on (mapped already points
+ * there); every descriptor and copy adds `offset`. */
 typedef struct vk_buf {
     VkBuffer buf;
     VkDeviceMemory mem;
-    VkDeviceSize size; /* as allocated: at least 16 bytes, a multiple of 16 */
+    VkDeviceSize size;   /* as allocated: at least 16 bytes, a multiple of 16 */
+    VkDeviceSize offset; /* of a view, into buf; 0 otherwise */
     void *mapped;
     size_t accounted; /* bytes counted against the memory budget (tensor buffers) */
 } vk_buf;
@@ -150,7 +154,7 @@ typedef struct vk_ep {
      * with no dense node (kernel tests; the default moves those to the CPU) */
     int place_all;
 
-    atomic_long runs, submits, to_host, from_host, live, streams_begun, weight_uploads;
+    atomic_long runs, submits, to_host, from_host, live, streams_begun, weight_uploads, arenas;
 
     /* The most estimated work one dispatch may carry (vk_stream.c splits
      * larger ones); 0 until set at creation. Lowered by the driver
@@ -368,6 +372,12 @@ int ox_vk_stream_upload(vk_ep *v, vk_stream *s, vk_buf *b, const void *src, size
                         ox_error *err);
 /* A new buffer (outside any stream) and its release. */
 vk_buf *ox_vk_buf_new(vk_ep *v, size_t bytes, ox_error *err);
+/* A device arena (ox_ep_ops.arena_new), freed with ox_vk_buf_free: a
+ * buffer like a tensor's, whose failure records no fault. The buffers
+ * stream s (may be NULL) kept from its previous run go first. */
+vk_buf *ox_vk_arena_new(vk_ep *v, vk_stream *s, size_t bytes, ox_error *err);
+/* Fills *view with the bytes at offset of arena. */
+void ox_vk_arena_view(const vk_buf *arena, size_t offset, size_t bytes, vk_buf *view);
 void ox_vk_buf_free(vk_ep *v, vk_buf *b);
 
 /* ---- device faults (vk_fault.c) ----

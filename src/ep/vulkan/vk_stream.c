@@ -50,13 +50,20 @@ static void release_kept(vk_ep *v, vk_stream *s) {
     list_release(v, &s->kept);
 }
 
-vk_buf *ox_vk_buf_new(vk_ep *v, size_t bytes, ox_error *err) {
+/* A tensor buffer (or an arena: `fault` 0), counted against the memory
+ * budget. A tensor the device cannot hold is a fault the session recovers
+ * from on the CPU; an arena it cannot hold only means the run allocates
+ * per tensor. */
+static vk_buf *buf_new(vk_ep *v, size_t bytes, int fault, ox_error *err) {
     if (ox_vk_check_usable(v, err) != 0) return NULL;
     /* the memory budget: what the caller lets onyx take of the device */
     uint64_t live = atomic_fetch_add(&v->live_bytes, bytes) + bytes;
     if (v->memory_budget && live > v->memory_budget) {
         atomic_fetch_sub(&v->live_bytes, bytes);
-        ox_vk_fault(v, VK_ERROR_OUT_OF_DEVICE_MEMORY, "the memory_budget option", NULL, 0, 0, err);
+        if (fault)
+            ox_vk_fault(v, VK_ERROR_OUT_OF_DEVICE_MEMORY, "the memory_budget option", NULL, 0, 0, err);
+        else
+            ox_fail(err, ONYX_OUT_OF_MEMORY, "vulkan: over the memory_budget option");
         ox_error_prefix(err, "%zu bytes asked, %llu of the budget's %llu in use", bytes,
                         (unsigned long long)(live - bytes), (unsigned long long)v->memory_budget);
         return NULL;
@@ -72,7 +79,7 @@ vk_buf *ox_vk_buf_new(vk_ep *v, size_t bytes, ox_error *err) {
         free(b);
         /* the device is full: a fault the session recovers from on the
          * CPU, though the device itself is sound */
-        if (err->code == ONYX_OUT_OF_MEMORY) {
+        if (fault && err->code == ONYX_OUT_OF_MEMORY) {
             char why[OX_ERROR_MSG_MAX];
             snprintf(why, sizeof why, "%s", err->msg);
             ox_vk_fault(v, VK_ERROR_OUT_OF_DEVICE_MEMORY, "vkAllocateMemory", NULL, 0, 0, err);
@@ -84,6 +91,25 @@ vk_buf *ox_vk_buf_new(vk_ep *v, size_t bytes, ox_error *err) {
     atomic_fetch_add(&v->live, 1);
     atomic_fetch_add(&v->allocations, 1);
     return b;
+}
+
+vk_buf *ox_vk_buf_new(vk_ep *v, size_t bytes, ox_error *err) { return buf_new(v, bytes, 1, err); }
+
+vk_buf *ox_vk_arena_new(vk_ep *v, vk_stream *s, size_t bytes, ox_error *err) {
+    /* the arena takes over the tensors those buffers would have served;
+     * held beside it they would only raise the peak */
+    if (s) release_kept(v, s);
+    vk_buf *b = buf_new(v, bytes, 0, err);
+    if (b) atomic_fetch_add(&v->arenas, 1);
+    return b;
+}
+
+void ox_vk_arena_view(const vk_buf *arena, size_t offset, size_t bytes, vk_buf *view) {
+    /* whole 16-byte units, as every buffer: the arena's offsets are
+     * multiples of the storage offset alignment, at least 64 */
+    VkDeviceSize size = bytes < 16 ? 16 : (bytes + 15) & ~(VkDeviceSize)15;
+    *view = (vk_buf){.buf = arena->buf, .size = size, .offset = arena->offset + offset,
+                     .mapped = arena->mapped ? (char *)arena->mapped + offset : NULL};
 }
 
 void ox_vk_buf_free(vk_ep *v, vk_buf *b) {
@@ -337,8 +363,10 @@ static int bind_dispatch(vk_ep *v, vk_stream *s, const vk_dispatch *d, VkPipelin
         const vk_buf *b = i < VK_FLAG_BINDING && d->bufs[i] ? d->bufs[i] : &v->dummy;
         VkDeviceSize off = 0, range = VK_WHOLE_SIZE;
         if (i < VK_FLAG_BINDING && d->bufs[i]) {
-            off = d->offset[i];
-            if (d->range[i]) range = d->range[i];
+            /* to the end of the tensor's bytes, which for a view is not
+             * the end of its (arena's) buffer */
+            off = b->offset + d->offset[i];
+            range = d->range[i] ? d->range[i] : b->size - d->offset[i];
         }
         if (i == VK_FLAG_BINDING && slot >= 0) {
             b = &s->flags;
@@ -495,7 +523,8 @@ int ox_vk_stream_upload(vk_ep *v, vk_stream *s, vk_buf *b, const void *src, size
         }
         memcpy((char *)s->staging.mapped + s->staging_used, (const char *)src + done, n);
         if (ensure_recording(v, s, err) != 0) return -1;
-        VkBufferCopy region = {.srcOffset = s->staging_used, .dstOffset = done, .size = n};
+        VkBufferCopy region = {.srcOffset = s->staging_used, .dstOffset = b->offset + done,
+                               .size = n};
         v->f.vkCmdCopyBuffer(s->cmd, s->staging.buf, b->buf, 1, &region);
         barrier_all(v, s);
         s->staging_used += (n + 15) & ~(size_t)15;
