@@ -378,6 +378,10 @@ typedef struct onyx_provider_stats {
     uint64_t device_recoveries;
     uint64_t runs_rescued;
     uint64_t nodes_denied;
+    /* Bytes the provider holds on its device now: resident weights, and
+     * the run arenas and buffers it keeps for the next run. 0 for
+     * providers that compute in host memory. */
+    uint64_t device_bytes;
 } onyx_provider_stats;
 /* Fails when the session does not use the named provider. */
 onyx_status *onyx_session_provider_stats(const onyx_session *session, const char *provider,

@@ -314,12 +314,13 @@ static PyObject *session_provider_stats(session_object *self, PyObject *arg) {
     onyx_status *st = onyx_session_provider_stats(self->session, provider, &s);
     if (st) return ext_raise(st);
     return Py_BuildValue(
-        "{sKsKsKsKsKsKsKsKsKsKsKsKsK}", "runs", s.runs, "kernel_launches", s.kernel_launches,
+        "{sKsKsKsKsKsKsKsKsKsKsKsKsKsK}", "runs", s.runs, "kernel_launches", s.kernel_launches,
         "submits", s.submits, "copies_to_host", s.copies_to_host, "copies_from_host",
         s.copies_from_host, "weight_uploads", s.weight_uploads, "cpu_fallbacks", s.cpu_fallbacks,
         "split_dispatches", s.split_dispatches, "dispatch_slices", s.dispatch_slices,
         "device_faults", s.device_faults, "device_recoveries", s.device_recoveries,
-        "runs_rescued", s.runs_rescued, "nodes_denied", s.nodes_denied);
+        "runs_rescued", s.runs_rescued, "nodes_denied", s.nodes_denied, "device_bytes",
+        s.device_bytes);
 }
 
 /* verify_stats() -> (dict of onyx_verify_stats, report text) */

@@ -182,22 +182,25 @@ typedef struct ox_ep_ops {
     /* Device arenas (the first three together, or none: then each device
      * slot comes from alloc). Once a run has shown the sizes, the memory
      * plan packs the provider's intermediates into one block per run, as
-     * it packs the host's: arena_new makes that block for the run whose
-     * stream it is given (NULL with err set when the device cannot, and
-     * the run allocates per tensor instead; no fault is recorded), first
-     * freeing what the stream keeps from earlier runs for reuse, which
-     * the arena replaces; arena_free releases it, and arena_view gives
-     * the data pointer of the `bytes` at `offset` into it (a multiple of
+     * it packs the host's. arena_new gives the run whose stream it is
+     * passed a block of at least `bytes` (one the stream kept from an
+     * earlier run, or a new one, made after freeing what the stream keeps
+     * for reuse, which the arena replaces); NULL with err set when the
+     * device cannot, and the run allocates per tensor instead (no fault
+     * is recorded). arena_free hands it back at the end of that run,
+     * before run_end: the provider may keep it for the stream's next run
+     * and must not reuse or release it before the device is done with the
+     * run's work (with stream NULL, at once). arena_view gives the data
+     * pointer of the `bytes` at `offset` into it (a multiple of
      * arena_align(ep), a power of two; 64 when the op is NULL). A view
      * needs no release: `storage` is view_bytes of the run's memory, owned
      * by that slot for the run, where the provider may describe the view
      * (a buffer handle and an offset) and return a pointer to it. Blocks
      * of the arena serve one slot after another within a run, in step
      * order, so a provider with deferred work must order copy_from_host
-     * after recorded work that still reads those bytes. The executor hands
-     * an arena back only after run_end. */
+     * after recorded work that still reads those bytes. */
     void *(*arena_new)(ox_ep *ep, void *stream, size_t bytes, ox_error *err);
-    void (*arena_free)(ox_ep *ep, void *arena);
+    void (*arena_free)(ox_ep *ep, void *stream, void *arena);
     void *(*arena_view)(ox_ep *ep, void *arena, size_t offset, size_t bytes, void *storage);
     size_t (*arena_align)(ox_ep *ep);
     size_t view_bytes;

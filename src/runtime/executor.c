@@ -43,9 +43,8 @@ typedef struct run_ctx {
     char *arena;
     size_t arena_size;
     /* per provider: its device arena for this run (NULL: none, and its
-     * slots come from alloc) and that arena's size */
+     * slots come from alloc) */
     void **dev_arena;
-    size_t *dev_arena_size;
     /* view_bytes per slot (the largest any provider asks), where device
      * arena views are described; NULL when no device arena is taken */
     unsigned char *views;
@@ -778,12 +777,15 @@ static int bind_outer(run_ctx *rc) {
 
 /* One stream per provider that has a run lifecycle, for one top-level
  * run; *out has an entry (NULL or a stream) per provider. */
-/* The run's device arenas, one per provider the memory plan packed
- * slots for. A device that cannot make one (its allocation limit, its
- * memory) costs nothing but the arena: those slots are then allocated one
- * by one, as before a plan existed. Only top-level runs take them: a
- * subgraph body's recorded work is still pending when its run returns,
- * so its memory must come from the stream, which orders reuse. */
+/* The run's device arenas, one per provider the memory plan packed slots
+ * for, reserved against the session's memory limit while the run holds
+ * them. A device that cannot make one (its allocation limit, its memory)
+ * costs nothing but the arena: those slots are then allocated one by one,
+ * as before a plan existed. Only top-level runs take them: a subgraph
+ * body's recorded work is still pending when its run returns, so its
+ * memory must come from the stream, which orders reuse. The provider
+ * keeps an arena with the stream between runs, so a device remade after a
+ * fault takes its arenas with it. */
 static int take_device_arenas(run_ctx *rc) {
     onyx_session *s = rc->s;
     size_t stride = 0;
@@ -795,31 +797,39 @@ static int take_device_arenas(run_ctx *rc) {
         }
     if (!any) return 0;
     rc->dev_arena = calloc((size_t)s->n_eps + 1, sizeof *rc->dev_arena);
-    rc->dev_arena_size = calloc((size_t)s->n_eps + 1, sizeof *rc->dev_arena_size);
     if (stride && rc->dev_arena) rc->views = calloc((size_t)rc->ge->plan.n_slots + 1, stride);
-    if (!rc->dev_arena || !rc->dev_arena_size || (stride && !rc->views))
+    if (!rc->dev_arena || (stride && !rc->views))
         return ox_fail(rc->err, ONYX_OUT_OF_MEMORY, "out of memory");
     rc->view_stride = stride;
     for (int e = 0; e < s->n_eps; e++) {
-        if (!rc->mem->ep_bytes[e]) continue;
+        size_t bytes = rc->mem->ep_bytes[e];
+        if (!bytes) continue;
         ox_error aerr = {0};
-        rc->dev_arena[e] = ox_arena_take(s, rc->ge, e, rc->streams[e], rc->mem->ep_bytes[e],
-                                         &rc->dev_arena_size[e], &aerr);
+        ox_ep *ep = s->eps[e];
+        if (ox_session_reserve(s, bytes, &aerr) == 0 &&
+            !(rc->dev_arena[e] = ep->ops->arena_new(ep, rc->streams[e], bytes, &aerr)))
+            ox_mem_unreserve(&s->mem, bytes);
         if (!rc->dev_arena[e])
             ox_log(s->log_level, ONYX_LOG_VERBOSE,
                    "%s: no %zu-byte device arena (%s); its tensors are allocated one by one",
-                   s->eps[e]->name, rc->mem->ep_bytes[e], aerr.msg);
+                   ep->name, bytes, aerr.msg);
     }
     return 0;
 }
 
+/* Before the streams end: the provider keeps the arenas until the device
+ * is done with the run. */
 static void give_device_arenas(run_ctx *rc) {
     for (int e = 0; rc->dev_arena && e < rc->s->n_eps; e++)
-        if (rc->dev_arena[e])
-            ox_arena_give(rc->s, rc->ge, e, rc->dev_arena[e], rc->dev_arena_size[e]);
+        if (rc->dev_arena[e]) {
+            ox_ep *ep = rc->s->eps[e];
+            ep->ops->arena_free(ep, rc->streams[e], rc->dev_arena[e]);
+            ox_mem_unreserve(&rc->s->mem, rc->mem->ep_bytes[e]);
+        }
     free(rc->dev_arena);
-    free(rc->dev_arena_size);
     free(rc->views);
+    rc->dev_arena = NULL;
+    rc->views = NULL;
 }
 
 static void log_mem_plan(onyx_session *s, const ox_mem_plan *m) {
@@ -960,7 +970,7 @@ static int exec_graph(onyx_session *s, ox_graph_exec *ge, const run_ctx *parent,
      * shapes inferred at run time; subgraph plans are keyed on inputs. */
     rc.mem = ox_plan_find_mem(p, sig, sig_len);
     if (rc.mem) {
-        rc.arena = ox_arena_take(s, ge, -1, NULL, rc.mem->arena_bytes, &rc.arena_size, err);
+        rc.arena = ox_arena_take(s, ge, rc.mem->arena_bytes, &rc.arena_size, err);
         if (!rc.arena) {
             ox_error_prefix(err, "the memory arena of graph '%s'", g->name);
             goto done;
@@ -1046,9 +1056,9 @@ done:
     }
     /* the device may still be working on what the run recorded: its
      * streams end (and wait) before the arena and plan are handed back */
-    if (!parent && end_streams(s, rc.streams, rc_val == 0 ? err : NULL) != 0) rc_val = -1;
-    if (rc.arena) ox_arena_give(s, ge, -1, rc.arena, rc.arena_size);
     give_device_arenas(&rc);
+    if (!parent && end_streams(s, rc.streams, rc_val == 0 ? err : NULL) != 0) rc_val = -1;
+    if (rc.arena) ox_arena_give(s, ge, rc.arena, rc.arena_size);
     ox_plan_release_mem(p, rc.mem);
     free(rc.observed);
     free(rc.slots);

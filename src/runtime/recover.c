@@ -216,9 +216,8 @@ void ox_faults_free(ox_fault_state *f) {
 
 /* ---- recovery ---- */
 
-/* Frees the device copies of weights kept on ep and its idle device
- * arenas (ox_ep_ops.recover calls it while no run uses the device); runs
- * upload and make them again. */
+/* Frees the device copies of weights kept on ep (ox_ep_ops.recover calls
+ * it while no run uses the device); runs upload them again. */
 static void drop_resident(void *user, ox_ep *ep) {
     onyx_session *s = user;
     int idx = -1;
@@ -226,7 +225,6 @@ static void drop_resident(void *user, ox_ep *ep) {
         if (s->eps[e] == ep) idx = e;
     for (int g = -1; g < s->n_subs; g++) {
         ox_graph_exec *ge = g < 0 ? &s->main : s->subs[g];
-        if (idx >= 0) ox_arena_free_idle_ep(s, ge, idx);
         if (!ge->resident) continue;
         pthread_mutex_lock(&ge->arena_lock);
         for (int sl = 0; sl < ge->plan.n_slots; sl++) {

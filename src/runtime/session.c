@@ -219,7 +219,11 @@ static void free_exec(onyx_session *s, ox_graph_exec *ge) {
     free(ge->schemas);
     free(ge->exec_nodes);
     if (ge->plan.slots || ge->plan.steps) ox_plan_free(&ge->plan);
-    ox_arena_destroy_idle(s, ge);
+    for (ox_arena *a = ge->free_arenas, *next; a; a = next) {
+        next = a->next;
+        free(a->data);
+        free(a);
+    }
     pthread_mutex_destroy(&ge->arena_lock);
     ge->graph = NULL;
 }

@@ -62,11 +62,10 @@ struct onyx_session_options {
     } *ep_options;
 };
 
-/* An arena kept between runs so steady-state runs do not allocate. */
+/* An arena buffer kept between runs so steady-state runs do not allocate. */
 typedef struct ox_arena {
-    void *data; /* host memory, or provider ep's arena (ox_ep_ops.arena_new) */
+    void *data;
     size_t size;
-    int ep; /* -1: the host arena */
     struct ox_arena *next;
 } ox_arena;
 
@@ -178,21 +177,13 @@ int ox_session_reserve(onyx_session *s, size_t bytes, ox_error *err);
 int ox_session_charge_value(onyx_session *s, ox_tensor *value, ox_error *err);
 /* Frees the idle arenas of every graph (their bytes leave the count). */
 void ox_session_trim(onyx_session *s);
-/* An arena of at least `size` bytes for one run of ge, in host memory
- * (ep -1) or provider ep's device memory (for the run with that stream):
- * an idle one, or a new one reserved against the limit. NULL with err set
- * on failure. */
-void *ox_arena_take(onyx_session *s, ox_graph_exec *ge, int ep, void *stream, size_t size,
-                    size_t *got, ox_error *err);
-/* Returns an arena for reuse (or frees it when enough of its kind are
- * idle); a device arena only once the run's streams have ended. */
-void ox_arena_give(onyx_session *s, ox_graph_exec *ge, int ep, void *data, size_t size);
-/* Frees the idle arenas of one graph exec, giving back their bytes: all
- * of them, or provider ep's device arenas (its device was remade). */
+/* An arena of at least `size` bytes for one run of ge: an idle one, or a
+ * new one reserved against the limit. NULL with err set on failure. */
+void *ox_arena_take(onyx_session *s, ox_graph_exec *ge, size_t size, size_t *got, ox_error *err);
+/* Returns an arena for reuse (or frees it when enough are idle). */
+void ox_arena_give(onyx_session *s, ox_graph_exec *ge, void *data, size_t size);
+/* Frees the idle arenas of one graph exec, giving back their bytes. */
 void ox_arena_free_idle(onyx_session *s, ox_graph_exec *ge);
-void ox_arena_free_idle_ep(onyx_session *s, ox_graph_exec *ge, int ep);
-/* Frees them as the session ends (nothing left to give the bytes back to). */
-void ox_arena_destroy_idle(onyx_session *s, ox_graph_exec *ge);
 
 /* Planner statistics for tests and reports. */
 typedef struct ox_plan_stats {

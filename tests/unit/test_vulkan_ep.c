@@ -462,6 +462,7 @@ static void reuse_case(void) {
     const char *in = "x", *out = "y";
     const onyx_tensor *ins[] = {x};
     long allocs[3] = {0}, arenas[3] = {0}, kept[3] = {0};
+    uint64_t held[3] = {0}, live[3] = {0};
     for (int r = 0; vk && r < 3; r++) {
         onyx_tensor *y = NULL;
         CHECK_OK(onyx_session_run(vk, &in, ins, 1, &out, &y, 1));
@@ -470,6 +471,10 @@ static void reuse_case(void) {
         allocs[r] = st.buffer_allocations;
         arenas[r] = st.arenas;
         kept[r] = st.kept_buffers;
+        live[r] = st.live_bytes;
+        onyx_provider_stats ps;
+        CHECK_OK(onyx_session_provider_stats(vk, "vulkan", &ps));
+        held[r] = ps.device_bytes;
         if (!first) {
             first = y;
         } else {
@@ -485,6 +490,10 @@ static void reuse_case(void) {
     CHECK(allocs[0] > 0 && kept[0] > 0 && arenas[0] == 0);
     CHECK(arenas[1] == 1 && allocs[1] == allocs[0] + 1 && kept[1] == 0);
     CHECK(arenas[2] == 1 && allocs[2] == allocs[1] && kept[2] == 0);
+    /* what the public stats say the device holds: the weight and the kept
+     * buffers, then the weight and the arena, the same once steady */
+    for (int r = 0; r < 3; r++) CHECK(held[r] > 40 * 24 * sizeof(float) && held[r] == live[r]);
+    CHECK(held[2] == held[1]);
     onyx_tensor_free(first);
     onyx_tensor_free(x);
     onyx_session_free(vk);

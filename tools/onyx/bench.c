@@ -152,14 +152,15 @@ static void print_text(const bench_args *a, const bench_result *r, const onyx_se
         const onyx_provider_stats *b = &r->before[p].stats, *e = &r->after[p].stats;
         printf("provider %s: %zu of %zu nodes; per timed run %.1f kernels, %.1f submits, %.1f "
                "copies to the host and %.1f from it; %llu weight uploads after the first run; "
-               "%.1f nodes declined to the CPU\n",
+               "%.1f nodes declined to the CPU; %llu bytes held on the device\n",
                r->after[p].name, r->after[p].nodes, onyx_session_node_count(s),
                (double)(e->kernel_launches - b->kernel_launches) / runs,
                (double)(e->submits - b->submits) / runs,
                (double)(e->copies_to_host - b->copies_to_host) / runs,
                (double)(e->copies_from_host - b->copies_from_host) / runs,
                (unsigned long long)(e->weight_uploads - b->weight_uploads),
-               (double)(e->cpu_fallbacks - b->cpu_fallbacks) / runs);
+               (double)(e->cpu_fallbacks - b->cpu_fallbacks) / runs,
+               (unsigned long long)e->device_bytes);
     }
 }
 
@@ -186,14 +187,15 @@ static void print_json(const bench_args *a, const bench_result *r, const onyx_se
         cli_buf_printf(&b,
                        ": {\"nodes\": %zu, \"of\": %zu, \"kernels\": %.1f, \"submits\": %.1f, "
                        "\"to_host\": %.1f, \"from_host\": %.1f, \"weight_uploads_after_first_run\": "
-                       "%llu, \"cpu_fallbacks\": %.1f}",
+                       "%llu, \"cpu_fallbacks\": %.1f, \"device_bytes\": %llu}",
                        r->after[p].nodes, onyx_session_node_count(s),
                        (double)(e->kernel_launches - o->kernel_launches) / runs,
                        (double)(e->submits - o->submits) / runs,
                        (double)(e->copies_to_host - o->copies_to_host) / runs,
                        (double)(e->copies_from_host - o->copies_from_host) / runs,
                        (unsigned long long)(e->weight_uploads - o->weight_uploads),
-                       (double)(e->cpu_fallbacks - o->cpu_fallbacks) / runs);
+                       (double)(e->cpu_fallbacks - o->cpu_fallbacks) / runs,
+                       (unsigned long long)e->device_bytes);
     }
     cli_buf_printf(&b, "}}\n");
     fputs(b.s, stdout);

@@ -69,7 +69,9 @@ static void *vk_arena_new(ox_ep *ep, void *stream, size_t bytes, ox_error *err) 
     return ox_vk_arena_new((vk_ep *)ep, stream, bytes, err);
 }
 
-static void vk_arena_free(ox_ep *ep, void *arena) { ox_vk_buf_free((vk_ep *)ep, arena); }
+static void vk_arena_free(ox_ep *ep, void *stream, void *arena) {
+    ox_vk_arena_free((vk_ep *)ep, stream, arena);
+}
 
 static void *vk_arena_view(ox_ep *ep, void *arena, size_t offset, size_t bytes, void *storage) {
     (void)ep;
@@ -140,6 +142,7 @@ static void vk_get_stats(ox_ep *ep, onyx_provider_stats *out) {
     out->device_recoveries = (uint64_t)atomic_load(&v->recoveries);
     out->split_dispatches = (uint64_t)atomic_load(&v->split);
     out->dispatch_slices = (uint64_t)atomic_load(&v->slices);
+    out->device_bytes = (uint64_t)atomic_load(&v->live_bytes);
 }
 
 /* Nodes whose arithmetic outweighs copying their tensors: products and

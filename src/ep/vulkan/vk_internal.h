@@ -342,6 +342,11 @@ typedef struct vk_stream {
      * freed when it ends, so a stream keeps at most one run's buffers */
     vk_buf_list kept;
     vk_buf_list deferred; /* freed, but read by a pending check: kept until the wait */
+    /* the device arena of the stream's last run (ox_vk_arena_free), given
+     * to its next run when large enough; destroyed with the stream, so a
+     * remade device takes it along */
+    vk_buf *arena;
+    int arena_used; /* the current run handed an arena back */
     struct vk_stream *next;
     const ir_node *node;  /* whose dispatch was recorded last (for fault reports) */
     int inject;           /* VK_FAULT_* an injected fault fails the next submission with */
@@ -372,10 +377,12 @@ int ox_vk_stream_upload(vk_ep *v, vk_stream *s, vk_buf *b, const void *src, size
                         ox_error *err);
 /* A new buffer (outside any stream) and its release. */
 vk_buf *ox_vk_buf_new(vk_ep *v, size_t bytes, ox_error *err);
-/* A device arena (ox_ep_ops.arena_new), freed with ox_vk_buf_free: a
- * buffer like a tensor's, whose failure records no fault. The buffers
- * stream s (may be NULL) kept from its previous run go first. */
+/* A device arena (ox_ep_ops.arena_new): the one stream s kept when large
+ * enough, else a buffer like a tensor's (whose failure records no fault),
+ * made after the stream's kept buffers and arena are freed. s may be NULL. */
 vk_buf *ox_vk_arena_new(vk_ep *v, vk_stream *s, size_t bytes, ox_error *err);
+/* Keeps the arena with s for its next run (s NULL: frees it). */
+void ox_vk_arena_free(vk_ep *v, vk_stream *s, vk_buf *arena);
 /* Fills *view with the bytes at offset of arena. */
 void ox_vk_arena_view(const vk_buf *arena, size_t offset, size_t bytes, vk_buf *view);
 void ox_vk_buf_free(vk_ep *v, vk_buf *b);

@@ -96,12 +96,32 @@ static vk_buf *buf_new(vk_ep *v, size_t bytes, int fault, ox_error *err) {
 vk_buf *ox_vk_buf_new(vk_ep *v, size_t bytes, ox_error *err) { return buf_new(v, bytes, 1, err); }
 
 vk_buf *ox_vk_arena_new(vk_ep *v, vk_stream *s, size_t bytes, ox_error *err) {
+    if (s && s->arena && s->arena->size >= bytes) {
+        vk_buf *b = s->arena;
+        s->arena = NULL;
+        return b;
+    }
     /* the arena takes over the tensors those buffers would have served;
      * held beside it they would only raise the peak */
-    if (s) release_kept(v, s);
+    if (s) {
+        release_kept(v, s);
+        ox_vk_buf_free(v, s->arena);
+        s->arena = NULL;
+    }
     vk_buf *b = buf_new(v, bytes, 0, err);
     if (b) atomic_fetch_add(&v->arenas, 1);
     return b;
+}
+
+void ox_vk_arena_free(vk_ep *v, vk_stream *s, vk_buf *arena) {
+    if (!s) {
+        ox_vk_buf_free(v, arena);
+        return;
+    }
+    /* the stream's next run comes after this one's wait */
+    ox_vk_buf_free(v, s->arena);
+    s->arena = arena;
+    s->arena_used = 1;
 }
 
 void ox_vk_arena_view(const vk_buf *arena, size_t offset, size_t bytes, vk_buf *view) {
@@ -127,6 +147,7 @@ static void stream_destroy(vk_ep *v, vk_stream *s) {
     list_release(v, &s->spare);
     list_release(v, &s->deferred);
     release_kept(v, s);
+    ox_vk_buf_free(v, s->arena);
     free(s->spare.items);
     free(s->deferred.items);
     free(s->kept.items);
@@ -209,8 +230,14 @@ int ox_vk_stream_put(vk_ep *v, vk_stream *s, ox_error *err) {
         return rc;
     }
     /* this run's freed buffers become the next run's: the device is done
-     * with them (the flush waited) */
+     * with them (the flush waited); so does its arena, but an arena this
+     * run did not use (other shapes, no plan yet) goes */
     release_kept(v, s);
+    if (!s->arena_used) {
+        ox_vk_buf_free(v, s->arena);
+        s->arena = NULL;
+    }
+    s->arena_used = 0;
     vk_buf_list t = s->kept;
     s->kept = s->spare;
     s->spare = t;
@@ -485,8 +512,12 @@ vk_buf *ox_vk_stream_alloc(vk_ep *v, vk_stream *s, size_t bytes, ox_error *err) 
     }
     /* kept buffers no tensor fits give way to one the memory budget
      * would otherwise refuse */
-    if (v->memory_budget && s->kept.n && atomic_load(&v->live_bytes) + bytes > v->memory_budget)
+    if (v->memory_budget && (s->kept.n || s->arena) &&
+        atomic_load(&v->live_bytes) + bytes > v->memory_budget) {
         release_kept(v, s);
+        ox_vk_buf_free(v, s->arena);
+        s->arena = NULL;
+    }
     return ox_vk_buf_new(v, bytes, err);
 }
 
