@@ -204,6 +204,20 @@ typedef struct ox_ep_ops {
     void *(*arena_view)(ox_ep *ep, void *arena, size_t offset, size_t bytes, void *storage);
     size_t (*arena_align)(ox_ep *ep);
     size_t view_bytes;
+    /* Weights in a compact form (both optional). reads_compact: 1 when
+     * this node's kernel reads its input k in the provider's compact form
+     * as well as in full. The planner asks it of every node reading a
+     * weight's device copy; when all say yes, upload_weight makes that copy
+     * with `compact` set, and the provider may then store the weight
+     * compactly where its device allows and every value survives exactly
+     * (Vulkan: float32 weights that float16 holds, as float16). Either
+     * way upload_weight returns data for a tensor of the host tensor's
+     * type and shape, made outside any run and freed with free(ep, NULL,
+     * data); copy_to_host of it gives the host tensor's bytes back. NULL
+     * with err set on failure. Without upload_weight, alloc and
+     * copy_from_host make the copy. */
+    int (*reads_compact)(ox_ep *ep, const ir_node *node, int input);
+    void *(*upload_weight)(ox_ep *ep, const ox_tensor *host, int compact, ox_error *err);
     /* Optional (NULL: none). Bit k set: the provider may read input k of
      * this node after the node ran, until the run's end (a device-side
      * index check naming the bad value once the work is waited for); the

@@ -70,6 +70,28 @@ static int reads_only_shape(const ir_node *n, int k) {
            (strcmp(n->op_type, "Shape") == 0 || strcmp(n->op_type, "Size") == 0);
 }
 
+/* Weights' device copies that every reader takes in the provider's
+ * compact form (ox_ep_ops.reads_compact). */
+static void mark_compact(const ir_graph *g, ox_ep *const *eps, ox_plan *p) {
+    for (int s = 0; s < p->n_slots; s++) {
+        const ox_ep_ops *o = eps[p->slots[s].ep]->ops;
+        p->slots[s].compact = p->slots[s].resident && o->reads_compact && o->upload_weight;
+    }
+    for (int i = 0; i < p->n_steps; i++) {
+        const ox_step *st = &p->steps[i];
+        if (st->kind != OX_STEP_NODE) continue;
+        const ir_node *n = &g->nodes[st->node];
+        ox_ep *ep = eps[n->ep];
+        for (int k = 0; k < n->n_inputs; k++) {
+            int s = st->in_slots[k];
+            if (s >= 0 && p->slots[s].compact && !ep->ops->reads_compact(ep, n, k))
+                p->slots[s].compact = 0;
+        }
+        /* a subgraph reading it from the outer scope: not asked, not compact */
+        for (int k = 0; k < n->n_implicit; k++) p->slots[st->implicit_slots[k]].compact = 0;
+    }
+}
+
 /* Marks the outputs of reshaping nodes as views of their input 0 (see
  * ox_slot_info.view) and extends the lifetime of the memory they view:
  * the root of a chain of views (Reshape of a Squeeze of a value) lives
@@ -232,6 +254,7 @@ int ox_plan_build(const ir_graph *g, ox_ep *const *eps, int n_eps, ox_plan *p, o
     }
     for (int sl = 0; sl < p->n_slots; sl++)
         if (late_slot[sl]) last_use[sl] = p->n_steps - 1;
+    mark_compact(g, eps, p);
     if (plan_views(g, eps, p, last_use, def_step) != 0) goto oom;
     int *count = calloc((size_t)p->n_steps + 1, sizeof *count);
     if (!count) goto oom;

@@ -39,6 +39,8 @@ typedef struct ox_slot_info {
     int is_output; /* graph output on the host: handed to the caller */
     int resident;  /* device copy of an initializer: made by the first run
                       that needs it and kept by the graph for later runs */
+    int compact;   /* resident, and every node reading it reads the
+                      provider's compact form (ox_ep_ops.reads_compact) */
     int planned;   /* eligible for an arena (produced, not an output, not kept:
                       the host's, or its provider's device arena) */
     int view;      /* output 0 of a reshaping node (output_views_input): shares

@@ -540,6 +540,22 @@ static int exec_node_with(run_ctx *rc, const ox_step *st, ox_node_scratch *ns) {
     return 0;
 }
 
+/* A weight's device copy (NULL with err set): the provider's upload,
+ * compact when every reader takes that form, or its allocator and copy. */
+static void *upload_weight(ox_ep *ep, const ox_tensor *src, int compact, ox_error *err) {
+    if (ep->ops->upload_weight) return ep->ops->upload_weight(ep, src, compact, err);
+    void *d = ep->ops->alloc(ep, NULL, src->nbytes);
+    if (!d) {
+        ox_fail(err, ONYX_OUT_OF_MEMORY, "out of device memory (%zu bytes)", src->nbytes);
+        return NULL;
+    }
+    if (ep->ops->copy_from_host(ep, NULL, d, src->data, src->nbytes, err) != 0) {
+        ep->ops->free(ep, NULL, d);
+        return NULL;
+    }
+    return d;
+}
+
 /* The device copy of initializer slot st->src for resident slot st->dst:
  * the first run to need it uploads it under the graph's lock, and every
  * later run borrows it. */
@@ -552,27 +568,24 @@ static int bind_resident(run_ctx *rc, const ox_step *st, const ox_tensor *src) {
     ox_tensor *t = ge->resident[st->dst];
     if (!t) {
         t = calloc(1, sizeof *t);
-        if (t) {
+        if (!t) {
+            r = ox_fail(rc->err, ONYX_OUT_OF_MEMORY, "out of memory");
+        } else {
             t->kind = OX_KIND_TENSOR;
             t->dtype = src->dtype;
             t->rank = src->rank;
             memcpy(t->dims, src->dims, (size_t)src->rank * sizeof *src->dims);
             t->nbytes = src->nbytes;
             t->device = di->device;
-            t->data = dep->ops->alloc(dep, NULL, src->nbytes);
-        }
-        if (!t || !t->data) {
-            free(t);
-            t = NULL;
-            r = ox_fail(rc->err, ONYX_OUT_OF_MEMORY, "out of device memory for weight '%s' (%zu bytes)",
-                        ge->graph->values[di->value].name, src->nbytes);
-        } else if (dep->ops->copy_from_host(dep, NULL, t->data, src->data, src->nbytes, rc->err) != 0) {
-            dep->ops->free(dep, NULL, t->data);
-            free(t);
-            t = NULL;
-            r = -1;
-        } else {
-            ge->resident[st->dst] = t;
+            t->data = upload_weight(dep, src, di->compact, rc->err);
+            if (t->data) {
+                ge->resident[st->dst] = t;
+            } else {
+                ox_error_prefix(rc->err, "weight '%s'", ge->graph->values[di->value].name);
+                free(t);
+                t = NULL;
+                r = -1;
+            }
         }
     }
     pthread_mutex_unlock(&ge->arena_lock);

@@ -42,6 +42,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "core/dtype.h"
 #include "ep/vulkan/vk_ep.h"
 #include "runtime/session.h"
 #include "model_builder.h"
@@ -406,6 +407,157 @@ static void late_indices_case(void) {
     ox_vulkan_ep_get_stats(s->eps[0], &vst);
     CHECK(vst.arenas == 1); /* runs two and three used it */
     onyx_session_free(s);
+}
+
+/* A float32 value that float16 holds exactly, subnormal halves and
+ * negative zero among them. */
+static float half_value(int i) {
+    uint16_t h = (uint16_t)((i * 2654435761u) >> 16);
+    if ((h & 0x7c00u) == 0x7c00u) h &= 0x3fffu; /* no infinities or NaNs */
+    if (i % 7 == 0) h &= 0x83ffu;               /* a subnormal (or a zero) */
+    if (i == 3) h = 0x8000u;                     /* -0 */
+    float f = ox_half_to_float(h);
+    return fabsf(f) > 4.0f ? f / 64.0f : f; /* halves again: a power of two */
+}
+
+/* masked: float16 storage off; max_buffer: that option, or NULL */
+static onyx_session *half_session(const uint8_t *buf, size_t len, int masked, const char *max_buffer) {
+    onyx_session_options *o = NULL;
+    CHECK_OK(onyx_session_options_create(&o));
+    const char *both[] = {"vulkan", "cpu"};
+    CHECK_OK(onyx_session_options_set_providers(o, both, 2));
+    CHECK_OK(onyx_session_options_set_provider_option(o, "vulkan", "place", "all"));
+    if (masked) CHECK_OK(onyx_session_options_set_provider_option(o, "vulkan", "disable", "fp16"));
+    if (max_buffer) CHECK_OK(onyx_session_options_set_provider_option(o, "vulkan", "max_buffer", max_buffer));
+    onyx_session *s = NULL;
+    CHECK_OK(onyx_session_create_from_buffer(env, buf, len, o, &s));
+    onyx_session_options_free(o);
+    return s;
+}
+
+/* Weights that float16 holds exactly are stored as float16 for the nodes
+ * that read that form (Conv as a GEMM and depthwise, ConvTranspose, MatMul,
+ * Gemm): the outputs equal those of the same session with the form
+ * masked (float32 weights) bit for bit, and the CPU's within the
+ * kernels' tolerance. A weight another kind of node also reads (Add), and
+ * one with a value float16 does not hold, stay float32. */
+static void half_weights_case(void) {
+    mb_model *m = mb_new(13);
+    int64_t dx[] = {1, 4, 9, 9}, dw[] = {8, 4, 3, 3}, ddw[] = {8, 1, 3, 3}, dt[] = {8, 2, 2, 2};
+    int64_t dm[] = {162, 24}, dg[] = {10, 24}, dk[] = {24}, sd[] = {2}, one[] = {1};
+    int64_t shape[] = {1, 288}, s0[] = {0}, s1[] = {162}, ax[] = {1};
+    float w[8 * 4 * 9], wdw[8 * 9], wt[8 * 2 * 4], wm[162 * 24], wg[10 * 24], k[24];
+    for (int i = 0; i < 8 * 4 * 9; i++) w[i] = half_value(i);
+    for (int i = 0; i < 8 * 9; i++) wdw[i] = half_value(1000 + i);
+    for (int i = 0; i < 8 * 2 * 4; i++) wt[i] = half_value(2000 + i);
+    for (int i = 0; i < 162 * 24; i++) wm[i] = half_value(3000 + i);
+    for (int i = 0; i < 10 * 24; i++) wg[i] = i == 37 ? 0.1f : half_value(9000 + i); /* 0.1: no half */
+    for (int i = 0; i < 24; i++) k[i] = half_value(12000 + i);
+    mb_input(m, "x", ONYX_FLOAT32, dx, 4);
+    mb_init_float(m, "w", dw, 4, w);
+    mb_init_float(m, "wdw", ddw, 4, wdw);
+    mb_init_float(m, "wt", dt, 4, wt);
+    mb_init_float(m, "wm", dm, 2, wm);
+    mb_init_float(m, "wg", dg, 2, wg);
+    mb_init_float(m, "k", dk, 1, k);
+    mb_init_int64(m, "shape", sd, 1, shape);
+    mb_node(m, "Conv", "x,w", "c1");            /* [1, 8, 7, 7]: the GEMM form */
+    mb_node(m, "Conv", "c1,wdw", "c2");         /* depthwise: [1, 8, 5, 5] */
+    mb_attr_int(m, "group", 8);
+    mb_node(m, "ConvTranspose", "c2,wt", "c3"); /* [1, 8, 6, 6] */
+    mb_attr_int(m, "group", 4);
+    mb_node(m, "Reshape", "c3,shape", "r");     /* [1, 288]: its first 162 below */
+    mb_node(m, "Slice", "r,s0,s1,ax", "r2");
+    mb_init_int64(m, "s0", one, 1, s0);
+    mb_init_int64(m, "s1", one, 1, s1);
+    mb_init_int64(m, "ax", one, 1, ax);
+    mb_node(m, "MatMul", "r2,wm", "h");         /* [1, 24] */
+    mb_node(m, "Add", "h,k", "hk");             /* k: read by Add, stays float32 */
+    mb_node(m, "Gemm", "hk,wg", "y");           /* [1, 10], transB; wg holds a 0.1 */
+    mb_attr_int(m, "transB", 1);
+    mb_output(m, "y", ONYX_FLOAT32, NULL, -1);
+    size_t len;
+    uint8_t *buf = mb_serialize(m, &len);
+    mb_free(m);
+    onyx_session *half = half_session(buf, len, 0, NULL), *full = half_session(buf, len, 1, NULL);
+    onyx_session *cpu = vc_session(buf, len, 0);
+    free(buf);
+    onyx_tensor *x = NULL, *yh = NULL, *yf = NULL, *yc = NULL;
+    CHECK_OK(onyx_tensor_create(ONYX_FLOAT32, dx, 4, &x));
+    float *px = onyx_tensor_data(x);
+    for (int i = 0; px && i < 4 * 81; i++) px[i] = frand(-1, 1);
+    const char *in = "x", *out = "y";
+    const onyx_tensor *ins[] = {x};
+    if (half && full && cpu) {
+        CHECK((size_t)vc_on_vulkan(half) == onyx_session_node_count(half));
+        CHECK_OK(onyx_session_run(half, &in, ins, 1, &out, &yh, 1));
+        CHECK_OK(onyx_session_run(full, &in, ins, 1, &out, &yf, 1));
+        CHECK_OK(onyx_session_run(cpu, &in, ins, 1, &out, &yc, 1));
+    }
+
+    if (yh && yf && yc) {
+        CHECK(onyx_tensor_numel(yh) == 10);
+        CHECK(memcmp(onyx_tensor_data(yh), onyx_tensor_data(yf), onyx_tensor_nbytes(yf)) == 0);
+        const float *a = onyx_tensor_data(yh), *b = onyx_tensor_data(yc);
+        for (int i = 0; i < 10; i++) CHECK_NEAR(a[i], b[i], 1e-4 + 1e-4 * fabs(b[i]));
+        ox_vk_stats sh, sf;
+        ox_vulkan_ep_get_stats(half->eps[0], &sh);
+        ox_vulkan_ep_get_stats(full->eps[0], &sf);
+        /* w, wdw, wt and wm as halves; not wg (0.1) nor k (Add); none
+         * where ONYX_VK_DISABLE masks fp16 (unit.vulkan_ep.masked) */
+        int on = !(ox_vulkan_ep_caps(half->eps[0])->masked & OX_VK_MASK_FP16);
+        CHECK(sh.half_weights == (on ? 4 : 0) && sf.half_weights == 0);
+        size_t halves = sizeof w + sizeof wdw + sizeof wt + sizeof wm;
+        if (on) CHECK(sf.live_bytes - sh.live_bytes >= halves / 2 - 4 * 16);
+    }
+    onyx_tensor_free(yh);
+    onyx_tensor_free(yf);
+    onyx_tensor_free(yc);
+    onyx_tensor_free(x);
+    onyx_session_free(half);
+    onyx_session_free(full);
+    onyx_session_free(cpu);
+
+    /* A MatMul whose input, its size unknown at placement, turns out past
+     * the device's buffers (max_buffer) declines at run time: the CPU then
+     * reads the weight back from its float16 copy, widened. */
+    m = mb_new(13);
+    int64_t dv[] = {-1, 162};
+    mb_input(m, "x", ONYX_FLOAT32, dv, 2);
+    mb_init_float(m, "wm", dm, 2, wm);
+    mb_node(m, "MatMul", "x,wm", "y");
+    mb_output(m, "y", ONYX_FLOAT32, NULL, -1);
+    buf = mb_serialize(m, &len);
+    mb_free(m);
+    onyx_session *declining = half_session(buf, len, 0, "16384");
+    cpu = vc_session(buf, len, 0);
+    free(buf);
+    int64_t d40[] = {40, 162};
+    x = yc = NULL;
+    onyx_tensor *yd = NULL;
+    CHECK_OK(onyx_tensor_create(ONYX_FLOAT32, d40, 2, &x));
+    px = onyx_tensor_data(x);
+    for (int i = 0; px && i < 40 * 162; i++) px[i] = frand(-1, 1);
+    ins[0] = x;
+    if (declining && cpu) {
+        CHECK_OK(onyx_session_run(declining, &in, ins, 1, &out, &yd, 1));
+        CHECK_OK(onyx_session_run(cpu, &in, ins, 1, &out, &yc, 1));
+        onyx_provider_stats ps;
+        CHECK_OK(onyx_session_provider_stats(declining, "vulkan", &ps));
+        ox_vk_stats sd;
+        ox_vulkan_ep_get_stats(declining->eps[0], &sd);
+        int on = !(ox_vulkan_ep_caps(declining->eps[0])->masked & OX_VK_MASK_FP16);
+        CHECK(ps.cpu_fallbacks == 1 && sd.half_weights == (on ? 1 : 0));
+    }
+    if (yd && yc) {
+        const float *a = onyx_tensor_data(yd), *b = onyx_tensor_data(yc);
+        CHECK(memcmp(a, b, onyx_tensor_nbytes(yc)) == 0); /* the CPU's product, the same weights */
+    }
+    onyx_tensor_free(yd);
+    onyx_tensor_free(yc);
+    onyx_tensor_free(x);
+    onyx_session_free(declining);
+    onyx_session_free(cpu);
 }
 
 /* A chain that stays on the device between nodes (Softmax over a middle
@@ -1076,6 +1228,7 @@ int main(int argc, char **argv) {
     vulkan_index_cases();
     chain_case();
     reuse_case();
+    half_weights_case();
     budget_case();
     stream_limit_cases();
     late_indices_case();

@@ -101,7 +101,7 @@ static int vk_to_host(ox_ep *ep, void *stream, void *dst, const void *src, size_
     vk_ep *v = (vk_ep *)ep;
     atomic_fetch_add(&v->to_host, 1);
     if (stream && ox_vk_stream_flush(v, stream, err) != 0) return -1;
-    return ox_vk_read(v, src, 0, dst, bytes, err);
+    return ox_vk_read_tensor(v, src, dst, bytes, err);
 }
 
 static int vk_from_host(ox_ep *ep, void *stream, void *dst, const void *src, size_t bytes,
@@ -181,6 +181,8 @@ static const ox_ep_ops VK_OPS = {
     .arena_align = vk_arena_align,
     .view_bytes = sizeof(vk_buf),
     .inputs_read_late = vk_inputs_read_late,
+    .reads_compact = ox_vk_reads_compact,
+    .upload_weight = ox_vk_upload_weight,
     .copy_to_host = vk_to_host,
     .copy_from_host = vk_from_host,
     .fault_count = ox_vk_fault_count,
@@ -296,6 +298,7 @@ void ox_vulkan_ep_get_stats(const ox_ep *ep, ox_vk_stats *out) {
     out->kept_buffers = atomic_load(&v->kept_buffers);
     out->buffer_allocations = atomic_load(&v->allocations);
     out->arenas = atomic_load(&v->arenas);
+    out->half_weights = atomic_load(&v->half_weights);
     out->live_bytes = atomic_load(&v->live_bytes);
     out->pipeline_cache_loaded = v->pipeline_cache_loaded;
     out->split_dispatches = atomic_load(&v->split);

@@ -115,6 +115,7 @@ typedef struct ox_vk_stats {
     long kept_buffers;     /* of those, idle ones kept for the next run's tensors */
     long buffer_allocations; /* tensor buffers allocated from the device so far */
     long arenas;             /* of those, device arenas (runs' planned intermediates) */
+    long half_weights;       /* weights stored as float16 (exactly: vk_weights.c) */
     uint64_t live_bytes;     /* their bytes, as the memory_budget option counts them */
     int pipeline_cache_loaded; /* the pipeline_cache file matched and was read */
     long split_dispatches; /* dispatches over the dispatch budget, recorded in slices */

@@ -99,6 +99,7 @@ typedef struct vk_buf {
     VkDeviceMemory mem;
     VkDeviceSize size;   /* as allocated: at least 16 bytes, a multiple of 16 */
     VkDeviceSize offset; /* of a view, into buf; 0 otherwise */
+    int half; /* a float32 weight stored as float16 pairs (vk_weights.c) */
     void *mapped;
     size_t accounted; /* bytes counted against the memory budget (tensor buffers) */
 } vk_buf;
@@ -154,7 +155,8 @@ typedef struct vk_ep {
      * with no dense node (kernel tests; the default moves those to the CPU) */
     int place_all;
 
-    atomic_long runs, submits, to_host, from_host, live, streams_begun, weight_uploads, arenas;
+    atomic_long runs, submits, to_host, from_host, live, streams_begun, weight_uploads, arenas,
+        half_weights;
 
     /* The most estimated work one dispatch may carry (vk_stream.c splits
      * larger ones); 0 until set at creation. Lowered by the driver
@@ -420,6 +422,12 @@ int ox_vk_device_remake(vk_ep *v, ox_error *err);
 /* Fails err for an index check whose flag was raised: reads the index at
  * position first_bad back from the device to name it. */
 int ox_vk_index_fail(vk_ep *v, const vk_check_rec *ck, uint32_t first_bad, ox_error *err);
+
+/* vk_weights.c: weights stored as float16 where that is exact. */
+int ox_vk_reads_compact(ox_ep *ep, const ir_node *node, int input);
+void *ox_vk_upload_weight(ox_ep *ep, const ox_tensor *host, int compact, ox_error *err);
+/* A tensor's bytes to the host (a float16-stored weight widened back). */
+int ox_vk_read_tensor(vk_ep *v, const vk_buf *b, void *dst, size_t bytes, ox_error *err);
 
 /* The kernel tables, one per file (vk_kernels*.c), and the inputs each
  * file's kernels read on the host (bit k: input k). */

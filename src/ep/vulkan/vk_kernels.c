@@ -17,6 +17,7 @@
 OX_VK_SHADER(unary)
 OX_VK_SHADER(binary)
 OX_VK_SHADER(matmul)
+OX_VK_SHADER(matmul_w16)
 OX_VK_SHADER(softmax)
 OX_VK_SHADER(softmax_subgroup)
 OX_VK_SHADER(gather)
@@ -343,7 +344,9 @@ static int run_matmul(ox_kernel_ctx *c, matmul_push *p, const ox_tensor *a, cons
     ox_tensor *y = c->outputs[0];
     if (ox_tensor_numel(y) == 0) return 0;
     vk_ep *v = vep(c);
-    vk_dispatch d = {.shader = &VK_SHADER_matmul, .bufs = {B(a), B(b), cc ? B(cc) : NULL, B(y)},
+    /* B stored as float16: a weight (vk_weights.c) */
+    vk_dispatch d = {.shader = B(b)->half ? &VK_SHADER_matmul_w16 : &VK_SHADER_matmul,
+                     .bufs = {B(a), B(b), cc ? B(cc) : NULL, B(y)},
                      .push = p, .push_bytes = sizeof *p,
                      .groups = {groups(v, p->N, v->tile, 0), groups(v, p->M, v->tile, 1),
                                 groups(v, p->batch, 1, 2)},

@@ -14,6 +14,9 @@
 OX_VK_SHADER(nn_conv_gemm)
 OX_VK_SHADER(nn_conv_dw)
 OX_VK_SHADER(nn_convt)
+OX_VK_SHADER(nn_conv_gemm_w16)
+OX_VK_SHADER(nn_conv_dw_w16)
+OX_VK_SHADER(nn_convt_w16)
 
 /* Push constants of the convolution shaders (nn_conv.glsl): axes in
  * (depth, height, width) order, 1-D and 2-D padded in front with axes of
@@ -185,15 +188,16 @@ int ox_vk_nn_conv(ox_kernel_ctx *c) {
                               ox_vk_buf(y)},
                      .push = &p, .push_bytes = sizeof p};
     uint64_t window = (uint64_t)p.k[0] * p.k[1] * p.k[2];
+    int half = ox_vk_buf(c->inputs[1])->half; /* weights stored as float16 */
     if (p.Cg == 1) {
         /* depthwise: nothing to reduce over channels, one element per invocation */
-        d.shader = &VK_SHADER_nn_conv_dw;
+        d.shader = half ? &VK_SHADER_nn_conv_dw_w16 : &VK_SHADER_nn_conv_dw;
         d.groups[0] = ox_vk_groups(v, ox_tensor_numel(y), v->wg, 0);
         d.groups[1] = d.groups[2] = 1;
         d.cost = window;
     } else {
         int64_t cols = (int64_t)p.N * p.out[0] * p.out[1] * p.out[2];
-        d.shader = &VK_SHADER_nn_conv_gemm;
+        d.shader = half ? &VK_SHADER_nn_conv_gemm_w16 : &VK_SHADER_nn_conv_gemm;
         /* a 4 tile x 4 tile output block per tile x tile workgroup
          * (64 x 64 over 256 invocations): 16 outputs each */
         uint32_t blk = 4 * v->tile;
@@ -213,7 +217,7 @@ int ox_vk_nn_conv_transpose(ox_kernel_ctx *c) {
     ox_tensor *y = c->outputs[0];
     if (ox_tensor_numel(y) == 0) return 0;
     const ox_tensor *b = c->n_inputs > 2 ? c->inputs[2] : NULL;
-    vk_dispatch d = {.shader = &VK_SHADER_nn_convt,
+    vk_dispatch d = {.shader = ox_vk_buf(c->inputs[1])->half ? &VK_SHADER_nn_convt_w16 : &VK_SHADER_nn_convt,
                      .bufs = {ox_vk_buf(c->inputs[0]), ox_vk_buf(c->inputs[1]), b ? ox_vk_buf(b) : NULL,
                               ox_vk_buf(y)},
                      .push = &p, .push_bytes = sizeof p,
