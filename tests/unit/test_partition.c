@@ -56,6 +56,22 @@ static void run(onyx_session *s, float *y, int64_t *n) {
     onyx_tensor_free(ti);
 }
 
+/* A session of model m (freed here) on the test provider, then the CPU. */
+static onyx_session *test_session(onyx_env *env, mb_model *m) {
+    size_t len;
+    uint8_t *buf = mb_serialize(m, &len);
+    mb_free(m);
+    onyx_session_options *o = NULL;
+    onyx_session *s = NULL;
+    CHECK_OK(onyx_session_options_create(&o));
+    const char *providers[] = {"test", "cpu"};
+    CHECK_OK(onyx_session_options_set_providers(o, providers, 2));
+    CHECK_OK(onyx_session_create_from_buffer(env, buf, len, o, &s));
+    onyx_session_options_free(o);
+    free(buf);
+    return s;
+}
+
 /* Reshape on the device with its shape read on the host, from a weight
  * and from a caller's input: the shape is never copied to the device,
  * the executor infers the output shape from it, and the data stays on the
@@ -75,17 +91,7 @@ static void test_host_inputs(onyx_env *env) {
     mb_node(m, "Reshape", "a,fixed", "r");
     mb_node(m, "Relu", "r", "y");
     mb_node(m, "Reshape", "a,shape", "z");
-    size_t len;
-    uint8_t *buf = mb_serialize(m, &len);
-    mb_free(m);
-    onyx_session_options *o = NULL;
-    onyx_session *s = NULL;
-    CHECK_OK(onyx_session_options_create(&o));
-    const char *providers[] = {"test", "cpu"};
-    CHECK_OK(onyx_session_options_set_providers(o, providers, 2));
-    CHECK_OK(onyx_session_create_from_buffer(env, buf, len, o, &s));
-    onyx_session_options_free(o);
-    free(buf);
+    onyx_session *s = test_session(env, m);
     if (!s) return;
     for (size_t i = 0; i < onyx_session_node_count(s); i++)
         CHECK(strcmp(onyx_session_node_provider(s, i), "test") == 0);
@@ -138,17 +144,7 @@ static void test_arena_reuse(onyx_env *env) {
     mb_node(m, "Add", "a,x", "b");    /* reads x's bytes, the last time */
     mb_node(m, "Sigmoid", "w", "sw"); /* CPU */
     mb_node(m, "Add", "b,sw", "y");   /* sw copied over, into x's bytes */
-    size_t len;
-    uint8_t *buf = mb_serialize(m, &len);
-    mb_free(m);
-    onyx_session_options *o = NULL;
-    onyx_session *s = NULL;
-    CHECK_OK(onyx_session_options_create(&o));
-    const char *providers[] = {"test", "cpu"};
-    CHECK_OK(onyx_session_options_set_providers(o, providers, 2));
-    CHECK_OK(onyx_session_create_from_buffer(env, buf, len, o, &s));
-    onyx_session_options_free(o);
-    free(buf);
+    onyx_session *s = test_session(env, m);
     if (!s) return;
     float x[8] = {1, -2, 3, -4, 5, -6, 7, -8}, w[8] = {0, 1, -1, 2, -2, 3, -3, 4};
     for (int r = 0; r < 3; r++) {
