@@ -241,7 +241,7 @@ int ox_plan_build(const ir_graph *g, ox_ep *const *eps, int n_eps, ox_plan *p, o
         for (int k = 0; k < n->n_inputs; k++)
             if (st->in_slots[k] >= 0) last_use[st->in_slots[k]] = i;
         /* inputs the device may read back once the run's work is waited
-         * for keep their bytes to the end (max keeps later steps' uses) */
+         * for keep their bytes to the run's end (set below) */
         ox_ep *nep = eps[n->ep];
         uint32_t late = nep->device != OX_DEVICE_HOST && nep->ops->inputs_read_late
                             ? nep->ops->inputs_read_late(nep, n)

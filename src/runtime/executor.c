@@ -163,8 +163,8 @@ static void *planned_memory(const run_ctx *rc, int s, size_t nbytes) {
     if (si->device == OX_DEVICE_HOST) return rc->arena ? rc->arena + off : NULL;
     if (host_only(rc) || !rc->dev_arena || !rc->dev_arena[si->ep]) return NULL;
     ox_ep *ep = rc->s->eps[si->ep];
-    return ep->ops->arena_view(ep, rc->dev_arena[si->ep], off, nbytes,
-                               rc->views + (size_t)s * rc->view_stride);
+    void *storage = rc->views ? rc->views + (size_t)s * rc->view_stride : NULL;
+    return ep->ops->arena_view(ep, rc->dev_arena[si->ep], off, nbytes, storage);
 }
 
 static int alloc_slot(run_ctx *rc, int s, ox_dtype dtype, const int64_t *dims, int rank) {
@@ -788,8 +788,6 @@ static int bind_outer(run_ctx *rc) {
     return 0;
 }
 
-/* One stream per provider that has a run lifecycle, for one top-level
- * run; *out has an entry (NULL or a stream) per provider. */
 /* The run's device arenas, one per provider the memory plan packed slots
  * for, reserved against the session's memory limit while the run holds
  * them. A device that cannot make one (its allocation limit, its memory)
@@ -858,6 +856,8 @@ static void log_mem_plan(onyx_session *s, const ox_mem_plan *m) {
            m->arena_bytes, dev, m->naive_bytes);
 }
 
+/* One stream per provider that has a run lifecycle, for one top-level
+ * run; *out has an entry (NULL or a stream) per provider. */
 static int begin_streams(onyx_session *s, void ***out, ox_error *err) {
     void **st = calloc((size_t)s->n_eps + 1, sizeof *st);
     if (!st) return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
