@@ -1,10 +1,9 @@
 /* Runs a planned session: binds inputs without copying, walks the steps,
- * infers each node's output shapes from the actual inputs, allocates
- * outputs from the arena (or the provider's allocator), runs kernels and
- * copies, and frees each value after its last use. Between nodes it
- * checks whether the run was cancelled or ran out of time; every byte it
- * allocates at run time is reserved against the session's memory limit
- * first (ox_session_reserve). */
+ * infers each node's output shapes from the actual inputs, has their
+ * outputs allocated (run_memory.c: the memory plan's arenas or the
+ * providers), runs kernels and copies, and frees each value after its
+ * last use. Between nodes it checks whether the run was cancelled or ran
+ * out of time. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,57 +13,8 @@
 #include "core/log.h"
 #include "ops/op.h"
 #include "runtime/node_host.h"
+#include "runtime/run_ctx.h"
 #include "runtime/session.h"
-
-typedef enum slot_mode {
-    SLOT_EMPTY = 0,
-    SLOT_BORROWED, /* caller input, initializer, caller output buffer or arena */
-    SLOT_DEVICE,   /* data from a provider allocator (ep field) */
-    SLOT_VALUE,    /* heap ox_tensor owned by the run (sequences, strings, kernel-made) */
-} slot_mode;
-
-typedef struct run_slot {
-    ox_tensor hdr;
-    ox_tensor *t;
-    slot_mode mode;
-    int ep;
-} run_slot;
-
-typedef struct run_ctx {
-    onyx_session *s;
-    ox_graph_exec *ge;
-    const struct run_ctx *parent; /* enclosing run, for subgraph bodies */
-    const ox_step *parent_step;   /* the If/Loop/Scan step running this body */
-    int64_t parent_iteration;     /* the parent's iteration running it, or -1 */
-    const ox_run_control *ctl;    /* shared by a run and its subgraph runs */
-    run_slot *slots;
-    ox_tensor **caller_out; /* per slot: caller-provided output tensor */
-    const ox_mem_plan *mem;
-    char *arena;
-    size_t arena_size;
-    /* per provider: its device arena for this run (NULL: none, and its
-     * slots come from alloc) */
-    void **dev_arena;
-    /* view_bytes per slot (the largest any provider asks), where device
-     * arena views are described; NULL when no device arena is taken */
-    unsigned char *views;
-    size_t view_stride;
-    size_t *observed; /* sizes seen this run, when no memory plan exists yet */
-    /* per provider: the run's stream (ox_ep_ops.run_begin) or NULL; made
-     * by the top-level graph run, shared by its subgraph runs */
-    void **streams;
-    ox_error *err;
-} run_ctx;
-
-/* What ox_kernel_output needs to find the node's slots. */
-typedef struct node_exec {
-    ox_stop stop; /* first: poll_stop finds the node_exec from it */
-    run_ctx *rc;
-    const ox_step *step;
-    int64_t iteration;     /* set by Loop/Scan kernels for messages; -1 outside */
-    atomic_int stop_code; /* why a poll inside the kernel said stop; 0 if none did */
-    int declined;         /* the kernel called ox_kernel_decline */
-} node_exec;
 
 /* Appends to buf at *off, never past size. */
 static void append(char *buf, size_t size, size_t *off, const char *fmt, ...)
@@ -130,116 +80,6 @@ void ox_kernel_set_iteration(ox_kernel_ctx *ctx, int64_t iteration) {
     if (ne) ne->iteration = iteration;
 }
 
-/* A run on the CPU alone (ox_run_control.host_only): every value lives in
- * host memory, and a node placed on a device runs its CPU kernel. */
-static int host_only(const run_ctx *rc) { return rc->ctl && rc->ctl->host_only; }
-static int slot_device(const run_ctx *rc, int sl) {
-    return host_only(rc) ? OX_DEVICE_HOST : rc->ge->plan.slots[sl].device;
-}
-static int slot_ep(const run_ctx *rc, int sl) {
-    return host_only(rc) ? rc->s->n_eps - 1 : rc->ge->plan.slots[sl].ep;
-}
-
-static void release_slot(run_ctx *rc, int s) {
-    run_slot *rs = &rc->slots[s];
-    if (rs->mode == SLOT_DEVICE) {
-        rc->s->eps[rs->ep]->ops->free(rc->s->eps[rs->ep], rc->streams[rs->ep], rs->hdr.data);
-        ox_value_uncharge(&rs->hdr);
-    } else if (rs->mode == SLOT_VALUE) {
-        ox_tensor_free(rs->t);
-    }
-    rs->mode = SLOT_EMPTY;
-    rs->t = NULL;
-}
-
-/* Slot s's bytes in this run's arena of its memory space, when the
- * memory plan placed it there with room for nbytes; else NULL. A
- * host-only run leaves device slots to the host allocator. */
-static void *planned_memory(const run_ctx *rc, int s, size_t nbytes) {
-    const ox_slot_info *si = &rc->ge->plan.slots[s];
-    if (!si->planned || !rc->mem || rc->mem->offset[s] == SIZE_MAX || rc->mem->size[s] < nbytes)
-        return NULL;
-    size_t off = rc->mem->offset[s];
-    if (si->device == OX_DEVICE_HOST) return rc->arena ? rc->arena + off : NULL;
-    if (host_only(rc) || !rc->dev_arena || !rc->dev_arena[si->ep]) return NULL;
-    ox_ep *ep = rc->s->eps[si->ep];
-    void *storage = rc->views ? rc->views + (size_t)s * rc->view_stride : NULL;
-    return ep->ops->arena_view(ep, rc->dev_arena[si->ep], off, nbytes, storage);
-}
-
-static int alloc_slot(run_ctx *rc, int s, ox_dtype dtype, const int64_t *dims, int rank) {
-    onyx_session *ses = rc->s;
-    const ir_graph *g = rc->ge->graph;
-    const ox_slot_info *si = &rc->ge->plan.slots[s];
-    run_slot *rs = &rc->slots[s];
-    ox_error *err = rc->err;
-    size_t nbytes;
-    if (ox_bytes_for(dtype, dims, rank, &nbytes, err) != 0 || ox_check_alloc_size(nbytes, err) != 0)
-        return -1;
-    if (rs->mode != SLOT_EMPTY) {
-        if (rs->t->dtype == dtype && ox_shape_equal(rs->t->dims, rs->t->rank, dims, rank)) return 0;
-        return ox_fail(err, ONYX_RUNTIME_ERROR, "value '%s' was already produced with another shape",
-                       g->values[si->value].name);
-    }
-    ox_tensor *caller = rc->caller_out[s];
-    if (caller) {
-        if (caller->dtype != dtype || !ox_shape_equal(caller->dims, caller->rank, dims, rank)) {
-            char a[128], b[128];
-            return ox_fail(err, ONYX_INVALID_ARGUMENT,
-                           "output '%s': the caller's tensor is %s %s but the model produces %s %s",
-                           g->values[si->value].name, ox_dtype_name(caller->dtype),
-                           ox_shape_str(caller->dims, caller->rank, a, sizeof a),
-                           ox_dtype_name(dtype), ox_shape_str(dims, rank, b, sizeof b));
-        }
-        rs->t = caller;
-        rs->mode = SLOT_BORROWED;
-        return 0;
-    }
-    if (rc->observed && rc->observed[s] < nbytes) rc->observed[s] = nbytes;
-    memset(&rs->hdr, 0, sizeof rs->hdr);
-    rs->hdr.kind = OX_KIND_TENSOR;
-    rs->hdr.dtype = dtype;
-    rs->hdr.rank = rank;
-    memcpy(rs->hdr.dims, dims, (size_t)rank * sizeof *dims);
-    rs->hdr.nbytes = nbytes;
-    rs->hdr.device = slot_device(rc, s);
-    if (dtype == ONYX_STRING) {
-        if (rs->hdr.device != OX_DEVICE_HOST)
-            return ox_fail(err, ONYX_NOT_IMPLEMENTED, "string tensors cannot live on a device");
-        /* refused before allocating: the header, the pointers and one
-         * byte per empty string; charged exactly once made */
-        size_t need = sizeof(ox_tensor) + nbytes + nbytes / sizeof(char *);
-        if (ox_session_reserve(ses, need, err) != 0) return -1;
-        rs->t = ox_tensor_new(dtype, dims, rank, err);
-        ox_mem_unreserve(&ses->mem, need);
-        if (!rs->t) return -1;
-        rs->mode = SLOT_VALUE;
-        return ox_session_charge_value(ses, rs->t, err);
-    }
-    void *planned = planned_memory(rc, s, nbytes);
-    if (planned) {
-        rs->hdr.data = planned;
-        rs->t = &rs->hdr;
-        rs->mode = SLOT_BORROWED;
-        return 0;
-    }
-    int e = slot_ep(rc, s);
-    ox_ep *ep = ses->eps[e];
-    if (ox_session_reserve(ses, nbytes, err) != 0) return -1;
-    rs->hdr.data = ep->ops->alloc(ep, rc->streams[e], nbytes);
-    if (!rs->hdr.data) {
-        ox_mem_unreserve(&ses->mem, nbytes);
-        return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory allocating %zu bytes for '%s'", nbytes,
-                       g->values[si->value].name);
-    }
-    rs->hdr.account = &ses->mem;
-    rs->hdr.charged = nbytes;
-    rs->t = &rs->hdr;
-    rs->mode = SLOT_DEVICE;
-    rs->ep = e;
-    return 0;
-}
-
 ox_tensor *ox_kernel_output(ox_kernel_ctx *ctx, int i, ox_dtype dtype, const int64_t *dims,
                             int rank) {
     node_exec *ne = ctx->exec;
@@ -260,7 +100,7 @@ ox_tensor *ox_kernel_output(ox_kernel_ctx *ctx, int i, ox_dtype dtype, const int
     }
     int s = ne->step->out_slots[i];
     if (s < 0) return NULL; /* omitted optional output: nothing to write */
-    if (alloc_slot(ne->rc, s, dtype, dims, rank) != 0) return NULL;
+    if (ox_run_alloc_slot(ne->rc, s, dtype, dims, rank) != 0) return NULL;
     ctx->outputs[i] = ne->rc->slots[s].t;
     return ctx->outputs[i];
 }
@@ -288,7 +128,7 @@ int ox_kernel_set_output(ox_kernel_ctx *ctx, int i, ox_tensor *value) {
         return -1;
     }
     run_slot *rs = &ne->rc->slots[s];
-    if (rs->mode != SLOT_EMPTY) release_slot(ne->rc, s);
+    if (rs->mode != SLOT_EMPTY) ox_run_release_slot(ne->rc, s);
     rs->t = value;
     rs->mode = SLOT_VALUE;
     ctx->outputs[i] = value;
@@ -328,7 +168,7 @@ static int run_declined_node(run_ctx *rc, const ox_step *st, ox_tensor **ins, ox
     ox_ep *cpu = s->eps[s->n_eps - 1]; /* the session always ends with the CPU */
     if (cpu->device != OX_DEVICE_HOST || n->ep == s->n_eps - 1)
         return ox_fail(err, ONYX_NOT_IMPLEMENTED, "%s", why);
-    if (!host_only(rc)) {
+    if (!ox_run_host_only(rc)) {
         if (!atomic_exchange(&rc->ge->declined[st->node], 1))
             ox_log(s->log_level, ONYX_LOG_WARNING, "%s node '%s' (%s) runs on the CPU instead: %s",
                    s->eps[n->ep]->name, n->name ? n->name : "", n->op_type, why);
@@ -367,7 +207,7 @@ static int run_declined_node(run_ctx *rc, const ox_step *st, ox_tensor **ins, ox
             goto done;
         }
         if (!outs[k]) {
-            if (alloc_slot(rc, sl, h->dtype, h->dims, h->rank) != 0) goto done;
+            if (ox_run_alloc_slot(rc, sl, h->dtype, h->dims, h->rank) != 0) goto done;
             outs[k] = rc->slots[sl].t;
         } else if (outs[k]->dtype != h->dtype ||
                    !ox_shape_equal(outs[k]->dims, outs[k]->rank, h->dims, h->rank)) {
@@ -375,7 +215,7 @@ static int run_declined_node(run_ctx *rc, const ox_step *st, ox_tensor **ins, ox
             goto done;
         }
         const ox_slot_info *si = &plan->slots[sl];
-        if (slot_device(rc, sl) == OX_DEVICE_HOST) {
+        if (ox_run_slot_device(rc, sl) == OX_DEVICE_HOST) {
             if (h->nbytes) memcpy(outs[k]->data, h->data, h->nbytes);
         } else if (s->eps[si->ep]->ops->copy_from_host(s->eps[si->ep], rc->streams[si->ep],
                                                          outs[k]->data, h->data, h->nbytes,
@@ -494,12 +334,12 @@ static int exec_node_with(run_ctx *rc, const ox_step *st, ox_node_scratch *ns) {
         for (int d = 0; d < out_types[k].rank; d++)
             if (out_types[k].dims[d] < 0)
                 return ox_fail(err, ONYX_RUNTIME_ERROR, "could not determine the shape of output %d", k);
-        if (alloc_slot(rc, sl, out_types[k].dtype, out_types[k].dims, out_types[k].rank) != 0)
+        if (ox_run_alloc_slot(rc, sl, out_types[k].dtype, out_types[k].dims, out_types[k].rank) != 0)
             return -1;
         outs[k] = rc->slots[sl].t;
     }
     if (!ic.data_dependent && ox_outputs_all_empty(n, out_types)) return 0;
-    if (host_only(rc) && n->ep != s->n_eps - 1)
+    if (ox_run_host_only(rc) && n->ep != s->n_eps - 1)
         return run_declined_node(rc, st, ins, outs, "the run completes on the CPU");
     if (forced_to_host(ge, st->node))
         return run_declined_node(rc, st, ins, outs,
@@ -538,102 +378,6 @@ static int exec_node_with(run_ctx *rc, const ox_step *st, ox_node_scratch *ns) {
                            g->values[n->outputs[k]].name);
     }
     return 0;
-}
-
-/* A weight's device copy (NULL with err set): the provider's upload,
- * compact when every reader takes that form, or its allocator and copy. */
-static void *upload_weight(ox_ep *ep, const ox_tensor *src, int compact, ox_error *err) {
-    if (ep->ops->upload_weight) return ep->ops->upload_weight(ep, src, compact, err);
-    void *d = ep->ops->alloc(ep, NULL, src->nbytes);
-    if (!d) {
-        ox_fail(err, ONYX_OUT_OF_MEMORY, "out of device memory (%zu bytes)", src->nbytes);
-        return NULL;
-    }
-    if (ep->ops->copy_from_host(ep, NULL, d, src->data, src->nbytes, err) != 0) {
-        ep->ops->free(ep, NULL, d);
-        return NULL;
-    }
-    return d;
-}
-
-/* The device copy of initializer slot st->src for resident slot st->dst:
- * the first run to need it uploads it under the graph's lock, and every
- * later run borrows it. */
-static int bind_resident(run_ctx *rc, const ox_step *st, const ox_tensor *src) {
-    ox_graph_exec *ge = rc->ge;
-    const ox_slot_info *di = &ge->plan.slots[st->dst];
-    ox_ep *dep = rc->s->eps[di->ep];
-    int r = 0;
-    pthread_mutex_lock(&ge->arena_lock);
-    ox_tensor *t = ge->resident[st->dst];
-    if (!t) {
-        t = calloc(1, sizeof *t);
-        if (!t) {
-            r = ox_fail(rc->err, ONYX_OUT_OF_MEMORY, "out of memory");
-        } else {
-            t->kind = OX_KIND_TENSOR;
-            t->dtype = src->dtype;
-            t->rank = src->rank;
-            memcpy(t->dims, src->dims, (size_t)src->rank * sizeof *src->dims);
-            t->nbytes = src->nbytes;
-            t->device = di->device;
-            t->data = upload_weight(dep, src, di->compact, rc->err);
-            if (t->data) {
-                ge->resident[st->dst] = t;
-            } else {
-                ox_error_prefix(rc->err, "weight '%s'", ge->graph->values[di->value].name);
-                free(t);
-                t = NULL;
-                r = -1;
-            }
-        }
-    }
-    pthread_mutex_unlock(&ge->arena_lock);
-    if (r != 0) return -1;
-    rc->slots[st->dst].t = t;
-    rc->slots[st->dst].mode = SLOT_BORROWED;
-    return 0;
-}
-
-static int exec_copy(run_ctx *rc, const ox_step *st) {
-    onyx_session *s = rc->s;
-    const ox_plan *plan = &rc->ge->plan;
-    const ir_graph *g = rc->ge->graph;
-    const ox_tensor *src = rc->slots[st->src].t;
-    if (!src)
-        return ox_fail(rc->err, ONYX_RUNTIME_ERROR, "value '%s' has no value to copy",
-                       g->values[plan->slots[st->src].value].name);
-    if (src->kind != OX_KIND_TENSOR || src->dtype == ONYX_STRING)
-        return ox_fail(rc->err, ONYX_NOT_IMPLEMENTED,
-                       "only numeric tensors can move between devices ('%s')",
-                       g->values[plan->slots[st->src].value].name);
-    if (host_only(rc) && plan->slots[st->src].is_const) {
-        /* a weight: the session keeps it, the run may read it in place */
-        rc->slots[st->dst].t = (ox_tensor *)src;
-        rc->slots[st->dst].mode = SLOT_BORROWED;
-        return 0;
-    }
-    if (plan->slots[st->dst].resident && rc->ge->resident && !host_only(rc))
-        return bind_resident(rc, st, src);
-    if (alloc_slot(rc, st->dst, src->dtype, src->dims, src->rank) != 0) return -1;
-    ox_tensor *dst = rc->slots[st->dst].t;
-    if (host_only(rc)) {
-        if (src->nbytes && dst->data != src->data) memcpy(dst->data, src->data, src->nbytes);
-        return 0;
-    }
-    const ox_slot_info *si = &plan->slots[st->src], *di = &plan->slots[st->dst];
-    ox_ep *sep = s->eps[si->ep], *dep = s->eps[di->ep];
-    void *ss = rc->streams[si->ep], *ds = rc->streams[di->ep];
-    if (si->device == OX_DEVICE_HOST)
-        return dep->ops->copy_from_host(dep, ds, dst->data, src->data, src->nbytes, rc->err);
-    if (di->device == OX_DEVICE_HOST)
-        return sep->ops->copy_to_host(sep, ss, dst->data, src->data, src->nbytes, rc->err);
-    void *stage = malloc(src->nbytes ? src->nbytes : 1);
-    if (!stage) return ox_fail(rc->err, ONYX_OUT_OF_MEMORY, "out of memory");
-    int r = sep->ops->copy_to_host(sep, ss, stage, src->data, src->nbytes, rc->err);
-    if (r == 0) r = dep->ops->copy_from_host(dep, ds, dst->data, stage, src->nbytes, rc->err);
-    free(stage);
-    return r;
 }
 
 /* ---- input binding ---- */
@@ -735,7 +479,7 @@ static ox_tensor *take_output(run_ctx *rc, int s) {
     if (rs->mode == SLOT_VALUE) {
         t = rs->t;
     } else if (rs->mode == SLOT_DEVICE && rs->t == &rs->hdr &&
-               slot_device(rc, s) == OX_DEVICE_HOST) {
+               ox_run_slot_device(rc, s) == OX_DEVICE_HOST) {
         /* the moved data keeps its charge; the new header is counted too,
          * as a Loop may keep one per iteration */
         if (ox_session_reserve(rc->s, sizeof *t, rc->err) != 0) return NULL;
@@ -788,112 +532,6 @@ static int bind_outer(run_ctx *rc) {
     return 0;
 }
 
-/* The run's device arenas, one per provider the memory plan packed slots
- * for, reserved against the session's memory limit while the run holds
- * them. A device that cannot make one (its allocation limit, its memory)
- * costs nothing but the arena: those slots are then allocated one by one,
- * as before a plan existed. Only top-level runs take them: a subgraph
- * body's recorded work is still pending when its run returns, so its
- * memory must come from the stream, which orders reuse. The provider
- * keeps an arena with the stream between runs, so a device remade after a
- * fault takes its arenas with it. */
-static int take_device_arenas(run_ctx *rc) {
-    onyx_session *s = rc->s;
-    size_t stride = 0;
-    int any = 0;
-    for (int e = 0; e < s->n_eps; e++)
-        if (rc->mem->ep_bytes[e]) {
-            any = 1;
-            if (s->eps[e]->ops->view_bytes > stride) stride = s->eps[e]->ops->view_bytes;
-        }
-    if (!any) return 0;
-    rc->dev_arena = calloc((size_t)s->n_eps + 1, sizeof *rc->dev_arena);
-    if (stride && rc->dev_arena) rc->views = calloc((size_t)rc->ge->plan.n_slots + 1, stride);
-    if (!rc->dev_arena || (stride && !rc->views))
-        return ox_fail(rc->err, ONYX_OUT_OF_MEMORY, "out of memory");
-    rc->view_stride = stride;
-    for (int e = 0; e < s->n_eps; e++) {
-        size_t bytes = rc->mem->ep_bytes[e];
-        if (!bytes) continue;
-        ox_error aerr = {0};
-        ox_ep *ep = s->eps[e];
-        if (ox_session_reserve(s, bytes, &aerr) == 0 &&
-            !(rc->dev_arena[e] = ep->ops->arena_new(ep, rc->streams[e], bytes, &aerr)))
-            ox_mem_unreserve(&s->mem, bytes);
-        if (!rc->dev_arena[e])
-            ox_log(s->log_level, ONYX_LOG_VERBOSE,
-                   "%s: no %zu-byte device arena (%s); its tensors are allocated one by one",
-                   ep->name, bytes, aerr.msg);
-    }
-    return 0;
-}
-
-/* Before the streams end: the provider keeps the arenas until the device
- * is done with the run. */
-static void give_device_arenas(run_ctx *rc) {
-    for (int e = 0; rc->dev_arena && e < rc->s->n_eps; e++)
-        if (rc->dev_arena[e]) {
-            ox_ep *ep = rc->s->eps[e];
-            ep->ops->arena_free(ep, rc->streams[e], rc->dev_arena[e]);
-            ox_mem_unreserve(&rc->s->mem, rc->mem->ep_bytes[e]);
-        }
-    free(rc->dev_arena);
-    free(rc->views);
-    rc->dev_arena = NULL;
-    rc->views = NULL;
-}
-
-static void log_mem_plan(onyx_session *s, const ox_mem_plan *m) {
-    char dev[256];
-    size_t off = 0;
-    dev[0] = '\0';
-    for (int e = 0; e < s->n_eps; e++)
-        if (m->ep_bytes[e])
-            append(dev, sizeof dev, &off, ", %s device arena %zu bytes", s->eps[e]->name,
-                   m->ep_bytes[e]);
-    ox_log(s->log_level, ONYX_LOG_INFO,
-           "memory plan for new input shapes: %zu-byte arena%s (%zu bytes without reuse)",
-           m->arena_bytes, dev, m->naive_bytes);
-}
-
-/* One stream per provider that has a run lifecycle, for one top-level
- * run; *out has an entry (NULL or a stream) per provider. */
-static int begin_streams(onyx_session *s, void ***out, ox_error *err) {
-    void **st = calloc((size_t)s->n_eps + 1, sizeof *st);
-    if (!st) return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
-    for (int e = 0; e < s->n_eps; e++) {
-        ox_ep *ep = s->eps[e];
-        if (!ep->ops->run_begin) continue;
-        st[e] = ep->ops->run_begin(ep, err);
-        if (!st[e]) {
-            for (int k = 0; k < e; k++) {
-                ox_error scratch = {0};
-                if (st[k]) s->eps[k]->ops->run_end(s->eps[k], st[k], &scratch);
-            }
-            free(st);
-            return -1;
-        }
-    }
-    *out = st;
-    return 0;
-}
-
-/* Ends every stream of a run; err NULL when the run already failed (its
- * error stands, and the streams only wait and release). */
-static int end_streams(onyx_session *s, void **st, ox_error *err) {
-    int rc = 0;
-    for (int e = 0; e < s->n_eps; e++) {
-        if (!st[e]) continue;
-        ox_error scratch = {0};
-        if (s->eps[e]->ops->run_end(s->eps[e], st[e], rc == 0 && err ? err : &scratch) != 0) rc = -1;
-    }
-    free(st);
-    return rc;
-}
-
-/* Runs one graph. bound[i] is the value of graph input i (NULL: its
- * initializer); caller_bufs[o] an optional caller buffer for graph output o;
- * want[o] says whether results[o] must be produced (owned by the caller). */
 /* Capture and fault injection after a node of the main graph ran. */
 static int observe_node(run_ctx *rc, const ox_step *st, size_t pos) {
     const ox_graph_exec *ge = rc->ge;
@@ -906,7 +544,7 @@ static int observe_node(run_ctx *rc, const ox_step *st, size_t pos) {
     for (int k = 0; k < n->n_outputs; k++) {
         int sl = st->out_slots[k];
         if (sl < 0) continue;
-        int e = slot_ep(rc, sl);
+        int e = ox_run_slot_ep(rc, sl);
         outs[k] = (ox_observed){rc->slots[sl].t, rc->s->eps[e], rc->streams[e]};
     }
     int r = ox_observe_node(ge->graph, n, pos, inject, capture, rc->ctl->capture_user, outs,
@@ -928,6 +566,9 @@ static int timed_exec_node(run_ctx *rc, const ox_step *st, int pos) {
     return r;
 }
 
+/* Runs one graph. bound[i] is the value of graph input i (NULL: its
+ * initializer); caller_bufs[o] an optional caller buffer for graph output o;
+ * want[o] says whether results[o] must be produced (owned by the caller). */
 static int exec_graph(onyx_session *s, ox_graph_exec *ge, const run_ctx *parent,
                       const ox_step *parent_step, int64_t parent_iteration,
                       const ox_run_control *ctl, const ox_tensor *const *bound,
@@ -944,7 +585,7 @@ static int exec_graph(onyx_session *s, ox_graph_exec *ge, const run_ctx *parent,
         /* no device is touched: a stream per provider, none of them open */
         if (!(rc.streams = calloc((size_t)s->n_eps + 1, sizeof *rc.streams)))
             return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
-    } else if (begin_streams(s, &rc.streams, err) != 0) {
+    } else if (ox_run_begin_streams(s, &rc.streams, err) != 0) {
         return -1;
     }
     int64_t *sig = malloc(((size_t)g->n_inputs * (OX_MAX_RANK + 2) + 1) * sizeof *sig);
@@ -988,7 +629,7 @@ static int exec_graph(onyx_session *s, ox_graph_exec *ge, const run_ctx *parent,
             ox_error_prefix(err, "the memory arena of graph '%s'", g->name);
             goto done;
         }
-        if (!parent && !host_only(&rc) && take_device_arenas(&rc) != 0) goto done;
+        if (!parent && !ox_run_host_only(&rc) && ox_run_take_device_arenas(&rc) != 0) goto done;
     } else {
         rc.observed = calloc((size_t)p->n_slots + 1, sizeof *rc.observed);
         if (!rc.observed) {
@@ -1002,7 +643,7 @@ static int exec_graph(onyx_session *s, ox_graph_exec *ge, const run_ctx *parent,
         const ox_step *st = &p->steps[i];
         int r;
         if (st->kind == OX_STEP_COPY) {
-            r = exec_copy(&rc, st);
+            r = ox_run_exec_copy(&rc, st);
         } else {
             r = check_stop(&rc, &g->nodes[st->node], -1);
             if (r == 0) r = timed_exec_node(&rc, st, parent ? -1 : node_pos);
@@ -1020,7 +661,7 @@ static int exec_graph(onyx_session *s, ox_graph_exec *ge, const run_ctx *parent,
              * views, whose lifetimes the plan extended only on the chain's
              * root: it lives to the end of the run. */
             if (p->slots[sl].view && rc.slots[sl].mode != SLOT_BORROWED) continue;
-            release_slot(&rc, sl);
+            ox_run_release_slot(&rc, sl);
         }
     }
     for (int o = 0; o < g->n_outputs; o++) {
@@ -1048,11 +689,11 @@ static int exec_graph(onyx_session *s, ox_graph_exec *ge, const run_ctx *parent,
             goto done;
         }
     }
-    if (rc.observed && !host_only(&rc)) {
+    if (rc.observed && !ox_run_host_only(&rc)) {
         /* without a plan (out of memory) the next run simply records again;
          * a host-only run's sizes are not the plan's (device values on the host) */
         const ox_mem_plan *m = ox_plan_add_mem(p, sig, sig_len, rc.observed);
-        if (m && ge == &s->main) log_mem_plan(s, m);
+        if (m && ge == &s->main) ox_run_log_mem_plan(s, m);
         ox_plan_release_mem(p, m);
     }
     rc_val = 0;
@@ -1064,13 +705,13 @@ done:
             for (int o = 0; rc_val == 0 && o < g->n_outputs && !keep; o++)
                 keep = rs->t && (results[o] == rs->t || (caller_bufs && caller_bufs[o] == rs->t));
             if (keep) continue;
-            release_slot(&rc, sl);
+            ox_run_release_slot(&rc, sl);
         }
     }
     /* the device may still be working on what the run recorded: its
      * streams end (and wait) before the arena and plan are handed back */
-    give_device_arenas(&rc);
-    if (!parent && end_streams(s, rc.streams, rc_val == 0 ? err : NULL) != 0) rc_val = -1;
+    ox_run_give_device_arenas(&rc);
+    if (!parent && ox_run_end_streams(s, rc.streams, rc_val == 0 ? err : NULL) != 0) rc_val = -1;
     if (rc.arena) ox_arena_give(s, ge, rc.arena, rc.arena_size);
     ox_plan_release_mem(p, rc.mem);
     free(rc.observed);
