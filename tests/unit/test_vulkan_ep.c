@@ -678,6 +678,19 @@ static uint64_t run_batch(onyx_session *s, onyx_tensor *x) {
     return st.live_bytes;
 }
 
+static onyx_session *option_session(const uint8_t *buf, size_t len, const char *key, const char *value) {
+    onyx_session_options *o = NULL;
+    onyx_session *s = NULL;
+    const char *both[] = {"vulkan", "cpu"};
+    CHECK_OK(onyx_session_options_create(&o));
+    CHECK_OK(onyx_session_options_set_providers(o, both, 2));
+    CHECK_OK(onyx_session_options_set_provider_option(o, "vulkan", "place", "all"));
+    CHECK_OK(onyx_session_options_set_provider_option(o, "vulkan", key, value));
+    CHECK_OK(onyx_session_create_from_buffer(env, buf, len, o, &s));
+    onyx_session_options_free(o);
+    return s;
+}
+
 static void budget_case(void) {
     mb_model *m = NULL;
     int64_t dx[] = {-1, 40};
@@ -688,17 +701,9 @@ static void budget_case(void) {
     uint64_t held = free_run && big ? run_batch(free_run, big) : 0;
     onyx_session_free(free_run);
     CHECK(held > 0);
-    onyx_session_options *o = NULL;
-    onyx_session *s = NULL;
     char budget[32];
     snprintf(budget, sizeof budget, "%llu", (unsigned long long)held + 512);
-    const char *both[] = {"vulkan", "cpu"};
-    CHECK_OK(onyx_session_options_create(&o));
-    CHECK_OK(onyx_session_options_set_providers(o, both, 2));
-    CHECK_OK(onyx_session_options_set_provider_option(o, "vulkan", "place", "all"));
-    CHECK_OK(onyx_session_options_set_provider_option(o, "vulkan", "memory_budget", budget));
-    CHECK_OK(onyx_session_create_from_buffer(env, buf, len, o, &s));
-    onyx_session_options_free(o);
+    onyx_session *s = option_session(buf, len, "memory_budget", budget);
     if (s && big && small) {
         CHECK(run_batch(s, big) == held);
         run_batch(s, small);
@@ -708,6 +713,74 @@ static void budget_case(void) {
         CHECK(ps.device_faults == 0 && ps.runs_rescued == 0);
     }
     onyx_session_free(s);
+    onyx_tensor_free(big);
+    onyx_tensor_free(small);
+    free(buf);
+    mb_free(m);
+}
+
+/* Device arenas at their edges. A device whose largest allocation holds
+ * every tensor but not the run's arena keeps running, its tensors
+ * allocated one by one (no arena, no fault, the same results). An arena
+ * a stream keeps for its next run gives way to the memory_budget option
+ * as kept buffers do: after two runs at batch 64 (the second made the
+ * arena), a run at batch 4 (new shapes, no plan yet) with a budget of
+ * what the device then held plus 512 bytes stays on the device only if
+ * the arena is freed first. */
+static void arena_edges_case(void) {
+    mb_model *m = NULL;
+    int64_t dx[] = {-1, 40};
+    size_t len = 0;
+    uint8_t *buf = matmul_softmax_model(dx, 2, 1, &m, &len);
+    onyx_tensor *mid = batch_input(32), *big = batch_input(64), *small = batch_input(4);
+    /* batch 32: x 5120 bytes, the others 3072 each, the arena over 9 KiB */
+    onyx_session *capped = option_session(buf, len, "limits", "maxMemoryAllocationSize=6144");
+    onyx_session *plain = vc_session(buf, len, 1);
+    const char *in = "x", *out = "y";
+    const onyx_tensor *ins[] = {mid};
+    onyx_tensor *want = NULL;
+    if (capped && plain && mid) {
+        CHECK_OK(onyx_session_run(plain, &in, ins, 1, &out, &want, 1));
+        for (int r = 0; r < 3 && want; r++) {
+            onyx_tensor *y = NULL;
+            CHECK_OK(onyx_session_run(capped, &in, ins, 1, &out, &y, 1));
+            CHECK(y && memcmp(onyx_tensor_data(y), onyx_tensor_data(want), onyx_tensor_nbytes(want)) == 0);
+            onyx_tensor_free(y);
+        }
+        ox_vk_stats st;
+        ox_vulkan_ep_get_stats(capped->eps[0], &st);
+        onyx_provider_stats ps;
+        CHECK_OK(onyx_session_provider_stats(capped, "vulkan", &ps));
+        CHECK(st.arenas == 0 && ps.device_faults == 0 && ps.cpu_fallbacks == 0);
+        CHECK(vc_on_vulkan(capped) == 4);
+    }
+    onyx_tensor_free(want);
+    onyx_session_free(capped);
+    onyx_session_free(plain);
+
+    onyx_session *free_run = vc_session(buf, len, 1);
+    uint64_t held = 0;
+    if (free_run && big) {
+        run_batch(free_run, big);
+        held = run_batch(free_run, big);
+        ox_vk_stats st;
+        ox_vulkan_ep_get_stats(free_run->eps[0], &st);
+        CHECK(st.arenas == 1);
+    }
+    onyx_session_free(free_run);
+    char budget[32];
+    snprintf(budget, sizeof budget, "%llu", (unsigned long long)held + 512);
+    onyx_session *s = option_session(buf, len, "memory_budget", budget);
+    if (s && big && small && held) {
+        run_batch(s, big);
+        CHECK(run_batch(s, big) == held);
+        run_batch(s, small);
+        onyx_provider_stats ps;
+        CHECK_OK(onyx_session_provider_stats(s, "vulkan", &ps));
+        CHECK(ps.device_faults == 0 && ps.runs_rescued == 0);
+    }
+    onyx_session_free(s);
+    onyx_tensor_free(mid);
     onyx_tensor_free(big);
     onyx_tensor_free(small);
     free(buf);
@@ -1228,6 +1301,7 @@ int main(int argc, char **argv) {
     vulkan_index_cases();
     chain_case();
     reuse_case();
+    arena_edges_case();
     half_weights_case();
     budget_case();
     stream_limit_cases();

@@ -8,15 +8,11 @@
 
 #include "ep/vulkan/vk_internal.h"
 
-/* Staged copies move at most this much per submission, so the staging
- * buffer stays small whatever the tensor. */
-#define STAGING_BYTES ((VkDeviceSize)8 << 20)
 
 int ox_vk_buf_make(vk_ep *v, VkDeviceSize bytes, uint32_t mem_type, int map, vk_buf *b,
                    ox_error *err) {
     memset(b, 0, sizeof *b);
-    /* never empty (an empty tensor is still bound), whole 16-byte units */
-    VkDeviceSize size = bytes < 16 ? 16 : (bytes + 15) & ~(VkDeviceSize)15;
+    VkDeviceSize size = ox_vk_buf_bytes(bytes);
     if (size < bytes) return ox_fail(err, ONYX_OUT_OF_MEMORY, "vulkan: buffer size overflows");
     if (v->caps.max_allocation_size && size > v->caps.max_allocation_size)
         return ox_fail(err, ONYX_OUT_OF_MEMORY,
@@ -115,7 +111,7 @@ static int submit_wait(vk_ep *v, ox_error *err) {
 
 static int ensure_staging(vk_ep *v, ox_error *err) {
     if (v->staging.buf) return 0;
-    return ox_vk_buf_make(v, STAGING_BYTES, v->mem_type_staging, 1, &v->staging, err);
+    return ox_vk_buf_make(v, v->staging_bytes, v->mem_type_staging, 1, &v->staging, err);
 }
 
 /* One staged chunk: device -> staging (to_host) or staging -> device. */
@@ -149,7 +145,7 @@ int ox_vk_read(vk_ep *v, const vk_buf *b, size_t offset, void *dst, size_t bytes
     pthread_mutex_lock(&v->lock);
     int rc = ensure_staging(v, err);
     for (size_t done = 0; rc == 0 && done < bytes;) {
-        size_t n = bytes - done < STAGING_BYTES ? bytes - done : (size_t)STAGING_BYTES;
+        size_t n = bytes - done < v->staging_bytes ? bytes - done : (size_t)v->staging_bytes;
         rc = staged_chunk(v, b, offset + done, n, 1, err);
         if (rc == 0) memcpy((char *)dst + done, v->staging.mapped, n);
         done += n;
@@ -168,7 +164,7 @@ int ox_vk_write(vk_ep *v, vk_buf *b, size_t offset, const void *src, size_t byte
     pthread_mutex_lock(&v->lock);
     int rc = ensure_staging(v, err);
     for (size_t done = 0; rc == 0 && done < bytes;) {
-        size_t n = bytes - done < STAGING_BYTES ? bytes - done : (size_t)STAGING_BYTES;
+        size_t n = bytes - done < v->staging_bytes ? bytes - done : (size_t)v->staging_bytes;
         memcpy(v->staging.mapped, (const char *)src + done, n);
         rc = staged_chunk(v, b, offset + done, n, 0, err);
         done += n;
@@ -282,6 +278,11 @@ int ox_vk_index_fail(vk_ep *v, const vk_check_rec *ck, uint32_t first_bad, ox_er
 int ox_vk_exec_init(vk_ep *v, ox_error *err) {
     VkResult r;
     /* flag blocks sit at offsets the device accepts for storage buffers */
+    /* staging buffers: 8 MiB, or the device's largest allocation (a
+     * masked limit) when smaller, in whole 16-byte units */
+    v->staging_bytes = (VkDeviceSize)8 << 20;
+    if (v->caps.max_allocation_size && v->caps.max_allocation_size < v->staging_bytes)
+        v->staging_bytes = v->caps.max_allocation_size & ~(VkDeviceSize)15;
     uint32_t align = v->caps.min_storage_offset_alignment;
     v->flag_stride = 16;
     while (v->flag_stride < align && v->flag_stride < 65536) v->flag_stride *= 2;

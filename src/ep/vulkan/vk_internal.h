@@ -148,6 +148,9 @@ typedef struct vk_ep {
     int pipeline_cache_loaded;
     vk_buf dummy;   /* bound to unused bindings */
     vk_buf staging; /* made on first staged copy */
+    /* the size of staging buffers (this one, the streams'): copies move at
+     * most this much per submission, whatever the tensor */
+    VkDeviceSize staging_bytes;
 
     struct vk_stream *idle_streams; /* streams of finished runs, for reuse */
     uint32_t flag_stride; /* bytes between flag blocks: the offset alignment */
@@ -247,6 +250,12 @@ uint32_t ox_vk_pick_wg(uint32_t invocations, uint32_t size_x, uint32_t size_y, u
  * invocations (v->wg set); when not, the provider claims no node
  * (ox_vk_claims) and declines any kernel (ox_vk_run). */
 int ox_vk_wg_ok(const vk_ep *v);
+
+/* What a buffer of `bytes` takes: at least 16 bytes (an empty tensor is
+ * still bound), whole 16-byte units; below `bytes` only on overflow. */
+static inline VkDeviceSize ox_vk_buf_bytes(VkDeviceSize bytes) {
+    return bytes < 16 ? 16 : (bytes + 15) & ~(VkDeviceSize)15;
+}
 
 /* vk_exec.c: buffers, synchronous copies and pipelines. */
 int ox_vk_exec_init(vk_ep *v, ox_error *err);

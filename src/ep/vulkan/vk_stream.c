@@ -10,8 +10,6 @@
 
 #include "ep/vulkan/vk_internal.h"
 
-/* Recorded uploads pass through this much staging per submission. */
-#define STREAM_STAGING_BYTES ((size_t)8 << 20)
 
 static int list_push(vk_buf_list *l, vk_buf *b) {
     if (l->n == l->cap) {
@@ -125,10 +123,9 @@ void ox_vk_arena_free(vk_ep *v, vk_stream *s, vk_buf *arena) {
 }
 
 void ox_vk_arena_view(const vk_buf *arena, size_t offset, size_t bytes, vk_buf *view) {
-    /* whole 16-byte units, as every buffer: the arena's offsets are
-     * multiples of the storage offset alignment, at least 64 */
-    VkDeviceSize size = bytes < 16 ? 16 : (bytes + 15) & ~(VkDeviceSize)15;
-    *view = (vk_buf){.buf = arena->buf, .size = size, .offset = arena->offset + offset,
+    /* sized as a buffer of its own; the arena's offsets are multiples of
+     * the storage offset alignment, at least 64, so it stays inside */
+    *view = (vk_buf){.buf = arena->buf, .size = ox_vk_buf_bytes(bytes), .offset = arena->offset + offset,
                      .mapped = arena->mapped ? (char *)arena->mapped + offset : NULL};
 }
 
@@ -543,12 +540,12 @@ int ox_vk_stream_upload(vk_ep *v, vk_stream *s, vk_buf *b, const void *src, size
     /* recorded work may still read this buffer's old contents: the new
      * ones go through staging, copied in order with the rest */
     if (!s->staging.buf &&
-        ox_vk_buf_make(v, STREAM_STAGING_BYTES, v->mem_type_staging, 1, &s->staging, err) != 0)
+        ox_vk_buf_make(v, (size_t)v->staging_bytes, v->mem_type_staging, 1, &s->staging, err) != 0)
         return -1;
     for (size_t done = 0; done < bytes;) {
         size_t n = bytes - done;
-        if (n > STREAM_STAGING_BYTES) n = STREAM_STAGING_BYTES;
-        if (s->staging_used + n > STREAM_STAGING_BYTES) {
+        if (n > (size_t)v->staging_bytes) n = (size_t)v->staging_bytes;
+        if (s->staging_used + n > (size_t)v->staging_bytes) {
             if (ox_vk_stream_flush(v, s, err) != 0) return -1;
             if (!s->recording) return ox_vk_write(v, b, done, (const char *)src + done, bytes - done, err);
         }
