@@ -19,7 +19,8 @@
  * (schema in src/ops/contrib.c), which the CPU provider computes with the
  * epilogue applied to each output tile while it is in cache. Every value
  * the chain consumes inside itself must have no other reader and must not
- * be a graph output. Sessions with a device provider skip the pass. */
+ * be a graph output. Sessions with a device provider that does not run
+ * FusedConv skip the pass (ox_pass_may_fuse). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -477,9 +478,9 @@ static int fuse_convs(ox_pass_ctx *ctx, ir_graph *g, int affine_only) {
 }
 
 int ox_pass_fuse_conv_activation(ox_pass_ctx *ctx, ir_graph *g) {
-    /* FusedConv runs on the CPU only: with a device provider in the
-     * session, its Convs stay Convs so they can still go there */
-    return ctx->cpu_only ? fuse_convs(ctx, g, 0) : 0;
+    /* with a device provider that lacks FusedConv in the session, its
+     * Convs stay Convs so they can still go there */
+    return ox_pass_may_fuse(ctx, "onyx", "FusedConv") ? fuse_convs(ctx, g, 0) : 0;
 }
 
 int ox_pass_fold_conv_affine(ox_pass_ctx *ctx, ir_graph *g) {

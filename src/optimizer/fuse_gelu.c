@@ -4,8 +4,8 @@
  * (x / sqrt 2 also as x * (1 / sqrt 2); every product and sum in either
  * operand order), becomes one Gelu node: ONNX's Gelu when the model
  * imports opset 20 or later, else com.microsoft's Gelu (the same exact
- * function; onyx and ONNX Runtime both run it; only when the CPU is the
- * session's only provider, which alone runs it). The MatMul fusion then
+ * function; onyx and ONNX Runtime both run it; only where every provider
+ * of the session does, ox_pass_may_fuse). The MatMul fusion then
  * takes it as a FusedMatMul activation. Constants are matched to within a
  * float32 rounding; intermediate values with another reader, a name that
  * must stay or a subgraph reading them leave the pattern alone. */
@@ -99,7 +99,7 @@ int ox_pass_fuse_gelu(ox_pass_ctx *pc, ir_graph *g) {
     if (!any) return 0;
     int64_t opset = ir_model_opset(pc->model, "");
     int standard = opset >= 20;
-    if (!standard && !pc->cpu_only) return 0;
+    if (!standard && !ox_pass_may_fuse(pc, "com.microsoft", "Gelu")) return 0;
     ox_readers r;
     unsigned char *pinned, *dead;
     if (ox_match_state_init(g, &r, &pinned, &dead) != 0)

@@ -18,9 +18,9 @@
  * values, transA 0, alpha and beta 1, followed by an activation, becomes
  * the same FusedMatMul (with its transB: the weights stay as stored, so
  * loading an optimized file copies nothing); a Gemm alone already adds its bias in one pass and is
- * left as it is. Only when the CPU is the session's only
- * provider: a device provider runs MatMul, Add and the activations but
- * not this CPU-only operator. */
+ * left as it is. Only where every provider of the session runs
+ * FusedMatMul (ox_pass_may_fuse): a device provider that runs MatMul, Add
+ * and the activations but not this operator keeps them. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -216,8 +216,8 @@ static int fuse_gemm(ir_graph *g, int i, const ox_readers *r, const unsigned cha
 }
 
 int ox_pass_fuse_matmul(ox_pass_ctx *ctx, ir_graph *g) {
-    int any = 0;
-    for (int i = 0; i < g->n_nodes && !any && ctx->cpu_only; i++)
+    int any = 0, may = ox_pass_may_fuse(ctx, "onyx", "FusedMatMul");
+    for (int i = 0; i < g->n_nodes && !any && may; i++)
         any = is_op(&g->nodes[i], "", "MatMul") || is_op(&g->nodes[i], "", "Gemm");
     if (!any) return 0;
     /* A's rank decides a bias's fit; types are inferred only when a

@@ -16,11 +16,20 @@ typedef struct ox_pass_ctx {
     ox_threadpool *pool;
     ox_error *err;
     onyx_log_level log_level; /* for passes that report what they did */
-    /* 1 when the CPU is the session's only provider: fusions into
-     * operators only the CPU runs (the onyx domain, com.microsoft) are
-     * made only then, so a device provider keeps the nodes it can take */
+    /* 1 when the CPU is the session's only provider. Else the session's
+     * other providers (none for a portable compile, which serves any):
+     * a fusion into an operator of the onyx domain or com.microsoft is
+     * made only where each of them runs that operator too (ox_pass_may_fuse),
+     * so a device provider keeps the nodes it can take */
     int cpu_only;
+    ox_ep *const *devices;
+    int n_devices;
 } ox_pass_ctx;
+
+/* 1 when a pass may write a node of (domain, op_type): the CPU is the
+ * only provider, or every other provider of the session has a kernel for
+ * it (the fused operators the CPU runs are all the passes write). */
+int ox_pass_may_fuse(const ox_pass_ctx *ctx, const char *domain, const char *op_type);
 
 typedef struct ox_pass {
     const char *name;
@@ -36,10 +45,12 @@ typedef struct ox_pass {
 
 int ox_optimize(ir_model *m, onyx_opt_level level, ox_ep *cpu, ox_threadpool *pool, ox_error *err);
 /* The same, logging node counts (info: before and after; verbose: per
- * pass and round) at the session's log level; cpu_only as in ox_pass_ctx
- * (ox_optimize: 1). */
-int ox_optimize_logged(ir_model *m, onyx_opt_level level, ox_ep *cpu, ox_threadpool *pool,
-                       onyx_log_level log_level, int cpu_only, ox_error *err);
+ * pass and round) at the session's log level, for a session whose
+ * providers are devices (n_devices, the CPU not among them) and the CPU,
+ * or, with portable set, for any providers (ox_optimize: the CPU alone). */
+int ox_optimize_logged(ir_model *m, onyx_opt_level level, ox_ep *cpu, ox_ep *const *devices,
+                       int n_devices, int portable, ox_threadpool *pool, onyx_log_level log_level,
+                       ox_error *err);
 
 /* Passes (src/optimizer/<name>.c). */
 int ox_pass_fold_constants(ox_pass_ctx *ctx, ir_graph *g);

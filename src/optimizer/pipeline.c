@@ -28,17 +28,28 @@ int ox_graph_has_subgraphs(const ir_graph *g) {
 }
 
 int ox_optimize(ir_model *m, onyx_opt_level level, ox_ep *cpu, ox_threadpool *pool, ox_error *err) {
-    return ox_optimize_logged(m, level, cpu, pool, ONYX_LOG_ERROR, 1, err);
+    return ox_optimize_logged(m, level, cpu, NULL, 0, 0, pool, ONYX_LOG_ERROR, err);
 }
 
-int ox_optimize_logged(ir_model *m, onyx_opt_level level, ox_ep *cpu, ox_threadpool *pool,
-                       onyx_log_level log_level, int cpu_only, ox_error *err) {
-    ox_pass_ctx ctx = {m, cpu, pool, err, log_level, cpu_only};
+int ox_pass_may_fuse(const ox_pass_ctx *ctx, const char *domain, const char *op_type) {
+    if (ctx->cpu_only) return 1;
+    if (ctx->n_devices == 0) return 0; /* portable: any provider may load it */
+    ir_node probe = {.op_type = (char *)op_type, .domain = (char *)domain, .opset = 1, .ep = -1};
+    for (int i = 0; i < ctx->n_devices; i++)
+        if (!ctx->devices[i]->ops->find_kernel(ctx->devices[i], &probe)) return 0;
+    return 1;
+}
+
+int ox_optimize_logged(ir_model *m, onyx_opt_level level, ox_ep *cpu, ox_ep *const *devices,
+                       int n_devices, int portable, ox_threadpool *pool, onyx_log_level log_level,
+                       ox_error *err) {
+    ox_pass_ctx ctx = {m, cpu, pool, err, log_level, !portable && n_devices == 0,
+                       portable ? NULL : devices, portable ? 0 : n_devices};
     int nodes_before = m->graph->n_nodes;
     /* an optimized file at this level or above: only what the providers
-     * of this session add (nothing unless the CPU is alone) */
+     * of this session add (nothing for a portable compile) */
     int compiled = m->compiled && m->compiled_level >= (int)level;
-    if (compiled && !cpu_only) return 0;
+    if (compiled && portable) return 0;
     /* Passes enable each other (folding exposes identities and vice
      * versa); a few rounds reach the fixed point on real models. */
     for (int round = 0; round < 4; round++) {

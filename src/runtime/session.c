@@ -442,9 +442,9 @@ static int create(onyx_env *env, const char *path, const void *data, size_t size
      * again for what depends on the providers (fusions into CPU-only
      * operators when the CPU is the only one) and find little else */
     onyx_opt_level level = opts ? opts->opt_level : ONYX_OPT_ALL;
-    int cpu_only = s->n_eps == 1 && !(opts && opts->portable);
-    if (ox_optimize_logged(s->model, level, s->eps[s->n_eps - 1], s->pool, s->log_level, cpu_only,
-                           err) != 0)
+    int portable = opts && opts->portable, cpu_only = s->n_eps == 1 && !portable;
+    if (ox_optimize_logged(s->model, level, s->eps[s->n_eps - 1], s->eps, s->n_eps - 1, portable, s->pool,
+                           s->log_level, err) != 0)
         goto fail;
     if (ir_infer_shapes(s->graph, err) != 0) goto fail;
     if (ox_faults_setup(s, err) != 0) goto fail;

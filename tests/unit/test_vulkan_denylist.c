@@ -31,7 +31,9 @@ static char tmpdir[] = "/tmp/onyx-denylist-XXXXXX";
 static uint8_t *model;
 static size_t model_len;
 
-/* Relu -> (Conv, Conv group=2); Gather with int64 and with int32 indices. */
+/* Relu -> (Conv, Conv group=2, onyx FusedConv group=2: a rule naming an
+ * operator covers onyx's fused form of it); Gather with int64 and with
+ * int32 indices. */
 static void build_model(void) {
     mb_model *m = mb_new(13);
     int64_t xd[] = {1, 4, 6, 6}, w1d[] = {4, 4, 3, 3}, w2d[] = {4, 2, 3, 3}, dd[] = {5, 3}, id[] = {4};
@@ -49,10 +51,15 @@ static void build_model(void) {
     mb_node(m, "Conv", "r,w1", "c1");
     mb_node(m, "Conv", "r,w2", "c2");
     mb_attr_int(m, "group", 2);
+    mb_node(m, "FusedConv", "r,w2", "f2");
+    mb_domain(m, "onyx", 1);
+    mb_attr_int(m, "group", 2);
+    mb_attr_string(m, "activation", "Relu");
     mb_node(m, "Gather", "d,i64", "g64");
     mb_node(m, "Gather", "d,i32", "g32");
     mb_output(m, "c1", ONYX_FLOAT32, NULL, -1);
     mb_output(m, "c2", ONYX_FLOAT32, NULL, -1);
+    mb_output(m, "f2", ONYX_FLOAT32, NULL, -1);
     mb_output(m, "g64", ONYX_FLOAT32, NULL, -1);
     mb_output(m, "g32", ONYX_FLOAT32, NULL, -1);
     model = mb_serialize(m, &model_len);
@@ -130,9 +137,10 @@ static vk_ep *vulkan_of(onyx_session *s) {
     return NULL;
 }
 
-/* Placement of r (Relu), c1 (Conv), c2 (Conv group 2), g64, g32 as a
- * string of 'v'/'c', e.g. "vvcvv"; the log goes to *log when asked. */
-static void placement(const char *file, const char *fake, char out[6], char **log) {
+/* Placement of r (Relu), c1 (Conv), c2 (Conv group 2), g64, g32, f2
+ * (FusedConv group 2) as a string of 'v'/'c', e.g. "vvcvvc"; the log goes
+ * to *log when asked. */
+static void placement(const char *file, const char *fake, char out[7], char **log) {
     if (fake) setenv("ONYX_VK_FAKE_DEVICE", fake, 1);
     else unsetenv("ONYX_VK_FAKE_DEVICE");
     onyx_status *st = NULL;
@@ -140,21 +148,21 @@ static void placement(const char *file, const char *fake, char out[6], char **lo
     onyx_session *s = session(file, 1, &st);
     char *text = capture_end();
     if (log) *log = text;
-    strcpy(out, "?????");
+    strcpy(out, "??????");
     if (st) {
         fprintf(stderr, "session (fake %s): %s\n", fake ? fake : "none", onyx_status_message(st));
         onyx_status_free(st);
         check_failures++;
         return;
     }
-    static const char *const OUT[] = {"r", "c1", "c2", "g64", "g32"};
-    for (int i = 0; i < 5; i++) out[i] = strcmp(where(s, OUT[i]), "vulkan") == 0 ? 'v' : 'c';
+    static const char *const OUT[] = {"r", "c1", "c2", "g64", "g32", "f2"};
+    for (int i = 0; i < 6; i++) out[i] = strcmp(where(s, OUT[i]), "vulkan") == 0 ? 'v' : 'c';
     onyx_session_free(s);
 }
 
 #define EXPECT_PLACED(file, fake, want)                                                        \
     do {                                                                                       \
-        char got_[6];                                                                          \
+        char got_[7];                                                                          \
         placement(file, fake, got_, NULL);                                                     \
         if (strcmp(got_, want) != 0) {                                                         \
             fprintf(stderr, "%s:%d: fake %s: placement %s, expected %s\n", __FILE__, __LINE__, \
@@ -173,10 +181,10 @@ static void op_rules(void) {
                                "ref https://example.org/g\n"
                                "rule grouped\nvendor 0x1002\ndisable op=Conv attr=group>1\nreason test\n"
                                "ref https://example.org/c\n");
-    EXPECT_PLACED(NULL, NULL, "vvvvv");       /* lavapipe, embedded rules: nothing disabled */
-    EXPECT_PLACED(f, NULL, "vvvvv");          /* lavapipe's record matches no AMD rule */
-    EXPECT_PLACED(f, RX580, "cvccv");         /* op; op+dtype (int64 only); op+attr (group 2 only) */
-    char got[6], *log = NULL;
+    EXPECT_PLACED(NULL, NULL, "vvvvvv");       /* lavapipe, embedded rules: nothing disabled */
+    EXPECT_PLACED(f, NULL, "vvvvvv");          /* lavapipe's record matches no AMD rule */
+    EXPECT_PLACED(f, RX580, "cvccvc");         /* op; op+dtype (int64 only); op+attr (group 2 only) */
+    char got[7], *log = NULL;
     placement(f, RX580, got, &log);
     CHECK(strstr(log, "onyx [info] provider 'vulkan': driver denylist: rule 'relu'") != NULL);
     CHECK(strstr(log, "disables op Gather on int64") != NULL);
@@ -186,7 +194,7 @@ static void op_rules(void) {
 
     /* the environment variable does what the option does */
     setenv("ONYX_VK_DENYLIST", f, 1);
-    EXPECT_PLACED(NULL, RX580, "cvccv");
+    EXPECT_PLACED(NULL, RX580, "cvccvc");
     unsetenv("ONYX_VK_DENYLIST");
 }
 
@@ -198,21 +206,21 @@ static void ranges(void) {
                                "rule nv\nvendor 0x10de\ndriver_id 4\nversion_from 535.0\nversion_below 535.105\n"
                                "disable op=Relu\nreason test\nref https://example.org/b\n");
     /* version range, RADV's VK_MAKE_VERSION encoding: from inclusive, below exclusive */
-    EXPECT_PLACED(f, "0x1002:0x67df:radv:20.3.5:3", "vvvvv");
-    EXPECT_PLACED(f, "0x1002:0x67df:radv:21.0.0:3", "cvvvv");
-    EXPECT_PLACED(f, "0x1002:0x67df:radv:21.2.9:3", "cvvvv");
-    EXPECT_PLACED(f, "0x1002:0x67df:radv:21.3.0:3", "vvvvv");
+    EXPECT_PLACED(f, "0x1002:0x67df:radv:20.3.5:3", "vvvvvv");
+    EXPECT_PLACED(f, "0x1002:0x67df:radv:21.0.0:3", "cvvvvv");
+    EXPECT_PLACED(f, "0x1002:0x67df:radv:21.2.9:3", "cvvvvv");
+    EXPECT_PLACED(f, "0x1002:0x67df:radv:21.3.0:3", "vvvvvv");
     /* device id range: bounds inclusive */
-    EXPECT_PLACED(f, "0x1002:0x67bf:radv:21.1.0:3", "vvvvv");
-    EXPECT_PLACED(f, "0x1002:0x67c0:radv:21.1.0:3", "cvvvv");
-    EXPECT_PLACED(f, "0x1002:0x67ff:radv:21.1.0:3", "cvvvv");
-    EXPECT_PLACED(f, "0x1002:0x6800:radv:21.1.0:3", "vvvvv");
+    EXPECT_PLACED(f, "0x1002:0x67bf:radv:21.1.0:3", "vvvvvv");
+    EXPECT_PLACED(f, "0x1002:0x67c0:radv:21.1.0:3", "cvvvvv");
+    EXPECT_PLACED(f, "0x1002:0x67ff:radv:21.1.0:3", "cvvvvv");
+    EXPECT_PLACED(f, "0x1002:0x6800:radv:21.1.0:3", "vvvvvv");
     /* driver name (case-insensitive) */
-    EXPECT_PLACED(f, "0x1002:0x67df:AMD open-source driver:21.1.0:2", "vvvvv");
+    EXPECT_PLACED(f, "0x1002:0x67df:AMD open-source driver:21.1.0:2", "vvvvvv");
     /* NVIDIA's 10.8.8.6-bit encoding, and the driver id */
-    EXPECT_PLACED(f, "0x10de:0x2204:NVIDIA:535.104.5.0:4", "cvvvv");
-    EXPECT_PLACED(f, "0x10de:0x2204:NVIDIA:535.105.0.0:4", "vvvvv");
-    EXPECT_PLACED(f, "0x10de:0x2204:NVIDIA:535.104.5.0:5", "vvvvv");
+    EXPECT_PLACED(f, "0x10de:0x2204:NVIDIA:535.104.5.0:4", "cvvvvv");
+    EXPECT_PLACED(f, "0x10de:0x2204:NVIDIA:535.105.0.0:4", "vvvvvv");
+    EXPECT_PLACED(f, "0x10de:0x2204:NVIDIA:535.104.5.0:5", "vvvvvv");
 
     uint32_t v[4], in[4] = {535, 104, 5, 0};
     ox_vk_driver_version(0x10de, 4, ox_vk_driver_version_encode(0x10de, 4, in), v);
@@ -256,7 +264,7 @@ static void feature_dispatch_device(void) {
     onyx_session_free(s);
 
     /* the whole device: {vulkan, cpu} falls back to the CPU, {vulkan} fails naming the rule */
-    EXPECT_PLACED(f, "0x1002:0x6900:radv:22.0.0:3", "ccccc");
+    EXPECT_PLACED(f, "0x1002:0x6900:radv:22.0.0:3", "cccccc");
     setenv("ONYX_VK_FAKE_DEVICE", "0x1002:0x6900:radv:22.0.0:3", 1);
     s = session(f, 0, &st);
     CHECK(s == NULL && st && onyx_status_code(st) == ONYX_NOT_IMPLEMENTED);
@@ -286,9 +294,9 @@ static void gcn_rules(void) {
     CHECK(strstr(log, "rule 'amd-polaris-int64' (embedded:") != NULL);
     CHECK(strstr(log, "rule 'amd-polaris-fp16'") != NULL);
     onyx_session_free(s);
-    EXPECT_PLACED(NULL, RX580, "vvvvv"); /* no operator rule for Polaris on RADV */
+    EXPECT_PLACED(NULL, RX580, "vvvvvv"); /* no operator rule for Polaris on RADV */
     /* AMDVLK (VkDriverId 2): the device is off, the CPU runs everything */
-    EXPECT_PLACED(NULL, "0x1002:0x67df:AMD open-source driver:2023.1.0:2", "ccccc");
+    EXPECT_PLACED(NULL, "0x1002:0x67df:AMD open-source driver:2023.1.0:2", "cccccc");
     /* AMD's Windows driver (VkDriverId 1): dispatches split under the TDR budget */
     setenv("ONYX_VK_FAKE_DEVICE", "0x1002:0x67df:AMD proprietary driver:23.5.2:1", 1);
     s = session(NULL, 1, &st);

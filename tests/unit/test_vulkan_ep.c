@@ -1258,6 +1258,7 @@ int main(int argc, char **argv) {
     softmax_cases();
     gather_cases();
     vulkan_nn_cases();
+    vulkan_fused_cases();
     vulkan_data_cases();
     vulkan_index_cases();
     chain_case();

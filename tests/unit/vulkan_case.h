@@ -64,6 +64,8 @@ int vc_on_vulkan(const onyx_session *s);
 
 /* The case files' entry points. */
 void vulkan_nn_cases(void);
+/* onyx FusedConv on the device (vulkan_cases_fused.c). */
+void vulkan_fused_cases(void);
 void vulkan_data_cases(void);
 /* Masked limits, the dispatch budget and the fence timeout (vulkan_cases_bounds.c). */
 void vulkan_bounds_cases(ox_ep *probe);

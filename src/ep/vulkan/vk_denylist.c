@@ -371,8 +371,21 @@ static int cmp_holds(int cmp, int64_t a, int64_t b) {
     }
 }
 
+/* The ONNX operator a node computes, for rules naming one: its own type,
+ * or for onyx's fused operators the operator under the epilogue (a Conv
+ * a driver gets wrong is as wrong with a Relu after it). NULL for other
+ * domains. */
+static const char *onnx_op_of(const ir_node *node) {
+    if (!node->domain[0]) return node->op_type;
+    if (strcmp(node->domain, "onyx") != 0) return NULL;
+    if (strcmp(node->op_type, "FusedConv") == 0) return "Conv";
+    if (strcmp(node->op_type, "FusedMatMul") == 0) return "MatMul";
+    return NULL;
+}
+
 static int action_hits(const ox_vk_deny_action *a, const ir_node *node, const ir_type *const *in, int n) {
-    if (a->kind != OX_VK_DENY_OP || node->domain[0] || strcmp(a->op, node->op_type) != 0) return 0;
+    const char *op = onnx_op_of(node);
+    if (a->kind != OX_VK_DENY_OP || !op || strcmp(a->op, op) != 0) return 0;
     if (a->dtype) {
         int found = 0;
         for (int i = 0; i < n && !found; i++) found = in[i] && (int)in[i]->dtype == a->dtype;

@@ -146,11 +146,14 @@ static void vk_get_stats(ox_ep *ep, onyx_provider_stats *out) {
 }
 
 /* Nodes whose arithmetic outweighs copying their tensors: products and
- * convolutions, and the attention and recurrent blocks built on them. */
+ * convolutions (onyx's fused ones too), and the attention and recurrent
+ * blocks built on them. */
 static int vk_worth_placing(ox_ep *ep, const ir_node *node) {
     if (((vk_ep *)ep)->place_all) return 1;
     static const char *const DENSE[] = {"Conv", "ConvTranspose", "MatMul", "Gemm", "Attention",
                                         "DeformConv", "Einsum"};
+    if (strcmp(node->domain, "onyx") == 0)
+        return strcmp(node->op_type, "FusedConv") == 0 || strcmp(node->op_type, "FusedMatMul") == 0;
     if (node->domain[0] != '\0') return 0;
     for (size_t i = 0; i < sizeof DENSE / sizeof DENSE[0]; i++)
         if (strcmp(node->op_type, DENSE[i]) == 0) return 1;

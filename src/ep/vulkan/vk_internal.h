@@ -288,7 +288,9 @@ typedef struct vk_index_check {
 
 typedef struct vk_dispatch {
     const vk_shader *shader;
-    const vk_buf *bufs[VK_FLAG_BINDING]; /* NULL: the dummy buffer */
+    /* NULL: the dummy buffer. The last, VK_FLAG_BINDING, only for a
+     * dispatch without an index check (the check's flag block goes there) */
+    const vk_buf *bufs[VK_BINDINGS];
     const void *push;
     uint32_t push_bytes;
     uint32_t groups[3];
@@ -307,7 +309,7 @@ typedef struct vk_dispatch {
      * alignment) and its length, 0 meaning to the buffer's end: a tensor
      * larger than one storage buffer's range is processed window by window
      * (the elementwise unary kernels). */
-    VkDeviceSize offset[VK_FLAG_BINDING], range[VK_FLAG_BINDING];
+    VkDeviceSize offset[VK_BINDINGS], range[VK_BINDINGS];
 } vk_dispatch;
 /* ---- streams (vk_stream.c) ----
  * One run's command recording: its own command buffer, fence, descriptor

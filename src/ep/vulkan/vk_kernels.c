@@ -1,6 +1,6 @@
 /* The Vulkan provider's kernels: float32 elementwise operators with numpy
- * broadcasting, MatMul and Gemm, Softmax and LogSoftmax over any axis, and Gather of
- * 32-bit elements. Each checks what it is given, fills the push constants
+ * broadcasting, MatMul, Gemm and onyx FusedMatMul, Softmax and LogSoftmax
+ * over any axis, and Gather of 32-bit elements. Each checks what it is given, fills the push constants
  * of its shader and dispatches it synchronously (ox_vk_dispatch).
  *
  * Placement: the kernel's supports() checks types and ranks; ox_vk_claims
@@ -12,6 +12,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "ep/cpu/kernels/activation.h"
 #include "ep/vulkan/vk_kernel.h"
 
 OX_VK_SHADER(unary)
@@ -50,6 +51,13 @@ static int s_matmul(const ir_node *node, const ir_type *const *in, int n) {
     (void)node;
     return n == 2 && ox_vk_f32_inputs(in, n, 2) && in[0]->rank != 0 && in[1]->rank != 0 &&
            in[0]->rank <= MAX_BATCH_RANK + 2 && in[1]->rank <= MAX_BATCH_RANK + 2;
+}
+
+/* FusedMatMul: A [..., M, K] or [K], B a matrix, an optional bias. */
+static int s_fused_matmul(const ir_node *node, const ir_type *const *in, int n) {
+    ox_act act;
+    return n >= 2 && n <= 3 && ox_vk_f32_inputs(in, n, 2) && in[0]->rank != 0 && in[1]->rank == 2 &&
+           ox_vk_fused_activation(node, &act) == 0;
 }
 
 static int s_gemm(const ir_node *node, const ir_type *const *in, int n) {
@@ -337,7 +345,11 @@ typedef struct matmul_push {
     float alpha, beta;
     uint32_t brank;
     uint32_t bdims[MAX_BATCH_RANK], sa[MAX_BATCH_RANK], sb[MAX_BATCH_RANK];
+    float act_a, act_b; /* FusedMatMul's activation parameters */
 } matmul_push;
+
+/* flags: the activation (ox_act_kind) from this bit on */
+#define MATMUL_ACT_SHIFT 8
 
 static int run_matmul(ox_kernel_ctx *c, matmul_push *p, const ox_tensor *a, const ox_tensor *b,
                       const ox_tensor *cc) {
@@ -423,6 +435,35 @@ static int k_gemm(ox_kernel_ctx *c) {
     return run_matmul(c, &p, a, b, cc);
 }
 
+/* onyx FusedMatMul: act(A op(B) + bias) in one dispatch. B is a matrix,
+ * so A's leading dimensions are rows of one product. */
+static int k_fused_matmul(ox_kernel_ctx *c) {
+    if (check_all(c) != 0) return -1;
+    const ox_tensor *a = c->inputs[0], *b = c->inputs[1];
+    const ox_tensor *bias = c->n_inputs > 2 ? c->inputs[2] : NULL;
+    ox_act act;
+    if (ox_vk_fused_activation(c->node, &act) != 0)
+        return ox_kernel_fail(c, ONYX_INVALID_ARGUMENT, "FusedMatMul: unknown activation '%s'",
+                              ir_attr_string(c->node, "activation", ""));
+    int tb = ir_attr_int(c->node, "transB", 0) != 0;
+    if (a->rank < 1 || b->rank != 2)
+        return ox_kernel_fail(c, ONYX_INVALID_ARGUMENT, "FusedMatMul: A must have rank 1 or more and B 2");
+    int64_t K = a->dims[a->rank - 1], Kb = b->dims[tb ? 1 : 0], N = b->dims[tb ? 0 : 1];
+    if (K != Kb)
+        return ox_kernel_fail(c, ONYX_INVALID_ARGUMENT, "FusedMatMul: inner dimensions %" PRId64
+                              " and %" PRId64 " differ", K, Kb);
+    int64_t M = K ? ox_tensor_numel(a) / K : 0;
+    if (ox_tensor_numel(c->outputs[0]) != M * N)
+        return ox_kernel_fail(c, ONYX_RUNTIME_ERROR, "vulkan FusedMatMul: output size does not match");
+    if (bias && ox_tensor_numel(bias) != N)
+        return ox_kernel_fail(c, ONYX_INVALID_ARGUMENT, "FusedMatMul: bias has %" PRId64
+                              " values, expected %" PRId64, ox_tensor_numel(bias), N);
+    matmul_push p = {.M = (uint32_t)M, .N = (uint32_t)N, .K = (uint32_t)K, .batch = 1,
+                     .flags = (tb ? 2u : 0u) | (bias ? 4u : 0u) | (uint32_t)act.kind << MATMUL_ACT_SHIFT,
+                     .c_sn = 1, .alpha = 1.0f, .beta = 1.0f, .act_a = act.p0, .act_b = act.p1};
+    return run_matmul(c, &p, a, b, bias);
+}
+
 /* ---- Softmax ---- */
 
 static int run_softmax(ox_kernel_ctx *c, uint32_t log) {
@@ -489,10 +530,13 @@ static const ox_kernel_def KERNELS[] = {
     {"", "Sqrt", 6, 13, k_sqrt, s_unary, NULL, NULL, NULL},
     {"", "Erf", 9, 13, k_erf, s_unary, NULL, NULL, NULL},
     {"", "Gelu", 20, 20, k_gelu, s_gelu, NULL, NULL, NULL},
+    /* the exact GELU as ONNX Runtime names it before opset 20 */
+    {"com.microsoft", "Gelu", 1, 1, k_gelu, s_gelu, NULL, NULL, NULL},
     {"", "LeakyRelu", 6, 16, k_leaky, s_unary, NULL, NULL, NULL},
     {"", "Clip", 6, 13, k_clip, s_unary, NULL, NULL, NULL},
     {"", "MatMul", 1, 13, k_matmul, s_matmul, NULL, NULL, NULL},
     {"", "Gemm", 7, 13, k_gemm, s_gemm, NULL, NULL, NULL},
+    {"onyx", "FusedMatMul", 1, 1, k_fused_matmul, s_fused_matmul, NULL, NULL, NULL},
     {"", "Softmax", 1, 13, k_softmax, s_softmax, NULL, NULL, NULL},
     {"", "LogSoftmax", 1, 13, k_logsoftmax, s_softmax, NULL, NULL, NULL},
     {"", "Gather", 1, 13, k_gather, s_gather, NULL, NULL, NULL},

@@ -125,6 +125,7 @@ static int k_grid_sample(ox_kernel_ctx *c) {
  * GridSample 16..22 on 4-D and 5-D data. */
 static const ox_kernel_def KERNELS[] = {
     {"", "Conv", 1, 22, ox_vk_nn_conv, ox_vk_nn_s_conv, NULL, NULL, NULL},
+    {"onyx", "FusedConv", 1, 1, ox_vk_nn_fused_conv, ox_vk_nn_s_fused_conv, NULL, NULL, NULL},
     {"", "ConvTranspose", 1, 22, ox_vk_nn_conv_transpose, ox_vk_nn_s_conv_transpose, NULL, NULL, NULL},
     {"", "MaxPool", 1, 22, ox_vk_nn_maxpool, ox_vk_nn_s_pool, NULL, NULL, NULL},
     {"", "AveragePool", 1, 22, ox_vk_nn_avgpool, ox_vk_nn_s_pool, NULL, NULL, NULL},

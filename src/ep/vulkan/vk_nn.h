@@ -27,6 +27,8 @@ int ox_vk_nn_rank_in(const ir_type *t, int lo, int hi);
 int ox_vk_nn_conv(ox_kernel_ctx *c);
 int ox_vk_nn_conv_transpose(ox_kernel_ctx *c);
 int ox_vk_nn_s_conv(const ir_node *node, const ir_type *const *in, int n);
+int ox_vk_nn_fused_conv(ox_kernel_ctx *c);
+int ox_vk_nn_s_fused_conv(const ir_node *node, const ir_type *const *in, int n);
 int ox_vk_nn_s_conv_transpose(const ir_node *node, const ir_type *const *in, int n);
 
 /* vk_nn_pool.c */

@@ -1,5 +1,5 @@
-/* The Vulkan provider's Conv and ConvTranspose (float32, one to three
- * spatial axes, any group). Conv runs as a tiled implicit GEMM
+/* The Vulkan provider's Conv, onyx FusedConv and ConvTranspose (float32,
+ * one to three spatial axes, any group). Conv runs as a tiled implicit GEMM
  * (nn_conv_gemm.comp) or, with one input channel per group (depthwise),
  * as a direct kernel (nn_conv_dw.comp); ConvTranspose gathers each
  * output element from the input positions that reach it
@@ -8,6 +8,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "ep/cpu/kernels/activation.h"
 #include "ep/cpu/kernels/gemm.h"
 #include "ep/vulkan/vk_nn.h"
 
@@ -17,6 +18,8 @@ OX_VK_SHADER(nn_convt)
 OX_VK_SHADER(nn_conv_gemm_w16)
 OX_VK_SHADER(nn_conv_dw_w16)
 OX_VK_SHADER(nn_convt_w16)
+OX_VK_SHADER(nn_conv_gemm_s)
+OX_VK_SHADER(nn_conv_gemm_s_w16)
 
 /* Push constants of the convolution shaders (nn_conv.glsl): axes in
  * (depth, height, width) order, 1-D and 2-D padded in front with axes of
@@ -26,9 +29,12 @@ typedef struct conv_push {
     uint32_t in[3], out[3], k[3], s[3], d[3];
     int32_t pad[3];
     uint32_t flags;
+    float alpha, beta; /* FusedConv's activation parameters */
 } conv_push;
 
-enum { CONV_BIAS = 1, CONV_POINTWISE = 2 };
+/* flags; FusedConv's activation (ox_act_kind) from bit CONV_ACT_SHIFT */
+enum { CONV_BIAS = 1, CONV_POINTWISE = 2, CONV_Z = 4, CONV_S = 8, CONV_S_PER_IMAGE = 16 };
+#define CONV_ACT_SHIFT 8
 
 /* ---- placement ---- */
 
@@ -43,6 +49,13 @@ static int conv_common(const ir_node *node, const ir_type *const *in, int n) {
 
 int ox_vk_nn_s_conv(const ir_node *node, const ir_type *const *in, int n) {
     return conv_common(node, in, n);
+}
+
+/* FusedConv: Conv's inputs, then Z and S (float32 when given). */
+int ox_vk_nn_s_fused_conv(const ir_node *node, const ir_type *const *in, int n) {
+    ox_act act;
+    if (n < 2 || n > 5 || !ox_vk_f32_inputs(in, n, 2) || ox_vk_fused_activation(node, &act) != 0) return 0;
+    return conv_common(node, in, n < 3 ? n : 3);
 }
 
 int ox_vk_nn_s_conv_transpose(const ir_node *node, const ir_type *const *in, int n) {
@@ -176,38 +189,74 @@ static int conv_geom(ox_kernel_ctx *c, int transpose, conv_push *p) {
 
 static int check_io(ox_kernel_ctx *c) { return ox_vk_check_io(c, ox_vk_nn_host_inputs(c->node)); }
 
-int ox_vk_nn_conv(ox_kernel_ctx *c) {
-    if (check_io(c) != 0) return -1;
-    conv_push p;
-    if (conv_geom(c, 0, &p) != 0) return -1;
+/* The dispatch of Conv, and of FusedConv with its Z and S (either may be
+ * NULL) and its epilogue's flags and parameters already in p. */
+static int conv_dispatch(ox_kernel_ctx *c, conv_push *p, const ox_tensor *z, const ox_tensor *s) {
     ox_tensor *y = c->outputs[0];
-    if (ox_tensor_numel(y) == 0) return 0;
     const ox_tensor *b = c->n_inputs > 2 ? c->inputs[2] : NULL;
     vk_ep *v = ox_vk_of(c);
     vk_dispatch d = {.bufs = {ox_vk_buf(c->inputs[0]), ox_vk_buf(c->inputs[1]), b ? ox_vk_buf(b) : NULL,
-                              ox_vk_buf(y)},
-                     .push = &p, .push_bytes = sizeof p};
-    uint64_t window = (uint64_t)p.k[0] * p.k[1] * p.k[2];
+                              ox_vk_buf(y), z ? ox_vk_buf(z) : NULL, s ? ox_vk_buf(s) : NULL},
+                     .push = p, .push_bytes = sizeof *p};
+    uint64_t window = (uint64_t)p->k[0] * p->k[1] * p->k[2];
     int half = ox_vk_buf(c->inputs[1])->half; /* weights stored as float16 */
-    if (p.Cg == 1) {
+    if (p->Cg == 1) {
         /* depthwise: nothing to reduce over channels, one element per invocation */
         d.shader = half ? &VK_SHADER_nn_conv_dw_w16 : &VK_SHADER_nn_conv_dw;
         d.groups[0] = ox_vk_groups(v, ox_tensor_numel(y), v->wg, 0);
         d.groups[1] = d.groups[2] = 1;
         d.cost = window;
     } else {
-        int64_t cols = (int64_t)p.N * p.out[0] * p.out[1] * p.out[2];
-        d.shader = half ? &VK_SHADER_nn_conv_gemm_w16 : &VK_SHADER_nn_conv_gemm;
+        int64_t cols = (int64_t)p->N * p->out[0] * p->out[1] * p->out[2];
+        /* the variants reading S scale X in the inner gather (conv_epilogue.glsl) */
+        d.shader = s ? (half ? &VK_SHADER_nn_conv_gemm_s_w16 : &VK_SHADER_nn_conv_gemm_s)
+                     : (half ? &VK_SHADER_nn_conv_gemm_w16 : &VK_SHADER_nn_conv_gemm);
         /* a 4 tile x 4 tile output block per tile x tile workgroup
          * (64 x 64 over 256 invocations): 16 outputs each */
         uint32_t blk = 4 * v->tile;
         d.groups[0] = ox_vk_groups(v, cols, blk, 0);
-        d.groups[1] = ox_vk_groups(v, p.Mg, blk, 1);
-        d.groups[2] = ox_vk_groups(v, p.G, 1, 2);
+        d.groups[1] = ox_vk_groups(v, p->Mg, blk, 1);
+        d.groups[2] = ox_vk_groups(v, p->G, 1, 2);
         d.invocations = v->tile * v->tile;
-        d.cost = 16 * window * p.Cg;
+        d.cost = 16 * window * p->Cg;
     }
     return ox_vk_run(c, &d);
+}
+
+int ox_vk_nn_conv(ox_kernel_ctx *c) {
+    if (check_io(c) != 0) return -1;
+    conv_push p;
+    if (conv_geom(c, 0, &p) != 0) return -1;
+    if (ox_tensor_numel(c->outputs[0]) == 0) return 0;
+    return conv_dispatch(c, &p, NULL, NULL);
+}
+
+/* onyx FusedConv: Y = act(Conv(X * S, W, B) + Z) in one dispatch. Z
+ * broadcasting into Y (inference allows it where Y does not grow) and an
+ * S of another extent than [N or 1, C] go to the CPU. */
+int ox_vk_nn_fused_conv(ox_kernel_ctx *c) {
+    if (check_io(c) != 0) return -1;
+    ox_act act;
+    if (ox_vk_fused_activation(c->node, &act) != 0)
+        return ox_kernel_fail(c, ONYX_INVALID_ARGUMENT, "FusedConv: unknown activation '%s'",
+                              ir_attr_string(c->node, "activation", ""));
+    const ox_tensor *z = c->n_inputs > 3 ? c->inputs[3] : NULL, *s = c->n_inputs > 4 ? c->inputs[4] : NULL;
+    ox_kernel_ctx conv = *c; /* Conv's geometry reads X, W and B alone */
+    if (conv.n_inputs > 3) conv.n_inputs = 3;
+    conv_push p;
+    if (conv_geom(&conv, 0, &p) != 0) return -1;
+    ox_tensor *y = c->outputs[0];
+    if (ox_tensor_numel(y) == 0) return 0;
+    if (z && ox_tensor_numel(z) != ox_tensor_numel(y))
+        return ox_kernel_decline(c, "FusedConv: Z broadcasts into the output");
+    int64_t C = (int64_t)p.Cg * p.G, sn = s ? ox_tensor_numel(s) : 0;
+    if (s && sn != C && sn != (int64_t)p.N * C)
+        return ox_kernel_decline(c, "FusedConv: S holds %lld factors, not one per input channel", (long long)sn);
+    p.flags |= (z ? CONV_Z : 0) | (s ? CONV_S : 0) | (s && sn != C ? CONV_S_PER_IMAGE : 0) |
+               (uint32_t)act.kind << CONV_ACT_SHIFT;
+    p.alpha = act.p0;
+    p.beta = act.p1;
+    return conv_dispatch(c, &p, z, s);
 }
 
 int ox_vk_nn_conv_transpose(ox_kernel_ctx *c) {

@@ -370,6 +370,9 @@ static int bound_submission(vk_ep *v, vk_stream *s, uint64_t work, ox_error *err
  * VK_GRID_OFFSET) in the stream's current command buffer. */
 static int bind_dispatch(vk_ep *v, vk_stream *s, const vk_dispatch *d, VkPipeline pipe,
                          const char *what, ox_error *err) {
+    if (d->check && d->bufs[VK_FLAG_BINDING])
+        return ox_fail(err, ONYX_RUNTIME_ERROR, "vulkan %s: a dispatch with an index check leaves binding %d "
+                       "to the flag block", what, VK_FLAG_BINDING);
     /* room for one more descriptor set and flag block, or wait first */
     if (s->sets_used == VK_STREAM_SETS || (d->check && s->n_checks == VK_STREAM_CHECKS))
         if (ox_vk_stream_flush(v, s, err) != 0) return -1;
@@ -384,9 +387,9 @@ static int bind_dispatch(vk_ep *v, vk_stream *s, const vk_dispatch *d, VkPipelin
     VkDescriptorBufferInfo infos[VK_BINDINGS];
     VkWriteDescriptorSet writes[VK_BINDINGS];
     for (int i = 0; i < VK_BINDINGS; i++) {
-        const vk_buf *b = i < VK_FLAG_BINDING && d->bufs[i] ? d->bufs[i] : &v->dummy;
+        const vk_buf *b = d->bufs[i] ? d->bufs[i] : &v->dummy;
         VkDeviceSize off = 0, range = VK_WHOLE_SIZE;
-        if (i < VK_FLAG_BINDING && d->bufs[i]) {
+        if (d->bufs[i]) {
             /* to the end of the tensor's bytes, which for a view is not
              * the end of its (arena's) buffer */
             off = b->offset + d->offset[i];

@@ -4,9 +4,10 @@
  * float16, two to a 32-bit word: half the device memory and half the
  * bandwidth of its reads, with the same values, so the outputs are those
  * of the float32 weight bit for bit. The kernels that read weights
- * (Conv, ConvTranspose, MatMul, Gemm: input 1) have a variant reading
- * that form (shaders/weights.glsl); the planner stores a weight so only
- * when every node reading it is one of them. ONYX_VK_DISABLE=fp16 (or the
+ * (Conv, ConvTranspose, MatMul, Gemm, onyx FusedConv and FusedMatMul:
+ * input 1) have a variant reading that form (shaders/weights.glsl); the
+ * planner stores a weight so only when every node reading it is one of
+ * them. ONYX_VK_DISABLE=fp16 (or the
  * disable option) keeps every weight in float32. */
 #include <math.h>
 #include <stdlib.h>
@@ -28,7 +29,10 @@ static int halves_exact(const float *f, int64_t n) {
 int ox_vk_reads_compact(ox_ep *ep, const ir_node *node, int input) {
     (void)ep;
     static const char *const READERS[] = {"Conv", "ConvTranspose", "MatMul", "Gemm"};
-    if (node->domain[0] != '\0' || input != 1) return 0;
+    if (input != 1) return 0;
+    if (strcmp(node->domain, "onyx") == 0)
+        return strcmp(node->op_type, "FusedConv") == 0 || strcmp(node->op_type, "FusedMatMul") == 0;
+    if (node->domain[0] != '\0') return 0;
     for (size_t i = 0; i < sizeof READERS / sizeof READERS[0]; i++)
         if (strcmp(node->op_type, READERS[i]) == 0) return 1;
     return 0;

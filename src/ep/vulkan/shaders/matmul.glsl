@@ -3,7 +3,9 @@
 // Bounds: one workgroup's own work grows with a whole row, block or
 // reduction (its loop length); the dispatch budget splits grids, never a
 // group, so this shader's per-group work is unbounded (vk_stream.c).
-// MatMul and Gemm: Y = alpha * op(A) op(B) (+ beta * C), per batch, in
+// MatMul, Gemm and onyx FusedMatMul: Y = act(alpha * op(A) op(B)
+// (+ beta * C)), per batch, the activation (activation.glsl) from bits
+// 8..15 of the flags with its parameters act_a and act_b, in
 // OX_TILE x OX_TILE output tiles (16 x 16 on a device with 256
 // invocations, 8 x 8 under 64: wg.glsl) whose A and B panels pass
 // through shared memory.
@@ -16,6 +18,7 @@ layout(std430, binding = 0) readonly buffer A { float a[]; };
 #include "weights.glsl"
 layout(std430, binding = 2) readonly buffer C { float c[]; };
 layout(std430, binding = 3) writeonly buffer Y { float y[]; };
+#include "activation.glsl"
 layout(push_constant) uniform P {
     uint M, N, K, batch;
     uint flags; // 1: A is stored K x M (transA), 2: B is N x K (transB), 4: C is given
@@ -25,6 +28,7 @@ layout(push_constant) uniform P {
     uint bdims[4];
     uint sa[4];    // element offset of A's matrix per step of each batch dimension
     uint sb[4];
+    float act_a, act_b;
     OX_GRID_MEMBER
 } p;
 
@@ -65,7 +69,7 @@ void main() {
                 if (row < p.M && col < p.N) {
                     float v = p.alpha * acc;
                     if ((p.flags & 4u) != 0u) v += p.beta * c[row * p.c_sm + col * p.c_sn];
-                    y[(bt * p.M + row) * p.N + col] = v;
+                    y[(bt * p.M + row) * p.N + col] = ox_activation((p.flags >> 8) & 255u, v, p.act_a, p.act_b);
                 }
             }
         }

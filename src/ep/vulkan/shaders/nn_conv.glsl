@@ -11,6 +11,8 @@ layout(push_constant) uniform P {
     uint sd, sh, sw;   // strides
     uint dd, dh, dw;   // dilations
     int pd, ph, pw;    // leading pads (negative for ConvTranspose's cropping)
-    uint flags;        // 1: bias given; 2 (Conv): 1x1 kernel, stride 1, no pads
+    uint flags;        // 1: bias given; 2 (Conv): 1x1 kernel, stride 1, no pads;
+                       // Conv's epilogue from 4 on (conv_epilogue.glsl)
+    float alpha, beta; // the epilogue's activation parameters
     OX_GRID_MEMBER
 } p;

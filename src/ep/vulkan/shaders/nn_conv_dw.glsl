@@ -11,6 +11,7 @@ layout(std430, binding = 0) readonly buffer X { float x[]; };
 #include "weights.glsl"
 layout(std430, binding = 2) readonly buffer B { float bias[]; };
 layout(std430, binding = 3) writeonly buffer Y { float y[]; };
+#include "conv_epilogue.glsl"
 
 void main() {
     uint osz = p.od * p.oh * p.ow, ohw = p.oh * p.ow;
@@ -41,7 +42,9 @@ void main() {
                 }
             }
         }
+        // S is one factor over the whole window: the sum scaled once
+        if ((p.flags & 8u) != 0u) acc *= ox_conv_scale(n, m / p.Mg);
         if ((p.flags & 1u) != 0u) acc += bias[m];
-        y[i] = acc;
+        y[i] = ox_conv_epilogue(acc, i);
     }
 }

@@ -23,6 +23,7 @@ layout(std430, binding = 0) readonly buffer X { float x[]; };
 #include "weights.glsl"
 layout(std430, binding = 2) readonly buffer B { float bias[]; };
 layout(std430, binding = 3) writeonly buffer Y { float y[]; };
+#include "conv_epilogue.glsl"
 
 // a padding column keeps the transposing stores to ws off one bank
 shared float ws[OX_TILE][OX_BLK + 1u];
@@ -49,12 +50,13 @@ void main() {
                 // channel block (plus the pixel for pointwise kernels) and
                 // the window origin of the pixel
                 bool qok[4];
-                uint xbase[4];
+                uint xbase[4], img[4];
                 int z0[4], y0[4], x0[4];
                 for (uint j = 0u; j < 4u; j++) {
                     uint q = tn * OX_BLK + xc + OX_TILE * j;
                     qok[j] = q < cols;
                     uint n = qok[j] ? q / osz : 0u, pix = qok[j] ? q % osz : 0u;
+                    img[j] = n;
                     xbase[j] = (n * C + g * p.Cg) * isz + (pointwise ? pix : 0u);
                     z0[j] = int(pix / ohw) * int(p.sd) - p.pd;
                     y0[j] = int((pix % ohw) / p.ow) * int(p.sh) - p.ph;
@@ -72,7 +74,8 @@ void main() {
                     bool kok = k < K;
                     if (pointwise) {
                         for (uint j = 0u; j < 4u; j++)
-                            xs[xr][xc + OX_TILE * j] = kok && qok[j] ? x[xbase[j] + k * isz] : 0.0;
+                            xs[xr][xc + OX_TILE * j] =
+                                kok && qok[j] ? OX_CONV_SCALED(x[xbase[j] + k * isz], img[j], g * p.Cg + k) : 0.0;
                     } else {
                         uint c = k / ksz, t = k % ksz;
                         int dz = int(t / khw) * int(p.dd), dy = int((t % khw) / p.kw) * int(p.dh);
@@ -82,7 +85,9 @@ void main() {
                             bool in_ = kok && qok[j] && zz >= 0 && zz < int(p.id) && yy >= 0 &&
                                        yy < int(p.ih) && xx >= 0 && xx < int(p.iw);
                             xs[xr][xc + OX_TILE * j] =
-                                in_ ? x[xbase[j] + c * isz + (uint(zz) * p.ih + uint(yy)) * p.iw + uint(xx)]
+                                in_ ? OX_CONV_SCALED(x[xbase[j] + c * isz + (uint(zz) * p.ih + uint(yy)) * p.iw +
+                                                       uint(xx)],
+                                                     img[j], g * p.Cg + c)
                                     : 0.0;
                         }
                     }
@@ -105,7 +110,8 @@ void main() {
                         uint qq = tn * OX_BLK + tx + OX_TILE * j;
                         if (qq >= cols) continue;
                         uint nn = qq / osz, pp = qq % osz;
-                        y[(nn * M + oc) * osz + pp] = acc[i][j] + bv;
+                        uint o = (nn * M + oc) * osz + pp;
+                        y[o] = ox_conv_epilogue(acc[i][j] + bv, o);
                     }
                 }
             }
