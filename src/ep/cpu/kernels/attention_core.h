@@ -49,14 +49,15 @@ static void AT_NAME(att_round_row)(AT *x, int64_t n, ox_dtype t) {
 /* Softmax of one row in place, in double when asked (softmax_precision,
  * float64 inputs) or float otherwise; a row with no finite maximum
  * becomes zeros rather than NaN. */
-static void AT_NAME(att_softmax)(AT *x, int64_t n, int in_double) {
+static void AT_NAME(att_softmax)(AT *x, int64_t n, int in_double, ox_cpu_isa isa) {
 #ifdef AT_SOFTMAX_FAST
     if (!in_double) {
-        AT_SOFTMAX_FAST(x, n);
+        AT_SOFTMAX_FAST(x, n, isa);
         return;
     }
 #else
     (void)in_double;
+    (void)isa;
 #endif
     double mx = -INFINITY, sum = 0;
     for (int64_t j = 0; j < n; j++)
@@ -165,7 +166,7 @@ static int AT_NAME(att_block)(AT_NAME(att_job) *j, int64_t b, int64_t h, int64_t
         } else if (live) {
             /* cast to the softmax precision, then back (rounding) */
             if (p->softmax_t != ONYX_UNDEFINED) AT_NAME(att_round_row)(win, nw, p->softmax_t);
-            AT_NAME(att_softmax)(win, nw, p->softmax_double);
+            AT_NAME(att_softmax)(win, nw, p->softmax_double, p->isa);
             if (p->softmax_t != ONYX_UNDEFINED) AT_NAME(att_round_row)(win, nw, p->softmax_t);
             AT_NAME(att_round_row)(win, nw, p->t);
         } else {

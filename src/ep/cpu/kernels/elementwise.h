@@ -17,6 +17,7 @@
 
 #include "core/dtype.h"
 #include "ep/ep.h"
+#include "ep/cpu/kernels/cpu_isa.h"
 #include "ep/cpu/kernels/erf_poly.h"
 #include "ep/cpu/kernels/saturate.h"
 
@@ -257,5 +258,8 @@ typedef struct ox_softmax_row_variant {
     ox_softmax_row_fn row;
 } ox_softmax_row_variant;
 const ox_softmax_row_variant *ox_softmax_row_variants(size_t *count);
+/* The row the Softmax kernel takes for rows of n under isa: a kernel
+ * computing softmax rows through it gets the Softmax operator's bits. */
+ox_softmax_row_fn ox_softmax_row_for(ox_cpu_isa isa, int64_t n);
 
 #endif

@@ -114,7 +114,7 @@ const ox_softmax_row_variant *ox_softmax_row_variants(size_t *count) {
  * AMD Zen 4: rows of 336 in 177 ns against the AVX2 row's 225, 4096 in
  * 2.1 against 2.7 us) and the AVX2 row below (100: 85 against 96 ns,
  * the 16-lane row's tail being longer); both give the same bits. */
-static ox_softmax_row_fn softmax_row_for(ox_cpu_isa isa, int64_t n) {
+ox_softmax_row_fn ox_softmax_row_for(ox_cpu_isa isa, int64_t n) {
 #if defined(__x86_64__) && defined(__GNUC__)
     if (isa >= OX_ISA_AVX512 && n >= 128) return sm_row_f32_avx512;
     if (isa >= OX_ISA_AVX2) return sm_row_f32_avx2;
@@ -234,7 +234,7 @@ static int run_softmax(ox_kernel_ctx *c, int mode) {
     }
     int64_t lines = outer * inner;
     if (lines == 0 || n == 0) return 0;
-    sm_ctx ctx = {X->data, Y->data, X->dtype, n, inner, mode, softmax_row_for(ox_cpu_isa_active(), n)};
+    sm_ctx ctx = {X->data, Y->data, X->dtype, n, inner, mode, ox_softmax_row_for(ox_cpu_isa_active(), n)};
     int64_t grain = GRAIN_MATH / n;
     ox_parallel_for(c->pool, lines, grain < 1 ? 1 : grain, sm_lines, &ctx);
     return 0;
