@@ -230,14 +230,45 @@ static int node_dep(const ir_node *n, int k) {
     return k < n->n_inputs ? n->inputs[k] : n->implicit[k - n->n_inputs];
 }
 
+/* The ready queues of ir_graph_toposort_by: queue[2c] and queue[2c + 1]
+ * the head and tail of class c (-1: empty), next[] the links. */
+static void enqueue(int *queue, int *next, int c, int n_classes, int node) {
+    if (c < 0) c = 0;
+    if (c >= n_classes) c = n_classes - 1;
+    next[node] = -1;
+    if (queue[2 * c + 1] >= 0)
+        next[queue[2 * c + 1]] = node;
+    else
+        queue[2 * c] = node;
+    queue[2 * c + 1] = node;
+}
+
+static int dequeue(int *queue, int *next, int n_classes) {
+    for (int c = 0; c < n_classes; c++) {
+        int node = queue[2 * c];
+        if (node < 0) continue;
+        queue[2 * c] = next[node];
+        if (queue[2 * c] < 0) queue[2 * c + 1] = -1;
+        return node;
+    }
+    return -1;
+}
+
 /* Kahn's algorithm; values produced outside the graph (inputs,
- * initializers, outer scope) are ready from the start. */
-int ir_graph_toposort(const ir_graph *g, int *order, ox_error *err) {
+ * initializers, outer scope) are ready from the start. Ready nodes wait
+ * in one first-in first-out queue per class (linked through next[]), and
+ * the next node is the oldest of the lowest class that has one. */
+int ir_graph_toposort_by(const ir_graph *g, int *order, int n_classes,
+                         int (*class_of)(void *user, int node), void *user, ox_error *err) {
     int n = g->n_nodes;
+    if (n_classes < 1) n_classes = 1;
     int *pending = calloc((size_t)n + 1, sizeof *pending);
+    int *next = malloc(((size_t)n + 1) * sizeof *next);
+    int *queue = malloc(2 * (size_t)n_classes * sizeof *queue); /* head, tail per class */
     int *consumers_start = calloc((size_t)g->n_values + 1, sizeof *consumers_start);
     int total_edges = 0;
-    if (!pending || !consumers_start) goto oom;
+    if (!pending || !next || !queue || !consumers_start) goto oom;
+    for (int c = 0; c < 2 * n_classes; c++) queue[c] = -1;
     for (int i = 0; i < n; i++)
         for (int k = 0; k < node_dep_count(&g->nodes[i]); k++) {
             int v = node_dep(&g->nodes[i], k);
@@ -261,16 +292,18 @@ int ir_graph_toposort(const ir_graph *g, int *order, ox_error *err) {
             if (v >= 0 && g->values[v].producer >= 0)
                 consumers[consumers_start[v] + fill[v]++] = i;
         }
-    int head = 0, tail = 0;
+    int tail = 0;
     for (int i = 0; i < n; i++)
-        if (pending[i] == 0) order[tail++] = i;
-    while (head < tail) {
-        const ir_node *nd = &g->nodes[order[head++]];
+        if (pending[i] == 0) enqueue(queue, next, class_of ? class_of(user, i) : 0, n_classes, i);
+    for (int i; (i = dequeue(queue, next, n_classes)) >= 0;) {
+        order[tail++] = i;
+        const ir_node *nd = &g->nodes[i];
         for (int k = 0; k < nd->n_outputs; k++) {
             int v = nd->outputs[k];
             if (v < 0) continue;
             for (int c = consumers_start[v]; c < consumers_start[v + 1]; c++)
-                if (--pending[consumers[c]] == 0) order[tail++] = consumers[c];
+                if (--pending[consumers[c]] == 0)
+                    enqueue(queue, next, class_of ? class_of(user, consumers[c]) : 0, n_classes, consumers[c]);
         }
     }
     int rc = 0;
@@ -287,11 +320,19 @@ int ir_graph_toposort(const ir_graph *g, int *order, ox_error *err) {
     free(fill);
     free(pending);
     free(consumers_start);
+    free(next);
+    free(queue);
     return rc;
 oom:
     free(pending);
     free(consumers_start);
+    free(next);
+    free(queue);
     return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
+}
+
+int ir_graph_toposort(const ir_graph *g, int *order, ox_error *err) {
+    return ir_graph_toposort_by(g, order, 1, NULL, NULL, err);
 }
 
 int ir_graph_remove_nodes(ir_graph *g, const unsigned char *dead) {

@@ -177,6 +177,11 @@ static inline int ir_node_has_input(const ir_node *n, int i) {
 /* ---- analysis ---- */
 /* Node indices in a topological order; fails with a cycle error. */
 int ir_graph_toposort(const ir_graph *g, int *order, ox_error *err);
+/* The same, choosing among the nodes ready to run the earliest ready of
+ * the lowest class (class_of(user, node), in [0, n_classes)); with one
+ * class, ir_graph_toposort's order. */
+int ir_graph_toposort_by(const ir_graph *g, int *order, int n_classes,
+                         int (*class_of)(void *user, int node), void *user, ox_error *err);
 /* Full structural validation: duplicate names, missing producers,
  * cycles, known operators, attribute types; recurses into subgraphs. */
 int ir_validate(ir_model *m, ox_error *err);

@@ -3,7 +3,12 @@
  * is the reference, so an unsupported node falls back to it. Then groups
  * of connected device nodes that hold no node worth a copy (see
  * ox_ep_ops.worth_placing) move back to the CPU: each would cost a copy
- * to the device and one back for work the CPU does as fast. */
+ * to the device and one back for work the CPU does as fast. Last, a light
+ * device node that reads data the host made and whose results only the
+ * host reads moves to the CPU too: on the device it is a round trip, its
+ * input sent over and its results waited for (a wait ends everything the
+ * device has queued), where on the CPU it only reads device data that an
+ * earlier wait has usually brought over already. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +31,8 @@ static int place_nodes(ir_graph *g, ox_ep *const *eps, int n_eps, const ox_place
 static int drop_light_groups(ir_graph *g, ox_ep *const *eps, int n_eps, const ir_type **types,
                              ox_error *err);
 
+static int drop_round_trips(ir_graph *g, ox_ep *const *eps, int n_eps, const ir_type **types, ox_error *err);
+
 int ox_partition(ir_graph *g, ox_ep *const *eps, int n_eps, const ox_place_veto *veto,
                  ox_error *err) {
     /* one buffer for the widest node: nodes have no cap on their inputs */
@@ -33,6 +40,7 @@ int ox_partition(ir_graph *g, ox_ep *const *eps, int n_eps, const ox_place_veto 
     if (!types) return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
     int rc = place_nodes(g, eps, n_eps, veto, types, err);
     if (rc == 0) rc = drop_light_groups(g, eps, n_eps, types, err);
+    if (rc == 0) rc = drop_round_trips(g, eps, n_eps, types, err);
     free(types);
     return rc;
 }
@@ -87,6 +95,62 @@ static int drop_light_groups(ir_graph *g, ox_ep *const *eps, int n_eps, const ir
     }
     free(parent);
     free(worth);
+    return 0;
+}
+
+/* Whether the CPU takes node n (the last provider), types its inputs'. */
+static int host_takes(const ir_graph *g, ox_ep *host, const ir_node *n, const ir_type **types) {
+    for (int k = 0; k < n->n_inputs; k++) types[k] = n->inputs[k] >= 0 ? &g->values[n->inputs[k]].type : NULL;
+    return host->ops->supports(host, n, types, n->n_inputs);
+}
+
+/* A light device node that reads a value the host computes (or the
+ * caller gives: not a weight, which stays on the device) and whose every
+ * output only host nodes read (or the caller, on the host): see the top.
+ * Each move can make its neighbours such nodes, so until none is left. */
+static int drop_round_trips(ir_graph *g, ox_ep *const *eps, int n_eps, const ir_type **types, ox_error *err) {
+    int host = n_eps - 1;
+    int any = 0;
+    for (int e = 0; e < host; e++) any |= eps[e]->device != OX_DEVICE_HOST && eps[e]->ops->worth_placing;
+    if (!any || g->n_nodes == 0) return 0;
+    /* readers of every value, on a device or not: counts per value */
+    int *dev_readers = calloc((size_t)g->n_values + 1, sizeof *dev_readers);
+    if (!dev_readers) return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
+    for (int i = 0; i < g->n_nodes; i++) {
+        const ir_node *n = &g->nodes[i];
+        if (eps[n->ep]->device == OX_DEVICE_HOST) continue;
+        for (int k = 0; k < n->n_inputs + n->n_implicit; k++) {
+            int v = k < n->n_inputs ? n->inputs[k] : n->implicit[k - n->n_inputs];
+            if (v >= 0) dev_readers[v]++;
+        }
+    }
+    for (int moved = 1; moved;) {
+        moved = 0;
+        for (int i = g->n_nodes - 1; i >= 0; i--) {
+            ir_node *n = &g->nodes[i];
+            ox_ep *ep = eps[n->ep];
+            if (ep->device == OX_DEVICE_HOST || !ep->ops->worth_placing || ep->ops->worth_placing(ep, n)) continue;
+            uint32_t host_read = ep->ops->host_inputs ? ep->ops->host_inputs(ep, n) : 0;
+            int from_host = 0, to_device = 0;
+            for (int k = 0; k < n->n_inputs && !from_host; k++) {
+                int v = n->inputs[k];
+                if (v < 0 || (k < 32 && (host_read >> k & 1u))) continue;
+                const ir_value *val = &g->values[v];
+                int p = val->producer;
+                from_host = p >= 0 ? eps[g->nodes[p].ep]->device == OX_DEVICE_HOST : val->is_input || val->outer;
+            }
+            for (int k = 0; k < n->n_outputs && !to_device; k++)
+                to_device = n->outputs[k] >= 0 && dev_readers[n->outputs[k]] > 0;
+            if (!from_host || to_device || !host_takes(g, eps[host], n, types)) continue;
+            n->ep = host;
+            for (int k = 0; k < n->n_inputs + n->n_implicit; k++) {
+                int v = k < n->n_inputs ? n->inputs[k] : n->implicit[k - n->n_inputs];
+                if (v >= 0) dev_readers[v]--;
+            }
+            moved = 1;
+        }
+    }
+    free(dev_readers);
     return 0;
 }
 

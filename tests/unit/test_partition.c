@@ -3,6 +3,7 @@
  * else falls back to the CPU. Copies appear exactly at the boundaries and
  * the results equal a CPU-only run. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -56,8 +57,9 @@ static void run(onyx_session *s, float *y, int64_t *n) {
     onyx_tensor_free(ti);
 }
 
-/* A session of model m (freed here) on the test provider, then the CPU. */
-static onyx_session *test_session(onyx_env *env, mb_model *m) {
+/* A session of model m (freed here) on the test provider, then the CPU;
+ * light (NULL: none) is the test provider's option of that name. */
+static onyx_session *test_session_light(onyx_env *env, mb_model *m, const char *light) {
     size_t len;
     uint8_t *buf = mb_serialize(m, &len);
     mb_free(m);
@@ -66,10 +68,79 @@ static onyx_session *test_session(onyx_env *env, mb_model *m) {
     CHECK_OK(onyx_session_options_create(&o));
     const char *providers[] = {"test", "cpu"};
     CHECK_OK(onyx_session_options_set_providers(o, providers, 2));
+    if (light) CHECK_OK(onyx_session_options_set_provider_option(o, "test", "light", light));
     CHECK_OK(onyx_session_create_from_buffer(env, buf, len, o, &s));
     onyx_session_options_free(o);
     free(buf);
     return s;
+}
+
+static onyx_session *test_session(onyx_env *env, mb_model *m) { return test_session_light(env, m, NULL); }
+
+/* The provider of the node making value `out`. */
+static const char *provider_of(const onyx_session *s, const char *out) {
+    for (size_t i = 0; i < onyx_session_node_count(s); i++)
+        if (strcmp(onyx_session_node_output_name(s, i, 0), out) == 0) return onyx_session_node_provider(s, i);
+    return "?";
+}
+
+/* Runs s on x (and w) into y[8]; the test provider's stats in *st. */
+static void run_xw(onyx_session *s, const float *x, const float *w, float *y, ox_test_ep_stats *st) {
+    int64_t d[] = {2, 4};
+    onyx_tensor *tx = NULL, *tw = NULL, *out = NULL;
+    CHECK_OK(onyx_tensor_wrap(ONYX_FLOAT32, d, 2, (void *)x, 8 * sizeof(float), &tx));
+    CHECK_OK(onyx_tensor_wrap(ONYX_FLOAT32, d, 2, (void *)w, 8 * sizeof(float), &tw));
+    const char *in[] = {"x", "w"}, *outn[] = {"y"};
+    const onyx_tensor *ins[] = {tx, tw};
+    CHECK_OK(onyx_session_run(s, in, ins, 2, outn, &out, 1));
+    if (out) memcpy(y, onyx_tensor_data(out), 8 * sizeof(float));
+    onyx_tensor_free(out);
+    onyx_tensor_free(tx);
+    onyx_tensor_free(tw);
+    ox_test_ep_get_stats(s->eps[0], st);
+}
+
+/* Placement and order that save waits for the device:
+ * - a light device node reading what the host made, read only by the
+ *   host, runs on the CPU (on the device it is a round trip): Add(s1, a)
+ *   below, which Mul(x, x)'s group would keep on the device; Relu(a),
+ *   whose input the device made, stays;
+ * - device work that is ready runs before host nodes that wait for the
+ *   device: Relu(a) and Mul(t, t) are recorded before Sigmoid(a) reads a,
+ *   so one submission runs all three device nodes (in ready order the
+ *   first wait ran Mul(x, x) alone and Sigmoid(b) waited again). */
+static void test_waits(onyx_env *env) {
+    mb_model *m = mb_new(13);
+    int64_t d[] = {2, 4};
+    mb_input(m, "x", ONYX_FLOAT32, d, 2);
+    mb_input(m, "w", ONYX_FLOAT32, d, 2);
+    mb_output(m, "y", ONYX_FLOAT32, d, 2);
+    mb_node(m, "Mul", "x,x", "a");    /* test device */
+    mb_node(m, "Sigmoid", "a", "s1"); /* CPU, waits for a */
+    mb_node(m, "Add", "s1,a", "r1");  /* light, host input, host reader: to the CPU */
+    mb_node(m, "Relu", "a", "r2");    /* light, device input: stays */
+    mb_node(m, "Sigmoid", "w", "t");  /* CPU, no wait */
+    mb_node(m, "Mul", "t,t", "b");    /* test device */
+    mb_node(m, "Sigmoid", "b", "s2"); /* CPU, waits for b */
+    mb_node(m, "Sub", "r1,s2", "u");  /* CPU */
+    mb_node(m, "Sub", "u,r2", "y");   /* CPU, reads r2 */
+    onyx_session *s = test_session_light(env, m, "Relu,Add");
+    if (!s) return;
+    CHECK(strcmp(provider_of(s, "r1"), "cpu") == 0);
+    CHECK(strcmp(provider_of(s, "r2"), "test") == 0);
+    float x[8] = {1, -2, 3, -4, 0.5f, -0.25f, 2, -1}, w[8] = {0, 1, -1, 2, -2, 3, -3, 4}, y[8] = {0};
+    ox_test_ep_stats st;
+    run_xw(s, x, w, y, &st);
+    for (int i = 0; i < 8; i++) {
+        float a = x[i] * x[i], s1 = 1.0f / (1.0f + expf(-a)), t = 1.0f / (1.0f + expf(-w[i]));
+        float s2 = 1.0f / (1.0f + expf(-t * t));
+        CHECK_NEAR(y[i], ((s1 + a) - s2) - a, 1e-5);
+    }
+    /* x and t go over, a, b and r2 come back, all work in one submission
+     * (Add on the device: s1 over, r1 back, a second submission) */
+    CHECK(st.submits == 1);
+    CHECK(st.copies_from_host == 2 && st.copies_to_host == 3);
+    onyx_session_free(s);
 }
 
 /* Reshape on the device with its shape read on the host, from a weight
@@ -247,6 +318,7 @@ int main(void) {
 
     test_host_inputs(env);
     test_arena_reuse(env);
+    test_waits(env);
 
     /* a provider name the environment does not offer */
     onyx_session *bad = NULL;
@@ -319,7 +391,7 @@ int main(void) {
     CHECK_OK(onyx_session_options_set_providers(o, test_cpu, 2));
     CHECK_OK(onyx_session_options_set_provider_option(o, "test", "device", "0"));
     CHECK_FAILS(onyx_session_create_from_buffer(env, buf, len, o, &bad), ONYX_INVALID_ARGUMENT,
-                "provider 'test': provider 'test' has no option 'device' (it takes none)");
+                "provider 'test': provider 'test' has no option 'device' (its options: light)");
     onyx_session_options *o2 = NULL;
     CHECK_OK(onyx_session_options_create(&o2));
     CHECK_OK(onyx_session_options_set_providers(o2, test_cpu, 2));

@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,8 +21,9 @@ typedef struct device_block {
 
 typedef struct test_ep {
     ox_ep base;
-    atomic_long to_host, from_host, runs, live, streams_begun, streams_ended, flushes, arenas,
-        views, ordered_uploads;
+    atomic_long to_host, from_host, runs, live, streams_begun, streams_ended, flushes, submits,
+        arenas, views, ordered_uploads;
+    char light[128]; /* ",Op,Op," from the light option: operators not worth placing alone */
     pthread_mutex_t lock;
     device_block *blocks;
 } test_ep;
@@ -149,6 +151,7 @@ static void flush(test_ep *t, test_stream *s) {
         if (blk) blk->pending--;
     }
     pthread_mutex_unlock(&t->lock);
+    if (s->n_ops) atomic_fetch_add(&t->submits, 1);
     s->n_ops = 0;
     atomic_fetch_add(&t->flushes, 1);
     for (int i = 0; i < s->n_frees; i++) t_release(&t->base, s->frees[i]);
@@ -385,8 +388,17 @@ static void t_destroy(ox_ep *ep) {
     free(t);
 }
 
+/* Every node is, unless the light option names its operator. */
+static int t_worth_placing(ox_ep *ep, const ir_node *node) {
+    const test_ep *t = (const test_ep *)ep;
+    char key[64];
+    snprintf(key, sizeof key, ",%s,", node->op_type);
+    return strstr(t->light, key) == NULL;
+}
+
 static const ox_ep_ops TEST_OPS = {
     .supports = t_supports,
+    .worth_placing = t_worth_placing,
     .find_kernel = t_find,
     .host_inputs = t_host_inputs,
     .run_begin = t_run_begin,
@@ -403,12 +415,19 @@ static const ox_ep_ops TEST_OPS = {
 };
 
 ox_ep *ox_test_ep_create(const ox_ep_options *opts, ox_error *err) {
-    if (ox_ep_options_allow(opts, "test", NULL, 0, err) != 0) return NULL;
+    static const char *const KNOWN[] = {"light"};
+    if (ox_ep_options_allow(opts, "test", KNOWN, 1, err) != 0) return NULL;
+    const char *light = opts ? ox_ep_option(opts, "light") : NULL;
+    if (light && strlen(light) + 3 > sizeof ((test_ep *)0)->light) {
+        ox_fail(err, ONYX_INVALID_ARGUMENT, "test provider: option light is too long");
+        return NULL;
+    }
     test_ep *t = calloc(1, sizeof *t);
     if (!t) {
         ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
         return NULL;
     }
+    if (light) snprintf(t->light, sizeof t->light, ",%s,", light);
     t->base.name = "test";
     t->base.device = OX_TEST_DEVICE;
     t->base.ops = &TEST_OPS;
@@ -425,6 +444,7 @@ void ox_test_ep_get_stats(ox_ep *ep, ox_test_ep_stats *out) {
     out->streams_begun = atomic_load(&t->streams_begun);
     out->streams_ended = atomic_load(&t->streams_ended);
     out->flushes = atomic_load(&t->flushes);
+    out->submits = atomic_load(&t->submits);
     out->arenas = atomic_load(&t->arenas);
     out->arena_views = atomic_load(&t->views);
     out->ordered_uploads = atomic_load(&t->ordered_uploads);

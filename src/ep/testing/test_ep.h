@@ -5,7 +5,9 @@
  * record work into the run's stream; the work runs at the stream's
  * flush (a copy to the host, the run's end), as on a real device. Once
  * a memory plan exists its intermediates live in device arenas, whose
- * bytes serve several slots in one run. */
+ * bytes serve several slots in one run. Option light=Op,Op...: those
+ * operators are not worth placing alone (ox_ep_ops.worth_placing; every
+ * other one is). */
 #ifndef ONYX_EP_TESTING_TEST_EP_H
 #define ONYX_EP_TESTING_TEST_EP_H
 
@@ -17,7 +19,8 @@ typedef struct ox_test_ep_stats {
     long kernel_runs;
     long live_allocations;
     long streams_begun, streams_ended; /* runs' streams (ox_ep_ops.run_begin/run_end) */
-    long flushes;                      /* times recorded work ran */
+    long flushes;                      /* times the stream was flushed */
+    long submits;                      /* flushes that ran recorded work */
     long arenas;                       /* device arenas made (arena_new) */
     long arena_views;                  /* slots placed in them */
     /* uploads that first ran recorded work touching their bytes (an
