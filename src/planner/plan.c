@@ -74,10 +74,10 @@ static int reads_only_shape(const ir_node *n, int k) {
  * run, a device node first (it records work), then a host node that reads
  * no device data, and last a host node that does, whose copy to the host
  * waits for everything recorded so far. Work for the device thus gathers
- * between the waits instead of each wait taking a part of it: where a
- * detector's three feature levels each feed a TopK on the device and a
- * CPU chain after it, ready order ran TopK, CPU, TopK, CPU... and waited
- * three times; this order records the three TopKs and waits once. */
+ * between the waits instead of each wait taking a part of it: two device
+ * branches that each end in a CPU node waited twice in ready order
+ * (device, CPU (wait), device, CPU (wait)) and wait once in this one
+ * (unit.partition; fasterrcnn on Vulkan: 15 submissions per run to 14). */
 typedef struct sched_ctx {
     const ir_graph *g;
     ox_ep *const *eps;
