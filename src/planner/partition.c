@@ -113,7 +113,7 @@ static int drop_round_trips(ir_graph *g, ox_ep *const *eps, int n_eps, const ir_
     int any = 0;
     for (int e = 0; e < host; e++) any |= eps[e]->device != OX_DEVICE_HOST && eps[e]->ops->worth_placing;
     if (!any || g->n_nodes == 0) return 0;
-    /* readers of every value, on a device or not: counts per value */
+    /* per value, the device nodes that read it */
     int *dev_readers = calloc((size_t)g->n_values + 1, sizeof *dev_readers);
     if (!dev_readers) return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
     for (int i = 0; i < g->n_nodes; i++) {
