@@ -224,11 +224,6 @@ const char *ir_node_label(const ir_node *n, char *buf, size_t size) {
     return buf;
 }
 
-/* A node depends on its inputs and on the outer values its subgraphs read. */
-static int node_dep_count(const ir_node *n) { return n->n_inputs + n->n_implicit; }
-static int node_dep(const ir_node *n, int k) {
-    return k < n->n_inputs ? n->inputs[k] : n->implicit[k - n->n_inputs];
-}
 
 /* The ready queues of ir_graph_toposort_by: queue[2c] and queue[2c + 1]
  * the head and tail of class c (-1: empty), next[] the links. */
@@ -270,8 +265,8 @@ int ir_graph_toposort_by(const ir_graph *g, int *order, int n_classes,
     if (!pending || !next || !queue || !consumers_start) goto oom;
     for (int c = 0; c < 2 * n_classes; c++) queue[c] = -1;
     for (int i = 0; i < n; i++)
-        for (int k = 0; k < node_dep_count(&g->nodes[i]); k++) {
-            int v = node_dep(&g->nodes[i], k);
+        for (int k = 0; k < ir_node_dep_count(&g->nodes[i]); k++) {
+            int v = ir_node_dep(&g->nodes[i], k);
             if (v >= 0 && g->values[v].producer >= 0) {
                 pending[i]++;
                 consumers_start[v + 1]++;
@@ -287,8 +282,8 @@ int ir_graph_toposort_by(const ir_graph *g, int *order, int n_classes,
         goto oom;
     }
     for (int i = 0; i < n; i++)
-        for (int k = 0; k < node_dep_count(&g->nodes[i]); k++) {
-            int v = node_dep(&g->nodes[i], k);
+        for (int k = 0; k < ir_node_dep_count(&g->nodes[i]); k++) {
+            int v = ir_node_dep(&g->nodes[i], k);
             if (v >= 0 && g->values[v].producer >= 0)
                 consumers[consumers_start[v] + fill[v]++] = i;
         }

@@ -175,6 +175,14 @@ static inline int ir_node_has_input(const ir_node *n, int i) {
 }
 
 /* ---- analysis ---- */
+/* A node depends on its inputs and on the outer values its subgraphs
+ * read (implicit): value k of the ir_node_dep_count(n) it reads, -1 for
+ * an omitted input. */
+static inline int ir_node_dep_count(const ir_node *n) { return n->n_inputs + n->n_implicit; }
+static inline int ir_node_dep(const ir_node *n, int k) {
+    return k < n->n_inputs ? n->inputs[k] : n->implicit[k - n->n_inputs];
+}
+
 /* Node indices in a topological order; fails with a cycle error. */
 int ir_graph_toposort(const ir_graph *g, int *order, ox_error *err);
 /* The same, choosing among the nodes ready to run the earliest ready of

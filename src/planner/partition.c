@@ -53,13 +53,31 @@ static int find_root(int *parent, int x) {
     return x;
 }
 
+/* types[k]: input k's type (NULL when omitted), as supports() takes them. */
+static void input_types(const ir_graph *g, const ir_node *n, const ir_type **types) {
+    for (int k = 0; k < n->n_inputs; k++) types[k] = n->inputs[k] >= 0 ? &g->values[n->inputs[k]].type : NULL;
+}
+
+/* Whether the CPU (the last provider) takes node n. */
+static int host_takes(const ir_graph *g, ox_ep *host, const ir_node *n, const ir_type **types) {
+    input_types(g, n, types);
+    return host->ops->supports(host, n, types, n->n_inputs);
+}
+
+/* Whether a device provider says which nodes are worth their copies:
+ * without one, placement stays first fit. */
+static int any_worth_rule(ox_ep *const *eps, int n_eps) {
+    for (int e = 0; e < n_eps - 1; e++)
+        if (eps[e]->device != OX_DEVICE_HOST && eps[e]->ops->worth_placing) return 1;
+    return 0;
+}
+
 /* Groups: device nodes of one provider joined by a value one produces
  * and the other reads on the device. */
 static int drop_light_groups(ir_graph *g, ox_ep *const *eps, int n_eps, const ir_type **types,
                              ox_error *err) {
-    int host = n_eps - 1, any = 0;
-    for (int e = 0; e < host; e++) any |= eps[e]->device != OX_DEVICE_HOST && eps[e]->ops->worth_placing;
-    if (!any || g->n_nodes == 0) return 0;
+    int host = n_eps - 1;
+    if (!any_worth_rule(eps, n_eps) || g->n_nodes == 0) return 0;
     int *parent = malloc((size_t)g->n_nodes * sizeof *parent);
     char *worth = calloc((size_t)g->n_nodes, 1);
     if (!parent || !worth) {
@@ -89,19 +107,11 @@ static int drop_light_groups(ir_graph *g, ox_ep *const *eps, int n_eps, const ir
     for (int i = 0; i < g->n_nodes; i++) {
         ir_node *n = &g->nodes[i];
         if (eps[n->ep]->device == OX_DEVICE_HOST || worth[find_root(parent, i)]) continue;
-        for (int k = 0; k < n->n_inputs; k++)
-            types[k] = n->inputs[k] >= 0 ? &g->values[n->inputs[k]].type : NULL;
-        if (eps[host]->ops->supports(eps[host], n, types, n->n_inputs)) n->ep = host;
+        if (host_takes(g, eps[host], n, types)) n->ep = host;
     }
     free(parent);
     free(worth);
     return 0;
-}
-
-/* Whether the CPU takes node n (the last provider), types its inputs'. */
-static int host_takes(const ir_graph *g, ox_ep *host, const ir_node *n, const ir_type **types) {
-    for (int k = 0; k < n->n_inputs; k++) types[k] = n->inputs[k] >= 0 ? &g->values[n->inputs[k]].type : NULL;
-    return host->ops->supports(host, n, types, n->n_inputs);
 }
 
 /* A light device node that reads a value the host computes (or the
@@ -110,17 +120,15 @@ static int host_takes(const ir_graph *g, ox_ep *host, const ir_node *n, const ir
  * Each move can make its neighbours such nodes, so until none is left. */
 static int drop_round_trips(ir_graph *g, ox_ep *const *eps, int n_eps, const ir_type **types, ox_error *err) {
     int host = n_eps - 1;
-    int any = 0;
-    for (int e = 0; e < host; e++) any |= eps[e]->device != OX_DEVICE_HOST && eps[e]->ops->worth_placing;
-    if (!any || g->n_nodes == 0) return 0;
+    if (!any_worth_rule(eps, n_eps) || g->n_nodes == 0) return 0;
     /* per value, the device nodes that read it */
     int *dev_readers = calloc((size_t)g->n_values + 1, sizeof *dev_readers);
     if (!dev_readers) return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
     for (int i = 0; i < g->n_nodes; i++) {
         const ir_node *n = &g->nodes[i];
         if (eps[n->ep]->device == OX_DEVICE_HOST) continue;
-        for (int k = 0; k < n->n_inputs + n->n_implicit; k++) {
-            int v = k < n->n_inputs ? n->inputs[k] : n->implicit[k - n->n_inputs];
+        for (int k = 0; k < ir_node_dep_count(n); k++) {
+            int v = ir_node_dep(n, k);
             if (v >= 0) dev_readers[v]++;
         }
     }
@@ -143,8 +151,8 @@ static int drop_round_trips(ir_graph *g, ox_ep *const *eps, int n_eps, const ir_
                 to_device = n->outputs[k] >= 0 && dev_readers[n->outputs[k]] > 0;
             if (!from_host || to_device || !host_takes(g, eps[host], n, types)) continue;
             n->ep = host;
-            for (int k = 0; k < n->n_inputs + n->n_implicit; k++) {
-                int v = k < n->n_inputs ? n->inputs[k] : n->implicit[k - n->n_inputs];
+            for (int k = 0; k < ir_node_dep_count(n); k++) {
+                int v = ir_node_dep(n, k);
                 if (v >= 0) dev_readers[v]--;
             }
             moved = 1;
@@ -158,8 +166,7 @@ static int place_nodes(ir_graph *g, ox_ep *const *eps, int n_eps, const ox_place
                        const ir_type **types, ox_error *err) {
     for (int i = 0; i < g->n_nodes; i++) {
         ir_node *n = &g->nodes[i];
-        for (int k = 0; k < n->n_inputs; k++)
-            types[k] = n->inputs[k] >= 0 ? &g->values[n->inputs[k]].type : NULL;
+        input_types(g, n, types);
         n->ep = -1;
         for (int e = 0; e < n_eps && n->ep < 0; e++)
             if (eps[e]->ops->supports(eps[e], n, types, n->n_inputs) &&

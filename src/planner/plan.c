@@ -89,8 +89,8 @@ static int sched_class(void *user, int i) {
     const sched_ctx *c = user;
     const ir_node *n = &c->g->nodes[i];
     if (c->eps[n->ep]->device != OX_DEVICE_HOST) return SCHED_DEVICE;
-    for (int k = 0; k < n->n_inputs + n->n_implicit; k++) {
-        int v = k < n->n_inputs ? n->inputs[k] : n->implicit[k - n->n_inputs];
+    for (int k = 0; k < ir_node_dep_count(n); k++) {
+        int v = ir_node_dep(n, k);
         if (v < 0 || (k < n->n_inputs && reads_only_shape(n, k))) continue;
         int p = c->g->values[v].producer;
         if (p >= 0 && c->eps[c->g->nodes[p].ep]->device != OX_DEVICE_HOST) return SCHED_HOST_WAITS;

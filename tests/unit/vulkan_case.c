@@ -205,6 +205,14 @@ void vc_run_expect(vcase *c, int expect_vk, const char *fail_needle) {
             fprintf(stderr, "%s: no dispatch reached the device\n", c->label);
             check_failures++;
         }
+        if (c->half_weights) {
+            int on = !(ox_vulkan_ep_caps(vk->eps[0])->masked & OX_VK_MASK_FP16);
+            if (after.half_weights != (on ? c->half_weights : 0)) {
+                fprintf(stderr, "%s: %ld weights held as float16, expected %d\n", c->label, after.half_weights,
+                        on ? c->half_weights : 0);
+                check_failures++;
+            }
+        }
         /* what a run allocates it frees or keeps for the next run's
          * tensors; weights may stay on the device, one buffer each */
         if (after.live_buffers - after.kept_buffers > c->n_weights) {

@@ -32,6 +32,9 @@ typedef struct vcase {
     int out_dtypes[VC_MAX_OUT];
     int tol;
     int n_weights; /* initializers read by device nodes (they stay resident) */
+    /* of those, the ones the device must hold as float16 (none where
+     * ONYX_VK_DISABLE masks fp16); checked when set */
+    int half_weights;
 } vcase;
 
 extern onyx_env *env;

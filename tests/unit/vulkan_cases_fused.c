@@ -83,7 +83,7 @@ static void fused_kernel_cases(void) {
         for (int i = 0; i < 16 * 24; i++) w[i] = (float)((i * 37) % 129 - 64) / 64.0f;
         vc_input(&c, "x", xd, 4, -1, 1);
         mb_init_float(c.m, "w", wd, 4, w);
-        c.n_weights = 1;
+        c.n_weights = c.half_weights = 1;
         vc_input(&c, "z", yd, 4, -1, 1);
         vc_input(&c, "s", sd, 4, 0, 1);
         mb_node(c.m, "FusedConv", "x,w,,z,s", "y");

@@ -8,7 +8,6 @@
 
 #include "ep/vulkan/vk_internal.h"
 
-
 int ox_vk_buf_make(vk_ep *v, VkDeviceSize bytes, uint32_t mem_type, int map, vk_buf *b,
                    ox_error *err) {
     memset(b, 0, sizeof *b);
@@ -277,12 +276,12 @@ int ox_vk_index_fail(vk_ep *v, const vk_check_rec *ck, uint32_t first_bad, ox_er
 
 int ox_vk_exec_init(vk_ep *v, ox_error *err) {
     VkResult r;
-    /* flag blocks sit at offsets the device accepts for storage buffers */
     /* staging buffers: 8 MiB, or the device's largest allocation (a
      * masked limit) when smaller, in whole 16-byte units */
     v->staging_bytes = (VkDeviceSize)8 << 20;
     if (v->caps.max_allocation_size && v->caps.max_allocation_size < v->staging_bytes)
         v->staging_bytes = v->caps.max_allocation_size & ~(VkDeviceSize)15;
+    /* flag blocks sit at offsets the device accepts for storage buffers */
     uint32_t align = v->caps.min_storage_offset_alignment;
     v->flag_stride = 16;
     while (v->flag_stride < align && v->flag_stride < 65536) v->flag_stride *= 2;

@@ -64,9 +64,5 @@ int ox_vk_read_back(ox_kernel_ctx *c, const vk_buf *b, size_t offset, void *dst,
 int ox_vk_is_tensor(const ir_type *t, ox_dtype dtype);
 /* Inputs [0, n): each present one float32; `required` of them present. */
 int ox_vk_f32_inputs(const ir_type *const *in, int n, int required);
-/* The activation of an onyx fused operator (its `activation` and
- * `activation_params`), as the CPU parses it; -1 for one onyx lacks. */
-struct ox_act;
-int ox_vk_fused_activation(const ir_node *node, struct ox_act *act);
 
 #endif

@@ -1,7 +1,6 @@
 /* Helpers every Vulkan kernel file uses (see vk_kernel.h). */
 #include <stdlib.h>
 
-#include "ep/cpu/kernels/activation.h"
 #include "ep/vulkan/vk_kernel.h"
 
 int64_t ox_vk_known_numel(const ir_type *t) {
@@ -87,12 +86,6 @@ int ox_vk_f32_inputs(const ir_type *const *in, int n, int required) {
         if (!ox_vk_is_tensor(in[i], ONYX_FLOAT32)) return 0;
     }
     return 1;
-}
-
-int ox_vk_fused_activation(const ir_node *node, ox_act *act) {
-    size_t np = 0;
-    const float *params = ir_attr_floats(node, "activation_params", &np);
-    return ox_act_parse(ir_attr_string(node, "activation", ""), params, np, act);
 }
 
 int ox_vk_run(ox_kernel_ctx *c, const vk_dispatch *d) {

@@ -1,7 +1,8 @@
 /* The Vulkan provider's kernels: float32 elementwise operators with numpy
  * broadcasting, MatMul, Gemm and onyx FusedMatMul, Softmax and LogSoftmax
- * over any axis, and Gather of 32-bit elements. Each checks what it is given, fills the push constants
- * of its shader and dispatches it synchronously (ox_vk_dispatch).
+ * over any axis, and Gather of 32-bit elements. Each checks what it is
+ * given, fills the push constants of its shader and records its dispatch
+ * (ox_vk_run).
  *
  * Placement: the kernel's supports() checks types and ranks; ox_vk_claims
  * adds the device's limits for sizes known at load time. Every input is a
@@ -57,7 +58,7 @@ static int s_matmul(const ir_node *node, const ir_type *const *in, int n) {
 static int s_fused_matmul(const ir_node *node, const ir_type *const *in, int n) {
     ox_act act;
     return n >= 2 && n <= 3 && ox_vk_f32_inputs(in, n, 2) && in[0]->rank != 0 && in[1]->rank == 2 &&
-           ox_vk_fused_activation(node, &act) == 0;
+           ox_act_of_node(node, &act) == 0;
 }
 
 static int s_gemm(const ir_node *node, const ir_type *const *in, int n) {
@@ -442,7 +443,7 @@ static int k_fused_matmul(ox_kernel_ctx *c) {
     const ox_tensor *a = c->inputs[0], *b = c->inputs[1];
     const ox_tensor *bias = c->n_inputs > 2 ? c->inputs[2] : NULL;
     ox_act act;
-    if (ox_vk_fused_activation(c->node, &act) != 0)
+    if (ox_act_of_node(c->node, &act) != 0)
         return ox_kernel_fail(c, ONYX_INVALID_ARGUMENT, "FusedMatMul: unknown activation '%s'",
                               ir_attr_string(c->node, "activation", ""));
     int tb = ir_attr_int(c->node, "transB", 0) != 0;

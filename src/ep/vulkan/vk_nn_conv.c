@@ -54,7 +54,7 @@ int ox_vk_nn_s_conv(const ir_node *node, const ir_type *const *in, int n) {
 /* FusedConv: Conv's inputs, then Z and S (float32 when given). */
 int ox_vk_nn_s_fused_conv(const ir_node *node, const ir_type *const *in, int n) {
     ox_act act;
-    if (n < 2 || n > 5 || !ox_vk_f32_inputs(in, n, 2) || ox_vk_fused_activation(node, &act) != 0) return 0;
+    if (n < 2 || n > 5 || !ox_vk_f32_inputs(in, n, 2) || ox_act_of_node(node, &act) != 0) return 0;
     return conv_common(node, in, n < 3 ? n : 3);
 }
 
@@ -232,12 +232,12 @@ int ox_vk_nn_conv(ox_kernel_ctx *c) {
 }
 
 /* onyx FusedConv: Y = act(Conv(X * S, W, B) + Z) in one dispatch. Z
- * broadcasting into Y (inference allows it where Y does not grow) and an
- * S of another extent than [N or 1, C] go to the CPU. */
+ * broadcasting into Y (inference allows it where Y does not grow) goes to
+ * the CPU. */
 int ox_vk_nn_fused_conv(ox_kernel_ctx *c) {
     if (check_io(c) != 0) return -1;
     ox_act act;
-    if (ox_vk_fused_activation(c->node, &act) != 0)
+    if (ox_act_of_node(c->node, &act) != 0)
         return ox_kernel_fail(c, ONYX_INVALID_ARGUMENT, "FusedConv: unknown activation '%s'",
                               ir_attr_string(c->node, "activation", ""));
     const ox_tensor *z = c->n_inputs > 3 ? c->inputs[3] : NULL, *s = c->n_inputs > 4 ? c->inputs[4] : NULL;
@@ -251,7 +251,8 @@ int ox_vk_nn_fused_conv(ox_kernel_ctx *c) {
         return ox_kernel_decline(c, "FusedConv: Z broadcasts into the output");
     int64_t C = (int64_t)p.Cg * p.G, sn = s ? ox_tensor_numel(s) : 0;
     if (s && sn != C && sn != (int64_t)p.N * C)
-        return ox_kernel_decline(c, "FusedConv: S holds %lld factors, not one per input channel", (long long)sn);
+        return ox_kernel_fail(c, ONYX_INVALID_ARGUMENT, "FusedConv: S holds %lld factors, not one per image "
+                              "and input channel", (long long)sn);
     p.flags |= (z ? CONV_Z : 0) | (s ? CONV_S : 0) | (s && sn != C ? CONV_S_PER_IMAGE : 0) |
                (uint32_t)act.kind << CONV_ACT_SHIFT;
     p.alpha = act.p0;

@@ -10,7 +10,6 @@
 
 #include "ep/vulkan/vk_internal.h"
 
-
 static int list_push(vk_buf_list *l, vk_buf *b) {
     if (l->n == l->cap) {
         int ncap = l->cap ? l->cap * 2 : 32;

@@ -4,6 +4,13 @@
 
 #include "ep/cpu/kernels/activation_row.h"
 #include "ep/cpu/kernels/exp_fma_avx2.h"
+#include "ir/ir.h"
+
+int ox_act_of_node(const ir_node *node, ox_act *out) {
+    size_t np = 0;
+    const float *params = ir_attr_floats(node, "activation_params", &np);
+    return ox_act_parse(ir_attr_string(node, "activation", ""), params, np, out);
+}
 
 int ox_act_parse(const char *name, const float *params, size_t n, ox_act *out) {
     static const struct {

@@ -49,6 +49,10 @@ typedef struct ox_act {
  * them; missing ones take the defaults above). Returns -1 for an unknown
  * name or too many parameters. */
 int ox_act_parse(const char *name, const float *params, size_t n, ox_act *out);
+/* The same from a fused node's `activation` and `activation_params`
+ * attributes (any provider's kernel for onyx FusedConv or FusedMatMul). */
+struct ir_node;
+int ox_act_of_node(const struct ir_node *node, ox_act *out);
 
 /* Each of `rows` rows of `cols` values (row stride ld): y = act(y + bias),
  * bias (cols values, may be NULL) broadcast along the rows, in the loops

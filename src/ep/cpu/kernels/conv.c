@@ -861,13 +861,10 @@ static int fused_conv_compute(ox_kernel_ctx *ctx) {
                                   "FusedConv: Z (dimension %lld on axis %d) does not broadcast to the output (%lld)",
                                   (long long)zd, Z->rank - 1 - d, (long long)yd);
     }
-    size_t np = 0;
-    const float *params = ir_attr_floats(ctx->node, "activation_params", &np);
     ox_act act;
-    const char *name = ir_attr_string(ctx->node, "activation", "");
-    if (ox_act_parse(name, params, np, &act))
+    if (ox_act_of_node(ctx->node, &act))
         return ox_kernel_fail(ctx, ONYX_NOT_IMPLEMENTED, "FusedConv: activation '%s' is not supported",
-                              name);
+                              ir_attr_string(ctx->node, "activation", ""));
     if (!broadcast)
         return conv_f32(ctx, &g, X->data, W->data, B ? B->data : NULL, Z ? Z->data : NULL, &act, Y->data, xs,
                         xs_img);

@@ -67,13 +67,13 @@ static int fused_matmul_compute(ox_kernel_ctx *ctx) {
     const ox_tensor *A = ctx->inputs[0], *B = ctx->inputs[1], *bias = ox_cpu_input(ctx, 2);
     ox_tensor *Y = ctx->outputs[0];
     fmm_job j = {0};
-    size_t np = 0;
-    const float *params = ir_attr_floats(ctx->node, "activation_params", &np);
-    const char *act = ir_attr_string(ctx->node, "activation", "");
-    if (ox_act_parse(act, params, np, &j.act) != 0)
+    if (ox_act_of_node(ctx->node, &j.act) != 0) {
+        size_t np = 0;
+        ir_attr_floats(ctx->node, "activation_params", &np);
         return ox_kernel_fail(ctx, ONYX_NOT_IMPLEMENTED,
                               "FusedMatMul: activation '%s' with %zu parameters is not supported",
-                              act, np);
+                              ir_attr_string(ctx->node, "activation", ""), np);
+    }
     j.trans_b = ir_attr_int(ctx->node, "transB", 0) != 0;
     if (B->rank != 2 || A->rank < 1 || A->dims[A->rank - 1] != B->dims[j.trans_b])
         return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,

@@ -1,7 +1,8 @@
 // The activations of onyx's fused operators (FusedConv, FusedMatMul:
 // src/ep/cpu/kernels/activation.h), numbered as ox_act_kind, with their
-// parameters a and b. Each is the expression of the standalone
-// operator's Vulkan kernel (unary.comp, data_unary.comp).
+// parameters a and b. The standalone operators' kernels (unary.comp,
+// data_unary.comp) call the same function, so a fused node's epilogue
+// and the node it replaced compute the same expression.
 #ifndef OX_ACTIVATION_GLSL
 #define OX_ACTIVATION_GLSL
 #include "math.glsl"

@@ -4,7 +4,7 @@
 // as in vk_data_ew.c), and Not on bool bytes (op 13: one invocation per
 // word of four).
 
-#include "math.glsl"
+#include "activation.glsl"
 #include "wg.glsl"
 layout(std430, binding = 0) readonly buffer X { uint x[]; };
 layout(std430, binding = 1) writeonly buffer Y { uint y[]; };
@@ -35,8 +35,6 @@ float ox_expm1(float v) {
     return (u - 1.0) * v / log(u);
 }
 
-float hsig(float v) { return v < 0.0 ? 0.0 : v > 1.0 ? 1.0 : v; }
-
 float apply(float v) {
     switch (p.op) {
     case 0u: return 1.0 / v;
@@ -46,8 +44,8 @@ float apply(float v) {
     case 4u: return roundEven(v);
     case 5u: return ox_sin(v);
     case 6u: return ox_cos(v);
-    case 7u: return hsig(p.alpha * v + p.beta);
-    case 8u: return v * hsig(v / 6.0 + 0.5);
+    case 7u: return ox_activation(4u, v, p.alpha, p.beta); // HardSigmoid
+    case 8u: return ox_activation(5u, v, 0.0, 0.0);        // HardSwish
     case 9u: return v > 0.0 ? v + ox_log1p(exp(-v)) : ox_log1p(exp(v));
     case 10u: return v > 0.0 ? 1.0 : v < 0.0 ? -1.0 : v; // NaN and -0 stay
     case 11u: return v < 0.0 ? p.alpha * ox_expm1(v) : v;

@@ -3,7 +3,7 @@
 // One-input elementwise operators, chosen by p.op (numbers as in
 // vk_kernels.c). A grid-stride loop covers any element count with the
 // workgroups the device allows.
-#include "math.glsl"
+#include "activation.glsl"
 
 #include "wg.glsl"
 layout(std430, binding = 0) readonly buffer X { float x[]; };
@@ -18,22 +18,19 @@ layout(push_constant) uniform P {
 
 float apply(float v) {
     switch (p.op) {
-    case 0u: return v < 0.0 ? 0.0 : v; // Relu (NaN passes, as on the CPU)
-    case 1u: return ox_sigmoid(v);
-    case 2u: return ox_tanh(v);
+    // the activations as the fused operators' epilogues compute them
+    case 0u: return ox_activation(1u, v, 0.0, 0.0); // Relu (NaN passes, as on the CPU)
+    case 1u: return ox_activation(3u, v, 0.0, 0.0); // Sigmoid
+    case 2u: return ox_activation(8u, v, 0.0, 0.0); // Tanh
     case 3u: return exp(v);
     case 4u: return -v;
     case 5u: return abs(v);
     case 6u: return sqrt(v);
     case 7u: return ox_erf(v);
-    case 8u: return ox_gelu(v);
-    case 9u: // Gelu, approximate="tanh"
-        return 0.5 * v * (1.0 + ox_tanh(0.79788456080286535588 * (v + 0.044715 * v * v * v)));
-    case 10u: return v < 0.0 ? p.alpha * v : v; // LeakyRelu
-    case 11u: { // Clip: compared like the CPU kernel, so NaN passes through
-        float r = v < p.alpha ? p.alpha : v;
-        return r > p.beta ? p.beta : r;
-    }
+    case 8u: return ox_activation(9u, v, 0.0, 0.0);          // Gelu
+    case 9u: return ox_activation(10u, v, 0.0, 0.0);         // Gelu, approximate="tanh"
+    case 10u: return ox_activation(7u, v, p.alpha, 0.0);     // LeakyRelu
+    case 11u: return ox_activation(2u, v, p.alpha, p.beta);  // Clip (NaN passes, as on the CPU)
     }
     return v;
 }
