@@ -1,4 +1,6 @@
 #include "ep/cpu/kernels/gemm.h"
+#include "ep/cpu/kernels/cpu_isa.h"
+#include "ep/cpu/kernels/gemm_tile.h"
 
 #include "core/checked.h"
 
@@ -18,8 +20,8 @@
  * cache blocks around it: an MC x KC block of A stays in L2 while a
  * KC x NR sliver of B stays in L1. MC must be a multiple of MR and NC of
  * NR. */
-#define MR 6
-#define NR 16
+#define MR OX_GEMM_MR
+#define NR OX_GEMM_NR
 #define MC 72
 #define KC 256
 #define NC 256
@@ -276,26 +278,25 @@ DEF_PACKED(double, f64, NR64)
 typedef struct f32_arch {
     int mr, nr;
     int64_t mc, kc, nc;
-    int direct; /* 0: generic kernel via a buffer; 2: AVX2 straight into C */
+    /* 0: generic kernel via a buffer; 2: the AVX2 tile straight into C;
+     * 3: the AVX-512 tile (gemm_tile_avx512.c) */
+    int direct;
 } f32_arch;
 
+/* The machine's best tile, capped by ONYX_CPU_ISA (cpu_isa.h). */
 static f32_arch pick_arch_f32(void) {
 #ifdef OX_GEMM_X86
     /* taller A blocks than the buffered kernels use: repacking B for
      * every block of rows is what held large products back */
-    if (has_avx2()) return (f32_arch){MR, NR, MR * 24, 256, 512, 2};
+    ox_cpu_isa isa = ox_cpu_isa_active();
+    if (isa == OX_ISA_AVX512) return (f32_arch){MR, NR, MR * 24, 256, 512, 3};
+    if (isa == OX_ISA_AVX2) return (f32_arch){MR, NR, MR * 24, 256, 512, 2};
 #endif
     return (f32_arch){MR, NR, MC, KC, NC, 0};
 }
 
-/* How the finished tile meets C: first slab with beta 0, first slab
- * with beta, later slabs adding on. */
-enum { TILE_SET, TILE_BETA, TILE_ADD };
-
-/* how far ahead of a packed panel's reads its tile asks for B: packed
- * weights larger than the caches stream from memory (a detector's
- * 51 MiB fully connected layer on a few boxes) */
-#define B_AHEAD 4096
+enum { TILE_SET = OX_GEMM_TILE_SET, TILE_BETA = OX_GEMM_TILE_BETA, TILE_ADD = OX_GEMM_TILE_ADD };
+#define B_AHEAD OX_GEMM_B_AHEAD
 
 
 #ifdef OX_GEMM_X86
@@ -589,11 +590,14 @@ static void gemm_tiles_f32(void *arg, int64_t t0, int64_t t1) {
                 const int64_t m0 = blk * j->mc, mc = j->M - m0 < j->mc ? j->M - m0 : j->mc;
                 const float *ap = abuf;
                 if (!j->a_in_place) pack_a_f32(j->ta, j->A, j->lda, ar->mr, m0, mc, k0, kc, abuf);
-                /* rows few enough for the two-panel tile take packed
-                 * panels two at a time */
-                const int wide_rows = ar->direct == 2 && !j->b_direct && mc <= WIDE_ROWS;
+                /* the AVX-512 tile takes panels two at a time (B read
+                 * in place: two whole ones), the AVX2 tile only for rows
+                 * few enough for its two-panel form */
+                const int pairs = ar->direct == 3 || (ar->direct == 2 && !j->b_direct && mc <= WIDE_ROWS);
                 for (int64_t q = 0, step; q < nc; q += step) {
-                    const int64_t pstep = wide_rows && nc - q > ar->nr ? ar->nr * kc : 0;
+                    int64_t pstep = 0;
+                    if (pairs && !j->b_direct && nc - q > ar->nr) pstep = ar->nr * kc;
+                    if (pairs && j->b_direct && nc - q >= 2 * ar->nr) pstep = ar->nr;
                     step = pstep ? 2 * ar->nr : ar->nr;
                     int cols = (int)(nc - q < step ? nc - q : step);
                     const float *bq = bp + q * kc;
@@ -601,7 +605,7 @@ static void gemm_tiles_f32(void *arg, int64_t t0, int64_t t1) {
                     if (j->b_direct) {
                         /* full panels are read in place; the ragged last
                          * one is copied so no read runs past a row of B */
-                        if (cols == ar->nr) {
+                        if (cols == step) {
                             bq = j->B + k0 * j->ldb + n0 + q;
                             ldbp = j->ldb;
                         } else {
@@ -613,6 +617,15 @@ static void gemm_tiles_f32(void *arg, int64_t t0, int64_t t1) {
                         int rows = (int)(mc - p < ar->mr ? mc - p : ar->mr);
                         float *c = j->C + (m0 + p) * j->ldc + n0 + q;
 #ifdef OX_GEMM_X86
+                        if (ar->direct == 3) {
+                            if (j->a_in_place)
+                                ox_gemm_tile_avx512(rows, cols, kc, j->A + (m0 + p) * j->lda + k0, j->lda, 1,
+                                                    bq, ldbp, pstep, c, j->ldc, mode, j->alpha, j->beta);
+                            else
+                                ox_gemm_tile_avx512(rows, cols, kc, ap + p * kc, 1, MR, bq, ldbp, pstep, c,
+                                                    j->ldc, mode, j->alpha, j->beta);
+                            continue;
+                        }
                         if (j->a_in_place) {
                             kernel_avx2_a_in_place(rows, cols, kc, j->A + (m0 + p) * j->lda + k0,
                                                    j->lda, bq, ldbp, pstep, c, j->ldc, mode,
@@ -660,7 +673,7 @@ static int gemm_packed_f32(ox_threadpool *pool, gemm_job_f32 *j) {
      * or a few percent faster); except when A's rows lie a multiple of 4
      * KiB apart: the six rows a tile reads then share one set of the L1
      * cache (1024^3 87 -> 92 GFLOP/s packed) */
-    j->a_in_place = !j->ta && j->ar.direct == 2 && (j->lda % 1024) != 0;
+    j->a_in_place = !j->ta && j->ar.direct >= 2 && (j->lda % 1024) != 0;
     /* row blocks per task: all of them on one thread (B packed once per
      * slab), else as few as still give each thread four tasks */
     int64_t mchunks = threads > 1 ? (4 * (int64_t)threads + j->tiles_n - 1) / j->tiles_n : 1;
