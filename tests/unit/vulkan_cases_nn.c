@@ -386,6 +386,20 @@ static void layernorm_cases(void) {
         if (i == 2) mb_attr_float(c.m, "epsilon", 1e-6f);
         vc_run(&c, L[i].on_vk);
     }
+    /* below opset 17: the ONNX-domain form ONNX Runtime registers (and
+     * onyx's optimizer writes when it fuses the pattern in such a model,
+     * PP-OCRv4's recogniser), the same computation */
+    {
+        vcase c;
+        vc_begin(&c, "LayerNormalization at opset 13", 13, TOL_MM);
+        int64_t xd[] = {2, 7, 33}, sd[] = {33};
+        vc_input(&c, "x", xd, 3, -3, 5);
+        vc_input(&c, "s", sd, 1, -2, 2);
+        vc_input(&c, "b", sd, 1, -1, 1);
+        mb_node(c.m, "LayerNormalization", "x,s,b", "y");
+        mb_attr_int(c.m, "axis", -1);
+        vc_run(&c, 1);
+    }
     /* a symbolic row count and normalized extent */
     {
         vcase c;

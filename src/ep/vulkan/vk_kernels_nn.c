@@ -120,7 +120,9 @@ static int k_grid_sample(ox_kernel_ctx *c) {
 /* Operator versions as the ONNX schemas number them. Conv and
  * ConvTranspose 1..22, the pools and InstanceNormalization change only
  * in attributes these kernels read with the old defaults or in types;
- * BatchNormalization from 9 (no `spatial`), LayerNormalization 17,
+ * BatchNormalization from 9 (no `spatial`), LayerNormalization 17 and
+ * below it the ONNX-domain form ONNX Runtime registers from opset 1 (the
+ * same computation; onyx's optimizer writes it in older models),
  * GroupNormalization 18 (per-group parameters) and 21 (per channel),
  * GridSample 16..22 on 4-D and 5-D data. */
 static const ox_kernel_def KERNELS[] = {
@@ -133,7 +135,7 @@ static const ox_kernel_def KERNELS[] = {
     {"", "GlobalMaxPool", 1, 22, ox_vk_nn_global_max, ox_vk_nn_s_global_pool, NULL, NULL, NULL},
     {"", "BatchNormalization", 9, 15, ox_vk_nn_batchnorm, ox_vk_nn_s_batchnorm, NULL, NULL, NULL},
     {"", "InstanceNormalization", 6, 22, ox_vk_nn_instancenorm, ox_vk_nn_s_instancenorm, NULL, NULL, NULL},
-    {"", "LayerNormalization", 17, 17, ox_vk_nn_layernorm, ox_vk_nn_s_layernorm, NULL, NULL, NULL},
+    {"", "LayerNormalization", 1, 17, ox_vk_nn_layernorm, ox_vk_nn_s_layernorm, NULL, NULL, NULL},
     {"", "GroupNormalization", 18, 21, ox_vk_nn_groupnorm, ox_vk_nn_s_groupnorm, NULL, NULL, NULL},
     {"", "GridSample", 16, 22, k_grid_sample, s_grid_sample, NULL, NULL, NULL},
 };
