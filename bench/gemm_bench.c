@@ -21,46 +21,33 @@
     a0 = F(a0, b, c), a1 = F(a1, b, c), a2 = F(a2, b, c), a3 = F(a3, b, c), a4 = F(a4, b, c),      \
     a5 = F(a5, b, c), a6 = F(a6, b, c), a7 = F(a7, b, c), a8 = F(a8, b, c), a9 = F(a9, b, c),      \
     a10 = F(a10, b, c), a11 = F(a11, b, c)
-/* GFLOP/s of n rounds of 12 independent 8-lane FMAs; 0 without AVX2 */
-__attribute__((target("avx2,fma"))) static double fma_peak_avx2(long n, volatile float *sink) {
-    /* different starting values, so no two chains are the same one */
-    __m256 a0 = _mm256_set1_ps(0.1f), a1 = _mm256_set1_ps(0.2f), a2 = _mm256_set1_ps(0.3f),
-           a3 = _mm256_set1_ps(0.4f), a4 = _mm256_set1_ps(0.5f), a5 = _mm256_set1_ps(0.6f),
-           a6 = _mm256_set1_ps(0.7f), a7 = _mm256_set1_ps(0.8f), a8 = _mm256_set1_ps(0.9f),
-           a9 = _mm256_set1_ps(1.0f), a10 = _mm256_set1_ps(1.1f), a11 = _mm256_set1_ps(1.2f);
-    const __m256 b = _mm256_set1_ps(0.999f), c = _mm256_set1_ps(0.001f);
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    for (long k = 0; k < n; k++) FMA12(_mm256_fmadd_ps);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    __m256 s = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)),
-                             _mm256_add_ps(_mm256_add_ps(a4, a5), _mm256_add_ps(a6, a7)));
-    s = _mm256_add_ps(s, _mm256_add_ps(_mm256_add_ps(a8, a9), _mm256_add_ps(a10, a11)));
-    float lanes[8];
-    _mm256_storeu_ps(lanes, s);
-    *sink = lanes[0];
-    double dt = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
-    return (double)n * 12 * 16 / dt * 1e-9;
-}
+/* GFLOP/s of n rounds of 12 independent FMAs of LANES-lane vectors V
+ * (intrinsics prefix P) in a function NAME built for TARGET; the chains
+ * start at different values, so no two are the same one, and their sum
+ * goes to sink, so the loop is not dropped. */
+#define DEF_FMA_PEAK(NAME, TARGET, P, V, LANES)                                                    \
+    __attribute__((target(TARGET))) static double NAME(long n, volatile float *sink) {              \
+        V a0 = P##_set1_ps(0.1f), a1 = P##_set1_ps(0.2f), a2 = P##_set1_ps(0.3f),                     \
+          a3 = P##_set1_ps(0.4f), a4 = P##_set1_ps(0.5f), a5 = P##_set1_ps(0.6f),                     \
+          a6 = P##_set1_ps(0.7f), a7 = P##_set1_ps(0.8f), a8 = P##_set1_ps(0.9f),                     \
+          a9 = P##_set1_ps(1.0f), a10 = P##_set1_ps(1.1f), a11 = P##_set1_ps(1.2f);                   \
+        const V b = P##_set1_ps(0.999f), c = P##_set1_ps(0.001f);                                   \
+        struct timespec t0, t1;                                                                     \
+        clock_gettime(CLOCK_MONOTONIC, &t0);                                                        \
+        for (long k = 0; k < n; k++) FMA12(P##_fmadd_ps);                                           \
+        clock_gettime(CLOCK_MONOTONIC, &t1);                                                        \
+        V s = P##_add_ps(P##_add_ps(P##_add_ps(a0, a1), P##_add_ps(a2, a3)),                        \
+                         P##_add_ps(P##_add_ps(a4, a5), P##_add_ps(a6, a7)));                       \
+        s = P##_add_ps(s, P##_add_ps(P##_add_ps(a8, a9), P##_add_ps(a10, a11)));                    \
+        float lanes[LANES];                                                                         \
+        P##_storeu_ps(lanes, s);                                                                    \
+        *sink = lanes[0];                                                                           \
+        double dt = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);     \
+        return (double)n * 12 * 2 * LANES / dt * 1e-9;                                              \
+    }
 
-/* The same with 16-lane FMAs. */
-__attribute__((target("avx512f"))) static double fma_peak_avx512(long n, volatile float *sink) {
-    __m512 a0 = _mm512_set1_ps(0.1f), a1 = _mm512_set1_ps(0.2f), a2 = _mm512_set1_ps(0.3f),
-           a3 = _mm512_set1_ps(0.4f), a4 = _mm512_set1_ps(0.5f), a5 = _mm512_set1_ps(0.6f),
-           a6 = _mm512_set1_ps(0.7f), a7 = _mm512_set1_ps(0.8f), a8 = _mm512_set1_ps(0.9f),
-           a9 = _mm512_set1_ps(1.0f), a10 = _mm512_set1_ps(1.1f), a11 = _mm512_set1_ps(1.2f);
-    const __m512 b = _mm512_set1_ps(0.999f), c = _mm512_set1_ps(0.001f);
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    for (long k = 0; k < n; k++) FMA12(_mm512_fmadd_ps);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    __m512 s = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)),
-                             _mm512_add_ps(_mm512_add_ps(a4, a5), _mm512_add_ps(a6, a7)));
-    s = _mm512_add_ps(s, _mm512_add_ps(_mm512_add_ps(a8, a9), _mm512_add_ps(a10, a11)));
-    *sink = _mm512_reduce_add_ps(s);
-    double dt = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
-    return (double)n * 12 * 32 / dt * 1e-9;
-}
+DEF_FMA_PEAK(fma_peak_avx2, "avx2,fma", _mm256, __m256, 8)
+DEF_FMA_PEAK(fma_peak_avx512, "avx512f", _mm512, __m512, 16)
 
 static double fma_peak(void) {
     if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) return 0;
