@@ -100,6 +100,17 @@ static void run_xw(onyx_session *s, const float *x, const float *w, float *y, ox
     ox_test_ep_get_stats(s->eps[0], st);
 }
 
+/* A model with float32 inputs x and w and output y, all of shape XW,
+ * for the caller's nodes. */
+static const int64_t XW[] = {2, 4};
+static mb_model *x_w_model(void) {
+    mb_model *m = mb_new(13);
+    mb_input(m, "x", ONYX_FLOAT32, XW, 2);
+    mb_input(m, "w", ONYX_FLOAT32, XW, 2);
+    mb_output(m, "y", ONYX_FLOAT32, XW, 2);
+    return m;
+}
+
 /* Placement and order that save waits for the device:
  * - a light device node reading what the host made, read only by the
  *   host, runs on the CPU (on the device it is a round trip): Add(s1, a)
@@ -110,11 +121,7 @@ static void run_xw(onyx_session *s, const float *x, const float *w, float *y, ox
  *   so one submission runs all three device nodes (in ready order the
  *   first wait ran Mul(x, x) alone and Sigmoid(b) waited again). */
 static void test_waits(onyx_env *env) {
-    mb_model *m = mb_new(13);
-    int64_t d[] = {2, 4};
-    mb_input(m, "x", ONYX_FLOAT32, d, 2);
-    mb_input(m, "w", ONYX_FLOAT32, d, 2);
-    mb_output(m, "y", ONYX_FLOAT32, d, 2);
+    mb_model *m = x_w_model();
     mb_node(m, "Mul", "x,x", "a");    /* test device */
     mb_node(m, "Sigmoid", "a", "s1"); /* CPU, waits for a */
     mb_node(m, "Add", "s1,a", "r1");  /* light, host input, host reader: to the CPU */
@@ -206,11 +213,7 @@ static void test_host_inputs(onyx_env *env) {
  * read and which are dead by then; nothing flushes in between (Sigmoid
  * reads the caller's w, not the device). */
 static void test_arena_reuse(onyx_env *env) {
-    mb_model *m = mb_new(13);
-    int64_t d[] = {2, 4};
-    mb_input(m, "x", ONYX_FLOAT32, d, 2);
-    mb_input(m, "w", ONYX_FLOAT32, d, 2);
-    mb_output(m, "y", ONYX_FLOAT32, d, 2);
+    mb_model *m = x_w_model();
     mb_node(m, "Relu", "x", "a");     /* test device: x copied over */
     mb_node(m, "Add", "a,x", "b");    /* reads x's bytes, the last time */
     mb_node(m, "Sigmoid", "w", "sw"); /* CPU */
@@ -220,8 +223,8 @@ static void test_arena_reuse(onyx_env *env) {
     float x[8] = {1, -2, 3, -4, 5, -6, 7, -8}, w[8] = {0, 1, -1, 2, -2, 3, -3, 4};
     for (int r = 0; r < 3; r++) {
         onyx_tensor *tx = NULL, *tw = NULL, *out = NULL;
-        CHECK_OK(onyx_tensor_wrap(ONYX_FLOAT32, d, 2, x, sizeof x, &tx));
-        CHECK_OK(onyx_tensor_wrap(ONYX_FLOAT32, d, 2, w, sizeof w, &tw));
+        CHECK_OK(onyx_tensor_wrap(ONYX_FLOAT32, XW, 2, x, sizeof x, &tx));
+        CHECK_OK(onyx_tensor_wrap(ONYX_FLOAT32, XW, 2, w, sizeof w, &tw));
         const char *in[] = {"x", "w"}, *outn[] = {"y"};
         const onyx_tensor *ins[] = {tx, tw};
         CHECK_OK(onyx_session_run(s, in, ins, 2, outn, &out, 1));
@@ -392,6 +395,17 @@ int main(void) {
     CHECK_OK(onyx_session_options_set_provider_option(o, "test", "device", "0"));
     CHECK_FAILS(onyx_session_create_from_buffer(env, buf, len, o, &bad), ONYX_INVALID_ARGUMENT,
                 "provider 'test': provider 'test' has no option 'device' (its options: light)");
+    /* the light option's list has a bound */
+    char long_list[200];
+    memset(long_list, 'A', sizeof long_list - 1);
+    long_list[sizeof long_list - 1] = '\0';
+    onyx_session_options *o3 = NULL;
+    CHECK_OK(onyx_session_options_create(&o3));
+    CHECK_OK(onyx_session_options_set_providers(o3, test_cpu, 2));
+    CHECK_OK(onyx_session_options_set_provider_option(o3, "test", "light", long_list));
+    CHECK_FAILS(onyx_session_create_from_buffer(env, buf, len, o3, &bad), ONYX_INVALID_ARGUMENT,
+                "test provider: option light is too long");
+    onyx_session_options_free(o3);
     onyx_session_options *o2 = NULL;
     CHECK_OK(onyx_session_options_create(&o2));
     CHECK_OK(onyx_session_options_set_providers(o2, test_cpu, 2));

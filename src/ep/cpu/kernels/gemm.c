@@ -295,8 +295,6 @@ static f32_arch pick_arch_f32(void) {
     return (f32_arch){MR, NR, MC, KC, NC, 0};
 }
 
-enum { TILE_SET = OX_GEMM_TILE_SET, TILE_BETA = OX_GEMM_TILE_BETA, TILE_ADD = OX_GEMM_TILE_ADD };
-#define B_AHEAD OX_GEMM_B_AHEAD
 
 
 #ifdef OX_GEMM_X86
@@ -320,7 +318,7 @@ tile256(const int rows, const int np, int64_t kc, const float *restrict a, const
         for (int i = 0; i < MR; i++)
             if (i < rows) lo[h][i] = hi[h][i] = _mm256_setzero_ps();
     /* a packed panel (one cache line of B per k) is read in order, and
-     * the panels of a slab follow each other: the line B_AHEAD bytes on
+     * the panels of a slab follow each other: the line OX_GEMM_B_AHEAD bytes on
      * is asked for (an address only, never dereferenced, so it may lie
      * past the pack) */
     const int ahead = ldbp == NR;
@@ -339,8 +337,8 @@ tile256(const int rows, const int np, int64_t kc, const float *restrict a, const
             }
     for (int64_t k = 0; k < kc; k++) {
         if (ahead) {
-            __builtin_prefetch((const void *)((uintptr_t)b + B_AHEAD), 0, 3);
-            if (np == 2) __builtin_prefetch((const void *)((uintptr_t)(b + pstep) + B_AHEAD), 0, 3);
+            __builtin_prefetch((const void *)((uintptr_t)b + OX_GEMM_B_AHEAD), 0, 3);
+            if (np == 2) __builtin_prefetch((const void *)((uintptr_t)(b + pstep) + OX_GEMM_B_AHEAD), 0, 3);
         }
         __m256 b0[2], b1[2];
 #pragma GCC unroll 2
@@ -373,10 +371,10 @@ tile256(const int rows, const int np, int64_t kc, const float *restrict a, const
             if (i < rows) {
                 float *cr = c + i * ldc + h * NR;
                 __m256 r0 = _mm256_mul_ps(va, lo[h][i]), r1 = _mm256_mul_ps(va, hi[h][i]);
-                if (mode == TILE_ADD) {
+                if (mode == OX_GEMM_TILE_ADD) {
                     r0 = _mm256_add_ps(_mm256_maskload_ps(cr, m0), r0);
                     r1 = _mm256_add_ps(_mm256_maskload_ps(cr + 8, m1), r1);
-                } else if (mode == TILE_BETA) {
+                } else if (mode == OX_GEMM_TILE_BETA) {
                     r0 = _mm256_add_ps(r0, _mm256_mul_ps(vb, _mm256_maskload_ps(cr, m0)));
                     r1 = _mm256_add_ps(r1, _mm256_mul_ps(vb, _mm256_maskload_ps(cr + 8, m1)));
                 }
@@ -545,9 +543,9 @@ static void store_tile_f32(const gemm_job_f32 *j, float *c, const float *acc, in
     for (int64_t i = 0; i < rows; i++) {
         float *cr = c + i * j->ldc;
         const float *ar = acc + i * NR;
-        if (mode == TILE_ADD)
+        if (mode == OX_GEMM_TILE_ADD)
             ox_vec_axpy(cr, ar, j->alpha, cols);
-        else if (mode == TILE_SET)
+        else if (mode == OX_GEMM_TILE_SET)
             ox_vec_affine(cr, ar, j->alpha, 0.0f, cols);
         else
             for (int64_t x = 0; x < cols; x++) cr[x] = j->alpha * ar[x] + j->beta * cr[x];
@@ -585,7 +583,7 @@ static void gemm_tiles_f32(void *arg, int64_t t0, int64_t t1) {
                 bp = j->pb->data + k0 * j->pb->Np + n0 * kc;
             else if (!j->b_direct)
                 pack_b_f32(j->tb, j->B, j->ldb, ar->nr, k0, kc, n0, nc, bbuf);
-            int mode = k0 > 0 ? TILE_ADD : j->beta == 0.0f ? TILE_SET : TILE_BETA;
+            int mode = k0 > 0 ? OX_GEMM_TILE_ADD : j->beta == 0.0f ? OX_GEMM_TILE_SET : OX_GEMM_TILE_BETA;
             for (int64_t blk = b0; blk < b1; blk++) {
                 const int64_t m0 = blk * j->mc, mc = j->M - m0 < j->mc ? j->M - m0 : j->mc;
                 const float *ap = abuf;
