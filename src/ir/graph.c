@@ -123,6 +123,7 @@ int ir_graph_value(ir_graph *g, const char *name, ox_error *err) {
     memset(v, 0, sizeof *v);
     v->name = ox_strdup(name);
     v->producer = -1;
+    v->blocked_of = -1;
     v->type.rank = -1;
     if (!v->name || ox_strmap_put(g->name_index, name, g->n_values) != 0) {
         free(v->name);

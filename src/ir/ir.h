@@ -89,6 +89,10 @@ typedef struct ir_value {
     int is_output;    /* graph output */
     ox_tensor *init;  /* initializer or folded constant, owned by the graph */
     int outer;        /* defined in an enclosing graph (subgraph capture) */
+    /* The value whose channel-blocked form this is (core/layout.h), as
+     * the block_channels pass made it, or -1: captures of a run report
+     * it in that value's layout and under its name. */
+    int blocked_of;
 } ir_value;
 
 struct ir_graph {

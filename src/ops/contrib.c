@@ -153,6 +153,101 @@ static int infer_onyx_fused_conv(ox_infer_ctx *c) {
     return 0;
 }
 
+/* The channel-blocked layout of the onyx domain (version 1), written by
+ * the optimizer pass block_channels for the CPU provider: a float32
+ * tensor [N, C, S...] held as [N, ceil(C/16), S..., 16], channel c at
+ * block c / 16, lane c % 16 (OX_CHANNEL_BLOCK). Lanes past C in the
+ * last block are never read by the operators below.
+ *   BlockChannels    X [N, C, S...] -> Y blocked (lanes past C zero)
+ *   UnblockChannels  X blocked, attribute `channels` = C -> Y [N, C, S...]
+ *   BlockedConv      inputs X ([N, C, H, W], or blocked), W [M, C, KH,
+ *                    KW] (one group), B (optional, [M]), Z (optional,
+ *                    blocked like Y); output Y [N, ceil(M/16), OH, OW,
+ *                    16] = activation(Conv(X, W, B) + Z); attributes:
+ *                    Conv's (explicit pads, no auto_pad, group 1) and
+ *                    FusedConv's `activation` and `activation_params`.
+ * Inference of BlockedConv is Conv's on the planar view of X. */
+static int blocked_dims(ox_infer_ctx *c, const ir_type *t, int64_t *dims, int *rank) {
+    if (t->rank < 3 || t->rank >= OX_MAX_RANK)
+        return ox_infer_fail(c, ox_infer_bad_code(c), "%s: expected [N, C, spatial...] (rank 3 to %d), got rank %d",
+                             c->node->op_type, OX_MAX_RANK - 1, t->rank);
+    for (int d = 0; d < t->rank; d++) dims[d] = t->dims[d];
+    if (dims[1] >= 0) dims[1] = dims[1] / OX_CHANNEL_BLOCK + (dims[1] % OX_CHANNEL_BLOCK != 0);
+    dims[t->rank] = OX_CHANNEL_BLOCK;
+    *rank = t->rank + 1;
+    return 0;
+}
+
+static int infer_block_channels(ox_infer_ctx *c) {
+    const ir_type *x = ox_infer_in(c, 0);
+    if (ox_infer_check_dtype(c, 0, "X", (const ox_dtype[]){ONYX_FLOAT32}, 1)) return -1;
+    if (!x || x->rank < 0) return ox_infer_set_output(c, 0, ONYX_FLOAT32, NULL, -1);
+    int64_t dims[OX_MAX_RANK];
+    int rank = 0;
+    if (blocked_dims(c, x, dims, &rank)) return -1;
+    return ox_infer_set_output(c, 0, ONYX_FLOAT32, dims, rank);
+}
+
+static int infer_unblock_channels(ox_infer_ctx *c) {
+    const ir_type *x = ox_infer_in(c, 0);
+    const int64_t ch = ir_attr_int(c->node, "channels", -1);
+    if (ox_infer_check_dtype(c, 0, "X", (const ox_dtype[]){ONYX_FLOAT32}, 1)) return -1;
+    if (ch < 1)
+        return ox_infer_fail(c, ONYX_INVALID_MODEL, "UnblockChannels: attribute channels must be >= 1");
+    if (!x || x->rank < 0) return ox_infer_set_output(c, 0, ONYX_FLOAT32, NULL, -1);
+    if (x->rank < 4 || (x->dims[x->rank - 1] >= 0 && x->dims[x->rank - 1] != OX_CHANNEL_BLOCK) ||
+        (x->dims[1] >= 0 && x->dims[1] != ch / OX_CHANNEL_BLOCK + (ch % OX_CHANNEL_BLOCK != 0)))
+        return ox_infer_fail(c, ox_infer_bad_code(c),
+                             "UnblockChannels: X must be [N, ceil(%lld/%d), spatial..., %d]", (long long)ch,
+                             OX_CHANNEL_BLOCK, OX_CHANNEL_BLOCK);
+    int64_t dims[OX_MAX_RANK];
+    for (int d = 0; d < x->rank - 1; d++) dims[d] = x->dims[d];
+    dims[1] = ch;
+    return ox_infer_set_output(c, 0, ONYX_FLOAT32, dims, x->rank - 1);
+}
+
+static int infer_blocked_conv(ox_infer_ctx *c) {
+    const ir_type *x = ox_infer_in(c, 0), *w = ox_infer_in(c, 1);
+    const char *act = ir_attr_string(c->node, "activation", "");
+    size_t i = 0, n = sizeof ONYX_ACTIVATIONS / sizeof ONYX_ACTIVATIONS[0];
+    while (i < n && strcmp(act, ONYX_ACTIVATIONS[i]) != 0) i++;
+    if (i == n)
+        return ox_infer_fail(c, ONYX_NOT_IMPLEMENTED, "BlockedConv: activation '%s' is not supported", act);
+    if (ir_attr_int(c->node, "group", 1) != 1 || strcmp(ir_attr_string(c->node, "auto_pad", "NOTSET"), "NOTSET"))
+        return ox_infer_fail(c, ONYX_INVALID_MODEL, "BlockedConv: group must be 1 and auto_pad absent");
+    if (!x || !w || x->rank < 0 || w->rank < 0) return ox_infer_set_output(c, 0, ONYX_FLOAT32, NULL, -1);
+    if (w->rank != 4 || (x->rank != 4 && x->rank != 5))
+        return ox_infer_fail(c, ox_infer_bad_code(c), "BlockedConv: W must be 4-D and X 4-D or blocked 5-D");
+    if (x->rank == 5 && w->dims[1] >= 0 &&
+        ((x->dims[1] >= 0 && x->dims[1] != w->dims[1] / OX_CHANNEL_BLOCK + (w->dims[1] % OX_CHANNEL_BLOCK != 0)) ||
+         (x->dims[4] >= 0 && x->dims[4] != OX_CHANNEL_BLOCK)))
+        return ox_infer_fail(c, ox_infer_bad_code(c), "BlockedConv: blocked X must be [N, ceil(%lld/%d), H, W, %d]",
+                             (long long)w->dims[1], OX_CHANNEL_BLOCK, OX_CHANNEL_BLOCK);
+    /* X as the planar [N, C, H, W] Conv sees */
+    ir_type planar = *x;
+    planar.rank = 4;
+    planar.dims[1] = w->dims[1];
+    const ir_type *ins[3] = {&planar, w, ox_infer_in(c, 2)};
+    ir_node view = *c->node;
+    view.op_type = (char *)"Conv";
+    view.domain = (char *)"";
+    view.opset = 11;
+    if (view.n_inputs > 3) view.n_inputs = 3;
+    const ox_op_schema *s = ox_op_find("", "Conv", 11);
+    if (!s || !s->infer) return ox_infer_fail(c, ONYX_NOT_IMPLEMENTED, "BlockedConv: Conv is not available");
+    ox_infer_ctx sub = *c;
+    sub.node = &view;
+    sub.inputs = ins;
+    sub.n_inputs = view.n_inputs < c->n_inputs ? view.n_inputs : c->n_inputs;
+    if (s->infer(&sub)) return -1;
+    ir_type *y = ox_infer_out(c, 0);
+    if (!y || y->rank != 4) return 0;
+    int64_t dims[OX_MAX_RANK];
+    int rank = 0;
+    if (blocked_dims(c, y, dims, &rank)) return -1;
+    return ox_infer_set_output(c, 0, ONYX_FLOAT32, dims, rank);
+}
+
 static int infer_fused_gemm(ox_infer_ctx *c) {
     if (check_activation(c)) return -1;
     return infer_as_base(c, NULL);
@@ -282,6 +377,9 @@ static int infer_layernorm_v1(ox_infer_ctx *c) { return infer_as_base(c, NULL); 
 static const ox_op_schema OPS[] = {
     {"com.microsoft", "FusedConv", 1, 1, 2, 4, 1, 1, infer_fused_conv},
     {"onyx", "FusedConv", 1, 1, 2, 5, 1, 1, infer_onyx_fused_conv},
+    {"onyx", "BlockChannels", 1, 1, 1, 1, 1, 1, infer_block_channels},
+    {"onyx", "UnblockChannels", 1, 1, 1, 1, 1, 1, infer_unblock_channels},
+    {"onyx", "BlockedConv", 1, 1, 2, 4, 1, 1, infer_blocked_conv},
     {"com.microsoft", "FusedGemm", 1, 1, 2, 3, 1, 1, infer_fused_gemm},
     {"com.microsoft", "FusedMatMul", 1, 1, 2, 2, 1, 1, infer_fused_matmul},
     {"com.microsoft", "FusedMatMulActivation", 1, 1, 2, 2, 1, 1, infer_fused_matmul},

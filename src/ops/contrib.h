@@ -4,6 +4,7 @@
 #ifndef ONYX_OPS_CONTRIB_H
 #define ONYX_OPS_CONTRIB_H
 
+#include "core/layout.h" /* OX_CHANNEL_BLOCK */
 #include "ir/ir.h"
 
 /* Fills *view with node seen as its base ONNX operator (FusedConv as a

@@ -31,47 +31,14 @@
 #include "optimizer/opt_util.h"
 #include "optimizer/optimizer.h"
 
-/* Readers of every value: CSR lists of (node) built once per pass run.
- * Rewrites only move a chain's final output to the Conv and drop the
- * chain's nodes, so the lists stay right for every value asked about
- * later (values downstream of a chain are never chain-internal). */
-typedef struct readers {
-    int *start, *node;
-} readers;
-
-/* Input k of node n, counting a subgraph's captures of outer values (its
- * implicit inputs) after the explicit ones: a value a body reads has that
- * If, Loop or Scan as a reader, so no chain ever swallows it. */
-static int read_value(const ir_node *n, int k) {
-    return k < n->n_inputs ? n->inputs[k] : n->implicit[k - n->n_inputs];
-}
-
-static int readers_init(readers *r, const ir_graph *g) {
-    r->start = calloc((size_t)g->n_values + 2, sizeof *r->start);
-    int total = 0;
-    for (int i = 0; i < g->n_nodes; i++) total += g->nodes[i].n_inputs + g->nodes[i].n_implicit;
-    r->node = malloc(((size_t)total + 1) * sizeof *r->node);
-    if (!r->start || !r->node) return -1;
-    for (int i = 0; i < g->n_nodes; i++)
-        for (int k = 0; k < g->nodes[i].n_inputs + g->nodes[i].n_implicit; k++) {
-            int v = read_value(&g->nodes[i], k);
-            if (v >= 0) r->start[v + 2]++;
-        }
-    for (int v = 0; v < g->n_values; v++) r->start[v + 2] += r->start[v + 1];
-    for (int i = 0; i < g->n_nodes; i++)
-        for (int k = 0; k < g->nodes[i].n_inputs + g->nodes[i].n_implicit; k++) {
-            int v = read_value(&g->nodes[i], k);
-            if (v >= 0) r->node[r->start[v + 1]++] = i;
-        }
-    return 0;
-}
-
-static int n_readers(const readers *r, int v) { return r->start[v + 1] - r->start[v]; }
-
 /* The node reading v through exactly one input slot, when v has one
- * reader and is not a graph output; else -1. */
-static int sole_reader(const ir_graph *g, const readers *r, int v, const unsigned char *dead) {
-    if (v < 0 || g->values[v].is_output || n_readers(r, v) != 1) return -1;
+ * reader and is not a graph output; else -1. The reader lists are built
+ * once per pass run: rewrites only move a chain's final output to the
+ * Conv and drop the chain's nodes, so the lists stay right for every
+ * value asked about later (values downstream of a chain are never
+ * chain-internal). */
+static int sole_reader(const ir_graph *g, const ox_reader_lists *r, int v, const unsigned char *dead) {
+    if (v < 0 || g->values[v].is_output || ox_reader_count(r, v) != 1) return -1;
     int j = r->node[r->start[v]];
     return dead[j] ? -1 : j;
 }
@@ -173,7 +140,7 @@ static const ir_type *rank4_f32(const ir_graph *g, int v) {
  * (the Mul node) and returns 1. A batch unknown on both sides counts as
  * equal; should it differ at run time, the kernel fails the run rather
  * than compute a wrong shape. */
-static int input_scale(const ir_graph *g, const readers *r, const unsigned char *dead, int ci,
+static int input_scale(const ir_graph *g, const ox_reader_lists *r, const unsigned char *dead, int ci,
                        const ox_tensor *w, int *x, int *s, int *mul) {
     const ir_node *conv = &g->nodes[ci];
     if (w->rank != 4 || w->dims[2] != 1 || w->dims[3] != 1 || ir_attr_int(conv, "group", 1) != 1) return 0;
@@ -227,9 +194,9 @@ static int clip_bounds(const ir_graph *g, const ir_node *n, float *lo, float *hi
 
 /* x * Clip(x + 3, 0, 6) / 6 (or * (1/6)) reading v through the Add and
  * the Mul: fills the chain and returns 1. */
-static int match_hardswish_parts(const ir_graph *g, const readers *r, const unsigned char *dead, int v,
+static int match_hardswish_parts(const ir_graph *g, const ox_reader_lists *r, const unsigned char *dead, int v,
                                  chain *c) {
-    if (n_readers(r, v) != 2 || g->values[v].is_output) return 0;
+    if (ox_reader_count(r, v) != 2 || g->values[v].is_output) return 0;
     int a = r->node[r->start[v]], m = r->node[r->start[v] + 1];
     if (is_op(&g->nodes[m], "Add")) {
         int t = a;
@@ -264,11 +231,11 @@ static int match_hardswish_parts(const ir_graph *g, const readers *r, const unsi
 }
 
 /* The activation reading c->out, if any: extends the chain. */
-static void match_activation(const ir_graph *g, const readers *r, const unsigned char *dead, chain *c) {
+static void match_activation(const ir_graph *g, const ox_reader_lists *r, const unsigned char *dead, chain *c) {
     int v = c->out;
     if (match_hardswish_parts(g, r, dead, v, c)) return;
     /* x * Sigmoid(x) */
-    if (n_readers(r, v) == 2 && !g->values[v].is_output) {
+    if (ox_reader_count(r, v) == 2 && !g->values[v].is_output) {
         int s = r->node[r->start[v]], m = r->node[r->start[v] + 1];
         if (is_op(&g->nodes[m], "Sigmoid")) {
             int t = s;
@@ -375,7 +342,7 @@ static int rewrite(ir_graph *g, int ci, const chain *c, unsigned char *dead, ox_
 }
 
 /* Runs the chain from Conv node ci; returns 1 when it changed the graph. */
-static int fuse_one(ir_graph *g, const readers *r, unsigned char *dead, int ci, int affine_only,
+static int fuse_one(ir_graph *g, const ox_reader_lists *r, unsigned char *dead, int ci, int affine_only,
                     ox_error *err) {
     const ir_node *conv = &g->nodes[ci];
     if (!is_op(conv, "Conv") || conv->n_outputs != 1 || conv->outputs[0] < 0) return 0;
@@ -437,7 +404,7 @@ static int fuse_one(ir_graph *g, const readers *r, unsigned char *dead, int ci, 
  * the whole chain becomes onyx.FusedConv. */
 static int fuse_convs(ox_pass_ctx *ctx, ir_graph *g, int affine_only) {
     /* a graph with subgraphs is fine: their captures count as readers
-     * (readers_init), and the values a chain drops are read by its next
+     * (ox_reader_lists_init), and the values a chain drops are read by its next
      * node alone */
     int any = 0;
     for (int i = 0; i < g->n_nodes && !any; i++) any = is_op(&g->nodes[i], "Conv");
@@ -448,11 +415,10 @@ static int fuse_convs(ox_pass_ctx *ctx, ir_graph *g, int affine_only) {
     if (!affine_only && !ctx->model->compiled && ir_infer_shapes(g, ctx->err) != 0)
         ox_error_clear(ctx->err);
     unsigned char *dead = calloc((size_t)g->n_nodes + 1, 1);
-    readers r = {0};
-    if (!dead || readers_init(&r, g) != 0) {
+    ox_reader_lists r = {0};
+    if (!dead || ox_reader_lists_init(&r, g) != 0) {
         free(dead);
-        free(r.start);
-        free(r.node);
+        ox_reader_lists_free(&r);
         return ox_fail(ctx->err, ONYX_OUT_OF_MEMORY, "out of memory");
     }
     int changes = 0, rc = 0;
@@ -472,8 +438,7 @@ static int fuse_convs(ox_pass_ctx *ctx, ir_graph *g, int affine_only) {
     if (rc == 0 && changes && ir_graph_remove_nodes(g, dead) != 0)
         rc = ox_fail(ctx->err, ONYX_OUT_OF_MEMORY, "out of memory");
     free(dead);
-    free(r.start);
-    free(r.node);
+    ox_reader_lists_free(&r);
     return rc == 0 ? changes : -1;
 }
 

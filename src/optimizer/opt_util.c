@@ -67,6 +67,41 @@ void ox_forward_apply(ir_graph *g, int *forward) {
     }
 }
 
+/* Input k of node n, counting a subgraph's captures of outer values
+ * after the explicit inputs. */
+static int read_value(const ir_node *n, int k) {
+    return k < n->n_inputs ? n->inputs[k] : n->implicit[k - n->n_inputs];
+}
+
+int ox_reader_lists_init(ox_reader_lists *r, const ir_graph *g) {
+    r->start = calloc((size_t)g->n_values + 2, sizeof *r->start);
+    int total = 0;
+    for (int i = 0; i < g->n_nodes; i++) total += g->nodes[i].n_inputs + g->nodes[i].n_implicit;
+    r->node = malloc(((size_t)total + 1) * sizeof *r->node);
+    if (!r->start || !r->node) {
+        ox_reader_lists_free(r);
+        return -1;
+    }
+    for (int i = 0; i < g->n_nodes; i++)
+        for (int k = 0; k < g->nodes[i].n_inputs + g->nodes[i].n_implicit; k++) {
+            int v = read_value(&g->nodes[i], k);
+            if (v >= 0) r->start[v + 2]++;
+        }
+    for (int v = 0; v < g->n_values; v++) r->start[v + 2] += r->start[v + 1];
+    for (int i = 0; i < g->n_nodes; i++)
+        for (int k = 0; k < g->nodes[i].n_inputs + g->nodes[i].n_implicit; k++) {
+            int v = read_value(&g->nodes[i], k);
+            if (v >= 0) r->node[r->start[v + 1]++] = i;
+        }
+    return 0;
+}
+
+void ox_reader_lists_free(ox_reader_lists *r) {
+    free(r->start);
+    free(r->node);
+    r->start = r->node = NULL;
+}
+
 int ox_add_value(ir_graph *g, const char *base, const char *what, ox_error *err) {
     char name[512];
     /* a fresh name: the model may already use the obvious one */

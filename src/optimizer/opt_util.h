@@ -15,6 +15,17 @@ typedef struct ox_readers {
 int ox_readers_init(ox_readers *r, const ir_graph *g);
 void ox_readers_free(ox_readers *r);
 
+/* Every reader of every value, as lists: the nodes reading value v are
+ * node[start[v] .. start[v + 1]), once per input slot (a node reading v
+ * twice is listed twice), a subgraph's captures (implicit inputs)
+ * counted after its explicit inputs. */
+typedef struct ox_reader_lists {
+    int *start, *node;
+} ox_reader_lists;
+int ox_reader_lists_init(ox_reader_lists *r, const ir_graph *g);
+void ox_reader_lists_free(ox_reader_lists *r);
+static inline int ox_reader_count(const ox_reader_lists *r, int v) { return r->start[v + 1] - r->start[v]; }
+
 /* 1 for values whose name someone outside the node list sees: graph
  * outputs and values that subgraph bodies read by name. Passes never
  * rename or drop them. Array of n_values + 1, or NULL when out of memory. */

@@ -16,6 +16,8 @@ static const ox_pass PASSES[] = {
     {"fuse_gelu", ONYX_OPT_ALL, ox_pass_fuse_gelu, 1},
     {"fold_matmul_scale", ONYX_OPT_ALL, ox_pass_fold_matmul_scale, 0},
     {"fuse_matmul", ONYX_OPT_ALL, ox_pass_fuse_matmul, 1},
+    /* after the fusions: it takes their FusedConvs as they are */
+    {"block_channels", ONYX_OPT_ALL, ox_pass_block_channels, 1},
     {"eliminate_dead", ONYX_OPT_BASIC, ox_pass_eliminate_dead, 1},
     {"prune_constants", ONYX_OPT_BASIC, ox_pass_prune_constants, 1},
 };

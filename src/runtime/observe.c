@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/dtype.h"
+#include "core/layout.h"
 #include "core/strmap.h"
 #include "runtime/run_control.h"
 
@@ -79,6 +80,27 @@ static ox_tensor *host_copy(const ox_observed *o, ox_error *err) {
     return h;
 }
 
+/* Hands output k of node n (h, on the host) to the capture callback. A
+ * channel-blocked value goes as the model has it: in its planar twin's
+ * layout and under its name, so that a comparison with a run without the
+ * blocked layout meets it; the UnblockChannels node that turns it back
+ * then reports nothing, the value having been reported where it was
+ * computed. */
+static void report(const ir_graph *g, const ir_node *n, int k, size_t exec_index, onyx_capture_fn capture,
+                   void *capture_user, const ox_tensor *h) {
+    const int out = n->outputs[k];
+    if (n->n_inputs == 1 && n->inputs[0] >= 0 && g->values[n->inputs[0]].blocked_of == out) return;
+    const ir_value *v = &g->values[out];
+    const ir_value *planar = v->blocked_of >= 0 ? &g->values[v->blocked_of] : NULL;
+    ox_error local = {0};
+    ox_tensor *p = planar && planar->has_type && planar->type.rank >= 2
+                       ? ox_layout_unblocked_copy(h, planar->type.dims[1], &local)
+                       : NULL;
+    ox_error_clear(&local); /* without the copy, the value goes as it is */
+    capture(capture_user, exec_index, (size_t)k, p ? planar->name : v->name, p ? p : h);
+    ox_tensor_free(p);
+}
+
 int ox_observe_node(const ir_graph *g, const ir_node *n, size_t exec_index, int inject,
                     onyx_capture_fn capture, void *capture_user, const ox_observed *outs,
                     int n_outs, ox_error *err) {
@@ -97,8 +119,7 @@ int ox_observe_node(const ir_graph *g, const ir_node *n, size_t exec_index, int 
             if (on_device)
                 r = o->ep->ops->copy_from_host(o->ep, o->stream, t->data, h->data, t->nbytes, err);
         }
-        if (r == 0 && capture)
-            capture(capture_user, exec_index, (size_t)k, g->values[n->outputs[k]].name, h);
+        if (r == 0 && capture) report(g, n, k, exec_index, capture, capture_user, h);
         if (on_device) ox_tensor_free(h);
         if (r != 0) return -1;
     }

@@ -1,0 +1,388 @@
+/* The CPU kernels of the channel-blocked operators (schemas in
+ * src/ops/contrib.c, written by the optimizer pass block_channels):
+ *   BlockChannels    [N, C, S...] -> [N, ceil(C/16), S..., 16]
+ *   UnblockChannels  the inverse (attribute `channels`)
+ *   BlockedConv      a Conv of one group with blocked (or planar) input
+ *                    and blocked output, bias, residual and activation
+ *                    in its epilogue.
+ * With 16 output channels in the lanes of a vector and the positions
+ * broadcast, a register tile stores whole vectors of one position's
+ * channels, which is where the next convolution reads them: no im2col,
+ * no transposes between convolutions, and every plane size fills the
+ * lanes (a 7x7 plane wastes none).
+ *
+ * Weights are packed once at session creation, [ceil(M/16)][KH*KW][C][16]
+ * (zero past M), so that a tile reads each block's weights in order.
+ * Padding is made by copying the input into a zero-bordered scratch
+ * buffer once per run, so the tiles never test bounds. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/checked.h"
+#include "core/layout.h"
+#include "core/stop.h"
+#include "core/threadpool.h"
+#include "ep/cpu/kernels/conv_nchwc.h"
+#include "ep/cpu/kernels/cpu_isa.h"
+#include "ep/cpu/kernels/kernel_util.h"
+
+/* ---------------------------------------------------------------- */
+/* BlockChannels and UnblockChannels */
+
+typedef struct reorder_job {
+    const float *x;
+    float *y;
+    int64_t C, Cb, S; /* channels, their blocks, positions per image */
+    int block;        /* 1: planar to blocked; 0: back */
+} reorder_job;
+
+/* One (image, block) pair per item. */
+static void reorder_items(void *arg, int64_t begin, int64_t end) {
+    const reorder_job *j = arg;
+    for (int64_t it = begin; it < end; it++) {
+        const int64_t n = it / j->Cb, cb = it - n * j->Cb;
+        if (j->block) ox_layout_block(j->x, j->y, j->C, j->S, n, cb);
+        else ox_layout_unblock(j->x, j->y, j->C, j->S, n, cb);
+    }
+}
+
+/* The blocked shape of planar dims (rank r >= 3): [N, Cb, S..., 16]. */
+static int blocked_matches(const ox_tensor *pl, const ox_tensor *bl) {
+    if (bl->rank != pl->rank + 1 || bl->dims[0] != pl->dims[0] || bl->dims[bl->rank - 1] != NCHWC_B ||
+        bl->dims[1] != (pl->dims[1] + NCHWC_B - 1) / NCHWC_B)
+        return 0;
+    for (int d = 2; d < pl->rank; d++)
+        if (bl->dims[d] != pl->dims[d]) return 0;
+    return 1;
+}
+
+static int reorder_run(ox_kernel_ctx *ctx, const ox_tensor *pl, const ox_tensor *bl, int block) {
+    const ox_tensor *in = block ? pl : bl;
+    if (in->dtype != ONYX_FLOAT32 || pl->rank < 3 || !blocked_matches(pl, bl))
+        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
+                              "%s: expected float32 [N, C, spatial...] and its blocked form [N, ceil(C/%d), "
+                              "spatial..., %d]",
+                              ctx->node->op_type, NCHWC_B, NCHWC_B);
+    int64_t S = 1;
+    for (int d = 2; d < pl->rank; d++) S *= pl->dims[d];
+    reorder_job j = {block ? pl->data : bl->data, block ? bl->data : pl->data, pl->dims[1], bl->dims[1], S,
+                     block};
+    const int64_t items = pl->dims[0] * bl->dims[1];
+    if (items > 0 && S > 0) ox_parallel_for(ctx->pool, items, 1, reorder_items, &j);
+    return 0;
+}
+
+static int block_channels_compute(ox_kernel_ctx *ctx) {
+    const ox_tensor *X = ox_cpu_input(ctx, 0);
+    return reorder_run(ctx, X, ctx->outputs[0], 1);
+}
+
+static int unblock_channels_compute(ox_kernel_ctx *ctx) {
+    const ox_tensor *X = ox_cpu_input(ctx, 0);
+    ox_tensor *Y = ctx->outputs[0];
+    if (Y->rank >= 2 && Y->dims[1] != ir_attr_int(ctx->node, "channels", -1))
+        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "UnblockChannels: the output has %lld channels, "
+                              "the attribute channels says %lld",
+                              (long long)Y->dims[1], (long long)ir_attr_int(ctx->node, "channels", -1));
+    return reorder_run(ctx, Y, X, 0);
+}
+
+/* ---------------------------------------------------------------- */
+/* BlockedConv */
+
+typedef struct blocked_weights {
+    float *w;    /* see blocked_weights_pack */
+    float *bias; /* Mb * 16 */
+    int64_t M, C, KK;
+    int group; /* output blocks per group */
+} blocked_weights;
+
+typedef struct blocked_state {
+    ox_cpu_isa isa;
+    int packed; /* weights packed at session creation */
+    blocked_weights bw;
+} blocked_state;
+
+static void blocked_weights_free(blocked_weights *bw) {
+    free(bw->w);
+    free(bw->bias);
+    bw->w = bw->bias = NULL;
+}
+
+/* Output blocks per register tile in the variant isa. */
+static int tile_blocks(ox_cpu_isa isa) { return isa == OX_ISA_AVX512 ? NCHWC_NB : 1; }
+
+/* Packs W [M, C, KH, KW] and B (M values or NULL) for tiles of `group`
+ * output blocks: per group of blocks (the last may have fewer, gb), per
+ * kernel position and input channel, the gb blocks' 16 weights side by
+ * side, so that a tile reads one stream of gb vectors per channel. Group
+ * g starts at block g * group, KK * C * 16 floats per block before it. */
+static int blocked_weights_pack(const float *w, const float *b, int64_t M, int64_t C, int64_t KK, int group,
+                                blocked_weights *bw) {
+    const int64_t Mb = (M + NCHWC_B - 1) / NCHWC_B;
+    int64_t n;
+    memset(bw, 0, sizeof *bw);
+    if (!ox_mul_i64(Mb * NCHWC_B, C, &n) || !ox_mul_i64(n, KK, &n) || n > (int64_t)(SIZE_MAX / 8)) return -1;
+    bw->w = aligned_alloc(64, ((size_t)n * sizeof(float) + 63) / 64 * 64);
+    bw->bias = aligned_alloc(64, (size_t)Mb * NCHWC_B * sizeof(float));
+    if (!bw->w || !bw->bias) {
+        blocked_weights_free(bw);
+        return -1;
+    }
+    for (int64_t m = 0; m < Mb * NCHWC_B; m++) {
+        const int64_t mb = m / NCHWC_B, g0 = mb / group * group;
+        const int64_t gb = Mb - g0 < group ? Mb - g0 : group;
+        float *col = bw->w + g0 * KK * C * NCHWC_B + (mb - g0) * NCHWC_B + m % NCHWC_B;
+        for (int64_t kk = 0; kk < KK; kk++)
+            for (int64_t c = 0; c < C; c++)
+                col[(kk * C + c) * gb * NCHWC_B] = m < M ? w[(m * C + c) * KK + kk] : 0.0f;
+        bw->bias[m] = m < M && b ? b[m] : 0.0f;
+    }
+    bw->M = M, bw->C = C, bw->KK = KK, bw->group = group;
+    return 0;
+}
+
+/* The geometry of one run, checked against the tensors. */
+typedef struct blocked_geom {
+    int64_t N, C, H, W, M, Mb, KH, KW, OH, OW;
+    int64_t s[2], d[2], pads[4];
+    int blocked_in;
+} blocked_geom;
+
+static int blocked_geom_make(ox_kernel_ctx *ctx, const ox_tensor *X, const ox_tensor *Wt, const ox_tensor *B,
+                             const ox_tensor *Z, const ox_tensor *Y, blocked_geom *g) {
+    if (X->dtype != ONYX_FLOAT32 || Wt->dtype != ONYX_FLOAT32 || (B && B->dtype != ONYX_FLOAT32) ||
+        (Z && Z->dtype != ONYX_FLOAT32))
+        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "BlockedConv: X, W, B and Z must be float32");
+    if (Wt->rank != 4 || (X->rank != 4 && X->rank != 5))
+        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
+                              "BlockedConv: W must be [M, C, KH, KW] and X [N, C, H, W] or [N, ceil(C/%d), H, W, %d]",
+                              NCHWC_B, NCHWC_B);
+    if (ir_attr_int(ctx->node, "group", 1) != 1)
+        return ox_kernel_fail(ctx, ONYX_NOT_IMPLEMENTED, "BlockedConv: only one group is supported");
+    memset(g, 0, sizeof *g);
+    g->N = X->dims[0], g->H = X->dims[2], g->W = X->dims[3];
+    g->M = Wt->dims[0], g->C = Wt->dims[1], g->KH = Wt->dims[2], g->KW = Wt->dims[3];
+    g->Mb = (g->M + NCHWC_B - 1) / NCHWC_B;
+    g->blocked_in = X->rank == 5;
+    int64_t xc = g->blocked_in ? X->dims[1] * NCHWC_B : X->dims[1];
+    if (g->blocked_in ? X->dims[4] != NCHWC_B || X->dims[1] != (g->C + NCHWC_B - 1) / NCHWC_B : xc != g->C)
+        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "BlockedConv: X's channels do not match W's %lld",
+                              (long long)g->C);
+    const int64_t *st, *dl, *pd, *ks;
+    if (ox_cpu_attr_ints(ctx, "strides", 2, &st) || ox_cpu_attr_ints(ctx, "dilations", 2, &dl) ||
+        ox_cpu_attr_ints(ctx, "pads", 4, &pd) || ox_cpu_attr_ints(ctx, "kernel_shape", 2, &ks))
+        return -1;
+    if (ks && (ks[0] != g->KH || ks[1] != g->KW))
+        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "BlockedConv: kernel_shape does not match W");
+    for (int i = 0; i < 2; i++) {
+        g->s[i] = st ? st[i] : 1, g->d[i] = dl ? dl[i] : 1;
+        g->pads[i] = pd ? pd[i] : 0, g->pads[i + 2] = pd ? pd[i + 2] : 0;
+        if (g->s[i] < 1 || g->d[i] < 1 || g->pads[i] < 0 || g->pads[i + 2] < 0 || g->pads[i] > 1 << 20 ||
+            g->pads[i + 2] > 1 << 20 || g->d[i] > 1 << 20)
+            return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
+                                  "BlockedConv: strides and dilations must be >= 1 and pads >= 0");
+    }
+    const int64_t span_h = g->H + g->pads[0] + g->pads[2] - ((g->KH - 1) * g->d[0] + 1);
+    const int64_t span_w = g->W + g->pads[1] + g->pads[3] - ((g->KW - 1) * g->d[1] + 1);
+    if (g->KH < 1 || g->KW < 1 || span_h < 0 || span_w < 0)
+        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "BlockedConv: the kernel does not fit the padded input");
+    g->OH = span_h / g->s[0] + 1, g->OW = span_w / g->s[1] + 1;
+    const int64_t want[5] = {g->N, g->Mb, g->OH, g->OW, NCHWC_B};
+    const int z_fits = !Z || (Z->rank == 5 && (Z->dims[0] == 1 || Z->dims[0] == g->N) &&
+                              ox_shape_equal(Z->dims + 1, 4, want + 1, 4));
+    if (!ox_shape_equal(Y->dims, Y->rank, want, 5) || !z_fits)
+        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
+                              "BlockedConv: Y must be [%lld, %lld, %lld, %lld, %d] and Z the same for one image "
+                              "or each", (long long)g->N,
+                              (long long)g->Mb, (long long)g->OH, (long long)g->OW, NCHWC_B);
+    if (B && (B->rank != 1 || B->dims[0] != g->M))
+        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "BlockedConv: B must hold %lld values", (long long)g->M);
+    return 0;
+}
+
+/* A task's work: NCHWC_TT position tiles of one block group of one
+ * image, in slabs of the reduction whose weights (at most about 128
+ * input channels by 4 blocks: 32 KiB) stay in L1 while every tile of the
+ * task meets them; the tiles' partial sums wait in the output. */
+#define NCHWC_TT 16
+#define NCHWC_SLAB_CHANNELS 128
+
+typedef struct tiles_job {
+    nchwc_conv cv;
+    const float *x, *z;
+    float *y;
+    int64_t x_img, z_img;       /* floats per input image, per Z image (0: one for all) */
+    int64_t groups, tiles, runs; /* per image: block groups, position tiles, runs of NCHWC_TT tiles */
+    int64_t slab;               /* reduction units per slab */
+    int nbt;                    /* blocks per tile */
+    ox_cpu_isa isa;
+    const ox_stop *stop;
+} tiles_job;
+
+static void one_tile(const tiles_job *j, const float *x, const float *z, float *y, int64_t t, int64_t mb,
+                     int64_t u0, int64_t u1) {
+    const nchwc_conv *cv = &j->cv;
+    const int64_t q = t * NCHWC_NP;
+    const int np = (int)(cv->OP - q < NCHWC_NP ? cv->OP - q : NCHWC_NP);
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (j->isa == OX_ISA_AVX512) {
+        const int nb = (int)(cv->Mb - mb < j->nbt ? cv->Mb - mb : j->nbt);
+        ox_nchwc_tile_avx512(cv, x, z, y, q, np, mb, nb, u0, u1);
+        return;
+    }
+    if (j->isa == OX_ISA_AVX2) {
+        ox_nchwc_tile_avx2(cv, x, z, y, q, np, mb, u0, u1);
+        return;
+    }
+#endif
+    ox_nchwc_tile_portable(cv, x, z, y, q, np, mb, u0, u1);
+}
+
+/* Items in (image, block group, run of tiles) order. */
+static void tiles_items(void *arg, int64_t begin, int64_t end) {
+    const tiles_job *j = arg;
+    const nchwc_conv *cv = &j->cv;
+    const int64_t units = cv->KK * cv->Cb, y_img = cv->Mb * cv->OP * NCHWC_B;
+    for (int64_t it = begin; it < end; it++) {
+        if (ox_stop_requested(j->stop)) return;
+        const int64_t n = it / (j->groups * j->runs), r = it - n * j->groups * j->runs;
+        const int64_t grp = r / j->runs, t0 = (r - grp * j->runs) * NCHWC_TT;
+        const int64_t t1 = t0 + NCHWC_TT < j->tiles ? t0 + NCHWC_TT : j->tiles;
+        const float *x = j->x + n * j->x_img, *z = j->z ? j->z + n * j->z_img : NULL;
+        float *y = j->y + n * y_img;
+        for (int64_t u0 = 0; u0 < units; u0 += j->slab) {
+            const int64_t u1 = u0 + j->slab < units ? u0 + j->slab : units;
+            for (int64_t t = t0; t < t1; t++) one_tile(j, x, z, y, t, grp * j->nbt, u0, u1);
+        }
+    }
+}
+
+/* Copies the input into a zero-bordered buffer of Hp x Wp positions per
+ * plane (blocked: per channel block, 16 lanes a position). */
+static void pad_input(const blocked_geom *g, const float *x, float *xp, int64_t Hp, int64_t Wp) {
+    const int64_t lanes = g->blocked_in ? NCHWC_B : 1;
+    const int64_t planes = g->N * (g->blocked_in ? (g->C + NCHWC_B - 1) / NCHWC_B : g->C);
+    const size_t row = (size_t)(g->W * lanes) * sizeof(float);
+    for (int64_t pl = 0; pl < planes; pl++) {
+        const float *src = x + pl * g->H * g->W * lanes;
+        float *dst = xp + pl * Hp * Wp * lanes;
+        memset(dst, 0, (size_t)(g->pads[0] * Wp * lanes) * sizeof(float));
+        for (int64_t h = 0; h < g->H; h++) {
+            float *d = dst + (g->pads[0] + h) * Wp * lanes;
+            memset(d, 0, (size_t)(g->pads[1] * lanes) * sizeof(float));
+            memcpy(d + g->pads[1] * lanes, src + h * g->W * lanes, row);
+            memset(d + (g->pads[1] + g->W) * lanes, 0, (size_t)((Wp - g->pads[1] - g->W) * lanes) * sizeof(float));
+        }
+        const int64_t below = Hp - g->pads[0] - g->H;
+        memset(dst + (g->pads[0] + g->H) * Wp * lanes, 0, (size_t)(below * Wp * lanes) * sizeof(float));
+    }
+}
+
+static int blocked_conv_compute(ox_kernel_ctx *ctx) {
+    const ox_tensor *X = ox_cpu_input(ctx, 0), *Wt = ox_cpu_input(ctx, 1), *B = ox_cpu_input(ctx, 2),
+                    *Z = ox_cpu_input(ctx, 3);
+    ox_tensor *Y = ctx->outputs[0];
+    const blocked_state *st = ctx->state;
+    blocked_geom g;
+    if (!X || !Wt || blocked_geom_make(ctx, X, Wt, B, Z, Y, &g)) return -1;
+    ox_act act;
+    if (ox_act_of_node(ctx->node, &act))
+        return ox_kernel_fail(ctx, ONYX_NOT_IMPLEMENTED, "BlockedConv: activation '%s' is not supported",
+                              ir_attr_string(ctx->node, "activation", ""));
+    const int64_t KK = g.KH * g.KW, OP = g.OH * g.OW;
+    if (g.N == 0 || OP == 0 || g.M == 0) return 0;
+    blocked_weights own = {0}, *bw = &own;
+    const ox_cpu_isa isa = st ? st->isa : ox_cpu_isa_active();
+    if (st && st->packed && st->bw.M == g.M && st->bw.C == g.C && st->bw.KK == KK) {
+        bw = (blocked_weights *)&st->bw;
+    } else if (blocked_weights_pack(Wt->data, B ? B->data : NULL, g.M, g.C, KK, tile_blocks(isa), &own)) {
+        return ox_cpu_oom(ctx);
+    }
+    const int padded = g.pads[0] || g.pads[1] || g.pads[2] || g.pads[3];
+    const int64_t Hp = g.H + g.pads[0] + g.pads[2], Wp = g.W + g.pads[1] + g.pads[3];
+    const int64_t lanes = g.blocked_in ? NCHWC_B : 1;
+    const int64_t planes = g.blocked_in ? (g.C + NCHWC_B - 1) / NCHWC_B : g.C;
+    const int64_t x_img = planes * Hp * Wp * lanes;
+    int64_t *k_off = malloc((size_t)KK * sizeof *k_off);
+    float *xp = NULL;
+    int lent = 0;
+    if (padded) xp = ox_threadpool_scratch(ctx->pool, (size_t)(g.N * x_img) * sizeof(float), &lent);
+    if (!k_off || (padded && !xp)) {
+        free(k_off);
+        if (xp) ox_threadpool_scratch_done(ctx->pool, xp, lent);
+        blocked_weights_free(&own);
+        return ox_cpu_oom(ctx);
+    }
+    if (padded) pad_input(&g, X->data, xp, Hp, Wp);
+    const int64_t x_pos = lanes, x_row = Wp * lanes;
+    for (int64_t kh = 0; kh < g.KH; kh++)
+        for (int64_t kw = 0; kw < g.KW; kw++) k_off[kh * g.KW + kw] = kh * g.d[0] * x_row + kw * g.d[1] * x_pos;
+    tiles_job j = {
+        .cv = {.C = g.C, .Cb = (g.C + NCHWC_B - 1) / NCHWC_B, .M = g.M, .Mb = g.Mb, .OW = g.OW, .OP = OP, .KK = KK, .k_off = k_off,
+               .sh = g.s[0], .sw = g.s[1], .x_row = x_row, .x_pos = x_pos,
+               .x_cb = g.blocked_in ? Hp * Wp * NCHWC_B : NCHWC_B * Hp * Wp, .x_c = g.blocked_in ? 1 : Hp * Wp,
+               .w = bw->w, .bias = bw->bias, .act = act},
+        .x = padded ? xp : X->data, .z = Z ? Z->data : NULL, .y = Y->data, .x_img = x_img,
+        .z_img = Z && Z->dims[0] == g.N ? g.Mb * OP * NCHWC_B : 0,
+        .nbt = tile_blocks(isa), .isa = isa, .stop = ctx->stop};
+    j.groups = (g.Mb + j.nbt - 1) / j.nbt;
+    j.tiles = (OP + NCHWC_NP - 1) / NCHWC_NP;
+    j.runs = (j.tiles + NCHWC_TT - 1) / NCHWC_TT;
+    j.slab = NCHWC_SLAB_CHANNELS / (g.C < NCHWC_B ? g.C : NCHWC_B);
+    ox_parallel_for(ctx->pool, g.N * j.groups * j.runs, 1, tiles_items, &j);
+    free(k_off);
+    if (xp) ox_threadpool_scratch_done(ctx->pool, xp, lent);
+    blocked_weights_free(&own);
+    return 0;
+}
+
+/* Packs a constant W (and B) once. */
+static int blocked_conv_init(const ox_kernel_init *in, void **state, ox_error *err) {
+    *state = NULL;
+    ox_cpu_isa isa;
+    if (ox_cpu_isa_choose(&isa, err) != 0) return -1;
+    blocked_state *st = calloc(1, sizeof *st);
+    if (!st) return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
+    st->isa = isa;
+    *state = st;
+    const ox_tensor *w = in->n_inputs > 1 ? in->consts[1] : NULL;
+    const ox_tensor *b = in->n_inputs > 2 ? in->consts[2] : NULL;
+    const int b_missing = in->n_inputs <= 2 || in->node->inputs[2] < 0;
+    if (!w || w->dtype != ONYX_FLOAT32 || w->rank != 4 || (!b && !b_missing)) return 0;
+    if (b && (b->dtype != ONYX_FLOAT32 || b->rank != 1 || b->dims[0] != w->dims[0])) return 0;
+    if (blocked_weights_pack(w->data, b ? b->data : NULL, w->dims[0], w->dims[1], w->dims[2] * w->dims[3],
+                             tile_blocks(isa), &st->bw) == 0)
+        st->packed = 1;
+    return 0;
+}
+
+static void blocked_conv_release(void *state) {
+    blocked_state *st = state;
+    if (!st) return;
+    blocked_weights_free(&st->bw);
+    free(st);
+}
+
+static const char *blocked_conv_describe(const void *state) {
+    static const char *const names[3] = {"channel-blocked direct convolution, portable",
+                                         "channel-blocked direct convolution, avx2",
+                                         "channel-blocked direct convolution, avx512"};
+    const blocked_state *st = state;
+    return st ? names[st->isa] : NULL;
+}
+
+static int supports_f32(const ir_node *node, const ir_type *const *inputs, int n_inputs) {
+    (void)node;
+    if (n_inputs < 1 || !inputs[0]) return 1;
+    return inputs[0]->dtype == ONYX_FLOAT32 || inputs[0]->dtype == ONYX_UNDEFINED;
+}
+
+static const ox_kernel_def KERNELS[] = {
+    {"onyx", "BlockChannels", 1, 1, block_channels_compute, supports_f32, NULL, NULL, NULL},
+    {"onyx", "UnblockChannels", 1, 1, unblock_channels_compute, supports_f32, NULL, NULL, NULL},
+    {"onyx", "BlockedConv", 1, 1, blocked_conv_compute, supports_f32, blocked_conv_init, blocked_conv_release,
+     blocked_conv_describe},
+};
+
+const ox_kernel_table ox_cpu_kernels_nchwc = {KERNELS, sizeof KERNELS / sizeof KERNELS[0]};
