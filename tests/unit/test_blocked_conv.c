@@ -1,24 +1,27 @@
 /* The block_channels pass and the channel-blocked kernels (BlockChannels,
- * BlockedConv, UnblockChannels): a graph of convolutions with every
- * corner the kernels have (planar and blocked inputs, channel counts
+ * BlockedConv, UnblockChannels) on a graph of convolutions with every
+ * corner the kernels have: planar and blocked inputs, channel counts
  * that are no multiple of 16, a residual from a blocked convolution and
  * one from a graph input, strides 2 with asymmetric pads, dilation 2, a
  * 5x5 kernel deep enough for several reduction slabs, planes that are no
  * multiple of the 6-position tile, two images, activations applied in
- * the tile and after it) runs at level ALL and must give the values of
- * the same graph at level NONE (plain Conv, Add and activation nodes)
- * within 1e-4 of (1 + |value|): the blocked sums add the same products
- * in another order. It runs with the machine's best kernels, then with
- * ONYX_CPU_ISA=avx2 and portable, so every tile variant is checked on
- * every machine. The node counts check that the pass blocked what its
- * cost rule says (a shallow convolution that would need a reorder stays
- * planar), and a hand-written BlockedConv with a wrong input gets a
- * clean error. */
+ * the tile and after it. Every result must match the same graph run
+ * plain (level NONE: Conv, Add and activation nodes) within 1e-4 of
+ * (1 + |value|): the blocked sums add the same products in another order.
+ *   - kernels: the graph written by hand with the onyx operators, under
+ *     the machine's best tiles, then ONYX_CPU_ISA=avx2 and portable, so
+ *     every tile variant is checked on every machine;
+ *   - pass: the plain graph at level ALL, whose node counts show what
+ *     the pass blocked (on AVX-512 only; a shallow convolution that would
+ *     need a reorder stays planar by the cost rule);
+ *   - a hand-written BlockedConv with a wrong input gets a clean error. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
+#include "ep/cpu/kernels/cpu_isa.h"
 #include "model_builder.h"
 
 enum { N = 2, C = 20, H = 11, W = 13, M1 = 48, M3 = 64, M4 = 36, M5 = 40, M6 = 16, OH3 = 5, OW3 = 6 };
@@ -47,7 +50,17 @@ static void bias(mb_model *m, const char *name, int64_t mo, unsigned *seed) {
 static const char *OUTS[] = {"y3", "y4", "y5", "y6"};
 enum { NOUT = 4 };
 
-static uint8_t *model(size_t *len) {
+/* One node of the onyx domain. */
+static void onyx_node(mb_model *m, const char *op, const char *in, const char *out) {
+    mb_node(m, op, in, out);
+    mb_domain(m, "onyx", 1);
+}
+
+/* The graph as an exporter writes it, or (blocked set) the same graph
+ * written by hand with the onyx operators the block_channels pass makes,
+ * so that the kernels run without the pass (which takes only AVX-512
+ * machines) under every ISA cap. */
+static uint8_t *model(size_t *len, int blocked) {
     unsigned seed = 2026;
     mb_model *m = mb_new(17);
     const int64_t dx[] = {N, C, H, W}, dz[] = {N, M4, H, W}, d3[] = {N, M3, OH3, OW3}, d4[] = {N, M4, H, W},
@@ -69,33 +82,61 @@ static uint8_t *model(size_t *len) {
     bias(m, "b3", M3, &seed);
     bias(m, "b4", M4, &seed);
     const int64_t p1[] = {1, 1, 1, 1}, p2[] = {2, 2, 2, 2}, s2[] = {2, 2}, d2[] = {2, 2}, pa[] = {1, 0, 0, 1};
-    /* 1x1 on the planar graph input; 48 channels: 3 blocks */
-    mb_node(m, "Conv", "x,w1,b1", "c1");
-    mb_node(m, "Relu", "c1", "r1");
-    /* 3x3 on blocks, with r1 (blocked) as the residual */
-    mb_node(m, "Conv", "r1,w2,b2", "c2");
-    mb_attr_ints(m, "pads", p1, 4);
-    mb_node(m, "Add", "c2,r1", "a2");
-    mb_node(m, "Relu", "a2", "r2");
-    /* strides 2, pads top 1 and right 1 only, LeakyRelu after the tile */
-    mb_node(m, "Conv", "r2,w3,b3", "c3");
-    mb_attr_ints(m, "strides", s2, 2);
-    mb_attr_ints(m, "pads", pa, 4);
-    mb_node(m, "LeakyRelu", "c3", "y3");
-    mb_attr_float(m, "alpha", 0.1f);
-    /* dilation 2, a residual from a graph input, HardSwish; 36 channels */
-    mb_node(m, "Conv", "r2,w4,b4", "c4");
-    mb_attr_ints(m, "pads", p2, 4);
-    mb_attr_ints(m, "dilations", d2, 2);
-    mb_node(m, "Add", "c4,z", "a4");
-    mb_node(m, "HardSwish", "a4", "y4");
-    /* 5x5 without bias: 1200 products per output, several slabs */
-    mb_node(m, "Conv", "r2,w5", "c5");
-    mb_attr_ints(m, "pads", p2, 4);
-    mb_node(m, "Sigmoid", "c5", "y5");
-    /* 48 products per output and a graph output: a reorder would cost
-     * more than blocking saves, so it stays a planar Conv */
-    mb_node(m, "Conv", "r2,w6", "y6");
+    const float leaky = 0.1f;
+    if (blocked) {
+        onyx_node(m, "BlockedConv", "x,w1,b1", "r1b");
+        mb_attr_string(m, "activation", "Relu");
+        onyx_node(m, "BlockedConv", "r1b,w2,b2,r1b", "r2b");
+        mb_attr_ints(m, "pads", p1, 4);
+        mb_attr_string(m, "activation", "Relu");
+        onyx_node(m, "BlockedConv", "r2b,w3,b3", "y3b");
+        mb_attr_ints(m, "strides", s2, 2);
+        mb_attr_ints(m, "pads", pa, 4);
+        mb_attr_string(m, "activation", "LeakyRelu");
+        mb_attr_floats(m, "activation_params", &leaky, 1);
+        onyx_node(m, "BlockChannels", "z", "zb");
+        onyx_node(m, "BlockedConv", "r2b,w4,b4,zb", "y4b");
+        mb_attr_ints(m, "pads", p2, 4);
+        mb_attr_ints(m, "dilations", d2, 2);
+        mb_attr_string(m, "activation", "HardSwish");
+        onyx_node(m, "BlockedConv", "r2b,w5", "y5b");
+        mb_attr_ints(m, "pads", p2, 4);
+        mb_attr_string(m, "activation", "Sigmoid");
+        const char *outs[][3] = {{"y3b", "y3", "64"}, {"y4b", "y4", "36"}, {"y5b", "y5", "40"}, {"r2b", "r2", "48"}};
+        for (int i = 0; i < 4; i++) {
+            onyx_node(m, "UnblockChannels", outs[i][0], outs[i][1]);
+            mb_attr_int(m, "channels", atoi(outs[i][2]));
+        }
+        mb_node(m, "Conv", "r2,w6", "y6");
+    } else {
+        /* 1x1 on the planar graph input; 48 channels: 3 blocks */
+        mb_node(m, "Conv", "x,w1,b1", "c1");
+        mb_node(m, "Relu", "c1", "r1");
+        /* 3x3 on blocks, with r1 (blocked) as the residual */
+        mb_node(m, "Conv", "r1,w2,b2", "c2");
+        mb_attr_ints(m, "pads", p1, 4);
+        mb_node(m, "Add", "c2,r1", "a2");
+        mb_node(m, "Relu", "a2", "r2");
+        /* strides 2, pads top 1 and right 1 only, LeakyRelu after the tile */
+        mb_node(m, "Conv", "r2,w3,b3", "c3");
+        mb_attr_ints(m, "strides", s2, 2);
+        mb_attr_ints(m, "pads", pa, 4);
+        mb_node(m, "LeakyRelu", "c3", "y3");
+        mb_attr_float(m, "alpha", leaky);
+        /* dilation 2, a residual from a graph input, HardSwish; 36 channels */
+        mb_node(m, "Conv", "r2,w4,b4", "c4");
+        mb_attr_ints(m, "pads", p2, 4);
+        mb_attr_ints(m, "dilations", d2, 2);
+        mb_node(m, "Add", "c4,z", "a4");
+        mb_node(m, "HardSwish", "a4", "y4");
+        /* 5x5 without bias: 1200 products per output, several slabs */
+        mb_node(m, "Conv", "r2,w5", "c5");
+        mb_attr_ints(m, "pads", p2, 4);
+        mb_node(m, "Sigmoid", "c5", "y5");
+        /* 48 products per output and a graph output: a reorder would
+         * cost more than blocking saves, so it stays a planar Conv */
+        mb_node(m, "Conv", "r2,w6", "y6");
+    }
     uint8_t *buf = mb_serialize(m, len);
     mb_free(m);
     return buf;
@@ -132,40 +173,68 @@ static onyx_session *session(onyx_env *env, const uint8_t *buf, size_t len, onyx
     return s;
 }
 
-static void test_against_planar(onyx_env *env, const char *isa) {
+/* Outputs of a against b, within 1e-4 of (1 + |b|). */
+static void compare(onyx_session *a, onyx_session *b, const char *what) {
+    onyx_tensor *av[NOUT] = {NULL}, *bv[NOUT] = {NULL};
+    run(a, av);
+    run(b, bv);
+    for (int k = 0; k < NOUT; k++) {
+        if (!av[k] || !bv[k]) {
+            check_failures++;
+            continue;
+        }
+        size_t n = (size_t)onyx_tensor_numel(av[k]);
+        CHECK((int64_t)n == onyx_tensor_numel(bv[k]) && n > 0);
+        const float *x = onyx_tensor_data(av[k]), *ref = onyx_tensor_data(bv[k]);
+        int bad = 0;
+        for (size_t i = 0; i < n && bad < 5; i++)
+            if (!(fabsf(x[i] - ref[i]) <= 1e-4f * (1.0f + fabsf(ref[i])))) {
+                fprintf(stderr, "%s, %s [%zu]: %.9g, planar %.9g\n", what, OUTS[k], i, x[i], ref[i]);
+                bad++;
+            }
+        check_failures += bad;
+        onyx_tensor_free(av[k]);
+        onyx_tensor_free(bv[k]);
+    }
+}
+
+/* The kernels: the hand-written blocked graph (level NONE, so exactly as
+ * written) against the planar graph, with the tiles of isa (NULL: the
+ * machine's best). */
+static void test_kernels(onyx_env *env, const char *isa) {
     if (isa) setenv("ONYX_CPU_ISA", isa, 1);
+    size_t len = 0, blen = 0;
+    uint8_t *buf = model(&len, 0), *bbuf = model(&blen, 1);
+    onyx_session *ref = session(env, buf, len, ONYX_OPT_NONE), *blk = session(env, bbuf, blen, ONYX_OPT_NONE);
+    if (ref && blk) {
+        CHECK(count_op(blk, "BlockedConv") == 5);
+        char what[64];
+        snprintf(what, sizeof what, "blocked graph, ISA %s", isa ? isa : "best");
+        compare(blk, ref, what);
+    }
+    onyx_session_free(ref);
+    onyx_session_free(blk);
+    free(buf);
+    free(bbuf);
+    unsetenv("ONYX_CPU_ISA");
+}
+
+/* The pass: at level ALL on an AVX-512 machine it writes the blocked
+ * graph above (c1..c5 blocked; BlockChannels for z; UnblockChannels for
+ * the three outputs and for r2, which the planar Conv reads); elsewhere,
+ * and under ONYX_CPU_ISA=avx2, it leaves the graph alone. Values match
+ * either way. */
+static void test_pass(onyx_env *env, const char *isa) {
+    if (isa) setenv("ONYX_CPU_ISA", isa, 1);
+    const int blocks = ox_cpu_isa_active() == OX_ISA_AVX512;
     size_t len = 0;
-    uint8_t *buf = model(&len);
+    uint8_t *buf = model(&len, 0);
     onyx_session *ref = session(env, buf, len, ONYX_OPT_NONE), *opt = session(env, buf, len, ONYX_OPT_ALL);
     if (ref && opt) {
-        /* c1..c5 blocked; BlockChannels for z; UnblockChannels for the
-         * three outputs and for r2, which the planar Conv reads */
-        CHECK(count_op(opt, "BlockedConv") == 5);
-        CHECK(count_op(opt, "BlockChannels") == 1);
-        CHECK(count_op(opt, "UnblockChannels") == 4);
-        CHECK(count_op(opt, "Conv") == 1);
-        onyx_tensor *a[NOUT] = {NULL}, *b[NOUT] = {NULL};
-        run(ref, a);
-        run(opt, b);
-        for (int k = 0; k < NOUT; k++) {
-            if (!a[k] || !b[k]) {
-                check_failures++;
-                continue;
-            }
-            size_t n = (size_t)onyx_tensor_numel(a[k]);
-            CHECK((int64_t)n == onyx_tensor_numel(b[k]) && n > 0);
-            const float *av = onyx_tensor_data(a[k]), *bv = onyx_tensor_data(b[k]);
-            int bad = 0;
-            for (size_t i = 0; i < n && bad < 5; i++)
-                if (!(fabsf(bv[i] - av[i]) <= 1e-4f * (1.0f + fabsf(av[i])))) {
-                    fprintf(stderr, "%s (ISA %s) [%zu]: %.9g, planar %.9g\n", OUTS[k], isa ? isa : "best", i, bv[i],
-                            av[i]);
-                    bad++;
-                }
-            check_failures += bad;
-            onyx_tensor_free(a[k]);
-            onyx_tensor_free(b[k]);
-        }
+        CHECK(count_op(opt, "BlockedConv") == (blocks ? 5u : 0u));
+        CHECK(count_op(opt, "BlockChannels") == (blocks ? 1u : 0u));
+        CHECK(count_op(opt, "UnblockChannels") == (blocks ? 4u : 0u));
+        compare(opt, ref, blocks ? "pass" : "no pass");
     }
     onyx_session_free(ref);
     onyx_session_free(opt);
@@ -201,9 +270,11 @@ static void test_bad_blocked_input(onyx_env *env) {
 int main(void) {
     onyx_env *env = NULL;
     CHECK_OK(onyx_env_create(&env));
-    test_against_planar(env, NULL);
-    test_against_planar(env, "avx2");
-    test_against_planar(env, "portable");
+    test_kernels(env, NULL);
+    test_kernels(env, "avx2");
+    test_kernels(env, "portable");
+    test_pass(env, NULL);
+    test_pass(env, "avx2");
     test_bad_blocked_input(env);
     onyx_env_free(env);
     if (check_failures) fprintf(stderr, "%d check(s) failed\n", check_failures);

@@ -225,6 +225,18 @@ static void one_tile(const tiles_job *j, const float *x, const float *z, float *
     const nchwc_conv *cv = &j->cv;
     const int64_t q = t * NCHWC_NP;
     const int np = (int)(cv->OP - q < NCHWC_NP ? cv->OP - q : NCHWC_NP);
+    if (u1 == cv->KK * cv->Cb) {
+        /* the lines the epilogue reads (z) and writes (y), asked for
+         * before the products so that they arrive meanwhile (here, not in
+         * the tile, whose 24 sums then no longer fit the registers) */
+        const int nb = (int)(cv->Mb - mb < j->nbt ? cv->Mb - mb : j->nbt);
+        for (int b = 0; b < nb; b++)
+            for (int p = 0; p < np; p++) {
+                const int64_t at = ((mb + b) * cv->OP + q + p) * NCHWC_B;
+                if (z) __builtin_prefetch(z + at, 0, 3);
+                __builtin_prefetch(y + at, 1, 3);
+            }
+    }
 #if defined(__x86_64__) && defined(__GNUC__)
     if (j->isa == OX_ISA_AVX512) {
         const int nb = (int)(cv->Mb - mb < j->nbt ? cv->Mb - mb : j->nbt);
@@ -239,6 +251,13 @@ static void one_tile(const tiles_job *j, const float *x, const float *z, float *
     ox_nchwc_tile_portable(cv, x, z, y, q, np, mb, u0, u1);
 }
 
+/* Where unit u's weights start in a group of one block (times the
+ * group's blocks for others): units are consecutive in the packing. */
+static inline int64_t unit_weights(const nchwc_conv *cv, int64_t u) {
+    const int64_t kk = u / cv->Cb;
+    return (kk * cv->C + (u - kk * cv->Cb) * NCHWC_B) * NCHWC_B;
+}
+
 /* Items in (image, block group, run of tiles) order. */
 static void tiles_items(void *arg, int64_t begin, int64_t end) {
     const tiles_job *j = arg;
@@ -251,9 +270,22 @@ static void tiles_items(void *arg, int64_t begin, int64_t end) {
         const int64_t t1 = t0 + NCHWC_TT < j->tiles ? t0 + NCHWC_TT : j->tiles;
         const float *x = j->x + n * j->x_img, *z = j->z ? j->z + n * j->z_img : NULL;
         float *y = j->y + n * y_img;
+        const int64_t mb = grp * j->nbt, nb = cv->Mb - mb < j->nbt ? cv->Mb - mb : j->nbt;
+        const float *wg = cv->w + mb * cv->KK * cv->C * NCHWC_B;
         for (int64_t u0 = 0; u0 < units; u0 += j->slab) {
             const int64_t u1 = u0 + j->slab < units ? u0 + j->slab : units;
-            for (int64_t t = t0; t < t1; t++) one_tile(j, x, z, y, t, grp * j->nbt, u0, u1);
+            const int64_t u2 = u1 + j->slab < units ? u1 + j->slab : units;
+            /* the next slab's weights, asked of memory into L2 a share per
+             * tile: a model's weights stream from memory, and a small
+             * plane's few tiles left the tile waiting on them */
+            const char *next = (const char *)(wg + unit_weights(cv, u1) * nb);
+            const int64_t lines = (unit_weights(cv, u2) - unit_weights(cv, u1)) * nb * (int64_t)sizeof(float) / 64;
+            const int64_t share = (lines + (t1 - t0) - 1) / (t1 - t0);
+            for (int64_t t = t0; t < t1; t++) {
+                for (int64_t l = (t - t0) * share; l < lines && l < (t - t0 + 1) * share; l++)
+                    __builtin_prefetch(next + l * 64, 0, 2);
+                one_tile(j, x, z, y, t, mb, u0, u1);
+            }
         }
     }
 }
