@@ -335,11 +335,17 @@ static int blocked_conv_compute(ox_kernel_ctx *ctx) {
     const int64_t Hp = g.H + g.pads[0] + g.pads[2], Wp = g.W + g.pads[1] + g.pads[3];
     const int64_t lanes = g.blocked_in ? NCHWC_B : 1;
     const int64_t planes = g.blocked_in ? (g.C + NCHWC_B - 1) / NCHWC_B : g.C;
-    const int64_t x_img = planes * Hp * Wp * lanes;
+    /* the padded copy's size: pads from a model file may be huge */
+    int64_t x_img, x_all;
+    if (!ox_mul_i64(planes * lanes, Hp, &x_img) || !ox_mul_i64(x_img, Wp, &x_img) ||
+        !ox_mul_i64(x_img, g.N, &x_all) || x_all > (int64_t)(SIZE_MAX / 2 / sizeof(float))) {
+        blocked_weights_free(&own);
+        return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "BlockedConv: the padded input is too large");
+    }
     int64_t *k_off = malloc((size_t)KK * sizeof *k_off);
     float *xp = NULL;
     int lent = 0;
-    if (padded) xp = ox_threadpool_scratch(ctx->pool, (size_t)(g.N * x_img) * sizeof(float), &lent);
+    if (padded) xp = ox_threadpool_scratch(ctx->pool, (size_t)x_all * sizeof(float), &lent);
     if (!k_off || (padded && !xp)) {
         free(k_off);
         if (xp) ox_threadpool_scratch_done(ctx->pool, xp, lent);
