@@ -2,10 +2,11 @@
  * BlockedConv, UnblockChannels) on a graph of convolutions with every
  * corner the kernels have: planar and blocked inputs, channel counts
  * that are no multiple of 16, a residual from a blocked convolution and
- * one from a graph input, strides 2 with asymmetric pads, dilation 2, a
- * 5x5 kernel deep enough for several reduction slabs, planes that are no
- * multiple of the 6-position tile, two images, activations applied in
- * the tile and after it. Every result must match the same graph run
+ * one from a graph input, strides 2 with asymmetric pads onto a plane
+ * small enough for the reduction to go in slabs (432 products: four),
+ * dilation 2, a 5x5 kernel, planes that are no multiple of the
+ * 6-position tile, two images, activations applied in the tile and
+ * after it. Every result must match the same graph run
  * plain (level NONE: Conv, Add and activation nodes) within 1e-4 of
  * (1 + |value|): the blocked sums add the same products in another order.
  *   - kernels: the graph written by hand with the onyx operators, under
@@ -117,7 +118,8 @@ static uint8_t *model(size_t *len, int blocked) {
         mb_attr_ints(m, "pads", p1, 4);
         mb_node(m, "Add", "c2,r1", "a2");
         mb_node(m, "Relu", "a2", "r2");
-        /* strides 2, pads top 1 and right 1 only, LeakyRelu after the tile */
+        /* strides 2, pads top 1 and right 1 only, LeakyRelu after the
+         * tile; 5 tiles of 6 positions: the reduction goes in slabs */
         mb_node(m, "Conv", "r2,w3,b3", "c3");
         mb_attr_ints(m, "strides", s2, 2);
         mb_attr_ints(m, "pads", pa, 4);
@@ -129,7 +131,7 @@ static uint8_t *model(size_t *len, int blocked) {
         mb_attr_ints(m, "dilations", d2, 2);
         mb_node(m, "Add", "c4,z", "a4");
         mb_node(m, "HardSwish", "a4", "y4");
-        /* 5x5 without bias: 1200 products per output, several slabs */
+        /* 5x5 without bias: 1200 products per output */
         mb_node(m, "Conv", "r2,w5", "c5");
         mb_attr_ints(m, "pads", p2, 4);
         mb_node(m, "Sigmoid", "c5", "y5");
