@@ -203,7 +203,7 @@ static int blocked_geom_make(ox_kernel_ctx *ctx, const ox_tensor *X, const ox_te
 
 /* A task's work: a run of position tiles of one block group of one
  * image. Runs are as long as the pool allows while it still has about
- * four tasks per thread to deal: a group's weights then meet many tiles
+ * two tasks per thread to deal: a group's weights then meet many tiles
  * in one thread's caches, where runs of a fixed 16 tiles made both
  * threads of a pair load every group (ResNet-50's 3x3 on 14x14 ran 1.64
  * times faster at two threads than at one; ONNX Runtime's, 1.97).
@@ -388,7 +388,7 @@ static int blocked_conv_compute(ox_kernel_ctx *ctx) {
     j.groups = (g.Mb + j.nbt - 1) / j.nbt;
     j.tiles = (OP + NCHWC_NP - 1) / NCHWC_NP;
     const int64_t parts = ox_threadpool_size(ctx->pool) > 1 ? ox_threadpool_size(ctx->pool) : 1;
-    int64_t per_group = (parts * 4 + g.N * j.groups - 1) / (g.N * j.groups);
+    int64_t per_group = (parts * 2 + g.N * j.groups - 1) / (g.N * j.groups);
     if (per_group > j.tiles) per_group = j.tiles;
     j.run = (j.tiles + per_group - 1) / per_group;
     j.runs = (j.tiles + j.run - 1) / j.run;
