@@ -244,29 +244,49 @@ static void test_pass(onyx_env *env, const char *isa) {
     unsetenv("ONYX_CPU_ISA");
 }
 
-/* A BlockedConv written by hand whose blocked X has the wrong number of
- * channel blocks for W: session creation fails, naming the operator. */
+/* Hand-written blocked operators that do not fit together: session
+ * creation fails with a message naming the operator, never a crash. */
 static void test_bad_blocked_input(onyx_env *env) {
-    unsigned seed = 5;
-    mb_model *m = mb_new(17);
-    const int64_t dx[] = {1, 3, 4, 4, 16}, dy[] = {1, 1, 4, 4, 16};
-    mb_input(m, "x", ONYX_FLOAT32, dx, 5);
-    mb_output(m, "y", ONYX_FLOAT32, dy, 5);
-    weights(m, "w", 16, 20, 1, &seed); /* 20 channels: 2 blocks, not 3 */
-    mb_node(m, "BlockedConv", "x,w", "y");
-    mb_domain(m, "onyx", 1);
-    size_t len = 0;
-    uint8_t *buf = mb_serialize(m, &len);
-    mb_free(m);
-    onyx_session *s = NULL;
-    onyx_status *st = onyx_session_create_from_buffer(env, buf, len, NULL, &s);
-    CHECK(st != NULL && s == NULL);
-    if (st) {
-        CHECK(strstr(onyx_status_message(st), "BlockedConv") != NULL);
+    static const struct {
+        const char *what, *op, *msg;
+        int64_t w_channels, group, channels, x_lanes;
+    } cases[] = {
+        /* 20 channels: 2 blocks, not X's 3 */
+        {"X's blocks", "BlockedConv", "BlockedConv", 20, 1, 0, 16},
+        {"two groups", "BlockedConv", "BlockedConv", 48, 2, 0, 16},
+        {"8 lanes", "BlockedConv", "BlockedConv", 48, 1, 0, 8},
+        /* 60 channels: 4 blocks, not 3 */
+        {"unblocked channels", "UnblockChannels", "UnblockChannels", 0, 1, 60, 16},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        unsigned seed = 5;
+        mb_model *m = mb_new(17);
+        const int64_t dx[] = {1, 3, 4, 4, cases[i].x_lanes};
+        mb_input(m, "x", ONYX_FLOAT32, dx, 5);
+        mb_output(m, "y", ONYX_FLOAT32, NULL, -1);
+        if (cases[i].w_channels) {
+            weights(m, "w", 16, cases[i].w_channels, 1, &seed);
+            mb_node(m, cases[i].op, "x,w", "y");
+            if (cases[i].group != 1) mb_attr_int(m, "group", cases[i].group);
+        } else {
+            mb_node(m, cases[i].op, "x", "y");
+            mb_attr_int(m, "channels", cases[i].channels);
+        }
+        mb_domain(m, "onyx", 1);
+        size_t len = 0;
+        uint8_t *buf = mb_serialize(m, &len);
+        mb_free(m);
+        onyx_session *s = NULL;
+        onyx_status *st = onyx_session_create_from_buffer(env, buf, len, NULL, &s);
+        CHECK(st != NULL && s == NULL);
+        if (st && !strstr(onyx_status_message(st), cases[i].msg)) {
+            fprintf(stderr, "%s: %s\n", cases[i].what, onyx_status_message(st));
+            check_failures++;
+        }
         onyx_status_free(st);
+        onyx_session_free(s);
+        free(buf);
     }
-    onyx_session_free(s);
-    free(buf);
 }
 
 int main(void) {
