@@ -106,24 +106,37 @@ static const char *const ONYX_ACTIVATIONS[] = {"",        "Relu",      "Clip", "
                                                "HardSigmoid", "HardSwish", "SiLU", "LeakyRelu",
                                                "Tanh",    "Gelu",      "GeluTanh"};
 
-static int infer_onyx_fused_conv(ox_infer_ctx *c) {
+/* Fails unless the node's `activation` is one of ONYX_ACTIVATIONS. */
+static int check_onyx_activation(ox_infer_ctx *c) {
     const char *act = ir_attr_string(c->node, "activation", "");
-    size_t i = 0, n = sizeof ONYX_ACTIVATIONS / sizeof ONYX_ACTIVATIONS[0];
-    while (i < n && strcmp(act, ONYX_ACTIVATIONS[i]) != 0) i++;
-    if (i == n)
-        return ox_infer_fail(c, ONYX_NOT_IMPLEMENTED, "FusedConv: activation '%s' is not supported", act);
+    for (size_t i = 0; i < sizeof ONYX_ACTIVATIONS / sizeof ONYX_ACTIVATIONS[0]; i++)
+        if (strcmp(act, ONYX_ACTIVATIONS[i]) == 0) return 0;
+    return ox_infer_fail(c, ONYX_NOT_IMPLEMENTED, "%s: activation '%s' is not supported", c->node->op_type, act);
+}
+
+/* Conv's inference (opset 11) on a view of the node with its first three
+ * inputs, whose types `inputs` may replace (NULL: the node's own). */
+static int infer_as_conv(ox_infer_ctx *c, const ir_type *const *inputs) {
     ir_node view = *c->node;
     view.op_type = (char *)"Conv";
     view.domain = (char *)"";
     view.opset = 11;
     if (view.n_inputs > 3) view.n_inputs = 3;
     const ox_op_schema *s = ox_op_find("", "Conv", 11);
-    if (!s || !s->infer) return ox_infer_fail(c, ONYX_NOT_IMPLEMENTED, "FusedConv: Conv is not available");
+    if (!s || !s->infer)
+        return ox_infer_fail(c, ONYX_NOT_IMPLEMENTED, "%s: Conv is not available", c->node->op_type);
     ox_infer_ctx sub = *c;
     sub.node = &view;
+    if (inputs) sub.inputs = inputs;
     sub.n_inputs = view.n_inputs < c->n_inputs ? view.n_inputs : c->n_inputs;
     int rc = s->infer(&sub);
     c->data_dependent = sub.data_dependent;
+    return rc;
+}
+
+static int infer_onyx_fused_conv(ox_infer_ctx *c) {
+    int rc = check_onyx_activation(c);
+    if (rc == 0) rc = infer_as_conv(c, NULL);
     if (rc) return rc;
     /* Z broadcasts into Y without growing it */
     const ir_type *z = ox_infer_in(c, 3), *y = ox_infer_out(c, 0);
@@ -208,11 +221,7 @@ static int infer_unblock_channels(ox_infer_ctx *c) {
 
 static int infer_blocked_conv(ox_infer_ctx *c) {
     const ir_type *x = ox_infer_in(c, 0), *w = ox_infer_in(c, 1);
-    const char *act = ir_attr_string(c->node, "activation", "");
-    size_t i = 0, n = sizeof ONYX_ACTIVATIONS / sizeof ONYX_ACTIVATIONS[0];
-    while (i < n && strcmp(act, ONYX_ACTIVATIONS[i]) != 0) i++;
-    if (i == n)
-        return ox_infer_fail(c, ONYX_NOT_IMPLEMENTED, "BlockedConv: activation '%s' is not supported", act);
+    if (check_onyx_activation(c)) return -1;
     if (ir_attr_int(c->node, "group", 1) != 1 || strcmp(ir_attr_string(c->node, "auto_pad", "NOTSET"), "NOTSET"))
         return ox_infer_fail(c, ONYX_INVALID_MODEL, "BlockedConv: group must be 1 and auto_pad absent");
     if (!x || !w || x->rank < 0 || w->rank < 0) return ox_infer_set_output(c, 0, ONYX_FLOAT32, NULL, -1);
@@ -228,18 +237,7 @@ static int infer_blocked_conv(ox_infer_ctx *c) {
     planar.rank = 4;
     planar.dims[1] = w->dims[1];
     const ir_type *ins[3] = {&planar, w, ox_infer_in(c, 2)};
-    ir_node view = *c->node;
-    view.op_type = (char *)"Conv";
-    view.domain = (char *)"";
-    view.opset = 11;
-    if (view.n_inputs > 3) view.n_inputs = 3;
-    const ox_op_schema *s = ox_op_find("", "Conv", 11);
-    if (!s || !s->infer) return ox_infer_fail(c, ONYX_NOT_IMPLEMENTED, "BlockedConv: Conv is not available");
-    ox_infer_ctx sub = *c;
-    sub.node = &view;
-    sub.inputs = ins;
-    sub.n_inputs = view.n_inputs < c->n_inputs ? view.n_inputs : c->n_inputs;
-    if (s->infer(&sub)) return -1;
+    if (infer_as_conv(c, ins)) return -1;
     ir_type *y = ox_infer_out(c, 0);
     if (!y || y->rank != 4) return 0;
     int64_t dims[OX_MAX_RANK];
