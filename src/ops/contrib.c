@@ -173,8 +173,8 @@ static int infer_onyx_fused_conv(ox_infer_ctx *c) {
  * last block are never read by the operators below.
  *   BlockChannels    X [N, C, S...] -> Y blocked (lanes past C zero)
  *   UnblockChannels  X blocked, attribute `channels` = C -> Y [N, C, S...]
- *   BlockedConv      inputs X ([N, C, H, W], or blocked), W [M, C, KH,
- *                    KW] (one group), B (optional, [M]), Z (optional,
+ *   BlockedConv      inputs X ([N, C, H, W], or blocked; C >= 1), W [M,
+ *                    C, KH, KW] (one group), B (optional, [M]), Z (optional,
  *                    blocked like Y); output Y [N, ceil(M/16), OH, OW,
  *                    16] = activation(Conv(X, W, B) + Z); attributes:
  *                    Conv's (explicit pads, no auto_pad, group 1) and
@@ -227,6 +227,8 @@ static int infer_blocked_conv(ox_infer_ctx *c) {
     if (!x || !w || x->rank < 0 || w->rank < 0) return ox_infer_set_output(c, 0, ONYX_FLOAT32, NULL, -1);
     if (w->rank != 4 || (x->rank != 4 && x->rank != 5))
         return ox_infer_fail(c, ox_infer_bad_code(c), "BlockedConv: W must be 4-D and X 4-D or blocked 5-D");
+    if (w->dims[1] == 0)
+        return ox_infer_fail(c, ox_infer_bad_code(c), "BlockedConv: W has no input channels");
     if (x->rank == 5 && w->dims[1] >= 0 &&
         ((x->dims[1] >= 0 && x->dims[1] != w->dims[1] / OX_CHANNEL_BLOCK + (w->dims[1] % OX_CHANNEL_BLOCK != 0)) ||
          (x->dims[4] >= 0 && x->dims[4] != OX_CHANNEL_BLOCK)))

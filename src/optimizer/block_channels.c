@@ -48,7 +48,7 @@ static int convertible(const ir_graph *g, const ir_node *n) {
     if (!x || !y || x->dtype != ONYX_FLOAT32 || x->rank != 4 || y->rank != 4 || !w ||
         w->dtype != ONYX_FLOAT32 || w->rank != 4 || w->dims[0] < OX_CHANNEL_BLOCK)
         return 0;
-    if (x->dims[1] != w->dims[1] || ir_attr_int(n, "group", 1) != 1) return 0;
+    if (x->dims[1] < 1 || x->dims[1] != w->dims[1] || ir_attr_int(n, "group", 1) != 1) return 0;
     /* one output position per image: the planar kernel runs it as a fully
      * connected layer over all images at once, four times faster than
      * a tile of one position (MobileNetV3's squeeze-and-excitation) */

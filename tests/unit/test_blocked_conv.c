@@ -257,14 +257,23 @@ static void test_bad_blocked_input(onyx_env *env) {
         {"8 lanes", "BlockedConv", "BlockedConv", 48, 1, 0, 8},
         /* 60 channels: 4 blocks, not 3 */
         {"unblocked channels", "UnblockChannels", "UnblockChannels", 0, 1, 60, 16},
+        /* W with no input channels for X without blocks: no tile can run */
+        {"no channels", "BlockedConv", "BlockedConv", -1, 1, 0, 16},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         unsigned seed = 5;
         mb_model *m = mb_new(17);
-        const int64_t dx[] = {1, 3, 4, 4, cases[i].x_lanes};
-        mb_input(m, "x", ONYX_FLOAT32, dx, 5);
+        const int64_t dx[] = {1, 3, 4, 4, cases[i].x_lanes}, dx0[] = {1, 0, 4, 4}, dw0[] = {16, 0, 1, 1};
+        if (cases[i].w_channels < 0)
+            mb_input(m, "x", ONYX_FLOAT32, dx0, 4);
+        else
+            mb_input(m, "x", ONYX_FLOAT32, dx, 5);
         mb_output(m, "y", ONYX_FLOAT32, NULL, -1);
-        if (cases[i].w_channels) {
+        if (cases[i].w_channels < 0) {
+            static const float none[1];
+            mb_init_float(m, "w", dw0, 4, none);
+            mb_node(m, cases[i].op, "x,w", "y");
+        } else if (cases[i].w_channels) {
             weights(m, "w", 16, cases[i].w_channels, 1, &seed);
             mb_node(m, cases[i].op, "x,w", "y");
             if (cases[i].group != 1) mb_attr_int(m, "group", cases[i].group);

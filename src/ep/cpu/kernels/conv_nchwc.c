@@ -169,6 +169,8 @@ static int blocked_geom_make(ox_kernel_ctx *ctx, const ox_tensor *X, const ox_te
     if (g->blocked_in ? X->dims[4] != NCHWC_B || X->dims[1] != (g->C + NCHWC_B - 1) / NCHWC_B : xc != g->C)
         return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "BlockedConv: X's channels do not match W's %lld",
                               (long long)g->C);
+    if (g->C < 1) /* the tiles step through channel blocks: there must be one */
+        return ox_kernel_fail(ctx, ONYX_NOT_IMPLEMENTED, "BlockedConv: X has no channels");
     const int64_t *st, *dl, *pd, *ks;
     if (ox_cpu_attr_ints(ctx, "strides", 2, &st) || ox_cpu_attr_ints(ctx, "dilations", 2, &dl) ||
         ox_cpu_attr_ints(ctx, "pads", 4, &pd) || ox_cpu_attr_ints(ctx, "kernel_shape", 2, &ks))
@@ -286,7 +288,8 @@ static void tiles_items(void *arg, int64_t begin, int64_t end) {
              * tile: a model's weights stream from memory, and a small
              * plane's few tiles left the tile waiting on them */
             const char *next = (const char *)(wg + unit_weights(cv, u1) * nb);
-            const int64_t lines = (unit_weights(cv, u2) - unit_weights(cv, u1)) * nb * (int64_t)sizeof(float) / 64;
+            const int64_t lines =
+                u1 < units ? (unit_weights(cv, u2) - unit_weights(cv, u1)) * nb * (int64_t)sizeof(float) / 64 : 0;
             const int64_t share = (lines + (t1 - t0) - 1) / (t1 - t0);
             for (int64_t t = t0; t < t1; t++) {
                 for (int64_t l = (t - t0) * share; l < lines && l < (t - t0 + 1) * share; l++)
