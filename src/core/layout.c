@@ -4,33 +4,39 @@
  * stays in L1 while the 16 planes pass. */
 #define RUN 64
 
-static void reorder(float *planar, float *blocked, int64_t C, int64_t S, int64_t n, int64_t cb, int to_blocked) {
+/* The first position and the channels of block cb of image n: its
+ * blocked run and its planes' start in the planar tensor. */
+static int64_t block_at(int64_t C, int64_t S, int64_t n, int64_t cb, int64_t *blk, int64_t *pl) {
     const int64_t Cb = (C + OX_CHANNEL_BLOCK - 1) / OX_CHANNEL_BLOCK, c0 = cb * OX_CHANNEL_BLOCK;
-    const int64_t cn = C - c0 < OX_CHANNEL_BLOCK ? C - c0 : OX_CHANNEL_BLOCK;
-    float *blk = blocked + (n * Cb + cb) * S * OX_CHANNEL_BLOCK;
-    float *pl = planar + (n * C + c0) * S;
+    *blk = (n * Cb + cb) * S * OX_CHANNEL_BLOCK;
+    *pl = (n * C + c0) * S;
+    return C - c0 < OX_CHANNEL_BLOCK ? C - c0 : OX_CHANNEL_BLOCK;
+}
+
+void ox_layout_block(const float *planar, float *blocked, int64_t C, int64_t S, int64_t n, int64_t cb) {
+    int64_t bo, po;
+    const int64_t cn = block_at(C, S, n, cb, &bo, &po);
     for (int64_t p0 = 0; p0 < S; p0 += RUN) {
         const int64_t pn = S - p0 < RUN ? S - p0 : RUN;
         for (int64_t c = 0; c < OX_CHANNEL_BLOCK; c++) {
-            float *b = blk + p0 * OX_CHANNEL_BLOCK + c, *s = pl + c * S + p0;
-            if (!to_blocked) {
-                if (c < cn)
-                    for (int64_t p = 0; p < pn; p++) s[p] = b[p * OX_CHANNEL_BLOCK];
-            } else if (c < cn) {
-                for (int64_t p = 0; p < pn; p++) b[p * OX_CHANNEL_BLOCK] = s[p];
-            } else {
-                for (int64_t p = 0; p < pn; p++) b[p * OX_CHANNEL_BLOCK] = 0.0f;
-            }
+            float *b = blocked + bo + p0 * OX_CHANNEL_BLOCK + c;
+            const float *s = planar + po + c * S + p0;
+            for (int64_t p = 0; p < pn; p++) b[p * OX_CHANNEL_BLOCK] = c < cn ? s[p] : 0.0f;
         }
     }
 }
 
-void ox_layout_block(const float *planar, float *blocked, int64_t C, int64_t S, int64_t n, int64_t cb) {
-    reorder((float *)planar, blocked, C, S, n, cb, 1);
-}
-
 void ox_layout_unblock(const float *blocked, float *planar, int64_t C, int64_t S, int64_t n, int64_t cb) {
-    reorder(planar, (float *)blocked, C, S, n, cb, 0);
+    int64_t bo, po;
+    const int64_t cn = block_at(C, S, n, cb, &bo, &po);
+    for (int64_t p0 = 0; p0 < S; p0 += RUN) {
+        const int64_t pn = S - p0 < RUN ? S - p0 : RUN;
+        for (int64_t c = 0; c < cn; c++) {
+            const float *b = blocked + bo + p0 * OX_CHANNEL_BLOCK + c;
+            float *d = planar + po + c * S + p0;
+            for (int64_t p = 0; p < pn; p++) d[p] = b[p * OX_CHANNEL_BLOCK];
+        }
+    }
 }
 
 ox_tensor *ox_layout_unblocked_copy(const ox_tensor *t, int64_t C, ox_error *err) {

@@ -94,13 +94,9 @@ static int reads_blocked(const ir_graph *g, const unsigned char *conv, int j, in
 /* Drops the candidates whose saving would not pay for the reorders they
  * need (pays_with_reorder), until none changes: dropping one can make its
  * neighbours need a reorder. */
-static int keep_worthwhile(const ir_graph *g, unsigned char *conv) {
-    unsigned char *pinned = ox_pinned_values(g);
+static int keep_worthwhile(const ir_graph *g, const unsigned char *pinned, unsigned char *conv) {
     ox_reader_lists r;
-    if (!pinned || ox_reader_lists_init(&r, g) != 0) {
-        free(pinned);
-        return -1;
-    }
+    if (ox_reader_lists_init(&r, g) != 0) return -1;
     for (int changed = 1; changed;) {
         changed = 0;
         for (int i = 0; i < g->n_nodes; i++) {
@@ -119,7 +115,6 @@ static int keep_worthwhile(const ir_graph *g, unsigned char *conv) {
         }
     }
     ox_reader_lists_free(&r);
-    free(pinned);
     return 0;
 }
 
@@ -149,8 +144,10 @@ static int blocked_twin(ir_graph *g, int *blocked, int v, ox_error *err) {
     return blocked[v] = b;
 }
 
-static int rewrite(ir_graph *g, const unsigned char *conv, int n_conv_nodes, int *blocked, int64_t *channels,
-                   ox_error *err) {
+/* pinned: ox_pinned_values of the graph before the rewrite (which only
+ * adds values, so the original ones keep their ids). */
+static int rewrite(ir_graph *g, const unsigned char *conv, const unsigned char *pinned, int n_conv_nodes,
+                   int *blocked, int64_t *channels, ox_error *err) {
     const int n_values = g->n_values;
     /* each BlockedConv writes a new blocked value */
     for (int i = 0; i < n_conv_nodes; i++) {
@@ -182,51 +179,41 @@ static int rewrite(ir_graph *g, const unsigned char *conv, int n_conv_nodes, int
     }
     /* planar values still read (or seen by name) come back from blocks */
     ox_readers r;
-    unsigned char *pinned = ox_pinned_values(g);
-    if (!pinned || ox_readers_init(&r, g) != 0) {
-        free(pinned);
-        return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
-    }
+    if (ox_readers_init(&r, g) != 0) return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
     int rc = 0;
     for (int v = 0; v < n_values && rc == 0; v++)
         if (channels[v] > 0 && (r.count[v] > 0 || pinned[v]))
             rc = add_reorder(g, "UnblockChannels", blocked[v], v, channels[v], err);
     ox_readers_free(&r);
-    free(pinned);
     return rc;
 }
 
 int ox_pass_block_channels(ox_pass_ctx *ctx, ir_graph *g) {
-    if (!ctx->cpu_only || g->n_nodes == 0 || ox_cpu_isa_active() != OX_ISA_AVX512) return 0;
+    if (!ctx->cpu_only || ox_cpu_isa_active() != OX_ISA_AVX512) return 0;
+    /* shape inference only where there is a convolution to look at: in
+     * the pipeline's later rounds they are all blocked already */
+    int any = 0;
+    for (int i = 0; i < g->n_nodes && !any; i++) any = is_conv(&g->nodes[i]);
+    if (!any) return 0;
     ox_infer_quietly(g);
     const int n_nodes = g->n_nodes, n_values = g->n_values;
-    unsigned char *conv = calloc((size_t)n_nodes, 1);
+    unsigned char *conv = calloc((size_t)n_nodes, 1), *pinned = ox_pinned_values(g);
     int *blocked = malloc(((size_t)n_values + 1) * sizeof *blocked);
     int64_t *channels = calloc((size_t)n_values + 1, sizeof *channels);
-    if (!conv || !blocked || !channels) {
-        free(conv);
-        free(blocked);
-        free(channels);
-        return ox_fail(ctx->err, ONYX_OUT_OF_MEMORY, "out of memory");
-    }
-    for (int i = 0; i < n_nodes; i++) conv[i] = (unsigned char)convertible(g, &g->nodes[i]);
-    if (keep_worthwhile(g, conv) != 0) {
-        free(conv);
-        free(blocked);
-        free(channels);
-        return ox_fail(ctx->err, ONYX_OUT_OF_MEMORY, "out of memory");
-    }
-    int changes = 0;
-    for (int i = 0; i < n_nodes; i++) changes += conv[i];
-    for (int v = 0; v < n_values; v++) blocked[v] = -1;
-    int rc = 0;
-    if (changes) {
-        /* blocked[] grows with the values BlockChannels adds: index it
-         * only by the original values (rewrite asks for no others) */
-        rc = rewrite(g, conv, n_nodes, blocked, channels, ctx->err);
+    int changes = 0, rc = conv && pinned && blocked && channels ? 0 : -1;
+    for (int i = 0; rc == 0 && i < n_nodes; i++) conv[i] = (unsigned char)convertible(g, &g->nodes[i]);
+    if (rc == 0) rc = keep_worthwhile(g, pinned, conv);
+    if (rc != 0) ox_fail(ctx->err, ONYX_OUT_OF_MEMORY, "out of memory");
+    for (int i = 0; rc == 0 && i < n_nodes; i++) changes += conv[i];
+    if (rc == 0 && changes) {
+        for (int v = 0; v < n_values; v++) blocked[v] = -1;
+        /* blocked[] is indexed by the original values only (rewrite asks
+         * for no others) */
+        rc = rewrite(g, conv, pinned, n_nodes, blocked, channels, ctx->err);
         if (rc == 0) rc = ox_model_import_domain(ctx->model, "onyx", 1, ctx->err);
     }
     free(conv);
+    free(pinned);
     free(blocked);
     free(channels);
     return rc ? -1 : changes;

@@ -15,12 +15,6 @@
 #include "ep/ep.h"
 #include "ops/contrib.h"
 
-static int supports_f32(const ir_node *node, const ir_type *const *inputs, int n_inputs) {
-    (void)node;
-    if (n_inputs < 1 || !inputs[0]) return 1;
-    return inputs[0]->dtype == ONYX_FLOAT32 || inputs[0]->dtype == ONYX_UNDEFINED;
-}
-
 /* ---- activations of the fused operators ---- */
 
 typedef enum { ACT_NONE, ACT_RELU, ACT_SIGMOID, ACT_TANH, ACT_LEAKY, ACT_CLIP, ACT_HARDSIGMOID,
@@ -359,21 +353,21 @@ static int layernorm_v1_compute(ox_kernel_ctx *ctx) {
 }
 
 static const ox_kernel_def KERNELS[] = {
-    {"com.microsoft", "FusedConv", 1, 1, fused_conv_compute, supports_f32, NULL, NULL, NULL},
-    {"com.microsoft", "FusedGemm", 1, 1, fused_gemm_compute, supports_f32, NULL, NULL, NULL},
-    {"com.microsoft", "FusedMatMul", 1, 1, fused_matmul_compute, supports_f32, NULL, NULL, NULL},
-    {"com.microsoft", "FusedMatMulActivation", 1, 1, fused_matmul_compute, supports_f32, NULL,
+    {"com.microsoft", "FusedConv", 1, 1, fused_conv_compute, ox_cpu_supports_f32, NULL, NULL, NULL},
+    {"com.microsoft", "FusedGemm", 1, 1, fused_gemm_compute, ox_cpu_supports_f32, NULL, NULL, NULL},
+    {"com.microsoft", "FusedMatMul", 1, 1, fused_matmul_compute, ox_cpu_supports_f32, NULL, NULL, NULL},
+    {"com.microsoft", "FusedMatMulActivation", 1, 1, fused_matmul_compute, ox_cpu_supports_f32, NULL,
      NULL, NULL},
-    {"com.microsoft", "QuickGelu", 1, 1, gelu_family_compute, supports_f32, NULL, NULL, NULL},
-    {"com.microsoft", "Gelu", 1, 1, gelu_family_compute, supports_f32, NULL, NULL, NULL},
-    {"com.microsoft", "FastGelu", 1, 1, gelu_family_compute, supports_f32, NULL, NULL, NULL},
-    {"com.microsoft", "BiasGelu", 1, 1, gelu_family_compute, supports_f32, NULL, NULL, NULL},
-    {"com.microsoft", "SkipLayerNormalization", 1, 1, skip_layernorm_compute, supports_f32, NULL,
+    {"com.microsoft", "QuickGelu", 1, 1, gelu_family_compute, ox_cpu_supports_f32, NULL, NULL, NULL},
+    {"com.microsoft", "Gelu", 1, 1, gelu_family_compute, ox_cpu_supports_f32, NULL, NULL, NULL},
+    {"com.microsoft", "FastGelu", 1, 1, gelu_family_compute, ox_cpu_supports_f32, NULL, NULL, NULL},
+    {"com.microsoft", "BiasGelu", 1, 1, gelu_family_compute, ox_cpu_supports_f32, NULL, NULL, NULL},
+    {"com.microsoft", "SkipLayerNormalization", 1, 1, skip_layernorm_compute, ox_cpu_supports_f32, NULL,
      NULL, NULL},
     {"com.microsoft", "SkipSimplifiedLayerNormalization", 1, 1, skip_layernorm_compute,
-     supports_f32, NULL, NULL, NULL},
-    {"", "LayerNormalization", 1, 16, layernorm_v1_compute, supports_f32, NULL, NULL, NULL},
-    {"", "SimplifiedLayerNormalization", 1, 1000, simplified_layernorm_compute, supports_f32, NULL,
+     ox_cpu_supports_f32, NULL, NULL, NULL},
+    {"", "LayerNormalization", 1, 16, layernorm_v1_compute, ox_cpu_supports_f32, NULL, NULL, NULL},
+    {"", "SimplifiedLayerNormalization", 1, 1000, simplified_layernorm_compute, ox_cpu_supports_f32, NULL,
      NULL, NULL},
 };
 

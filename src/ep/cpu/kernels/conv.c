@@ -893,12 +893,6 @@ static int fused_conv_compute(ox_kernel_ctx *ctx) {
     return 0;
 }
 
-static int supports_f32(const ir_node *node, const ir_type *const *inputs, int n_inputs) {
-    (void)node;
-    if (n_inputs < 1 || !inputs[0]) return 1;
-    return inputs[0]->dtype == ONYX_FLOAT32 || inputs[0]->dtype == ONYX_UNDEFINED;
-}
-
 static int conv_compute(ox_kernel_ctx *ctx) { return conv_like(ctx, 0); }
 static int conv_transpose_compute(ox_kernel_ctx *ctx) { return conv_like(ctx, 1); }
 
@@ -1009,7 +1003,7 @@ static int col2im_compute(ox_kernel_ctx *ctx) {
 
 static const ox_kernel_def KERNELS[] = {
     {"", "Conv", 1, 22, conv_compute, ox_cpu_supports_float, conv_init, conv_release, conv_describe},
-    {"onyx", "FusedConv", 1, 1, fused_conv_compute, supports_f32, conv_init, conv_release,
+    {"onyx", "FusedConv", 1, 1, fused_conv_compute, ox_cpu_supports_f32, conv_init, conv_release,
      conv_describe},
     {"", "ConvTranspose", 1, 22, conv_transpose_compute, ox_cpu_supports_float, NULL, NULL, NULL},
     {"", "ConvInteger", 10, 17, ox_cpu_conv_integer_compute, NULL, NULL, NULL, NULL},

@@ -11,8 +11,8 @@
  * no transposes between convolutions, and every plane size fills the
  * lanes (a 7x7 plane wastes none).
  *
- * Weights are packed once at session creation, [ceil(M/16)][KH*KW][C][16]
- * (zero past M), so that a tile reads each block's weights in order.
+ * Weights are packed once at session creation, per group of the tile's
+ * output blocks (blocked_weights_pack), so that a tile reads one stream.
  * Padding is made by copying the input into a zero-bordered scratch
  * buffer once per run, so the tiles never test bounds. */
 #include <stdlib.h>
@@ -94,7 +94,6 @@ typedef struct blocked_weights {
     float *w;    /* see blocked_weights_pack */
     float *bias; /* Mb * 16 */
     int64_t M, C, KK;
-    int group; /* output blocks per group */
 } blocked_weights;
 
 typedef struct blocked_state {
@@ -138,7 +137,7 @@ static int blocked_weights_pack(const float *w, const float *b, int64_t M, int64
                 col[(kk * C + c) * gb * NCHWC_B] = m < M ? w[(m * C + c) * KK + kk] : 0.0f;
         bw->bias[m] = m < M && b ? b[m] : 0.0f;
     }
-    bw->M = M, bw->C = C, bw->KK = KK, bw->group = group;
+    bw->M = M, bw->C = C, bw->KK = KK;
     return 0;
 }
 
@@ -234,11 +233,11 @@ static void one_tile(const tiles_job *j, const float *x, const float *z, float *
     const nchwc_conv *cv = &j->cv;
     const int64_t q = t * NCHWC_NP;
     const int np = (int)(cv->OP - q < NCHWC_NP ? cv->OP - q : NCHWC_NP);
+    const int nb = (int)(cv->Mb - mb < j->nbt ? cv->Mb - mb : j->nbt);
     if (u1 == cv->KK * cv->Cb) {
         /* the lines the epilogue reads (z) and writes (y), asked for
          * before the products so that they arrive meanwhile (here, not in
          * the tile, whose 24 sums then no longer fit the registers) */
-        const int nb = (int)(cv->Mb - mb < j->nbt ? cv->Mb - mb : j->nbt);
         for (int b = 0; b < nb; b++)
             for (int p = 0; p < np; p++) {
                 const int64_t at = ((mb + b) * cv->OP + q + p) * NCHWC_B;
@@ -248,7 +247,6 @@ static void one_tile(const tiles_job *j, const float *x, const float *z, float *
     }
 #if defined(__x86_64__) && defined(__GNUC__)
     if (j->isa == OX_ISA_AVX512) {
-        const int nb = (int)(cv->Mb - mb < j->nbt ? cv->Mb - mb : j->nbt);
         ox_nchwc_tile_avx512(cv, x, z, y, q, np, mb, nb, u0, u1);
         return;
     }
@@ -444,16 +442,10 @@ static const char *blocked_conv_describe(const void *state) {
     return st ? names[st->isa] : NULL;
 }
 
-static int supports_f32(const ir_node *node, const ir_type *const *inputs, int n_inputs) {
-    (void)node;
-    if (n_inputs < 1 || !inputs[0]) return 1;
-    return inputs[0]->dtype == ONYX_FLOAT32 || inputs[0]->dtype == ONYX_UNDEFINED;
-}
-
 static const ox_kernel_def KERNELS[] = {
-    {"onyx", "BlockChannels", 1, 1, block_channels_compute, supports_f32, NULL, NULL, NULL},
-    {"onyx", "UnblockChannels", 1, 1, unblock_channels_compute, supports_f32, NULL, NULL, NULL},
-    {"onyx", "BlockedConv", 1, 1, blocked_conv_compute, supports_f32, blocked_conv_init, blocked_conv_release,
+    {"onyx", "BlockChannels", 1, 1, block_channels_compute, ox_cpu_supports_f32, NULL, NULL, NULL},
+    {"onyx", "UnblockChannels", 1, 1, unblock_channels_compute, ox_cpu_supports_f32, NULL, NULL, NULL},
+    {"onyx", "BlockedConv", 1, 1, blocked_conv_compute, ox_cpu_supports_f32, blocked_conv_init, blocked_conv_release,
      blocked_conv_describe},
 };
 

@@ -111,6 +111,12 @@ int ox_cpu_supports_float(const ir_node *node, const ir_type *const *inputs, int
     return t == ONYX_UNDEFINED || ox_dtype_is_float(t);
 }
 
+int ox_cpu_supports_f32(const ir_node *node, const ir_type *const *inputs, int n_inputs) {
+    (void)node;
+    if (n_inputs < 1 || !inputs[0]) return 1;
+    return inputs[0]->dtype == ONYX_FLOAT32 || inputs[0]->dtype == ONYX_UNDEFINED;
+}
+
 int ox_cpu_supports_float_no_bf16(const ir_node *node, const ir_type *const *inputs, int n_inputs) {
     (void)node;
     if (n_inputs < 1 || !inputs[0]) return 1;

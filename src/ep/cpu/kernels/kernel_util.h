@@ -95,8 +95,10 @@ float *ox_cpu_to_f32(const ox_tensor *t);
 void ox_cpu_from_f32(ox_tensor *t, const float *f);
 
 /* `supports` checks on input 0's element type (an absent or unknown type
- * passes): any float type, or one of float16/32/64 (no bfloat16). */
+ * passes): any float type, float32 only, or one of float16/32/64 (no
+ * bfloat16). */
 int ox_cpu_supports_float(const ir_node *node, const ir_type *const *inputs, int n_inputs);
+int ox_cpu_supports_f32(const ir_node *node, const ir_type *const *inputs, int n_inputs);
 int ox_cpu_supports_float_no_bf16(const ir_node *node, const ir_type *const *inputs, int n_inputs);
 
 #endif
