@@ -3,11 +3,12 @@
  * also as a share of the core's float32 peak (fma_peak.h: measured). One
  * node per session: blocked input and output, bias and Relu, optimization
  * level none so the node runs as written; one thread by default. Best and
- * median of the runs in `seconds` per shape, weights and activations warm
- * in the caches (inside a model ResNet-50's 7x7 layers read their weights
- * from memory instead: docs/PERFORMANCE.md).
+ * median of the runs in `seconds` per shape. With one copy the weights
+ * and activations stay warm in the caches; with `copies` sessions of
+ * each shape run in turn, each run finds its weights in L3 or memory, as
+ * a convolution inside a model does (ResNet-50's weights are 100 MB).
  *
- *   blocked_conv_bench [seconds-per-shape [threads]]   (default 0.5 1) */
+ *   blocked_conv_bench [seconds-per-shape [threads [copies]]]   (default 0.5 1 1) */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -15,6 +16,9 @@
 #include "fma_peak.h"
 #include "model_builder.h"
 #include "onyx.h"
+
+/* sessions per shape at most: 64 copies of the largest weights (8 MiB) */
+#define MAX_COPIES 64
 
 typedef struct shape {
     int64_t C, M, H, K, stride;
@@ -62,6 +66,11 @@ static int fail(onyx_status *st) {
 int main(int argc, char **argv) {
     const double budget = argc > 1 ? atof(argv[1]) : 0.5;
     const int threads = argc > 2 ? atoi(argv[2]) : 1;
+    const int copies = argc > 3 ? atoi(argv[3]) : 1;
+    if (threads < 1 || copies < 1 || copies > MAX_COPIES) {
+        fprintf(stderr, "usage: blocked_conv_bench [seconds-per-shape [threads [copies (1..%d)]]]\n", MAX_COPIES);
+        return 2;
+    }
     const double peak = fma_peak();
     if (peak > 0) printf("float32 peak (measured FMA throughput, one core): %.1f GFLOP/s\n", peak);
     onyx_env *env = NULL;
@@ -71,13 +80,15 @@ int main(int argc, char **argv) {
         const shape *s = &SHAPES[k];
         size_t len = 0;
         uint8_t *buf = model(s, &len);
-        onyx_session_options *o = NULL;
-        onyx_session *sess = NULL;
-        if ((st = onyx_session_options_create(&o)) || (st = onyx_session_options_set_threads(o, threads)) ||
-            (st = onyx_session_options_set_optimization_level(o, ONYX_OPT_NONE)) ||
-            (st = onyx_session_create_from_buffer(env, buf, len, o, &sess)))
-            return fail(st);
-        onyx_session_options_free(o);
+        onyx_session *sess[MAX_COPIES];
+        for (int c = 0; c < copies; c++) {
+            onyx_session_options *o = NULL;
+            if ((st = onyx_session_options_create(&o)) || (st = onyx_session_options_set_threads(o, threads)) ||
+                (st = onyx_session_options_set_optimization_level(o, ONYX_OPT_NONE)) ||
+                (st = onyx_session_create_from_buffer(env, buf, len, o, &sess[c])))
+                return fail(st);
+            onyx_session_options_free(o);
+        }
         free(buf);
         const int64_t Cb = (s->C + 15) / 16, nx = Cb * s->H * s->H * 16, dx[] = {1, Cb, s->H, s->H, 16};
         float *x = malloc((size_t)nx * sizeof *x);
@@ -92,7 +103,7 @@ int main(int argc, char **argv) {
         for (int r = 0; n < 4096 && (r < 3 + 5 || bench_now_ns() < end); r++) {
             onyx_tensor *ty = NULL;
             const double t0 = bench_now_ns();
-            if ((st = onyx_session_run(sess, &in, (const onyx_tensor *const *)&tx, 1, &out, &ty, 1)))
+            if ((st = onyx_session_run(sess[r % copies], &in, (const onyx_tensor *const *)&tx, 1, &out, &ty, 1)))
                 return fail(st);
             const double dt = bench_now_ns() - t0;
             onyx_tensor_free(ty);
@@ -109,7 +120,7 @@ int main(int argc, char **argv) {
         printf("\n");
         onyx_tensor_free(tx);
         free(x);
-        onyx_session_free(sess);
+        for (int c = 0; c < copies; c++) onyx_session_free(sess[c]);
     }
     onyx_env_free(env);
     return 0;

@@ -229,7 +229,7 @@ typedef struct tiles_job {
 } tiles_job;
 
 static void one_tile(const tiles_job *j, const float *x, const float *z, float *y, int64_t t, int64_t mb,
-                     int64_t u0, int64_t u1) {
+                     int64_t u0, int64_t u1, const char *pf, int64_t lines) {
     const nchwc_conv *cv = &j->cv;
     const int64_t q = t * NCHWC_NP;
     const int np = (int)(cv->OP - q < NCHWC_NP ? cv->OP - q : NCHWC_NP);
@@ -247,9 +247,19 @@ static void one_tile(const tiles_job *j, const float *x, const float *z, float *
     }
 #if defined(__x86_64__) && defined(__GNUC__)
     if (j->isa == OX_ISA_AVX512) {
-        ox_nchwc_tile_avx512(cv, x, z, y, q, np, mb, nb, u0, u1);
+        /* spread over the tile's units (a burst before the tile stalled
+         * it), the rest of fewer than one per unit at once */
+        const int64_t per_unit = lines / (u1 - u0), rest = lines - per_unit * (u1 - u0);
+        for (int64_t l = 0; l < rest; l++) __builtin_prefetch(pf + l * 64, 0, 2);
+        if (per_unit)
+            ox_nchwc_tile_avx512_pf(cv, x, z, y, q, np, mb, nb, u0, u1, pf + rest * 64, per_unit);
+        else
+            ox_nchwc_tile_avx512(cv, x, z, y, q, np, mb, nb, u0, u1);
         return;
     }
+#endif
+    for (int64_t l = 0; l < lines; l++) __builtin_prefetch(pf + l * 64, 0, 2);
+#if defined(__x86_64__) && defined(__GNUC__)
     if (j->isa == OX_ISA_AVX2) {
         ox_nchwc_tile_avx2(cv, x, z, y, q, np, mb, u0, u1);
         return;
@@ -290,9 +300,9 @@ static void tiles_items(void *arg, int64_t begin, int64_t end) {
                 u1 < units ? (unit_weights(cv, u2) - unit_weights(cv, u1)) * nb * (int64_t)sizeof(float) / 64 : 0;
             const int64_t share = (lines + (t1 - t0) - 1) / (t1 - t0);
             for (int64_t t = t0; t < t1; t++) {
-                for (int64_t l = (t - t0) * share; l < lines && l < (t - t0 + 1) * share; l++)
-                    __builtin_prefetch(next + l * 64, 0, 2);
-                one_tile(j, x, z, y, t, mb, u0, u1);
+                const int64_t from = (t - t0) * share;
+                const int64_t ask = from < lines ? (lines - from < share ? lines - from : share) : 0;
+                one_tile(j, x, z, y, t, mb, u0, u1, ask ? next + from * 64 : NULL, ask);
             }
         }
     }

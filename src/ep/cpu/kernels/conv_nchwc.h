@@ -46,9 +46,13 @@ typedef struct nchwc_conv {
  * u % Cb): it starts from the bias when u0 is 0, else from the partial
  * sums in y; it leaves partial sums in y unless u1 ends the reduction,
  * where it applies the epilogue. Stored and reloaded sums are exact, so
- * any split into slabs gives the same bits. */
+ * any split into slabs gives the same bits. The _pf variant also asks
+ * for pfn cache lines from pf on into L2 per unit (the next slab's
+ * weights, spread over the products). */
 void ox_nchwc_tile_avx512(const nchwc_conv *cv, const float *x, const float *z, float *y, int64_t q,
                           int np, int64_t mb, int nb, int64_t u0, int64_t u1);
+void ox_nchwc_tile_avx512_pf(const nchwc_conv *cv, const float *x, const float *z, float *y, int64_t q,
+                             int np, int64_t mb, int nb, int64_t u0, int64_t u1, const char *pf, int64_t pfn);
 void ox_nchwc_tile_avx2(const nchwc_conv *cv, const float *x, const float *z, float *y, int64_t q,
                         int np, int64_t mb, int64_t u0, int64_t u1);
 void ox_nchwc_tile_portable(const nchwc_conv *cv, const float *x, const float *z, float *y, int64_t q,
