@@ -203,7 +203,7 @@ typedef struct ox_dw_args {
 } ox_dw_args;
 
 int ox_conv_depthwise_f32(ox_threadpool *pool, const ox_stop *stop, const ox_dw_args *a);
-/* The same with multiplier 1, eight channels per vector
+/* The same with multiplier 1, eight or sixteen channels per vector
  * (conv_depthwise_cb.c, AVX2 and AVX-512 machines; tiles up to 8 MiB,
  * strides up to 8), which ox_conv_depthwise_f32 tries first; the same
  * return values. */
