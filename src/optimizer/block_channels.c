@@ -68,13 +68,13 @@ static int convertible(const ir_graph *g, const ir_node *n) {
 
 /* Whether blocking node n pays even where it needs a reorder
  * (BlockChannels or UnblockChannels) beside it. A reorder moves each
- * element once, at about the cost of 300 multiply-adds of the blocked
- * tile per element (a 16 x 112 x 112 unblock in MobileNetV3), and the
- * blocked tile saves about a tenth of a planar convolution's time: worth
- * it from 384 products per output. (Measured, not taken: on planes of at
- * most 256 positions with 64 products, MobileNetV3's 96 -> 576 on 7x7
- * ran in 0.082 ms blocked against 0.13 planar, but its unblock took
- * 0.032 ms and the model as a whole gained nothing.) */
+ * element once, and the blocked tile saves about a tenth of a planar
+ * convolution's time: worth it from 384 products per output. (Measured
+ * again once the reorders went through 8x8 transposes, 2 to 3 times
+ * faster: thresholds of 64 to 256 made MobileNetV3 at most 1.5% faster
+ * and RT-DETR up to 4% slower, whose stem convolutions of 16 and 32
+ * output channels, 144 and 288 products, run slower blocked than as a
+ * planar GEMM.) */
 static int pays_with_reorder(const ir_graph *g, const ir_node *n) {
     const ox_tensor *w = ox_const_value(g, n->inputs[1]);
     return w->dims[1] * w->dims[2] * w->dims[3] >= 384;

@@ -19,8 +19,9 @@
 #include "core/checked.h"
 #include "ep/cpu/kernels/conv_fast.h"
 
+#include "ep/cpu/kernels/transpose8.h"
+
 #if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
 #define OX_DWC_X86 1
 #endif
 
@@ -40,32 +41,6 @@ typedef struct dwc_job {
 } dwc_job;
 
 #ifdef OX_DWC_X86
-/* r[i] = [a_i0 .. a_i7] becomes r[j] = [a_0j .. a_7j]: eight positions of
- * eight channels turned between channel-innermost and planar order. */
-__attribute__((target("avx2,fma"), always_inline)) static inline void transpose8(__m256 r[8]) {
-    __m256 t[8], u[8];
-    for (int i = 0; i < 4; i++) {
-        t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
-        t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
-    }
-    for (int h = 0; h < 2; h++) {
-        __m256 a = t[4 * h], b = t[4 * h + 1], c = t[4 * h + 2], d = t[4 * h + 3];
-        u[4 * h + 0] = _mm256_shuffle_ps(a, c, _MM_SHUFFLE(1, 0, 1, 0));
-        u[4 * h + 1] = _mm256_shuffle_ps(a, c, _MM_SHUFFLE(3, 2, 3, 2));
-        u[4 * h + 2] = _mm256_shuffle_ps(b, d, _MM_SHUFFLE(1, 0, 1, 0));
-        u[4 * h + 3] = _mm256_shuffle_ps(b, d, _MM_SHUFFLE(3, 2, 3, 2));
-    }
-    for (int i = 0; i < 4; i++) {
-        r[i] = _mm256_permute2f128_ps(u[i], u[4 + i], 0x20);
-        r[4 + i] = _mm256_permute2f128_ps(u[i], u[4 + i], 0x31);
-    }
-}
-
-/* A mask of the lanes below n. */
-__attribute__((target("avx2,fma"), always_inline)) static inline __m256i lanes_below(int n) {
-    return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-}
-
 /* Rows of len floats of nc channels (channel c's row at src + c *
  * stride) into channel-innermost positions ps floats apart: dst[i * ps +
  * c], eight positions at a time through transpose8, lanes of absent
@@ -81,15 +56,15 @@ to_channel_inner8(const float *src, int64_t stride, int nc, int64_t len, float *
         __m256 r[8];
         for (int c = 0; c < CB; c++)
             r[c] = c < nc ? _mm256_loadu_ps(src + c * stride + i) : _mm256_setzero_ps();
-        transpose8(r);
+        ox_transpose8(r);
         for (int q = 0; q < 8; q++) _mm256_storeu_ps(dst + (i + q) * ps, r[q]);
     }
     if (i < len) {
-        const __m256i m = lanes_below((int)(len - i));
+        const __m256i m = ox_lanes_below((int)(len - i));
         __m256 r[8];
         for (int c = 0; c < CB; c++)
             r[c] = c < nc ? _mm256_maskload_ps(src + c * stride + i, m) : _mm256_setzero_ps();
-        transpose8(r);
+        ox_transpose8(r);
         for (int q = 0; q < 8; q++) _mm256_storeu_ps(dst + (i + q) * ps, r[q]);
     }
 }
@@ -289,7 +264,7 @@ dwc_block_at(const dwc_job *j, int64_t n, int64_t c0, int nc, float *t, float *w
             for (; o + 8 <= a->OW; o += 8) {
                 __m256 r[8];
                 for (int q = 0; q < 8; q++) r[q] = _mm256_loadu_ps(r8 + (o + q) * cbw + h);
-                transpose8(r);
+                ox_transpose8(r);
                 for (int c = 0; c < nh; c++) _mm256_storeu_ps(yh + c * plane + o, r[c]);
             }
             if (o < a->OW && oh * a->OW + o + 8 <= plane) {
@@ -298,7 +273,7 @@ dwc_block_at(const dwc_job *j, int64_t n, int64_t c0, int nc, float *t, float *w
                  * written later (AMD's masked stores are slow) */
                 __m256 r[8];
                 for (int q = 0; q < 8; q++) r[q] = _mm256_loadu_ps(r8 + (o + q) * cbw + h);
-                transpose8(r);
+                ox_transpose8(r);
                 for (int c = 0; c < nh; c++) _mm256_storeu_ps(yh + c * plane + o, r[c]);
                 o = a->OW;
             }
