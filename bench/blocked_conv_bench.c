@@ -6,7 +6,8 @@
  * median of the runs in `seconds` per shape. With one copy the weights
  * and activations stay warm in the caches; with `copies` sessions of
  * each shape run in turn, each run finds its weights in L3 or memory, as
- * a convolution inside a model does (ResNet-50's weights are 100 MB).
+ * a convolution inside a model does (ResNet-50's weights are 100 MB);
+ * one thread only, since the copies' pools would compete for the cores.
  *
  *   blocked_conv_bench [seconds-per-shape [threads [copies]]]   (default 0.5 1 1) */
 #include <stdio.h>
@@ -69,6 +70,13 @@ int main(int argc, char **argv) {
     const int copies = argc > 3 ? atoi(argv[3]) : 1;
     if (threads < 1 || copies < 1 || copies > MAX_COPIES) {
         fprintf(stderr, "usage: blocked_conv_bench [seconds-per-shape [threads [copies (1..%d)]]]\n", MAX_COPIES);
+        return 2;
+    }
+    if (copies > 1 && threads > 1) {
+        /* each session has its own pool, whose workers spin a while after
+         * a run: the next copy's run then shares the cores with them (the
+         * medians came out twice the best runs) */
+        fprintf(stderr, "blocked_conv_bench: copies above 1 need one thread (each copy's pool would compete)\n");
         return 2;
     }
     const double peak = fma_peak();
