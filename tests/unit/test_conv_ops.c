@@ -532,8 +532,8 @@ int main(void) {
          0, 0, 1, "", {0}, 0}, 1},
         {{"input scale: depthwise, a scaled copy", 2, 2, 8, 8, 8, {10, 10}, {3, 3}, {1, 1}, {1, 1},
          {1, 1, 1, 1}, 1, 0, 0, 1, "Relu", {0}, 0}, 1},
-        {{"lanes: input scale, 1x1 on 7x7, scaled as the columns are made", 2, 2, 260, 60, 1, {7, 7},
-          {1, 1}, {1, 1}, {1, 1}, {0}, 1, 0, 0, 1, "Relu", {0}, 0},
+        {{"lanes: input scale, 1x1 on 7x7, scaled as the columns are made, two threads", 2, 2, 260, 60, 1,
+          {7, 7}, {1, 1}, {1, 1}, {1, 1}, {0}, 1, 0, 0, 2, "Relu", {0}, 0},
          1},
     };
     for (size_t i = 0; env && i < sizeof scaled / sizeof scaled[0]; i++)

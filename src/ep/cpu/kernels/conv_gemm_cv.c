@@ -28,6 +28,8 @@
 #define CV_KC 128 /* rows of K per slab: a block's slab is 24 KiB */
 #define CV_NB 48  /* channels per block: three vectors */
 #define CV_R 7    /* positions per tile */
+/* scratch floats a pass over several images may take (16 MiB) */
+#define CV_PASS_FLOATS ((int64_t)1 << 22)
 
 size_t ox_conv_cv_bytes(int64_t M, int64_t K) {
     int64_t Mp = (M + CV_NB - 1) / CV_NB * CV_NB, n;
@@ -135,46 +137,50 @@ __attribute__((target("avx512f"))) static void cv_tile(int R, int NV, int64_t kc
 typedef struct cv_job {
     const ox_conv_gemm_args *a;
     const ox_stop *stop;
-    int64_t n;      /* the image */
-    float *cols;    /* its column matrix, when built: row k at cols + k * P */
-    const float *b; /* the column matrix read: row k at b + k * P */
-    float *yt;      /* P x Mp partial sums */
-    int64_t halves; /* position tiles split in this many ranges per block */
+    int64_t n0, n;   /* the images [n0, n0 + n) of this pass */
+    float *cols;     /* their column matrices, when built: image i's row k at cols + (i * K + k) * P */
+    float *yt;       /* their P x Mp partial sums, image i's at yt + i * P * Mp */
+    int64_t blocks;  /* channel blocks of 48 */
+    int64_t halves;  /* position tiles split in this many ranges per block */
 } cv_job;
 
-/* Rows [k0, k1) of the image's column matrix (im2col), in parallel: built
- * on one thread it was a tenth of a 3x3 512 -> 512 convolution on 7x7 at
- * two threads. */
-static void cv_cols(void *arg, int64_t k0, int64_t k1) {
+/* Rows [r0, r1) of the pass's column matrices (image r / K, row r % K),
+ * im2col or X times its input scale, in parallel: built on one thread it
+ * was a tenth of a 3x3 512 -> 512 convolution on 7x7 at two threads. The
+ * scaled X (a 1x1, one group) is made here, in the scratch the products
+ * read, not as a copy of the whole input before the convolution. */
+static void cv_rows(void *arg, int64_t r0, int64_t r1) {
     const cv_job *j = arg;
     const ox_conv_gemm_args *a = j->a;
-    a->cols(a->cols_arg, j->n, 0, k0, k1 - k0, 0, a->P, (int)a->P, j->cols + k0 * a->P);
-}
-
-/* Rows [k0, k1) of the image's X times its input scale (1x1, one
- * group) into the column matrix: the scaled X is made a plane at a time
- * here, in the scratch the products read, not as a copy of the whole
- * input before the convolution. */
-static void cv_scaled(void *arg, int64_t k0, int64_t k1) {
-    const cv_job *j = arg;
-    const ox_conv_gemm_args *a = j->a;
-    const int64_t P = a->P;
-    const float *restrict x = a->x + j->n * a->x_img, *restrict f = a->x_scale + j->n * a->x_scale_img;
-    float *restrict d = j->cols;
-    for (int64_t k = k0; k < k1; k++)
-        for (int64_t p = 0; p < P; p++) d[k * P + p] = x[k * P + p] * f[k];
+    const int64_t P = a->P, K = a->w->K;
+    while (r0 < r1) {
+        const int64_t i = r0 / K, k0 = r0 - i * K, k1 = r1 - i * K < K ? r1 - i * K : K, n = j->n0 + i;
+        float *restrict d = j->cols + i * K * P;
+        if (a->cols) {
+            a->cols(a->cols_arg, n, 0, k0, k1 - k0, 0, P, (int)P, d + k0 * P);
+        } else {
+            const float *restrict x = a->x + n * a->x_img, *restrict f = a->x_scale + n * a->x_scale_img;
+            for (int64_t k = k0; k < k1; k++)
+                for (int64_t p = 0; p < P; p++) d[k * P + p] = x[k * P + p] * f[k];
+        }
+        r0 += k1 - k0;
+    }
 }
 
 /* Tasks [t0, t1): channel block t / halves, its share t % halves of the
  * position tiles, every slab. */
 static void cv_blocks(void *arg, int64_t t0, int64_t t1) {
     const cv_job *j = arg;
-    const ox_conv_packed *w = j->a->w;
-    const int64_t P = j->a->P, K = w->K, Mp = w->Mp, M = w->Mg;
+    const ox_conv_gemm_args *a = j->a;
+    const ox_conv_packed *w = a->w;
+    const int64_t P = a->P, K = w->K, Mp = w->Mp, M = w->Mg;
     const int64_t all = (P + CV_R - 1) / CV_R;
     for (int64_t t = t0; t < t1; t++) {
         if (ox_stop_requested(j->stop)) return;
-        const int64_t blk = t / j->halves, part = t % j->halves;
+        const int64_t img = t / (j->blocks * j->halves), r = t - img * j->blocks * j->halves;
+        const int64_t blk = r / j->halves, part = r % j->halves;
+        const float *b = a->cols || a->x_scale ? j->cols + img * K * P : a->x + (j->n0 + img) * a->x_img;
+        float *yt = j->yt + img * P * Mp;
         const int64_t c0 = blk * CV_NB;
         const int64_t left = M - c0, nv = left >= CV_NB ? 3 : (left + 15) / 16;
         const int64_t first = all * part / j->halves, tiles = all * (part + 1) / j->halves - first;
@@ -195,7 +201,7 @@ static void cv_blocks(void *arg, int64_t t0, int64_t t1) {
                 if (next)
                     for (int64_t l = lines * i / tiles; l < lines * (i + 1) / tiles; l++)
                         _mm_prefetch(next + l * 64, _MM_HINT_T1);
-                cv_tile(R, (int)nv, kc, ws, j->b + k0 * P + p, P, j->yt + p * Mp + c0, Mp, k0 > 0);
+                cv_tile(R, (int)nv, kc, ws, b + k0 * P + p, P, yt + p * Mp + c0, Mp, k0 > 0);
             }
         }
     }
@@ -203,9 +209,9 @@ static void cv_blocks(void *arg, int64_t t0, int64_t t1) {
 
 typedef struct cv_out_job {
     const ox_conv_gemm_args *a;
-    const float *yt;
-    float *y;       /* this image's output planes */
-    const float *z; /* this image's residual, or NULL */
+    const float *yt; /* the pass's partial sums, image i's at yt + i * P * Mp */
+    int64_t n0;      /* the pass's first image */
+    int64_t groups;  /* groups of 16 output channels per image */
 } cv_out_job;
 
 /* r[i] = [a_i0 .. a_i15] becomes r[j] = [a_0j .. a_15j] */
@@ -236,10 +242,13 @@ __attribute__((target("avx512f"), always_inline)) static inline void transpose16
  * sixteen positions x sixteen channels at a time (a scalar copy took as
  * long as a 96 -> 576 convolution's products on 7x7), then the epilogue
  * over them. */
-__attribute__((target("avx512f"))) static void cv_out(void *arg, int64_t g0, int64_t g1) {
-    const cv_out_job *o = arg;
+__attribute__((target("avx512f"))) static void cv_image_out(const cv_out_job *o, int64_t i, int64_t g0,
+                                                            int64_t g1) {
     const ox_conv_gemm_args *a = o->a;
-    const int64_t P = a->P, Mp = a->w->Mp, M = a->w->Mg;
+    const int64_t P = a->P, Mp = a->w->Mp, M = a->w->Mg, n = o->n0 + i;
+    const float *yt = o->yt + i * P * Mp;
+    float *y = a->y + n * M * P;
+    const float *z = a->z ? a->z + n * M * P : NULL;
     const int64_t m0 = g0 * 16, m1 = g1 * 16 < M ? g1 * 16 : M;
     for (int64_t m = m0; m < m1; m += 16) {
         const int mc = (int)(m1 - m < 16 ? m1 - m : 16);
@@ -249,15 +258,26 @@ __attribute__((target("avx512f"))) static void cv_out(void *arg, int64_t g0, int
             __m512 r[16];
             /* columns m .. m + 15 lie inside YT's Mp; those past the
              * channels computed are never stored */
-            for (int i = 0; i < 16; i++)
-                r[i] = i < pc ? _mm512_loadu_ps(o->yt + (p + i) * Mp + m) : _mm512_setzero_ps();
+            for (int c = 0; c < 16; c++)
+                r[c] = c < pc ? _mm512_loadu_ps(yt + (p + c) * Mp + m) : _mm512_setzero_ps();
             transpose16(r);
-            for (int c = 0; c < mc; c++) _mm512_mask_storeu_ps(o->y + (m + c) * P + p, keep, r[c]);
+            for (int c = 0; c < mc; c++) _mm512_mask_storeu_ps(y + (m + c) * P + p, keep, r[c]);
         }
     }
-    if (m0 < m1 && (a->bias || o->z || a->act.kind != OX_ACT_NONE))
-        ox_conv_epilogue(o->y + m0 * P, P, m1 - m0, P, a->bias ? a->bias + m0 : NULL,
-                         o->z ? o->z + m0 * P : NULL, P, &a->act, a->isa);
+    if (m0 < m1 && (a->bias || z || a->act.kind != OX_ACT_NONE))
+        ox_conv_epilogue(y + m0 * P, P, m1 - m0, P, a->bias ? a->bias + m0 : NULL, z ? z + m0 * P : NULL, P,
+                         &a->act, a->isa);
+}
+
+/* Items [t0, t1): image t / groups, its output channels' group t % groups. */
+static void cv_out(void *arg, int64_t t0, int64_t t1) {
+    const cv_out_job *o = arg;
+    while (t0 < t1) {
+        const int64_t i = t0 / o->groups, g0 = t0 - i * o->groups;
+        const int64_t g1 = t1 - i * o->groups < o->groups ? t1 - i * o->groups : o->groups;
+        cv_image_out(o, i, g0, g1);
+        t0 += g1 - g0;
+    }
 }
 #endif
 
@@ -271,28 +291,31 @@ int ox_conv_cv_run(ox_threadpool *pool, const ox_stop *stop, const ox_conv_gemm_
     const ox_conv_packed *w = a->w;
     if (a->isa < OX_ISA_AVX512 || w->G != 1 || a->x_packed || a->P < 1 || a->P > 1024) return 0;
     const int64_t P = a->P, K = w->K, M = w->Mg, Mp = w->Mp;
-    /* the column matrix (im2col, when there is one) and YT */
-    int64_t cols_n = 0, yt_n;
+    /* per image the column matrix (im2col or scaled X, when there is
+     * one) and YT; a pass takes as many images as fit CV_PASS_FLOATS, so
+     * that its three phases are one dispatch each (per image, MobileNetV3's
+     * batch of two ran slower at two threads than at one) */
+    int64_t cols_n = 0, yt_n, img_n;
     if ((a->cols || a->x_scale) && !ox_mul_i64(K, P, &cols_n)) return 0;
     if (!ox_mul_i64(P, Mp, &yt_n) || cols_n > (int64_t)1 << 28 || yt_n > (int64_t)1 << 28) return 0;
+    img_n = cols_n + yt_n;
+    int64_t per_pass = CV_PASS_FLOATS / img_n;
+    if (per_pass < 1) per_pass = 1;
+    if (per_pass > a->N) per_pass = a->N;
     int lent = 0;
-    float *mem = ox_threadpool_scratch(pool, (size_t)(cols_n + yt_n) * sizeof(float), &lent);
+    float *mem = ox_threadpool_scratch(pool, (size_t)(img_n * per_pass) * sizeof(float), &lent);
     if (!mem) return -1;
-    float *cols = mem, *yt = mem + cols_n;
     const int threads = ox_threadpool_size(pool);
-    for (int64_t n = 0; n < a->N && !ox_stop_requested(stop); n++) {
+    for (int64_t n0 = 0; n0 < a->N && !ox_stop_requested(stop); n0 += per_pass) {
+        const int64_t n = a->N - n0 < per_pass ? a->N - n0 : per_pass;
         /* blocks of 48 channels deal unevenly to few threads (512
          * channels: 11 blocks, 6 and 5): each block's tiles in two ranges */
-        cv_job j = {.a = a, .stop = stop, .n = n, .cols = cols, .b = a->x + n * a->x_img, .yt = yt,
-                    .halves = threads > 1 && P >= 2 * CV_R ? 2 : 1};
-        if (a->cols || a->x_scale) {
-            /* one panel as wide as the plane: row k at cols + k * P */
-            ox_parallel_for(pool, K, 64, a->cols ? cv_cols : cv_scaled, &j);
-            j.b = cols;
-        }
-        ox_parallel_for(pool, Mp / CV_NB * j.halves, 1, cv_blocks, &j);
-        cv_out_job o = {.a = a, .yt = yt, .y = a->y + n * M * P, .z = a->z ? a->z + n * M * P : NULL};
-        ox_parallel_for(pool, (M + 15) / 16, 1, cv_out, &o);
+        cv_job j = {.a = a, .stop = stop, .n0 = n0, .n = n, .cols = mem, .yt = mem + cols_n * per_pass,
+                    .blocks = Mp / CV_NB, .halves = threads > 1 && P >= 2 * CV_R ? 2 : 1};
+        if (a->cols || a->x_scale) ox_parallel_for(pool, n * K, 64, cv_rows, &j);
+        ox_parallel_for(pool, n * j.blocks * j.halves, 1, cv_blocks, &j);
+        cv_out_job o = {.a = a, .yt = j.yt, .n0 = n0, .groups = (M + 15) / 16};
+        ox_parallel_for(pool, n * o.groups, 1, cv_out, &o);
     }
     ox_threadpool_scratch_done(pool, mem, lent);
     return 1;
