@@ -4,9 +4,7 @@
  * stays in L1 while the 16 planes pass. */
 #define RUN 64
 
-/* The first position and the channels of block cb of image n: its
- * blocked run and its planes' start in the planar tensor. */
-static int64_t block_at(int64_t C, int64_t S, int64_t n, int64_t cb, int64_t *blk, int64_t *pl) {
+int64_t ox_layout_block_at(int64_t C, int64_t S, int64_t n, int64_t cb, int64_t *blk, int64_t *pl) {
     const int64_t Cb = (C + OX_CHANNEL_BLOCK - 1) / OX_CHANNEL_BLOCK, c0 = cb * OX_CHANNEL_BLOCK;
     *blk = (n * Cb + cb) * S * OX_CHANNEL_BLOCK;
     *pl = (n * C + c0) * S;
@@ -15,7 +13,7 @@ static int64_t block_at(int64_t C, int64_t S, int64_t n, int64_t cb, int64_t *bl
 
 void ox_layout_block(const float *planar, float *blocked, int64_t C, int64_t S, int64_t n, int64_t cb) {
     int64_t bo, po;
-    const int64_t cn = block_at(C, S, n, cb, &bo, &po);
+    const int64_t cn = ox_layout_block_at(C, S, n, cb, &bo, &po);
     for (int64_t p0 = 0; p0 < S; p0 += RUN) {
         const int64_t pn = S - p0 < RUN ? S - p0 : RUN;
         for (int64_t c = 0; c < OX_CHANNEL_BLOCK; c++) {
@@ -28,7 +26,7 @@ void ox_layout_block(const float *planar, float *blocked, int64_t C, int64_t S, 
 
 void ox_layout_unblock(const float *blocked, float *planar, int64_t C, int64_t S, int64_t n, int64_t cb) {
     int64_t bo, po;
-    const int64_t cn = block_at(C, S, n, cb, &bo, &po);
+    const int64_t cn = ox_layout_block_at(C, S, n, cb, &bo, &po);
     for (int64_t p0 = 0; p0 < S; p0 += RUN) {
         const int64_t pn = S - p0 < RUN ? S - p0 : RUN;
         for (int64_t c = 0; c < cn; c++) {

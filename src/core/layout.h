@@ -19,6 +19,11 @@
  * from blocked [N, ceil(C/16), S, 16]. Blocking writes zeros in the lanes
  * past C; unblocking never reads them. */
 void ox_layout_block(const float *planar, float *blocked, int64_t C, int64_t S, int64_t n, int64_t cb);
+/* Where block cb of image n starts: *blk in the blocked tensor, *pl (its
+ * first channel's plane) in the planar one; returns its channels (16, or
+ * fewer in the last block). For other implementations of the two above
+ * (the CPU provider's vector reorders). */
+int64_t ox_layout_block_at(int64_t C, int64_t S, int64_t n, int64_t cb, int64_t *blk, int64_t *pl);
 void ox_layout_unblock(const float *blocked, float *planar, int64_t C, int64_t S, int64_t n, int64_t cb);
 
 /* A new planar float32 tensor [N, C, S...] of blocked t ([N, ceil(C/16),

@@ -467,6 +467,11 @@ int main(void) {
          {2, 2}, {1, 1}, {1, 1, 1, 1}, 1, 0, 0, 2, "SiLU", {0}, 0},
         {"lanes: 1x1 on 5x5, K in three slabs, no bias", 2, 1, 300, 64, 1, {5, 5}, {1, 1}, {1, 1}, {1, 1},
          {0}, 0, 0, 0, 1, NULL, {0}, 0},
+        /* images in passes of at most 16 MiB of scratch: 38880 products
+         * per output make 1.9 M floats of columns per image, so three
+         * images go in a pass of two and a pass of one */
+        {"lanes: three images in two passes, residual, two threads", 2, 3, 4320, 48, 1, {13, 13}, {3, 3},
+         {2, 2}, {1, 1}, {1, 1, 1, 1}, 1, 1, 0, 2, "Relu", {0}, 0},
         {"lanes: 3x3 plane, 33 channels", 2, 1, 32, 33, 1, {3, 3}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, 1,
          1, 0, 1, "HardSwish", {0}, 0},
         /* narrow planes: one vector per row, several rows per step */

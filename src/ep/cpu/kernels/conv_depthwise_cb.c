@@ -52,13 +52,7 @@ typedef struct dwc_job {
 __attribute__((target("avx2,fma"), always_inline)) static inline void
 to_channel_inner8(const float *src, int64_t stride, int nc, int64_t len, float *dst, int64_t ps) {
     int64_t i = 0;
-    for (; i + 8 <= len; i += 8) {
-        __m256 r[8];
-        for (int c = 0; c < CB; c++)
-            r[c] = c < nc ? _mm256_loadu_ps(src + c * stride + i) : _mm256_setzero_ps();
-        ox_transpose8(r);
-        for (int q = 0; q < 8; q++) _mm256_storeu_ps(dst + (i + q) * ps, r[q]);
-    }
+    for (; i + 8 <= len; i += 8) ox_planes_to_positions8(src + i, stride, nc, dst + i * ps, ps);
     if (i < len) {
         const __m256i m = ox_lanes_below((int)(len - i));
         __m256 r[8];
@@ -261,20 +255,12 @@ dwc_block_at(const dwc_job *j, int64_t n, int64_t c0, int nc, float *t, float *w
             const int nh = nc - h < CB ? nc - h : CB;
             float *yh = y0 + h * plane;
             int64_t o = 0;
-            for (; o + 8 <= a->OW; o += 8) {
-                __m256 r[8];
-                for (int q = 0; q < 8; q++) r[q] = _mm256_loadu_ps(r8 + (o + q) * cbw + h);
-                ox_transpose8(r);
-                for (int c = 0; c < nh; c++) _mm256_storeu_ps(yh + c * plane + o, r[c]);
-            }
+            for (; o + 8 <= a->OW; o += 8) ox_positions_to_planes8(r8 + o * cbw + h, cbw, nh, yh + o, plane);
             if (o < a->OW && oh * a->OW + o + 8 <= plane) {
                 /* a ragged end whose whole vectors stay inside the plane: the
                  * lanes past the row land on the rows after it, which are
                  * written later (AMD's masked stores are slow) */
-                __m256 r[8];
-                for (int q = 0; q < 8; q++) r[q] = _mm256_loadu_ps(r8 + (o + q) * cbw + h);
-                ox_transpose8(r);
-                for (int c = 0; c < nh; c++) _mm256_storeu_ps(yh + c * plane + o, r[c]);
+                ox_positions_to_planes8(r8 + o * cbw + h, cbw, nh, yh + o, plane);
                 o = a->OW;
             }
             for (; o < a->OW; o++)

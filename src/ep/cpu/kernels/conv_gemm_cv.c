@@ -137,7 +137,7 @@ __attribute__((target("avx512f"))) static void cv_tile(int R, int NV, int64_t kc
 typedef struct cv_job {
     const ox_conv_gemm_args *a;
     const ox_stop *stop;
-    int64_t n0, n;   /* the images [n0, n0 + n) of this pass */
+    int64_t n0;      /* the pass's first image */
     float *cols;     /* their column matrices, when built: image i's row k at cols + (i * K + k) * P */
     float *yt;       /* their P x Mp partial sums, image i's at yt + i * P * Mp */
     int64_t blocks;  /* channel blocks of 48 */
@@ -310,7 +310,7 @@ int ox_conv_cv_run(ox_threadpool *pool, const ox_stop *stop, const ox_conv_gemm_
         const int64_t n = a->N - n0 < per_pass ? a->N - n0 : per_pass;
         /* blocks of 48 channels deal unevenly to few threads (512
          * channels: 11 blocks, 6 and 5): each block's tiles in two ranges */
-        cv_job j = {.a = a, .stop = stop, .n0 = n0, .n = n, .cols = mem, .yt = mem + cols_n * per_pass,
+        cv_job j = {.a = a, .stop = stop, .n0 = n0, .cols = mem, .yt = mem + cols_n * per_pass,
                     .blocks = Mp / CV_NB, .halves = threads > 1 && P >= 2 * CV_R ? 2 : 1};
         if (a->cols || a->x_scale) ox_parallel_for(pool, n * K, 64, cv_rows, &j);
         ox_parallel_for(pool, n * j.blocks * j.halves, 1, cv_blocks, &j);

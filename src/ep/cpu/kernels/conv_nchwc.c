@@ -47,19 +47,14 @@ typedef struct reorder_job {
  * vectors there would write into the next block). */
 __attribute__((target("avx2,fma"))) static void block_avx2(const float *planar, float *blocked, int64_t C,
                                                            int64_t S, int64_t n, int64_t cb) {
-    const int64_t Cb = (C + NCHWC_B - 1) / NCHWC_B, c0 = cb * NCHWC_B;
-    const int64_t cn = C - c0 < NCHWC_B ? C - c0 : NCHWC_B;
-    const float *src = planar + (n * C + c0) * S;
-    float *dst = blocked + (n * Cb + cb) * S * NCHWC_B;
+    int64_t bo, po;
+    const int64_t cn = ox_layout_block_at(C, S, n, cb, &bo, &po);
+    const float *src = planar + po;
+    float *dst = blocked + bo;
     for (int h = 0; h < NCHWC_B; h += 8) {
         const int nh = cn - h < 0 ? 0 : cn - h < 8 ? (int)(cn - h) : 8;
         int64_t p = 0;
-        for (; p + 8 <= S; p += 8) {
-            __m256 r[8];
-            for (int c = 0; c < 8; c++) r[c] = c < nh ? _mm256_loadu_ps(src + (h + c) * S + p) : _mm256_setzero_ps();
-            ox_transpose8(r);
-            for (int q = 0; q < 8; q++) _mm256_storeu_ps(dst + (p + q) * NCHWC_B + h, r[q]);
-        }
+        for (; p + 8 <= S; p += 8) ox_planes_to_positions8(src + h * S + p, S, nh, dst + p * NCHWC_B + h, NCHWC_B);
         for (; p < S; p++)
             for (int c = 0; c < 8; c++) dst[p * NCHWC_B + h + c] = c < nh ? src[(h + c) * S + p] : 0.0f;
     }
@@ -67,19 +62,14 @@ __attribute__((target("avx2,fma"))) static void block_avx2(const float *planar, 
 
 __attribute__((target("avx2,fma"))) static void unblock_avx2(const float *blocked, float *planar, int64_t C,
                                                              int64_t S, int64_t n, int64_t cb) {
-    const int64_t Cb = (C + NCHWC_B - 1) / NCHWC_B, c0 = cb * NCHWC_B;
-    const int64_t cn = C - c0 < NCHWC_B ? C - c0 : NCHWC_B;
-    const float *src = blocked + (n * Cb + cb) * S * NCHWC_B;
-    float *dst = planar + (n * C + c0) * S;
+    int64_t bo, po;
+    const int64_t cn = ox_layout_block_at(C, S, n, cb, &bo, &po);
+    const float *src = blocked + bo;
+    float *dst = planar + po;
     for (int h = 0; h < cn; h += 8) {
         const int nh = cn - h < 8 ? (int)(cn - h) : 8;
         int64_t p = 0;
-        for (; p + 8 <= S; p += 8) {
-            __m256 r[8];
-            for (int q = 0; q < 8; q++) r[q] = _mm256_loadu_ps(src + (p + q) * NCHWC_B + h);
-            ox_transpose8(r);
-            for (int c = 0; c < nh; c++) _mm256_storeu_ps(dst + (h + c) * S + p, r[c]);
-        }
+        for (; p + 8 <= S; p += 8) ox_positions_to_planes8(src + p * NCHWC_B + h, NCHWC_B, nh, dst + h * S + p, S);
         for (; p < S; p++)
             for (int c = 0; c < nh; c++) dst[(h + c) * S + p] = src[p * NCHWC_B + h + c];
     }
@@ -122,11 +112,32 @@ static int reorder_run(ox_kernel_ctx *ctx, const ox_tensor *pl, const ox_tensor 
                               ctx->node->op_type, NCHWC_B, NCHWC_B);
     int64_t S = 1;
     for (int d = 2; d < pl->rank; d++) S *= pl->dims[d];
+    const ox_cpu_isa *isa = ctx->state;
     reorder_job j = {block ? pl->data : bl->data, block ? bl->data : pl->data, pl->dims[1], bl->dims[1], S,
-                     block, ox_cpu_isa_active()};
+                     block, isa ? *isa : ox_cpu_isa_active()};
     const int64_t items = pl->dims[0] * bl->dims[1];
     if (items > 0 && S > 0) ox_parallel_for(ctx->pool, items, 1, reorder_items, &j);
     return 0;
+}
+
+/* The reorders' instruction set, chosen once (ONYX_CPU_ISA checked
+ * at session creation, as for every kernel that picks one). */
+static int reorder_init(const ox_kernel_init *in, void **state, ox_error *err) {
+    (void)in;
+    *state = NULL;
+    ox_cpu_isa *isa = malloc(sizeof *isa);
+    if (!isa) return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
+    if (ox_cpu_isa_choose(isa, err) != 0) {
+        free(isa);
+        return -1;
+    }
+    *state = isa;
+    return 0;
+}
+
+static const char *reorder_describe(const void *state) {
+    const ox_cpu_isa *isa = state;
+    return isa && *isa >= OX_ISA_AVX2 ? "8x8 transposes, avx2" : "portable";
 }
 
 static int block_channels_compute(ox_kernel_ctx *ctx) {
@@ -510,8 +521,10 @@ static const char *blocked_conv_describe(const void *state) {
 }
 
 static const ox_kernel_def KERNELS[] = {
-    {"onyx", "BlockChannels", 1, 1, block_channels_compute, ox_cpu_supports_f32, NULL, NULL, NULL},
-    {"onyx", "UnblockChannels", 1, 1, unblock_channels_compute, ox_cpu_supports_f32, NULL, NULL, NULL},
+    {"onyx", "BlockChannels", 1, 1, block_channels_compute, ox_cpu_supports_f32, reorder_init, free,
+     reorder_describe},
+    {"onyx", "UnblockChannels", 1, 1, unblock_channels_compute, ox_cpu_supports_f32, reorder_init, free,
+     reorder_describe},
     {"onyx", "BlockedConv", 1, 1, blocked_conv_compute, ox_cpu_supports_f32, blocked_conv_init, blocked_conv_release,
      blocked_conv_describe},
 };

@@ -33,6 +33,27 @@ __attribute__((target("avx2,fma"), always_inline)) static inline void ox_transpo
 __attribute__((target("avx2,fma"), always_inline)) static inline __m256i ox_lanes_below(int n) {
     return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
+
+/* Eight positions of nc (at most 8) planes, channel c's at src + c *
+ * stride, into channel-innermost positions ps floats apart: dst[q * ps +
+ * c], the lanes past nc zero. */
+__attribute__((target("avx2,fma"), always_inline)) static inline void
+ox_planes_to_positions8(const float *src, int64_t stride, int nc, float *dst, int64_t ps) {
+    __m256 r[8];
+    for (int c = 0; c < 8; c++) r[c] = c < nc ? _mm256_loadu_ps(src + c * stride) : _mm256_setzero_ps();
+    ox_transpose8(r);
+    for (int q = 0; q < 8; q++) _mm256_storeu_ps(dst + q * ps, r[q]);
+}
+
+/* The inverse: eight channel-innermost positions ps floats apart into
+ * the first nc planes, channel c's at dst + c * stride. */
+__attribute__((target("avx2,fma"), always_inline)) static inline void
+ox_positions_to_planes8(const float *src, int64_t ps, int nc, float *dst, int64_t stride) {
+    __m256 r[8];
+    for (int q = 0; q < 8; q++) r[q] = _mm256_loadu_ps(src + q * ps);
+    ox_transpose8(r);
+    for (int c = 0; c < nc; c++) _mm256_storeu_ps(dst + c * stride, r[c]);
+}
 #endif
 
 #endif
