@@ -227,24 +227,56 @@ static void test_kernels(onyx_env *env, const char *isa) {
 /* The pass: at level ALL on an AVX-512 machine it writes the blocked
  * graph above (c1..c5 blocked; BlockChannels for z; UnblockChannels for
  * the three outputs and for r2, which the planar Conv reads); elsewhere,
- * and under ONYX_CPU_ISA=avx2, it leaves the graph alone. Values match
- * either way. */
-static void test_pass(onyx_env *env, const char *isa) {
+ * and under ONYX_CPU_ISA=avx2, it leaves the graph alone. Where 512-bit
+ * operations run in two halves (split: ONYX_CPU_512=split, or unset on
+ * an AMD Zen 4) the 3x3 c2, which Winograd's path takes, stays planar,
+ * and so does c1 (20 products per output, and r1 would need a reorder
+ * for c2): c3..c5 blocked, BlockChannels for z, UnblockChannels for the
+ * three outputs. Values match either way. */
+static void test_pass(onyx_env *env, const char *isa, const char *split) {
     if (isa) setenv("ONYX_CPU_ISA", isa, 1);
-    const int blocks = ox_cpu_isa_active() == OX_ISA_AVX512;
+    setenv("ONYX_CPU_512", split, 1);
+    const int blocks = ox_cpu_isa_active() == OX_ISA_AVX512, halves = strcmp(split, "split") == 0;
     size_t len = 0;
     uint8_t *buf = model(&len, 0);
     onyx_session *ref = session(env, buf, len, ONYX_OPT_NONE), *opt = session(env, buf, len, ONYX_OPT_ALL);
     if (ref && opt) {
-        CHECK(count_op(opt, "BlockedConv") == (blocks ? 5u : 0u));
+        CHECK(count_op(opt, "BlockedConv") == (blocks ? halves ? 3u : 5u : 0u));
         CHECK(count_op(opt, "BlockChannels") == (blocks ? 1u : 0u));
-        CHECK(count_op(opt, "UnblockChannels") == (blocks ? 4u : 0u));
-        compare(opt, ref, blocks ? "pass" : "no pass");
+        CHECK(count_op(opt, "UnblockChannels") == (blocks ? halves ? 3u : 4u : 0u));
+        CHECK(count_op(opt, "FusedConv") == (blocks ? halves ? 2u : 0u : 5u));
+        char what[64];
+        snprintf(what, sizeof what, "%s, 512-bit %s", blocks ? "pass" : "no pass", split);
+        compare(opt, ref, what);
     }
     onyx_session_free(ref);
     onyx_session_free(opt);
     free(buf);
     unsetenv("ONYX_CPU_ISA");
+    unsetenv("ONYX_CPU_512");
+}
+
+/* A value of ONYX_CPU_512 other than full or split fails session
+ * creation at level ALL with an error naming the variable. */
+static void test_bad_split(onyx_env *env) {
+    if (ox_cpu_isa_active() != OX_ISA_AVX512) return; /* the pass asks only there */
+    setenv("ONYX_CPU_512", "half", 1);
+    size_t len = 0;
+    uint8_t *buf = model(&len, 0);
+    onyx_session_options *o = NULL;
+    onyx_session *s = NULL;
+    CHECK_OK(onyx_session_options_create(&o));
+    CHECK_OK(onyx_session_options_set_optimization_level(o, ONYX_OPT_ALL));
+    onyx_status *st = onyx_session_create_from_buffer(env, buf, len, o, &s);
+    CHECK(st != NULL && s == NULL);
+    if (st) {
+        CHECK(strstr(onyx_status_message(st), "ONYX_CPU_512") != NULL);
+        onyx_status_free(st);
+    }
+    onyx_session_free(s);
+    onyx_session_options_free(o);
+    free(buf);
+    unsetenv("ONYX_CPU_512");
 }
 
 /* What a run's capture saw of r1 (blocked in the optimized graph, read
@@ -363,9 +395,13 @@ int main(void) {
     test_kernels(env, NULL);
     test_kernels(env, "avx2");
     test_kernels(env, "portable");
-    test_pass(env, NULL);
-    test_pass(env, "avx2");
+    test_pass(env, NULL, "full");
+    test_pass(env, NULL, "split");
+    test_pass(env, "avx2", "full");
+    test_bad_split(env);
+    setenv("ONYX_CPU_512", "full", 1); /* r1 blocked, so its capture is checked */
     test_capture(env);
+    unsetenv("ONYX_CPU_512");
     test_bad_blocked_input(env);
     onyx_env_free(env);
     if (check_failures) fprintf(stderr, "%d check(s) failed\n", check_failures);

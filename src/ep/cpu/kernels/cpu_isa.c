@@ -6,6 +6,7 @@
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #define OX_ISA_X86 1
+#include <cpuid.h>
 #endif
 
 
@@ -42,6 +43,33 @@ int ox_cpu_isa_choose(ox_cpu_isa *out, ox_error *err) {
                        "ONYX_CPU_ISA is '%s'; expected portable, avx2 or avx512",
                        getenv("ONYX_CPU_ISA"));
     *out = r == 1 && cap < best ? cap : best;
+    return 0;
+}
+
+/* 1 on an AMD CPU of family 19h (Zen 3 and Zen 4; of these only Zen 4
+ * has AVX-512, and its 512-bit operations take two passes through the
+ * 256-bit units, AMD's Software Optimization Guide for family 19h). */
+static int amd_family_19h(void) {
+#ifdef OX_ISA_X86
+    unsigned a, b, c, d;
+    if (!__get_cpuid(0, &a, &b, &c, &d)) return 0;
+    /* "AuthenticAMD" in ebx, edx, ecx */
+    if (b != 0x68747541u || d != 0x69746e65u || c != 0x444d4163u) return 0;
+    if (!__get_cpuid(1, &a, &b, &c, &d)) return 0;
+    unsigned family = (a >> 8) & 0xfu;
+    if (family == 0xfu) family += (a >> 20) & 0xffu;
+    return family == 0x19u;
+#else
+    return 0;
+#endif
+}
+
+int ox_cpu_512_split(int *out, ox_error *err) {
+    const char *e = getenv("ONYX_CPU_512");
+    if (!e) *out = amd_family_19h();
+    else if (strcmp(e, "full") == 0) *out = 0;
+    else if (strcmp(e, "split") == 0) *out = 1;
+    else return ox_fail(err, ONYX_INVALID_ARGUMENT, "ONYX_CPU_512 is '%s'; expected full or split", e);
     return 0;
 }
 

@@ -19,6 +19,14 @@ ox_cpu_isa ox_cpu_isa_active(void);
 /* The same, read once by a kernel's init: fails naming ONYX_CPU_ISA when
  * its value is none of portable, avx2, avx512. */
 int ox_cpu_isa_choose(ox_cpu_isa *out, ox_error *err);
+/* 1 when this CPU runs a 512-bit vector operation as two 256-bit halves
+ * (AMD Zen 4, family 19h): AVX-512 then gives no more multiply-adds per
+ * cycle than AVX2, only more registers, and kernels whose only gain is
+ * the wider multiply-add lose to ones that do fewer of them. The
+ * environment variable ONYX_CPU_512 ("full" or "split") overrides what
+ * the CPU says, so tests take both choices on one machine; fails naming
+ * it when set to anything else. */
+int ox_cpu_512_split(int *out, ox_error *err);
 /* "portable", "avx2" or "avx512". */
 const char *ox_cpu_isa_name(ox_cpu_isa isa);
 
