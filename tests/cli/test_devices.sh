@@ -77,6 +77,17 @@ run_cmd cpu devices --provider cpu
 expect_rc cpu 0
 expect_out cpu "^cpu device 0: "
 expect_out cpu "isa_levels  *portable"
+# on AVX-512 machines: whether 512-bit operations run whole or split,
+# which ONYX_CPU_512 overrides (and a bad value is named)
+if grep -q avx512f /proc/cpuinfo; then
+    run_env v512 ONYX_CPU_512=split -- devices --provider cpu
+    expect_rc v512 0
+    expect_out v512 "vector_512  *split (two 256-bit halves)"
+    run_env v512_full ONYX_CPU_512=full -- devices --provider cpu
+    expect_out v512_full "vector_512  *full"
+    run_env v512_bad ONYX_CPU_512=half -- devices --provider cpu
+    expect_err v512_bad "ONYX_CPU_512 is 'half'; expected full or split"
+fi
 run_cmd cpu_json devices --provider cpu --json
 expect_rc cpu_json 0
 json cpu_json "len(d) == 1 and d[0]['provider'] == 'cpu' and d[0]['usable'] == 'yes' and int(d[0]['cores_online']) >= 1"

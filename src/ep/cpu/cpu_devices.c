@@ -45,5 +45,12 @@ int ox_cpu_list_devices(ox_device_list *out, ox_error *err) {
         ox_devlist_set(out, err, "isa_used", "%s%s%s%s", ox_cpu_isa_name(active), cap ? " (ONYX_CPU_ISA=" : "",
                        cap ? cap : "", cap ? ")" : "") != 0)
         return -1;
+    /* whether a 512-bit operation runs whole or in two halves (what the
+     * optimizer's channel blocking weighs, cpu_isa.h) */
+    int split = 0;
+    if (best == OX_ISA_AVX512 &&
+        (ox_cpu_512_split(&split, err) != 0 ||
+         ox_devlist_set(out, err, "vector_512", "%s", split ? "split (two 256-bit halves)" : "full") != 0))
+        return -1;
     return 0;
 }
