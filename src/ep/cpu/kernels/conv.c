@@ -601,8 +601,8 @@ static int winograd_weights(const ir_node *node, const ox_tensor *w) {
     return 1;
 }
 
-int ox_conv_takes_winograd(const ir_node *node, const ox_tensor *w, int64_t positions) {
-    return w->dtype == ONYX_FLOAT32 && positions >= WINOGRAD_MIN_POSITIONS && winograd_weights(node, w);
+int ox_conv_takes_winograd(const ir_node *node, const ox_tensor *w) {
+    return w->dtype == ONYX_FLOAT32 && winograd_weights(node, w);
 }
 
 /* The output positions per image when inference knew the output's

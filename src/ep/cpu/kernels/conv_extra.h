@@ -15,10 +15,12 @@ int ox_conv_geom_make(ox_kernel_ctx *ctx, const ox_tensor *x, const ox_tensor *w
 int ox_conv_check_bias(ox_kernel_ctx *ctx, const ox_tensor *b, int64_t m);
 
 /* 1 when the float32 Conv (or FusedConv) node with constant weights w
- * takes Winograd's path on an output plane of `positions` per image: the
- * choice its kernel makes at session creation, and the run's least
- * plane. The optimizer's block_channels pass asks it. */
-int ox_conv_takes_winograd(const ir_node *node, const ox_tensor *w, int64_t positions);
+ * takes Winograd's path: the choice its kernel makes at session creation
+ * from the weights and attributes alone (a run on a plane of fewer than
+ * 16 outputs then takes the GEMM). The optimizer's block_channels pass
+ * asks it, and so decides from what every session of the model sees
+ * alike, whatever shapes inference knew. */
+int ox_conv_takes_winograd(const ir_node *node, const ox_tensor *w);
 
 /* CausalConvWithState (causal_conv.c). */
 int ox_cpu_causal_conv_compute(ox_kernel_ctx *ctx);
