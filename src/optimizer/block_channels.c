@@ -203,13 +203,13 @@ static int rewrite(ir_graph *g, const unsigned char *conv, const unsigned char *
 
 int ox_pass_block_channels(ox_pass_ctx *ctx, ir_graph *g) {
     if (!ctx->cpu_only || ox_cpu_isa_active() != OX_ISA_AVX512) return 0;
-    int split = 0;
-    if (ox_cpu_512_split(&split, ctx->err) != 0) return -1;
-    /* shape inference only where there is a convolution to look at: in
-     * the pipeline's later rounds they are all blocked already */
-    int any = 0;
+    /* shape inference (and the CPU's 512-bit width) only where there is
+     * a convolution to look at: in the pipeline's later rounds they are
+     * all blocked already */
+    int any = 0, split = 0;
     for (int i = 0; i < g->n_nodes && !any; i++) any = is_conv(&g->nodes[i]);
     if (!any) return 0;
+    if (ox_cpu_512_split(&split, ctx->err) != 0) return -1;
     ox_infer_quietly(g);
     const int n_nodes = g->n_nodes, n_values = g->n_values;
     unsigned char *conv = calloc((size_t)n_nodes, 1), *pinned = ox_pinned_values(g);
