@@ -202,6 +202,17 @@ int ox_node_set_floats(ir_node *n, const char *name, const float *v, size_t coun
     return 0;
 }
 
+int ox_node_set_ints(ir_node *n, const char *name, const int64_t *v, size_t count, ox_error *err) {
+    ir_attr *a = attr_slot(n, name, err);
+    if (!a) return -1;
+    a->type = IR_ATTR_INTS;
+    if (!(a->ints = malloc((count ? count : 1) * sizeof *a->ints)))
+        return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
+    if (count) memcpy(a->ints, v, count * sizeof *v);
+    a->n = count;
+    return 0;
+}
+
 int ox_node_retype(ir_node *n, const char *op_type, const char *domain, int opset, ox_error *err) {
     char *op = ox_strdup(op_type), *dom = ox_strdup(domain);
     if (!op || !dom) {

@@ -74,6 +74,7 @@ int ox_node_set_string(ir_node *n, const char *name, const char *s, ox_error *er
 int ox_node_set_float(ir_node *n, const char *name, float v, ox_error *err);
 int ox_node_set_int(ir_node *n, const char *name, int64_t v, ox_error *err);
 int ox_node_set_floats(ir_node *n, const char *name, const float *v, size_t count, ox_error *err);
+int ox_node_set_ints(ir_node *n, const char *name, const int64_t *v, size_t count, ox_error *err);
 /* Gives n another operator: op_type, domain and opset. */
 int ox_node_retype(ir_node *n, const char *op_type, const char *domain, int opset, ox_error *err);
 /* Sets n's input k (growing the input list with omitted slots). */

@@ -9,6 +9,7 @@ static const ox_pass PASSES[] = {
     {"eliminate_common", ONYX_OPT_BASIC, ox_pass_eliminate_common, 0},
     {"fold_shapes", ONYX_OPT_BASIC, ox_pass_fold_shapes, 0},
     {"cancel_transforms", ONYX_OPT_BASIC, ox_pass_cancel_transforms, 0},
+    {"fold_pad", ONYX_OPT_ALL, ox_pass_fold_pad, 0},
     {"fuse_conv_bn", ONYX_OPT_ALL, ox_pass_fuse_conv_bn, 0},
     {"fold_conv_affine", ONYX_OPT_ALL, ox_pass_fold_conv_affine, 0},
     {"fuse_conv_activation", ONYX_OPT_ALL, ox_pass_fuse_conv_activation, 1},

@@ -14,7 +14,11 @@
  *   scale of a product moved onto its smaller operand (the same bits), a
  *   squeeze-and-excitation gate (Mul by [N, C, 1, 1]) into the next 1x1
  *   Conv's input scale (the same bits; a gate with another reader or a
- *   factor per position stays); a
+ *   factor per position stays), a constant Pad of the spatial axes into
+ *   its readers' padding (a Relu's zeros before a max pool and a
+ *   convolution; minus infinity before a max pool; left: zeros of a value
+ *   that may be negative before a max pool, pads as wide as its kernel,
+ *   the channel axis); a
  *   product or sum with a second reader is not fused. Outputs within 1e-5 (relative,
  *   with a 1e-5 floor) of level basic's: the fused kernels compute the same
  *   float operations, the GELU's x / sqrt 2 becomes x * (1 / sqrt 2). */
@@ -780,6 +784,110 @@ out:
     onyx_session_free(all);
 }
 
+/* ---- all: Pad folded into its readers' padding ---- */
+
+/* Runs the model at levels none and all: Pad nodes left pads_none and
+ * pads_all, outputs names[0..n) within rel (max pools: exact). */
+static void check_pad_levels(onyx_env *env, uint8_t *buf, size_t len, const int64_t *dims, size_t pads_none,
+                             size_t pads_all, const char *const *names, size_t n, double rel) {
+    onyx_session *none = open_model(env, buf, len, ONYX_OPT_NONE);
+    onyx_session *all = open_model(env, buf, len, ONYX_OPT_ALL);
+    free(buf);
+    if (!none || !all) goto out;
+    CHECK(count_op(none, "", "Pad") == pads_none);
+    CHECK(count_op(all, "", "Pad") == pads_all);
+    enum { MAXN = 400 };
+    float x[MAXN];
+    unsigned seed = 4242;
+    const size_t count = (size_t)(dims[0] * dims[1] * dims[2] * dims[3]);
+    CHECK(count <= MAXN);
+    for (size_t i = 0; i < count && i < MAXN; i++) x[i] = frand(&seed) * 4.0f;
+    onyx_tensor *a[6], *b[6];
+    run(none, x, dims, 4, names, b, n);
+    run(all, x, dims, 4, names, a, n);
+    for (size_t k = 0; k < n; k++) {
+        check_same(a[k], b[k], rel, rel);
+        onyx_tensor_free(a[k]);
+        onyx_tensor_free(b[k]);
+    }
+out:
+    onyx_session_free(none);
+    onyx_session_free(all);
+}
+
+static void test_fold_pad(onyx_env *env) {
+    /* opset 17: a Relu padded by one row above and below and one column on
+     * the right, read by a 2x2 ceil-mode max pool and a padded 3x3
+     * convolution (D-FINE's stem): folded into both. Left alone: the same
+     * Pad of a value that may be negative before a max pool (its zeros
+     * could win), one as wide as the pool's kernel (a window of padding
+     * only), one of the channel axis. */
+    unsigned seed = 9;
+    mb_model *m = mb_new(17);
+    int64_t dx[] = {1, 3, 9, 10}, dp[] = {8}, dw[] = {4, 3, 3, 3}, db[] = {4};
+    int64_t d1[] = {1, 3, 10, 10}, d2[] = {1, 4, 10, 10}, d3[] = {1, 3, 10, 10}, d4[] = {1, 3, 10, 9},
+            d5[] = {1, 4, 7, 8};
+    mb_input(m, "x", ONYX_FLOAT32, dx, 4);
+    mb_output(m, "y1", ONYX_FLOAT32, d1, 4);
+    mb_output(m, "y2", ONYX_FLOAT32, d2, 4);
+    mb_output(m, "y3", ONYX_FLOAT32, d3, 4);
+    mb_output(m, "y4", ONYX_FLOAT32, d4, 4);
+    mb_output(m, "y5", ONYX_FLOAT32, d5, 4);
+    const int64_t stem[] = {0, 0, 1, 0, 0, 0, 1, 1}, wide[] = {0, 0, 2, 0, 0, 0, 0, 0},
+                  chan[] = {0, 1, 0, 0, 0, 0, 0, 0};
+    mb_init_int64(m, "stem", dp, 1, stem);
+    mb_init_int64(m, "wide", dp, 1, wide);
+    mb_init_int64(m, "chan", dp, 1, chan);
+    float w[4 * 27], b[4];
+    for (int i = 0; i < 4 * 27; i++) w[i] = frand(&seed);
+    for (int i = 0; i < 4; i++) b[i] = frand(&seed);
+    mb_init_float(m, "w", dw, 4, w);
+    mb_init_float(m, "b", db, 1, b);
+    const int64_t k2[] = {2, 2}, one[] = {1, 1}, cpads[] = {1, 0, 0, 1};
+    mb_node(m, "Relu", "x", "r");
+    mb_node(m, "Pad", "r,stem", "p");
+    mb_node(m, "MaxPool", "p", "y1");
+    mb_attr_ints(m, "kernel_shape", k2, 2);
+    mb_attr_ints(m, "strides", one, 2);
+    mb_attr_int(m, "ceil_mode", 1);
+    mb_node(m, "Conv", "p,w,b", "y2");
+    mb_attr_ints(m, "pads", cpads, 4);
+    mb_node(m, "Pad", "x,stem", "q");
+    mb_node(m, "MaxPool", "q", "y3");
+    mb_attr_ints(m, "kernel_shape", k2, 2);
+    mb_node(m, "Pad", "r,wide", "u");
+    mb_node(m, "MaxPool", "u", "y4");
+    mb_attr_ints(m, "kernel_shape", k2, 2);
+    mb_node(m, "Pad", "r,chan", "v");
+    mb_node(m, "MaxPool", "v", "y5");
+    const int64_t k3[] = {3, 3};
+    mb_attr_ints(m, "kernel_shape", k3, 2);
+    size_t len;
+    uint8_t *buf = mb_serialize(m, &len);
+    mb_free(m);
+    const char *names[] = {"y1", "y2", "y3", "y4", "y5"};
+    /* the convolution reads its zeros from its own padding: its sums in
+     * another order, within 1e-5 */
+    check_pad_levels(env, buf, len, dx, 4, 3, names, 5, 1e-5);
+
+    /* opset 10: pads and value as attributes; minus infinity needs no Relu */
+    mb_model *m10 = mb_new(10);
+    int64_t dx10[] = {1, 2, 7, 8}, dy10[] = {1, 2, 4, 4};
+    mb_input(m10, "x", ONYX_FLOAT32, dx10, 4);
+    mb_output(m10, "y", ONYX_FLOAT32, dy10, 4);
+    const int64_t p10[] = {0, 0, 0, 1, 0, 0, 1, 0}, s2[] = {2, 2};
+    mb_node(m10, "Pad", "x", "p");
+    mb_attr_ints(m10, "pads", p10, 8);
+    mb_attr_float(m10, "value", -INFINITY);
+    mb_node(m10, "MaxPool", "p", "y");
+    mb_attr_ints(m10, "kernel_shape", k3, 2);
+    mb_attr_ints(m10, "strides", s2, 2);
+    buf = mb_serialize(m10, &len);
+    mb_free(m10);
+    const char *name10[] = {"y"};
+    check_pad_levels(env, buf, len, dx10, 1, 0, name10, 1, 0.0);
+}
+
 int main(void) {
     onyx_env *env = NULL;
     CHECK_OK(onyx_env_create(&env));
@@ -796,6 +904,7 @@ int main(void) {
     test_gelu_opset17(env);
     test_layernorm(env);
     test_matmul_scale(env);
+    test_fold_pad(env);
     onyx_env_free(env);
     CHECK_DONE();
 }
