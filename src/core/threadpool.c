@@ -12,6 +12,7 @@
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -38,6 +39,13 @@
 #define SPIN_CLOCK_EVERY 64
 /* Polls of the caller for the workers' end before it starts yielding. */
 #define CALLER_SPINS 4096
+/* Task blocks the pool keeps for the next tasks (ox_threadpool_block),
+ * and the bytes they may hold together. */
+#define POOL_BLOCKS 16
+#define POOL_BLOCK_BYTES ((size_t)64 << 20)
+/* bytes before a block's memory recording its size (one cache line, so
+ * the memory stays 64-byte aligned) */
+#define BLOCK_HEADER 64
 
 typedef struct job {
     ox_range_fn fn;
@@ -63,6 +71,11 @@ struct ox_threadpool {
     atomic_flag scratch_busy;
     void *scratch;
     size_t scratch_bytes;
+    /* ox_threadpool_block's kept blocks (their headers), under block_lock */
+    pthread_mutex_t block_lock;
+    void *blocks[POOL_BLOCKS];
+    int n_blocks;
+    size_t block_bytes;
 };
 
 int ox_online_cores(void) {
@@ -137,6 +150,7 @@ ox_threadpool *ox_threadpool_create(int threads) {
     if (threads < 1) threads = 1;
     pool->size = threads;
     pthread_mutex_init(&pool->lock, NULL);
+    pthread_mutex_init(&pool->block_lock, NULL);
     pthread_cond_init(&pool->wake, NULL);
     atomic_flag_clear(&pool->busy);
     atomic_flag_clear(&pool->scratch_busy);
@@ -168,6 +182,8 @@ void ox_threadpool_free(ox_threadpool *pool) {
     for (int i = 0; i < pool->n_workers; i++) pthread_join(pool->workers[i], NULL);
     free(pool->workers);
     free(pool->scratch);
+    for (int i = 0; i < pool->n_blocks; i++) free(pool->blocks[i]);
+    pthread_mutex_destroy(&pool->block_lock);
     pthread_mutex_destroy(&pool->lock);
     pthread_cond_destroy(&pool->wake);
     free(pool);
@@ -228,4 +244,64 @@ void ox_parallel_for(ox_threadpool *pool, int64_t n, int64_t grain, ox_range_fn 
             sched_yield();
     }
     atomic_flag_clear(&pool->busy);
+}
+
+/* a block's usable bytes, recorded in its header */
+static size_t block_size(const void *head) {
+    size_t n;
+    memcpy(&n, head, sizeof n);
+    return n;
+}
+
+void *ox_threadpool_block(ox_threadpool *pool, size_t bytes) {
+    if (bytes > SIZE_MAX - BLOCK_HEADER - 64) return NULL;
+    bytes = lines(bytes ? bytes : 1);
+    if (pool) {
+        pthread_mutex_lock(&pool->block_lock);
+        int best = -1;
+        for (int i = 0; i < pool->n_blocks; i++) {
+            const size_t n = block_size(pool->blocks[i]);
+            if (n >= bytes && (best < 0 || n < block_size(pool->blocks[best]))) best = i;
+        }
+        void *head = NULL;
+        if (best >= 0) {
+            head = pool->blocks[best];
+            pool->block_bytes -= block_size(head);
+            pool->blocks[best] = pool->blocks[--pool->n_blocks];
+        }
+        pthread_mutex_unlock(&pool->block_lock);
+        if (head) return (char *)head + BLOCK_HEADER;
+    }
+    char *head = aligned_alloc(64, BLOCK_HEADER + bytes);
+    if (!head) return NULL;
+    memcpy(head, &bytes, sizeof bytes);
+    return head + BLOCK_HEADER;
+}
+
+void ox_threadpool_block_done(ox_threadpool *pool, void *p) {
+    if (!p) return;
+    char *head = (char *)p - BLOCK_HEADER;
+    const size_t n = block_size(head);
+    if (!pool || n > POOL_BLOCK_BYTES) {
+        free(head);
+        return;
+    }
+    pthread_mutex_lock(&pool->block_lock);
+    /* room: the smallest kept blocks go, while they are smaller than this one */
+    while (pool->n_blocks > 0 && (pool->n_blocks == POOL_BLOCKS || pool->block_bytes + n > POOL_BLOCK_BYTES)) {
+        int small = 0;
+        for (int i = 1; i < pool->n_blocks; i++)
+            if (block_size(pool->blocks[i]) < block_size(pool->blocks[small])) small = i;
+        if (block_size(pool->blocks[small]) >= n) break;
+        pool->block_bytes -= block_size(pool->blocks[small]);
+        free(pool->blocks[small]);
+        pool->blocks[small] = pool->blocks[--pool->n_blocks];
+    }
+    if (pool->n_blocks < POOL_BLOCKS && pool->block_bytes + n <= POOL_BLOCK_BYTES) {
+        pool->blocks[pool->n_blocks++] = head;
+        pool->block_bytes += n;
+        head = NULL;
+    }
+    pthread_mutex_unlock(&pool->block_lock);
+    free(head);
 }

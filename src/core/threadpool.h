@@ -30,6 +30,20 @@ void ox_parallel_for(ox_threadpool *pool, int64_t n, int64_t grain, ox_range_fn 
 void *ox_threadpool_scratch(ox_threadpool *pool, size_t bytes, int *lent);
 void ox_threadpool_scratch_done(ox_threadpool *pool, void *p, int lent);
 
+/* Working memory for one task of a parallel loop (a band or tile buffer
+ * that each task fills and drops): at least `bytes` bytes, 64-byte
+ * aligned, the smallest block large enough among those earlier tasks gave
+ * back to the pool, else a fresh allocation. A kernel that allocated and
+ * freed such buffers on every run made the C library return the top of
+ * its heap to the system after the run and fault it back in on the next:
+ * a single 3 -> 16 channel convolution (a 260 KiB band buffer) took 0.215
+ * ms a run instead of 0.052, four fifths of it in page faults. Thread-safe;
+ * pool may be NULL (plain allocations). NULL when out of memory. Give it
+ * back with ox_threadpool_block_done, which keeps up to 16 blocks and 64
+ * MiB for the next tasks (the smallest go first) and frees the rest. */
+void *ox_threadpool_block(ox_threadpool *pool, size_t bytes);
+void ox_threadpool_block_done(ox_threadpool *pool, void *p);
+
 int ox_online_cores(void);
 
 #endif

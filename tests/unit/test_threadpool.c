@@ -1,10 +1,14 @@
 /* The intra-op thread pool: every item of a parallel range runs exactly
  * once at any pool size, and the pool's scratch buffer is lent to one
  * holder at a time (a second holder gets memory of its own), kept
- * between loans, grown to the largest request and 64-byte aligned. */
+ * between loans, grown to the largest request and 64-byte aligned; task
+ * blocks come back as the smallest kept block large enough, at most 16
+ * kept (the smallest dropped first), 64-byte aligned, and tasks on every
+ * thread taking and giving back blocks each get memory of their own. */
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "check.h"
 #include "core/threadpool.h"
@@ -65,8 +69,81 @@ static void test_scratch(void) {
     ox_threadpool_free(pool);
 }
 
+static void test_blocks(void) {
+    ox_threadpool *pool = ox_threadpool_create(2);
+    CHECK(pool != NULL);
+    if (!pool) return;
+    /* given back, the same block again for a request it covers */
+    char *a = ox_threadpool_block(pool, 1000), *b = ox_threadpool_block(pool, 3000);
+    CHECK(a && b && a != b && (uintptr_t)a % 64 == 0 && (uintptr_t)b % 64 == 0);
+    if (a) memset(a, 1, 1000);
+    if (b) memset(b, 2, 3000);
+    ox_threadpool_block_done(pool, b);
+    ox_threadpool_block_done(pool, a);
+    char *c = ox_threadpool_block(pool, 900); /* the smaller one that fits: a */
+    CHECK(c == a && c && c[999] == 1);
+    char *d = ox_threadpool_block(pool, 2000); /* only b fits */
+    CHECK(d == b);
+    char *e = ox_threadpool_block(pool, 5000); /* none kept: a new one */
+    CHECK(e && e != a && e != b);
+    ox_threadpool_block_done(pool, c);
+    ox_threadpool_block_done(pool, d);
+    ox_threadpool_block_done(pool, e);
+    /* seventeen of 1 to 17 KiB (the first three are a, b and e again, the
+     * smallest kept that fit) given back: sixteen are kept and the
+     * smallest, k[0] (a, 1 KiB), is dropped, so a 1 KiB request gets the
+     * smallest of the rest, k[1] (b, 3000 bytes) */
+    char *k[17];
+    for (int i = 0; i < 17; i++) k[i] = ox_threadpool_block(pool, (size_t)(i + 1) << 10);
+    for (int i = 0; i < 17; i++) ox_threadpool_block_done(pool, k[i]);
+    char *f = ox_threadpool_block(pool, 1 << 10);
+    int kept_small = 0, is_second = 0;
+    for (int i = 0; i < 17; i++) kept_small += f == k[i] && i == 0, is_second += f == k[i] && i == 1;
+    CHECK(!kept_small && is_second);
+    ox_threadpool_block_done(pool, f);
+    /* no pool: plain memory */
+    char *g = ox_threadpool_block(NULL, 100);
+    CHECK(g && (uintptr_t)g % 64 == 0);
+    ox_threadpool_block_done(NULL, g);
+    ox_threadpool_free(pool);
+}
+
+typedef struct block_job {
+    ox_threadpool *pool;
+    atomic_int bad;
+} block_job;
+
+/* each item fills a block with its own byte and reads it back */
+static void block_range(void *arg, int64_t b, int64_t e) {
+    block_job *j = arg;
+    for (int64_t i = b; i < e; i++) {
+        size_t n = (size_t)(1 + i % 7) * 4096;
+        unsigned char *p = ox_threadpool_block(j->pool, n);
+        if (!p) {
+            atomic_fetch_add(&j->bad, 1);
+            continue;
+        }
+        memset(p, (int)(i & 0xff), n);
+        for (size_t k = 0; k < n; k += 511)
+            if (p[k] != (unsigned char)(i & 0xff)) atomic_fetch_add(&j->bad, 1);
+        ox_threadpool_block_done(j->pool, p);
+    }
+}
+
+static void test_blocks_threads(int threads) {
+    block_job j = {.pool = ox_threadpool_create(threads)};
+    CHECK(j.pool != NULL);
+    if (!j.pool) return;
+    atomic_init(&j.bad, 0);
+    for (int r = 0; r < 20; r++) ox_parallel_for(j.pool, 200, 1, block_range, &j);
+    CHECK(atomic_load(&j.bad) == 0);
+    ox_threadpool_free(j.pool);
+}
+
 int main(void) {
     for (int t = 1; t <= 4; t++) test_ranges(t);
     test_scratch();
+    test_blocks();
+    for (int t = 1; t <= 4; t++) test_blocks_threads(t);
     return check_failures ? 1 : 0;
 }

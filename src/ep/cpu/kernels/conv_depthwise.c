@@ -25,6 +25,7 @@
 typedef struct dw_job {
     const ox_dw_args *a;
     const ox_stop *stop;
+    ox_threadpool *pool; /* lends each task its phase planes */
     int64_t pwd;                        /* floats per phase row */
     int64_t koff[DW_MAX_TAPS];          /* per kernel column: phase * pwd + index */
     void (*rows)(const struct dw_job *j, const float *planes, const float *zero, const float *w, float *y,
@@ -145,7 +146,7 @@ static void dw_tasks(void *arg, int64_t t0, int64_t t1) {
     /* the phase planes, then one zero row with room for the phase
      * offsets a kernel column adds */
     size_t n = (size_t)(a->sw * a->IH * j->pwd), nz = (size_t)(a->sw * j->pwd);
-    float *planes = malloc(sizeof(float) * (n + nz));
+    float *planes = ox_threadpool_block(j->pool, sizeof(float) * (n + nz));
     if (!planes) {
         atomic_store(&j->failed, 1);
         return;
@@ -171,7 +172,7 @@ static void dw_tasks(void *arg, int64_t t0, int64_t t1) {
                              plane_out, &a->act, a->isa);
         }
     }
-    free(planes);
+    ox_threadpool_block_done(j->pool, planes);
 }
 
 int ox_conv_depthwise_f32(ox_threadpool *pool, const ox_stop *stop, const ox_dw_args *a) {
@@ -179,7 +180,7 @@ int ox_conv_depthwise_f32(ox_threadpool *pool, const ox_stop *stop, const ox_dw_
     /* multiplier 1 on AVX2: eight channels at a time */
     int rc = ox_conv_depthwise_blocked_f32(pool, stop, a);
     if (rc != 0) return rc;
-    dw_job j = {.a = a, .stop = stop, .rows = dw_rows_portable};
+    dw_job j = {.a = a, .stop = stop, .pool = pool, .rows = dw_rows_portable};
 #if defined(__x86_64__) && defined(__GNUC__)
     if (a->isa == OX_ISA_AVX512)
         j.rows = dw_rows_avx512;

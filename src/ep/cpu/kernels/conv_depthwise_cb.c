@@ -34,6 +34,7 @@
 typedef struct dwc_job {
     const ox_dw_args *a;
     const ox_stop *stop;
+    ox_threadpool *pool; /* lends each task its tile */
     int64_t PH, PW, blocks; /* tile rows and columns, channel blocks per image */
     int cbw;                /* channels per block: 8 (AVX2) or 16 (AVX-512) */
     int64_t slack;          /* floats past the tile that a last step may read */
@@ -292,7 +293,7 @@ static void dwc_tasks(void *arg, int64_t t0, int64_t t1) {
     const int cbw = j->cbw;
     size_t tile = (size_t)(j->PH * j->PW * cbw + j->slack), w = (size_t)((a->KH * a->KW + 7) / 8 * 8 * cbw),
            row = (size_t)((a->OW + 7) / 8 * 8 * cbw);
-    float *buf = aligned_alloc(64, ((tile + w + row) * sizeof(float) + 63) / 64 * 64);
+    float *buf = ox_threadpool_block(j->pool, (tile + w + row) * sizeof(float));
     if (!buf) {
         atomic_store(&j->failed, 1);
         return;
@@ -302,7 +303,7 @@ static void dwc_tasks(void *arg, int64_t t0, int64_t t1) {
         int nc = (int)(a->C - c0 < cbw ? a->C - c0 : cbw);
         dwc_block(j, n, c0, nc, buf, buf + tile, buf + tile + w);
     }
-    free(buf);
+    ox_threadpool_block_done(j->pool, buf);
 }
 #endif
 
@@ -319,7 +320,7 @@ int ox_conv_depthwise_blocked_f32(ox_threadpool *pool, const ox_stop *stop, cons
      * 5x5 layers took 15-25% less time; its 3x3 ones, where the
      * transposes weigh more, 5-20% more) */
     const int wide = a->isa == OX_ISA_AVX512 && a->KH * a->KW >= 16;
-    dwc_job j = {.a = a, .stop = stop, .cbw = wide ? 2 * CB : CB};
+    dwc_job j = {.a = a, .stop = stop, .pool = pool, .cbw = wide ? 2 * CB : CB};
     /* the padded extent the outputs read; the plane sizes are small here,
      * but the kernel extent and strides are attributes: checked, and
      * strides past 8 (no model's) left to the per-plane kernel */

@@ -72,6 +72,7 @@ __attribute__((target("avx2"))) static void split_avx2(const float *s, float *e,
 typedef struct dc_job {
     const ox_conv_direct_args *a;
     const ox_stop *stop;
+    ox_threadpool *pool;       /* lends each task its band buffer */
     int64_t PW;                /* columns of one phase plane */
     int64_t ob, bands;         /* output rows per band, bands per image */
     int64_t BH;                /* phase rows one band reads */
@@ -239,7 +240,7 @@ static void dc_tasks(void *arg, int64_t t0, int64_t t1) {
     const ox_conv_packed *w = a->w;
     const int64_t Mg = w->Mg, K = w->K, G = w->G, P = a->OH * a->OW;
     const size_t bytes = ((size_t)(j->Cg * j->chan) * sizeof(float) + 63) / 64 * 64;
-    float *buf = aligned_alloc(64, bytes);
+    float *buf = ox_threadpool_block(j->pool, bytes);
     if (!buf) {
         atomic_store(&j->failed, 1);
         return;
@@ -280,7 +281,7 @@ static void dc_tasks(void *arg, int64_t t0, int64_t t1) {
             }
         }
     }
-    free(buf);
+    ox_threadpool_block_done(j->pool, buf);
 }
 #endif
 
@@ -297,7 +298,7 @@ int ox_conv_direct_f32(ox_threadpool *pool, const ox_stop *stop, const ox_conv_d
     if (a->N <= 0 || a->OH <= 0 || a->OW <= 0 || w->Mg <= 0 || w->K <= 0 || a->ph < 0 || a->pw < 0)
         return 0;
     const int64_t Cg = w->K / (a->KH * a->KW);
-    dc_job j = {.a = a, .stop = stop, .Cg = Cg};
+    dc_job j = {.a = a, .stop = stop, .pool = pool, .Cg = Cg};
     j.in_tile = ox_tile_activation(&a->act, 1, &j.lo, &j.hi, &j.act);
     /* the padded columns every output reads, split into phases, plus the
      * slack of a whole column block past the end of each phase row */

@@ -372,6 +372,7 @@ typedef void (*tile_fn)(int rows, int cols, int64_t kc, const float *a, const fl
 typedef struct cg_job {
     const ox_conv_gemm_args *a;
     const ox_stop *stop;
+    ox_threadpool *pool; /* lends each task its packing buffer */
     tile_fn tile;
     int nr;
     int in_tile;   /* the tile applies the epilogue as it stores */
@@ -399,7 +400,7 @@ static void cg_tasks(void *arg, int64_t t0, int64_t t1) {
     const int64_t kmax = K < KC ? K : KC, nbp = (j->np + j->nblocks - 1) / j->nblocks * j->nr;
     size_t need = (size_t)(kmax * nbp);
     /* columns already packed by the caller need no buffer */
-    float *scratch = a->x_packed ? NULL : aligned_alloc(64, (need * sizeof(float) + 63) / 64 * 64 + 64);
+    float *scratch = a->x_packed ? NULL : ox_threadpool_block(j->pool, need * sizeof(float) + 64);
     if (!scratch && !a->x_packed) {
         atomic_store(&j->failed, 1);
         return;
@@ -450,7 +451,7 @@ static void cg_tasks(void *arg, int64_t t0, int64_t t1) {
         }
     }
 done:
-    free(scratch);
+    ox_threadpool_block_done(j->pool, scratch);
 }
 
 /* The cost of one column panel of `cols` columns in the variant's tile,
@@ -558,7 +559,7 @@ int ox_conv_gemm_run(ox_threadpool *pool, const ox_stop *stop, const ox_conv_gem
         }
         return 0;
     }
-    cg_job j = {.a = a, .stop = stop, .tile = tile_portable, .nr = 16};
+    cg_job j = {.a = a, .stop = stop, .pool = pool, .tile = tile_portable, .nr = 16};
 #ifdef OX_CONV_X86
     if (a->isa == OX_ISA_AVX512) {
         j.tile = tile_avx512;

@@ -455,6 +455,7 @@ typedef struct gemm_job_f32 {
     int64_t mc, nc, tiles_n;
     int64_t mblocks;      /* row blocks of mc rows per task */
     const ox_stop *stop;
+    ox_threadpool *pool;  /* lends each task its packing buffers */
     atomic_int failed;
 } gemm_job_f32;
 
@@ -559,7 +560,7 @@ static void gemm_tiles_f32(void *arg, int64_t t0, int64_t t1) {
     size_t need = (size_t)((j->mc + (j->b_direct ? ar->nr : j->nc)) * kmax);
     float *scratch = NULL;
     if (need) {
-        scratch = aligned_alloc(64, (sizeof(float) * need + 63) / 64 * 64);
+        scratch = ox_threadpool_block(j->pool, sizeof(float) * need);
         if (!scratch) {
             atomic_store(&j->failed, 1);
             return;
@@ -645,10 +646,11 @@ static void gemm_tiles_f32(void *arg, int64_t t0, int64_t t1) {
             }
         }
     }
-    free(scratch);
+    ox_threadpool_block_done(j->pool, scratch);
 }
 
 static int gemm_packed_f32(ox_threadpool *pool, gemm_job_f32 *j) {
+    j->pool = pool;
     j->ar = pick_arch_f32();
     /* a prepacked B fixes the slab depth it was packed with */
     if (j->pb) j->ar.kc = j->pb->kc;
