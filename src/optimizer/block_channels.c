@@ -41,11 +41,6 @@
 #include "optimizer/opt_util.h"
 #include "optimizer/optimizer.h"
 
-static int is_conv(const ir_node *n) {
-    return (!n->domain[0] && strcmp(n->op_type, "Conv") == 0) ||
-           (strcmp(n->domain, "onyx") == 0 && strcmp(n->op_type, "FusedConv") == 0);
-}
-
 static const ir_type *typed(const ir_graph *g, int v) {
     return v >= 0 && g->values[v].has_type ? &g->values[v].type : NULL;
 }
@@ -53,7 +48,7 @@ static const ir_type *typed(const ir_graph *g, int v) {
 /* 1 when node n becomes a BlockedConv; keep_winograd: the CPU splits
  * 512-bit operations, so Winograd's convolutions stay planar. */
 static int convertible(const ir_graph *g, const ir_node *n, int keep_winograd) {
-    if (!is_conv(n) || n->n_outputs != 1 || n->outputs[0] < 0 || n->n_inputs < 2 || n->n_implicit) return 0;
+    if (!ox_is_conv(n) || n->n_outputs != 1 || n->outputs[0] < 0 || n->n_inputs < 2 || n->n_implicit) return 0;
     if (n->n_inputs > 4 && n->inputs[4] >= 0) return 0; /* FusedConv's input scale S */
     const ir_type *x = typed(g, n->inputs[0]), *y = typed(g, n->outputs[0]);
     const ox_tensor *w = ox_const_value(g, n->inputs[1]);
@@ -207,7 +202,7 @@ int ox_pass_block_channels(ox_pass_ctx *ctx, ir_graph *g) {
      * a convolution to look at: in the pipeline's later rounds they are
      * all blocked already */
     int any = 0, split = 0;
-    for (int i = 0; i < g->n_nodes && !any; i++) any = is_conv(&g->nodes[i]);
+    for (int i = 0; i < g->n_nodes && !any; i++) any = ox_is_conv(&g->nodes[i]);
     if (!any) return 0;
     if (ox_cpu_512_split(&split, ctx->err) != 0) return -1;
     ox_infer_quietly(g);

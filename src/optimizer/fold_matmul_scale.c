@@ -18,10 +18,6 @@
 #include "optimizer/opt_util.h"
 #include "optimizer/optimizer.h"
 
-static int is_op(const ir_node *n, const char *op) {
-    return n->domain[0] == '\0' && strcmp(n->op_type, op) == 0;
-}
-
 /* 1 when t is a float32 scalar (at most rank 1) 2^e with |e| <= 16. */
 static int power_of_two_scalar(const ox_tensor *t) {
     if (!t || t->dtype != ONYX_FLOAT32 || t->rank > 1 || ox_tensor_numel(t) != 1) return 0;
@@ -75,7 +71,7 @@ static int fresh_value(ir_graph *g, const ir_node *n, ox_error *err) {
 
 int ox_pass_fold_matmul_scale(ox_pass_ctx *ctx, ir_graph *g) {
     int any = 0;
-    for (int i = 0; i < g->n_nodes && !any; i++) any = is_op(&g->nodes[i], "MatMul");
+    for (int i = 0; i < g->n_nodes && !any; i++) any = ox_is_op(&g->nodes[i], "MatMul");
     if (!any) return 0;
     ox_readers r;
     unsigned char *pinned, *dead;
@@ -85,8 +81,8 @@ int ox_pass_fold_matmul_scale(ox_pass_ctx *ctx, ir_graph *g) {
     int changes = 0, rc = 0, inferred = 0;
     for (int i = 0; i < g->n_nodes && rc == 0; i++) {
         ir_node *n = &g->nodes[i];
-        int div = is_op(n, "Div");
-        if (!(div || is_op(n, "Mul")) || n->n_inputs != 2 || n->n_outputs != 1 || n->n_implicit)
+        int div = ox_is_op(n, "Div");
+        if (!(div || ox_is_op(n, "Mul")) || n->n_inputs != 2 || n->n_outputs != 1 || n->n_implicit)
             continue;
         /* Div(product, c); Mul with c on either side */
         for (int side = 0; side < (div ? 1 : 2); side++) {
@@ -96,7 +92,7 @@ int ox_pass_fold_matmul_scale(ox_pass_ctx *ctx, ir_graph *g) {
             int mi = g->values[v].producer;
             if (mi < 0 || dead[mi]) continue;
             ir_node *m = &g->nodes[mi];
-            if (!is_op(m, "MatMul") || m->n_inputs != 2 || m->n_outputs != 1) continue;
+            if (!ox_is_op(m, "MatMul") || m->n_inputs != 2 || m->n_outputs != 1) continue;
             int k = smaller_operand(g, m);
             if (k < 0 && !inferred) {
                 /* sizes from inference, once, when the model's own value

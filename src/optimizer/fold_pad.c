@@ -33,7 +33,7 @@
  * pads (pads[0..rank) and pads[rank..2 rank)) and value; 0 when n is not
  * a constant-mode float Pad with constant pads and value. */
 static int pad_of(const ir_graph *g, const ir_node *n, int64_t *pads, float *value) {
-    if (n->domain[0] || strcmp(n->op_type, "Pad") != 0 || n->n_inputs < 1 || n->inputs[0] < 0 ||
+    if (!ox_is_op(n, "Pad") || n->n_inputs < 1 || n->inputs[0] < 0 ||
         n->n_outputs != 1 || n->outputs[0] < 0 || n->n_implicit)
         return 0;
     if (strcmp(ir_attr_string(n, "mode", "constant"), "constant") != 0) return 0;
@@ -62,14 +62,11 @@ static int pad_of(const ir_graph *g, const ir_node *n, int64_t *pads, float *val
     return (int)(p->dims[0] / 2);
 }
 
-/* 1 when v is a Relu's output, or a convolution's with a Relu fused */
+/* 1 when v is a Relu's output (the pass runs before fuse_conv_activation
+ * folds a Relu into its convolution) */
 static int is_relu(const ir_graph *g, int v) {
     const int p = g->values[v].producer;
-    if (p < 0) return 0;
-    const ir_node *n = &g->nodes[p];
-    if (!n->domain[0]) return strcmp(n->op_type, "Relu") == 0;
-    return strcmp(n->domain, "onyx") == 0 && strcmp(n->op_type, "FusedConv") == 0 &&
-           strcmp(ir_attr_string(n, "activation", ""), "Relu") == 0;
+    return p >= 0 && ox_is_op(&g->nodes[p], "Relu");
 }
 
 /* The reader's spatial attribute `name` (count spatial values), default
@@ -95,9 +92,7 @@ static int can_absorb(const ir_graph *g, const ir_node *r, int y, int x, const i
     if (strcmp(ir_attr_string(r, "auto_pad", "NOTSET"), "NOTSET") != 0) return 0;
     int64_t pads[2 * FP_MAX_RANK];
     if (!spatial_ints(r, "pads", 2 * s, 0, pads)) return 0;
-    const int conv = (!r->domain[0] && strcmp(r->op_type, "Conv") == 0) ||
-                     (strcmp(r->domain, "onyx") == 0 && strcmp(r->op_type, "FusedConv") == 0);
-    if (conv) {
+    if (ox_is_conv(r)) {
         /* the weights' spatial rank must be the Pad's */
         const ox_tensor *w = r->n_inputs > 1 && r->inputs[1] >= 0 ? ox_const_value(g, r->inputs[1]) : NULL;
         const ir_value *wv = r->n_inputs > 1 && r->inputs[1] >= 0 ? &g->values[r->inputs[1]] : NULL;
@@ -106,7 +101,7 @@ static int can_absorb(const ir_graph *g, const ir_node *r, int y, int x, const i
         memcpy(&bits, &value, sizeof bits);
         return wrank == s + 2 && bits == 0; /* +0.0 */
     }
-    if (r->domain[0] || strcmp(r->op_type, "MaxPool") != 0) return 0;
+    if (!ox_is_op(r, "MaxPool")) return 0;
     for (int k = 1; k < r->n_outputs; k++)
         if (r->outputs[k] >= 0) return 0;
     if (!(value == -INFINITY || (value == 0.0f && is_relu(g, x)))) return 0;

@@ -30,10 +30,6 @@
 #include "optimizer/opt_util.h"
 #include "optimizer/optimizer.h"
 
-static int is_op(const ir_node *n, const char *op) {
-    return !n->domain[0] && strcmp(n->op_type, op) == 0;
-}
-
 /* The entries of Shape node n's output, -1 where unknown, in out[0..*len).
  * Returns -1 when even its length is unknown. */
 static int shape_entries(const ir_graph *g, const ir_node *n, int64_t *out, int *len) {
@@ -79,7 +75,7 @@ static int const_ints(const ir_graph *g, const ir_node *n, int k, int64_t *out, 
 static const ir_node *shape_source(const ir_graph *g, const ir_node *n) {
     if (n->n_inputs < 1 || n->inputs[0] < 0) return NULL;
     int p = g->values[n->inputs[0]].producer;
-    return p >= 0 && is_op(&g->nodes[p], "Shape") ? &g->nodes[p] : NULL;
+    return p >= 0 && ox_is_op(&g->nodes[p], "Shape") ? &g->nodes[p] : NULL;
 }
 
 /* The folded output of node n, or NULL when it does not fold. */
@@ -87,14 +83,14 @@ static ox_tensor *fold(const ir_graph *g, const ir_node *n, ox_error *err) {
     int64_t ent[OX_MAX_RANK], vals[OX_MAX_RANK];
     int len = 0;
     if (n->n_outputs < 1 || n->outputs[0] < 0) return NULL;
-    if (is_op(n, "Shape")) {
+    if (ox_is_op(n, "Shape")) {
         if (shape_entries(g, n, ent, &len) != 0) return NULL;
         for (int i = 0; i < len; i++)
             if (ent[i] < 0) return NULL;
         int64_t d = len;
         return int64_tensor(ent, &d, 1, err);
     }
-    if (is_op(n, "Size")) {
+    if (ox_is_op(n, "Size")) {
         const ir_value *x = n->inputs[0] >= 0 ? &g->values[n->inputs[0]] : NULL;
         if (!x || !x->has_type || x->type.kind != OX_KIND_TENSOR || x->type.rank < 0) return NULL;
         int64_t total = 1;
@@ -107,7 +103,7 @@ static ox_tensor *fold(const ir_graph *g, const ir_node *n, ox_error *err) {
     }
     const ir_node *sh = shape_source(g, n);
     if (!sh || shape_entries(g, sh, ent, &len) != 0) return NULL;
-    if (is_op(n, "Gather")) {
+    if (ox_is_op(n, "Gather")) {
         int64_t axis = ir_attr_int(n, "axis", 0);
         if (axis != 0 && axis != -1) return NULL;
         const ox_tensor *idx = ox_const_value(g, n->inputs[1]);
@@ -121,7 +117,7 @@ static ox_tensor *fold(const ir_graph *g, const ir_node *n, ox_error *err) {
         }
         return int64_tensor(vals, idx->dims, idx->rank, err);
     }
-    if (is_op(n, "Slice") && n->opset >= 10) {
+    if (ox_is_op(n, "Slice") && n->opset >= 10) {
         int64_t st[1], en[1], ax[1] = {0}, sp[1] = {1};
         int ns = 0, ne = 0, na = 1, np = 1;
         if (const_ints(g, n, 1, st, 1, &ns) || const_ints(g, n, 2, en, 1, &ne) || ns != 1 ||
@@ -357,7 +353,7 @@ static int refine(ir_graph *g) {
     int changed = 0;
     for (int oi = 0; oi < g->n_nodes; oi++) {
         const ir_node *n = &g->nodes[order[oi]];
-        if (is_op(n, "Reshape") && n->n_inputs >= 2 && n->n_outputs == 1) {
+        if (ox_is_op(n, "Reshape") && n->n_inputs >= 2 && n->n_outputs == 1) {
             pvec tmp;
             const pvec *t = pv_of(g, pv, n->inputs[1], &tmp);
             if (t && !ox_const_value(g, n->inputs[1])) changed += refine_reshape(g, n, t);
@@ -375,7 +371,7 @@ static int refine(ir_graph *g) {
 int ox_pass_fold_shapes(ox_pass_ctx *ctx, ir_graph *g) {
     int any = 0;
     for (int i = 0; i < g->n_nodes && !any; i++)
-        any = is_op(&g->nodes[i], "Shape") || is_op(&g->nodes[i], "Size");
+        any = ox_is_op(&g->nodes[i], "Shape") || ox_is_op(&g->nodes[i], "Size");
     if (!any || ox_infer_quietly(g) != 0) return 0;
     /* each refinement can make more shapes known downstream */
     for (int iter = 0; iter < 16; iter++) {

@@ -43,8 +43,6 @@ static int sole_reader(const ir_graph *g, const ox_reader_lists *r, int v, const
     return dead[j] ? -1 : j;
 }
 
-static int is_op(const ir_node *n, const char *op) { return !n->domain[0] && strcmp(n->op_type, op) == 0; }
-
 /* A float32 constant input k of n, or NULL. */
 static const ox_tensor *const_f32(const ir_graph *g, const ir_node *n, int k) {
     if (k >= n->n_inputs || n->inputs[k] < 0) return NULL;
@@ -148,7 +146,7 @@ static int input_scale(const ir_graph *g, const ox_reader_lists *r, const unsign
     if (v < 0 || sole_reader(g, r, v, dead) != ci || g->values[v].producer < 0) return 0;
     const int m = g->values[v].producer;
     const ir_node *n = &g->nodes[m];
-    if (dead[m] || !is_op(n, "Mul") || n->n_inputs != 2 || n->n_outputs != 1) return 0;
+    if (dead[m] || !ox_is_op(n, "Mul") || n->n_inputs != 2 || n->n_outputs != 1) return 0;
     const ir_type *vt = rank4_f32(g, v);
     /* a pooled plane (one position) is itself the gate's shape: not this */
     if (!vt || vt->dims[1] != w->dims[1] || (vt->dims[2] == 1 && vt->dims[3] == 1) ||
@@ -198,18 +196,18 @@ static int match_hardswish_parts(const ir_graph *g, const ox_reader_lists *r, co
                                  chain *c) {
     if (ox_reader_count(r, v) != 2 || g->values[v].is_output) return 0;
     int a = r->node[r->start[v]], m = r->node[r->start[v] + 1];
-    if (is_op(&g->nodes[m], "Add")) {
+    if (ox_is_op(&g->nodes[m], "Add")) {
         int t = a;
         a = m;
         m = t;
     }
-    if (dead[a] || dead[m] || !is_op(&g->nodes[a], "Add") || !is_op(&g->nodes[m], "Mul")) return 0;
+    if (dead[a] || dead[m] || !ox_is_op(&g->nodes[a], "Add") || !ox_is_op(&g->nodes[m], "Mul")) return 0;
     const ir_node *add = &g->nodes[a];
     float three, lo, hi, six;
     int k = other_input(add, v);
     if (k < 0 || !const_scalar(g, add, k, &three) || three != 3.0f) return 0;
     int ci = sole_reader(g, r, add->outputs[0], dead);
-    if (ci < 0 || !is_op(&g->nodes[ci], "Clip") || g->nodes[ci].inputs[0] != add->outputs[0] ||
+    if (ci < 0 || !ox_is_op(&g->nodes[ci], "Clip") || g->nodes[ci].inputs[0] != add->outputs[0] ||
         !clip_bounds(g, &g->nodes[ci], &lo, &hi) || lo != 0.0f || hi != 6.0f)
         return 0;
     const ir_node *mul = &g->nodes[m];
@@ -220,7 +218,7 @@ static int match_hardswish_parts(const ir_graph *g, const ox_reader_lists *r, co
     if (di < 0) return 0;
     const ir_node *d = &g->nodes[di];
     if (d->n_inputs != 2 || d->inputs[0] != mul->outputs[0] || !const_scalar(g, d, 1, &six)) return 0;
-    if (!((is_op(d, "Div") && six == 6.0f) || (is_op(d, "Mul") && fabsf(six - 1.0f / 6.0f) < 1e-7f))) return 0;
+    if (!((ox_is_op(d, "Div") && six == 6.0f) || (ox_is_op(d, "Mul") && fabsf(six - 1.0f / 6.0f) < 1e-7f))) return 0;
     c->act = "HardSwish";
     c->drop[c->n_drop++] = a;
     c->drop[c->n_drop++] = ci;
@@ -237,12 +235,12 @@ static void match_activation(const ir_graph *g, const ox_reader_lists *r, const 
     /* x * Sigmoid(x) */
     if (ox_reader_count(r, v) == 2 && !g->values[v].is_output) {
         int s = r->node[r->start[v]], m = r->node[r->start[v] + 1];
-        if (is_op(&g->nodes[m], "Sigmoid")) {
+        if (ox_is_op(&g->nodes[m], "Sigmoid")) {
             int t = s;
             s = m;
             m = t;
         }
-        if (!dead[s] && !dead[m] && is_op(&g->nodes[s], "Sigmoid") && is_op(&g->nodes[m], "Mul")) {
+        if (!dead[s] && !dead[m] && ox_is_op(&g->nodes[s], "Sigmoid") && ox_is_op(&g->nodes[m], "Mul")) {
             int so = g->nodes[s].outputs[0], k = other_input(&g->nodes[m], v);
             if (k >= 0 && g->nodes[m].inputs[k] == so && sole_reader(g, r, so, dead) == m) {
                 c->act = "SiLU";
@@ -257,18 +255,18 @@ static void match_activation(const ir_graph *g, const ox_reader_lists *r, const 
     if (j < 0) return;
     const ir_node *n = &g->nodes[j];
     if (n->n_inputs < 1 || n->inputs[0] != v || n->n_outputs < 1) return;
-    if (is_op(n, "Relu") || is_op(n, "Sigmoid") || is_op(n, "Tanh") || is_op(n, "HardSwish")) {
+    if (ox_is_op(n, "Relu") || ox_is_op(n, "Sigmoid") || ox_is_op(n, "Tanh") || ox_is_op(n, "HardSwish")) {
         c->act = n->op_type;
-    } else if (is_op(n, "HardSigmoid")) {
+    } else if (ox_is_op(n, "HardSigmoid")) {
         c->act = "HardSigmoid";
         c->params[0] = ir_attr_float(n, "alpha", 0.2f);
         c->params[1] = ir_attr_float(n, "beta", 0.5f);
         c->n_params = 2;
-    } else if (is_op(n, "LeakyRelu")) {
+    } else if (ox_is_op(n, "LeakyRelu")) {
         c->act = "LeakyRelu";
         c->params[0] = ir_attr_float(n, "alpha", 0.01f);
         c->n_params = 1;
-    } else if (is_op(n, "Clip")) {
+    } else if (ox_is_op(n, "Clip")) {
         if (!clip_bounds(g, n, &c->params[0], &c->params[1])) return;
         c->act = "Clip";
         c->n_params = 2;
@@ -345,7 +343,7 @@ static int rewrite(ir_graph *g, int ci, const chain *c, unsigned char *dead, ox_
 static int fuse_one(ir_graph *g, const ox_reader_lists *r, unsigned char *dead, int ci, int affine_only,
                     ox_error *err) {
     const ir_node *conv = &g->nodes[ci];
-    if (!is_op(conv, "Conv") || conv->n_outputs != 1 || conv->outputs[0] < 0) return 0;
+    if (!ox_is_op(conv, "Conv") || conv->n_outputs != 1 || conv->outputs[0] < 0) return 0;
     const ox_tensor *w = const_f32(g, conv, 1);
     if (!w || w->rank < 3 || w->dims[0] < 1) return 0;
     int64_t M = w->dims[0];
@@ -359,8 +357,8 @@ static int fuse_one(ir_graph *g, const ox_reader_lists *r, unsigned char *dead, 
         int j = sole_reader(g, r, c.out, dead);
         if (j < 0) break;
         const ir_node *n = &g->nodes[j];
-        int mul = is_op(n, "Mul");
-        if (!mul && !is_op(n, "Add")) break;
+        int mul = ox_is_op(n, "Mul");
+        if (!mul && !ox_is_op(n, "Add")) break;
         int k = other_input(n, c.out);
         const ox_tensor *s = k >= 0 ? const_f32(g, n, k) : NULL;
         int kind = channel_const(s, w->rank, M);
@@ -383,7 +381,7 @@ static int fuse_one(ir_graph *g, const ox_reader_lists *r, unsigned char *dead, 
     if (input_scale(g, r, dead, ci, w, &c.x, &c.s, &mul)) c.drop[c.n_drop++] = mul;
     /* 2. residual */
     int j = sole_reader(g, r, c.out, dead);
-    if (j >= 0 && is_op(&g->nodes[j], "Add")) {
+    if (j >= 0 && ox_is_op(&g->nodes[j], "Add")) {
         int k = other_input(&g->nodes[j], c.out);
         int z = k >= 0 ? g->nodes[j].inputs[k] : -1;
         if (z >= 0 && residual_fits(g, z, c.out) && residual_fits(g, z, g->nodes[j].outputs[0])) {
@@ -407,7 +405,7 @@ static int fuse_convs(ox_pass_ctx *ctx, ir_graph *g, int affine_only) {
      * (ox_reader_lists_init), and the values a chain drops are read by its next
      * node alone */
     int any = 0;
-    for (int i = 0; i < g->n_nodes && !any; i++) any = is_op(&g->nodes[i], "Conv");
+    for (int i = 0; i < g->n_nodes && !any; i++) any = ox_is_op(&g->nodes[i], "Conv");
     if (!any) return 0;
     /* the residual test needs the shapes; inference is best effort and
      * runs again after the optimizer. An optimized file brings its

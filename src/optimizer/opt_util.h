@@ -4,6 +4,8 @@
 #ifndef ONYX_OPTIMIZER_OPT_UTIL_H
 #define ONYX_OPTIMIZER_OPT_UTIL_H
 
+#include <string.h>
+
 #include "ir/ir.h"
 
 /* Per value: how many node inputs (and subgraph captures) read it, and
@@ -25,6 +27,14 @@ typedef struct ox_reader_lists {
 int ox_reader_lists_init(ox_reader_lists *r, const ir_graph *g);
 void ox_reader_lists_free(ox_reader_lists *r);
 static inline int ox_reader_count(const ox_reader_lists *r, int v) { return r->start[v + 1] - r->start[v]; }
+
+/* n is operator op of the default domain */
+static inline int ox_is_op(const ir_node *n, const char *op) { return !n->domain[0] && strcmp(n->op_type, op) == 0; }
+/* n is a convolution: Conv, or the optimizer's onyx FusedConv (the same
+ * attributes and first inputs) */
+static inline int ox_is_conv(const ir_node *n) {
+    return ox_is_op(n, "Conv") || (strcmp(n->domain, "onyx") == 0 && strcmp(n->op_type, "FusedConv") == 0);
+}
 
 /* 1 for values whose name someone outside the node list sees: graph
  * outputs and values that subgraph bodies read by name. Passes never

@@ -802,7 +802,8 @@ static void check_pad_levels(onyx_env *env, uint8_t *buf, size_t len, const int6
     const size_t count = (size_t)(dims[0] * dims[1] * dims[2] * dims[3]);
     CHECK(count <= MAXN);
     for (size_t i = 0; i < count && i < MAXN; i++) x[i] = frand(&seed) * 4.0f;
-    onyx_tensor *a[6], *b[6];
+    onyx_tensor *a[12], *b[12];
+    CHECK(n <= 12);
     run(none, x, dims, 4, names, b, n);
     run(all, x, dims, 4, names, a, n);
     for (size_t k = 0; k < n; k++) {
@@ -821,23 +822,38 @@ static void test_fold_pad(onyx_env *env) {
      * convolution (D-FINE's stem): folded into both. Left alone: the same
      * Pad of a value that may be negative before a max pool (its zeros
      * could win), one as wide as the pool's kernel (a window of padding
-     * only), one of the channel axis. */
+     * only), one of the channel axis, one before a ceil-mode pool of
+     * stride 2 (whose last window, starting in the padding, the pool's
+     * own padding would drop: 5 columns instead of 6), one also read by an
+     * Add, and one that is a graph output. */
     unsigned seed = 9;
     mb_model *m = mb_new(17);
     int64_t dx[] = {1, 3, 9, 10}, dp[] = {8}, dw[] = {4, 3, 3, 3}, db[] = {4};
     int64_t d1[] = {1, 3, 10, 10}, d2[] = {1, 4, 10, 10}, d3[] = {1, 3, 10, 10}, d4[] = {1, 3, 10, 9},
-            d5[] = {1, 4, 7, 8};
+            d5[] = {1, 4, 7, 8}, d6[] = {1, 3, 5, 6}, d7[] = {1, 3, 10, 11},
+            d8[] = {1, 3, 9, 10};
     mb_input(m, "x", ONYX_FLOAT32, dx, 4);
     mb_output(m, "y1", ONYX_FLOAT32, d1, 4);
     mb_output(m, "y2", ONYX_FLOAT32, d2, 4);
     mb_output(m, "y3", ONYX_FLOAT32, d3, 4);
     mb_output(m, "y4", ONYX_FLOAT32, d4, 4);
     mb_output(m, "y5", ONYX_FLOAT32, d5, 4);
+    mb_output(m, "y6", ONYX_FLOAT32, d6, 4);
+    mb_output(m, "y7", ONYX_FLOAT32, d7, 4);
+    mb_output(m, "y8", ONYX_FLOAT32, d8, 4);
+    mb_output(m, "o", ONYX_FLOAT32, d7, 4);
+    mb_output(m, "y9", ONYX_FLOAT32, d8, 4);
     const int64_t stem[] = {0, 0, 1, 0, 0, 0, 1, 1}, wide[] = {0, 0, 2, 0, 0, 0, 0, 0},
-                  chan[] = {0, 1, 0, 0, 0, 0, 0, 0};
+                  chan[] = {0, 1, 0, 0, 0, 0, 0, 0}, right[] = {0, 0, 0, 0, 0, 0, 0, 1},
+                  /* distinct pads, so that common-subexpression elimination
+                   * merges none of these Pads into another */
+                  top_right[] = {0, 0, 1, 1, 0, 0, 0, 0}, bottom_left[] = {0, 0, 0, 1, 0, 0, 1, 0};
     mb_init_int64(m, "stem", dp, 1, stem);
     mb_init_int64(m, "wide", dp, 1, wide);
     mb_init_int64(m, "chan", dp, 1, chan);
+    mb_init_int64(m, "right", dp, 1, right);
+    mb_init_int64(m, "top_right", dp, 1, top_right);
+    mb_init_int64(m, "bottom_left", dp, 1, bottom_left);
     float w[4 * 27], b[4];
     for (int i = 0; i < 4 * 27; i++) w[i] = frand(&seed);
     for (int i = 0; i < 4; i++) b[i] = frand(&seed);
@@ -862,13 +878,26 @@ static void test_fold_pad(onyx_env *env) {
     mb_node(m, "MaxPool", "v", "y5");
     const int64_t k3[] = {3, 3};
     mb_attr_ints(m, "kernel_shape", k3, 2);
+    const int64_t two[] = {2, 2};
+    mb_node(m, "Pad", "r,right", "e");
+    mb_node(m, "MaxPool", "e", "y6");
+    mb_attr_ints(m, "kernel_shape", k2, 2);
+    mb_attr_ints(m, "strides", two, 2);
+    mb_attr_int(m, "ceil_mode", 1);
+    mb_node(m, "Pad", "r,bottom_left", "a2");
+    mb_node(m, "Add", "a2,a2", "y7");
+    mb_node(m, "MaxPool", "a2", "y8");
+    mb_attr_ints(m, "kernel_shape", k2, 2);
+    mb_node(m, "Pad", "r,top_right", "o");
+    mb_node(m, "MaxPool", "o", "y9");
+    mb_attr_ints(m, "kernel_shape", k2, 2);
     size_t len;
     uint8_t *buf = mb_serialize(m, &len);
     mb_free(m);
-    const char *names[] = {"y1", "y2", "y3", "y4", "y5"};
+    const char *names[] = {"y1", "y2", "y3", "y4", "y5", "y6", "y7", "y8", "o", "y9"};
     /* the convolution reads its zeros from its own padding: its sums in
      * another order, within 1e-5 */
-    check_pad_levels(env, buf, len, dx, 4, 3, names, 5, 1e-5);
+    check_pad_levels(env, buf, len, dx, 7, 6, names, 10, 1e-5);
 
     /* opset 10: pads and value as attributes; minus infinity needs no Relu */
     mb_model *m10 = mb_new(10);
