@@ -106,13 +106,16 @@ static const char *const ONYX_ACTIVATIONS[] = {"",        "Relu",      "Clip", "
                                                "HardSigmoid", "HardSwish", "SiLU", "LeakyRelu",
                                                "Tanh",    "Gelu",      "GeluTanh"};
 
-/* Fails unless the node's `activation` is one of ONYX_ACTIVATIONS. */
-static int check_onyx_activation(ox_infer_ctx *c) {
-    const char *act = ir_attr_string(c->node, "activation", "");
+/* Fails unless the node's attribute `name` (an activation) is one of
+ * ONYX_ACTIVATIONS. */
+static int check_onyx_activation_named(ox_infer_ctx *c, const char *name) {
+    const char *act = ir_attr_string(c->node, name, "");
     for (size_t i = 0; i < sizeof ONYX_ACTIVATIONS / sizeof ONYX_ACTIVATIONS[0]; i++)
         if (strcmp(act, ONYX_ACTIVATIONS[i]) == 0) return 0;
     return ox_infer_fail(c, ONYX_NOT_IMPLEMENTED, "%s: activation '%s' is not supported", c->node->op_type, act);
 }
+
+static int check_onyx_activation(ox_infer_ctx *c) { return check_onyx_activation_named(c, "activation"); }
 
 /* Conv's inference (opset 11) on a view of the node with its first three
  * inputs, whose types `inputs` may replace (NULL: the node's own). */
@@ -164,6 +167,65 @@ static int infer_onyx_fused_conv(ox_infer_ctx *c) {
                                  "([N or 1, C, 1, ...] of X's rank)");
     }
     return 0;
+}
+
+/* onyx ConvDepthwise (domain "onyx", version 1), written by the
+ * optimizer pass fuse_conv_depthwise: a 2-D convolution whose output
+ * only a depthwise convolution reads, run by the CPU provider a band of
+ * output rows at a time (src/ep/cpu/kernels/conv_chain.c):
+ *   inputs  X, W, B (optional), Wd ([M, 1, KH, KW], M = W's output
+ *           channels), Bd (optional, [M])
+ *   output  Y = act2(DepthwiseConv(act1(Conv(X, W, B)), Wd, Bd))
+ *   attributes: the convolution's as FusedConv has them (auto_pad,
+ *   dilations, group, kernel_shape, pads, strides, activation,
+ *   activation_params); the depthwise convolution's as
+ *   depthwise_strides, depthwise_pads, depthwise_dilations (explicit
+ *   padding; group M), depthwise_activation and
+ *   depthwise_activation_params.
+ * Inference is Conv's for the intermediate on a view of the node, then
+ * the depthwise layer's window arithmetic. */
+static int infer_conv_depthwise(ox_infer_ctx *c) {
+    if (check_onyx_activation(c) || check_onyx_activation_named(c, "depthwise_activation") ||
+        infer_as_conv(c, NULL))
+        return -1;
+    ir_type *t = ox_infer_out(c, 0);
+    const ir_type *wd = ox_infer_in(c, 3);
+    if (!t || t->rank < 0) return 0;
+    if (t->rank != 4)
+        return ox_infer_fail(c, ox_infer_bad_code(c), "ConvDepthwise: X must have rank 4, got %d", t->rank);
+    if (!wd) return ox_infer_fail(c, ox_infer_bad_code(c), "ConvDepthwise: the depthwise weights (input 3) are missing");
+    if (wd->rank >= 0 && (wd->rank != 4 || (wd->dims[1] >= 0 && wd->dims[1] != 1) ||
+                          (wd->dims[0] >= 0 && t->dims[1] >= 0 && wd->dims[0] != t->dims[1])))
+        return ox_infer_fail(c, ox_infer_bad_code(c),
+                             "ConvDepthwise: the depthwise weights must be [M, 1, KH, KW] with M the "
+                             "convolution's output channels");
+    size_t ns = 0, np = 0, nd = 0;
+    const int64_t *st = ir_attr_ints(c->node, "depthwise_strides", &ns),
+                  *pd = ir_attr_ints(c->node, "depthwise_pads", &np),
+                  *dl = ir_attr_ints(c->node, "depthwise_dilations", &nd);
+    if ((st && ns != 2) || (pd && np != 4) || (dl && nd != 2))
+        return ox_infer_fail(c, ONYX_INVALID_MODEL,
+                             "ConvDepthwise: depthwise_strides and depthwise_dilations need 2 values, "
+                             "depthwise_pads 4");
+    int64_t dims[4] = {t->dims[0], t->dims[1], -1, -1};
+    for (int i = 0; i < 2; i++) {
+        int64_t s = st ? st[i] : 1, d = dl ? dl[i] : 1, pb = pd ? pd[i] : 0, pe = pd ? pd[i + 2] : 0;
+        int64_t k = wd->rank == 4 ? wd->dims[i + 2] : -1, in = t->dims[i + 2];
+        if (s < 1 || d < 1 || pb < 0 || pe < 0 || s > ((int64_t)1 << 30) || d > ((int64_t)1 << 30) ||
+            pb > ((int64_t)1 << 30) || pe > ((int64_t)1 << 30))
+            return ox_infer_fail(c, ONYX_INVALID_MODEL,
+                                 "ConvDepthwise: depthwise strides and dilations must be in [1, 2^30], pads "
+                                 "in [0, 2^30]");
+        if (k < 1 || in < 0 || k > ((int64_t)1 << 30) || in > ((int64_t)1 << 40)) continue;
+        int64_t span = (k - 1) * d + 1, room = in + pb + pe;
+        if (room < span)
+            return ox_infer_fail(c, ox_infer_bad_code(c),
+                                 "ConvDepthwise: the depthwise kernel does not fit the padded input on "
+                                 "spatial axis %d",
+                                 i);
+        dims[i + 2] = (room - span) / s + 1;
+    }
+    return ox_infer_set_output(c, 0, ONYX_FLOAT32, dims, 4);
 }
 
 /* The channel-blocked layout of the onyx domain (version 1), written by
@@ -377,6 +439,7 @@ static int infer_layernorm_v1(ox_infer_ctx *c) { return infer_as_base(c, NULL); 
 static const ox_op_schema OPS[] = {
     {"com.microsoft", "FusedConv", 1, 1, 2, 4, 1, 1, infer_fused_conv},
     {"onyx", "FusedConv", 1, 1, 2, 5, 1, 1, infer_onyx_fused_conv},
+    {"onyx", "ConvDepthwise", 1, 1, 2, 5, 1, 1, infer_conv_depthwise},
     {"onyx", "BlockChannels", 1, 1, 1, 1, 1, 1, infer_block_channels},
     {"onyx", "UnblockChannels", 1, 1, 1, 1, 1, 1, infer_unblock_channels},
     {"onyx", "BlockedConv", 1, 1, 2, 4, 1, 1, infer_blocked_conv},

@@ -59,6 +59,7 @@ int ox_pass_prune_constants(ox_pass_ctx *ctx, ir_graph *g);
 int ox_pass_fuse_conv_bn(ox_pass_ctx *ctx, ir_graph *g);
 int ox_pass_fold_conv_affine(ox_pass_ctx *ctx, ir_graph *g);
 int ox_pass_fuse_conv_activation(ox_pass_ctx *ctx, ir_graph *g);
+int ox_pass_fuse_conv_depthwise(ox_pass_ctx *ctx, ir_graph *g);
 int ox_pass_eliminate_common(ox_pass_ctx *ctx, ir_graph *g);
 int ox_pass_fold_shapes(ox_pass_ctx *ctx, ir_graph *g);
 int ox_pass_eliminate_dead(ox_pass_ctx *ctx, ir_graph *g);

@@ -13,6 +13,8 @@ static const ox_pass PASSES[] = {
     {"fuse_conv_bn", ONYX_OPT_ALL, ox_pass_fuse_conv_bn, 0},
     {"fold_conv_affine", ONYX_OPT_ALL, ox_pass_fold_conv_affine, 0},
     {"fuse_conv_activation", ONYX_OPT_ALL, ox_pass_fuse_conv_activation, 1},
+    /* after the activations are in the convolutions */
+    {"fuse_conv_depthwise", ONYX_OPT_ALL, ox_pass_fuse_conv_depthwise, 1},
     {"fuse_layernorm", ONYX_OPT_ALL, ox_pass_fuse_layernorm, 0},
     {"fuse_gelu", ONYX_OPT_ALL, ox_pass_fuse_gelu, 1},
     {"fold_matmul_scale", ONYX_OPT_ALL, ox_pass_fold_matmul_scale, 0},

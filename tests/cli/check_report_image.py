@@ -4,7 +4,7 @@ usage: check_report_image.py SCREENSHOT.png divergent|clean
 
 The plot is found by its background colour; within it, the first divergent
 node's marker is the only thing drawn in #d62728. "divergent" expects the
-marker of the test's injected fault (mobilenet_v3_small, node 2 of 66,
+marker of the test's injected fault (mobilenet_v3_small, node 1 of 65,
 infinite relative error): near the left end, in the band at the top;
 "clean" expects no marker. Both expect within-tolerance points.
 """

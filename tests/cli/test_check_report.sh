@@ -99,13 +99,13 @@ if check_rc fault 1 ONYX_INJECT_FAULT=$FAULT "$ONYX" check --bisect --report "$T
     "$MODEL"; then
     self_contained "$TMP/fault.html"
     grep -q "<h2>First divergent node</h2>" "$TMP/fault.html" || fail "fault: no divergent node section"
-    grep -qF "#2 <code>$FAULT</code> of 66" "$TMP/fault.html" ||
-        fail "fault: the report does not name node #2 $FAULT"
+    grep -qF "#1 <code>$FAULT</code> of 65" "$TMP/fault.html" ||
+        fail "fault: the report does not name node #1 $FAULT"
     grep -qF "ONYX_INJECT_FAULT=$FAULT " "$TMP/fault.html" ||
         fail "fault: the command lacks ONYX_INJECT_FAULT"
     grep -qF "check --bisect --report $TMP/fault.html" "$TMP/fault.html" ||
         fail "fault: the command is not the one that ran"
-    grep -q "first divergent node: #2 '$FAULT'" "$TMP/fault.out" ||
+    grep -q "first divergent node: #1 '$FAULT'" "$TMP/fault.out" ||
         fail "fault: the terminal report is missing"
     render "$TMP/fault.html" "$TMP/fault.png" &&
         { "$PYTHON" "$HERE/check_report_image.py" "$TMP/fault.png" divergent || fail "fault: the plot"; }
@@ -116,7 +116,7 @@ fi
 # the Conv the group is named after ----
 SCALE=/net/features/features.1/block/block.1/Mul
 if check_rc scale 1 ONYX_INJECT_FAULT=$SCALE "$ONYX" check --bisect "$MODEL"; then
-    grep -qF "first divergent node: #5 '/net/features/features.1/block/block.2/block.2.0/Conv'" "$TMP/scale.out" ||
+    grep -qF "first divergent node: #4 '/net/features/features.1/block/block.2/block.2.0/Conv'" "$TMP/scale.out" ||
         fail "scale: the fused group is not the first divergent node"
     grep -qF "verdict:    the unfused nodes diverge too, first at '$SCALE'" "$TMP/scale.out" ||
         fail "scale: the unfused re-run does not blame the Mul"

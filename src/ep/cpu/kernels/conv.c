@@ -430,11 +430,12 @@ static int winograd_fits(const conv_geom *g, int s) {
 /* 1 when the depthwise kernel handles this geometry */
 static int depthwise_fits(const conv_geom *g) { return g->Cg == 1 && g->r <= 2; }
 
-static int conv_f32_paths(ox_kernel_ctx *ctx, const conv_geom *g, const float *x, const float *w,
-                          const float *b, const float *z, const ox_act *act, float *y, const float *xs,
-                          int64_t xs_img) {
+/* st: the session's choices for this node (NULL: none, weights packed
+ * for this run) */
+static int conv_f32_paths(ox_kernel_ctx *ctx, const conv_state *st, const conv_geom *g, const float *x,
+                          const float *w, const float *b, const float *z, const ox_act *act, float *y,
+                          const float *xs, int64_t xs_img) {
     if (g->N == 0 || g->M == 0 || g->out_sz == 0) return 0;
-    const conv_state *st = ctx->state;
     ox_cpu_isa isa = st ? st->isa : ox_cpu_isa_active();
     if (depthwise_fits(g)) {
         int two = g->r == 2, L = g->r - 1;
@@ -558,9 +559,14 @@ static int conv_f32(ox_kernel_ctx *ctx, const conv_geom *g, const float *x, cons
         x = scaled;
         xs = NULL;
     }
-    int rc = conv_f32_paths(ctx, g, x, w, b, z, act, y, xs, xs_img);
+    int rc = conv_f32_paths(ctx, ctx->state, g, x, w, b, z, act, y, xs, xs_img);
     free(scaled);
     return rc;
+}
+
+int ox_conv_f32_unplanned(ox_kernel_ctx *ctx, const conv_geom *g, const float *x, const float *w, const float *b,
+                          const ox_act *act, float *y) {
+    return conv_f32_paths(ctx, NULL, g, x, w, b, NULL, act, y, NULL, 0);
 }
 
 /* 1 when every stride attribute is 1 (or there is none). */

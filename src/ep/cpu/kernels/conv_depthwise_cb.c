@@ -307,6 +307,59 @@ static void dwc_tasks(void *arg, int64_t t0, int64_t t1) {
 }
 #endif
 
+#ifdef OX_DWC_X86
+/* ox_dw_tile16_rows on an AVX-512 machine */
+__attribute__((target("avx512f,avx2,fma"))) static void
+tile16_rows(const ox_dw_args *a, const float *tile, int64_t PW, const float *w16, const float *bias16,
+            int64_t oh0, int64_t oh1, float *r8) {
+    const int cbw = 2 * CB;
+    const int64_t plane = a->OH * a->OW;
+    const int nc = (int)a->C;
+    float lo = 0.0f, hi = 0.0f;
+    ox_tile_act kind = OX_TILE_CLAMP;
+    int in_reg = !a->z && ox_tile_activation(&a->act, 0, &lo, &hi, &kind);
+    const dwc_epi e = {bias16, lo, hi, in_reg, kind == OX_TILE_HARDSWISH, a->bias != NULL};
+    for (int64_t oh = oh0; oh < oh1; oh++) {
+        dwc_rows_avx512(tile, oh - oh0, PW, a, w16, &e, r8);
+        float *y0 = a->y + oh * a->OW;
+        for (int h = 0; h < nc; h += CB) {
+            const int nh = nc - h < CB ? nc - h : CB;
+            float *yh = y0 + h * plane;
+            int64_t o = 0;
+            for (; o + 8 <= a->OW; o += 8) ox_positions_to_planes8(r8 + o * cbw + h, cbw, nh, yh + o, plane);
+            for (; o < a->OW; o++)
+                for (int c = 0; c < nh; c++) yh[c * plane + o] = r8[o * cbw + h + c];
+        }
+    }
+    for (int c = 0; c < nc && !in_reg; c++) {
+        const float *bias_c = a->bias ? a->bias + c : NULL;
+        float *yp = a->y + c * plane + oh0 * a->OW;
+        const int64_t n = (oh1 - oh0) * a->OW;
+        if (bias_c || a->z || a->act.kind != OX_ACT_NONE)
+            ox_conv_epilogue(yp, n, 1, n, bias_c, a->z ? a->z + c * plane + oh0 * a->OW : NULL, n, &a->act, a->isa);
+    }
+}
+#endif
+
+int ox_dw_tile16_rows(const ox_dw_args *a, const float *tile, int64_t PW, const float *w16, const float *bias16,
+                      int64_t oh0, int64_t oh1, float *r8) {
+#ifndef OX_DWC_X86
+    (void)a;
+    (void)tile;
+    (void)PW;
+    (void)w16;
+    (void)bias16;
+    (void)oh0;
+    (void)oh1;
+    (void)r8;
+    return 0;
+#else
+    if (a->isa < OX_ISA_AVX512 || a->mult != 1 || a->C < 1 || a->C > 2 * CB || a->N != 1) return 0;
+    tile16_rows(a, tile, PW, w16, bias16, oh0, oh1, r8);
+    return 1;
+#endif
+}
+
 int ox_conv_depthwise_blocked_f32(ox_threadpool *pool, const ox_stop *stop, const ox_dw_args *a) {
 #ifndef OX_DWC_X86
     (void)pool;

@@ -14,6 +14,14 @@ int ox_conv_geom_make(ox_kernel_ctx *ctx, const ox_tensor *x, const ox_tensor *w
 /* -1 with the error set unless the bias is absent or 1-D with m values. */
 int ox_conv_check_bias(ox_kernel_ctx *ctx, const ox_tensor *b, int64_t m);
 
+/* The float convolution Y = act(Conv(X, W, b)) of geometry g by the
+ * paths a Conv node takes, without its session-time choices (weights
+ * packed for this run): for kernels that run a convolution of their own
+ * (conv_chain.c's fallback). 0, or -1 with the kernel's error set. */
+struct ox_act;
+int ox_conv_f32_unplanned(ox_kernel_ctx *ctx, const conv_geom *g, const float *x, const float *w, const float *b,
+                          const struct ox_act *act, float *y);
+
 /* 1 when the float32 Conv (or FusedConv) node with constant weights w
  * takes Winograd's path: the choice its kernel makes at session creation
  * from the weights and attributes alone (a run on a plane of fewer than

@@ -208,6 +208,18 @@ int ox_conv_depthwise_f32(ox_threadpool *pool, const ox_stop *stop, const ox_dw_
  * strides up to 8), which ox_conv_depthwise_f32 tries first; the same
  * return values. */
 int ox_conv_depthwise_blocked_f32(ox_threadpool *pool, const ox_stop *stop, const ox_dw_args *a);
+/* Output rows [oh0, oh1) of one image's depthwise convolution a (N 1,
+ * multiplier 1, at most 16 channels; a->y its output planes) from a
+ * channel-innermost zero-padded tile of its input: 16 floats per
+ * position (channel c in lane c, lanes past C ignored), PW positions per
+ * padded row, the tile's first row being padded row oh0 * sh, with
+ * (KW - 1) * dw + 7 * sw positions of slack past the last row the rows
+ * read. w16: the weights tap-major, 16 lanes per tap (zero past C);
+ * bias16: the bias in 16 lanes, zero past C. r8: scratch of (OW + 7) / 8
+ * * 8 * 16 floats. AVX-512 machines (conv_depthwise_cb.c, the blocked
+ * kernel's arithmetic); 1 when it ran, 0 when it does not take a. */
+int ox_dw_tile16_rows(const ox_dw_args *a, const float *tile, int64_t PW, const float *w16, const float *bias16,
+                      int64_t oh0, int64_t oh1, float *r8);
 
 /* A 3x3, stride 1, dilation 1, ungrouped 2-D convolution by Winograd's
  * F(2x2, 3x3) or F(4x4, 3x3) (conv_winograd.c; s = 2 or 4, the output
