@@ -72,9 +72,8 @@ static int depthwise_fits(const ir_graph *g, const ir_node *d, int64_t *strides,
     return 1;
 }
 
-/* 1 when c is a first convolution the kernel bands, writing at least
- * CHAIN_MIN_BYTES per image into value x. */
-static int first_fits(const ir_graph *g, const ir_node *c, int x) {
+/* 1 when c is a first convolution the kernel bands. */
+static int first_fits(const ir_graph *g, const ir_node *c) {
     if (!plain_conv(g, c) || ir_attr_int(c, "group", 1) != 1) return 0;
     const ox_tensor *w = weights4(g, c);
     int64_t strides[2], dils[2];
@@ -83,6 +82,24 @@ static int first_fits(const ir_graph *g, const ir_node *c, int x) {
         return 0;
     for (int i = 0; i < 2; i++)
         if (strides[i] > CHAIN_MAX_STEP || dils[i] > CHAIN_MAX_STEP) return 0;
+    return 1;
+}
+
+/* The first convolution of a pair the pass may take at node di (the
+ * depthwise layer: its geometry into strides, pads and dils), or -1;
+ * without the first output's size, which needs the shapes. */
+static int pair_at(const ir_graph *g, const ox_readers *r, const unsigned char *pinned, const unsigned char *dead,
+                   int di, int64_t *strides, int64_t *pads, int64_t *dils) {
+    if (dead[di] || !depthwise_fits(g, &g->nodes[di], strides, pads, dils)) return -1;
+    const int x = g->nodes[di].inputs[0];
+    const int ci = x >= 0 ? g->values[x].producer : -1;
+    if (ci < 0 || dead[ci] || r->count[x] != 1 || pinned[x] || !first_fits(g, &g->nodes[ci])) return -1;
+    return weights4(g, &g->nodes[ci])->dims[0] == weights4(g, &g->nodes[di])->dims[0] ? ci : -1;
+}
+
+/* 1 when value x, the first output, holds at least CHAIN_MIN_BYTES per
+ * image by the shapes inference knows. */
+static int large_enough(const ir_graph *g, int x) {
     const ir_type *t = &g->values[x].type;
     if (t->rank != 4) return 0;
     int64_t bytes = (int64_t)sizeof(float);
@@ -118,23 +135,23 @@ static int rewrite(ir_graph *g, unsigned char *dead, int ci, int di, const int64
 
 int ox_pass_fuse_conv_depthwise(ox_pass_ctx *ctx, ir_graph *g) {
     if (!ox_pass_may_fuse(ctx, "onyx", "ConvDepthwise")) return 0;
-    int any = 0;
-    for (int i = 0; i < g->n_nodes && !any; i++) any = ox_is_conv(&g->nodes[i]);
-    if (!any) return 0;
-    /* the first output's size needs the shapes (an optimized file brings
-     * its own) */
-    if (!ctx->model->compiled && ox_infer_quietly(g) != 0) return 0;
     ox_readers r;
     unsigned char *pinned, *dead;
     if (ox_match_state_init(g, &r, &pinned, &dead) != 0) return ox_fail(ctx->err, ONYX_OUT_OF_MEMORY, "out of memory");
+    int64_t strides[2], pads[4], dils[2];
+    int any = 0;
+    for (int di = 0; di < g->n_nodes && !any; di++) any = pair_at(g, &r, pinned, dead, di, strides, pads, dils) >= 0;
+    /* the first output's size needs the shapes (an optimized file brings
+     * its own); inferred only for a graph with a pair, so that other
+     * models' sessions do not pay for it */
+    if (!any || (!ctx->model->compiled && ox_infer_quietly(g) != 0)) {
+        ox_match_state_free(&r, pinned, dead);
+        return 0;
+    }
     int changes = 0, rc = 0;
     for (int di = 0; di < g->n_nodes && rc == 0; di++) {
-        int64_t strides[2], pads[4], dils[2];
-        if (dead[di] || !depthwise_fits(g, &g->nodes[di], strides, pads, dils)) continue;
-        const int x = g->nodes[di].inputs[0];
-        const int ci = x >= 0 ? g->values[x].producer : -1;
-        if (ci < 0 || dead[ci] || r.count[x] != 1 || pinned[x] || !first_fits(g, &g->nodes[ci], x)) continue;
-        if (weights4(g, &g->nodes[ci])->dims[0] != weights4(g, &g->nodes[di])->dims[0]) continue;
+        const int ci = pair_at(g, &r, pinned, dead, di, strides, pads, dils);
+        if (ci < 0 || !large_enough(g, g->nodes[di].inputs[0])) continue;
         if (rewrite(g, dead, ci, di, strides, pads, dils, ctx->err) != 0) {
             rc = -1;
             break;
