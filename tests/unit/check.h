@@ -68,6 +68,28 @@ static int check_failures;
         } \
     } while (0)
 
+/* x[0, n) against ref[0, n), each within rel * (1 + |ref|): the first
+ * few outside it printed (what, name: index, value, reference) and
+ * counted as failures. Returns the largest |x - ref| / (1 + |ref|), so a
+ * test can report how much of its tolerance it used. */
+static inline double check_close_f32(const char *what, const char *name, const float *x, const float *ref, size_t n,
+                                     double rel) {
+    double worst = 0.0;
+    int bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        double e = fabs((double)x[i] - (double)ref[i]) / (1.0 + fabs((double)ref[i]));
+        if (!(e <= rel)) {
+            if (bad < 5)
+                fprintf(stderr, "%s, %s [%zu]: %.9g, reference %.9g\n", what, name, i, (double)x[i], (double)ref[i]);
+            bad++;
+            if (e != e) e = INFINITY;
+        }
+        if (e > worst) worst = e;
+    }
+    check_failures += bad < 5 ? bad : 5;
+    return worst;
+}
+
 #define CHECK_DONE() \
     do { \
         if (check_failures) fprintf(stderr, "%d check(s) failed\n", check_failures); \

@@ -190,14 +190,7 @@ static void compare(onyx_session *a, onyx_session *b, const char *what) {
         }
         size_t n = (size_t)onyx_tensor_numel(av[k]);
         CHECK((int64_t)n == onyx_tensor_numel(bv[k]) && n > 0);
-        const float *x = onyx_tensor_data(av[k]), *ref = onyx_tensor_data(bv[k]);
-        int bad = 0;
-        for (size_t i = 0; i < n && bad < 5; i++)
-            if (!(fabsf(x[i] - ref[i]) <= 5e-6f * (1.0f + fabsf(ref[i])))) {
-                fprintf(stderr, "%s, %s [%zu]: %.9g, planar %.9g\n", what, OUTS[k], i, x[i], ref[i]);
-                bad++;
-            }
-        check_failures += bad;
+        check_close_f32(what, OUTS[k], onyx_tensor_data(av[k]), onyx_tensor_data(bv[k]), n, 5e-6);
         onyx_tensor_free(av[k]);
         onyx_tensor_free(bv[k]);
     }
@@ -317,15 +310,9 @@ static void test_split_open_planes(onyx_env *env) {
                 onyx_tensor *a = run_chain(opt), *b = run_chain(ref);
                 const size_t n = a && b ? (size_t)onyx_tensor_numel(b) : 0;
                 CHECK(n > 0 && (int64_t)n == onyx_tensor_numel(a));
-                const float *va = n ? onyx_tensor_data(a) : NULL, *vb = n ? onyx_tensor_data(b) : NULL;
-                int bad = 0;
-                for (size_t i = 0; i < n && bad < 5; i++)
-                    if (!(fabsf(va[i] - vb[i]) <= 5e-6f * (1.0f + fabsf(vb[i])))) {
-                        fprintf(stderr, "chain (open %d, split %d) [%zu]: %.9g, planar %.9g\n", open, halves, i,
-                                va[i], vb[i]);
-                        bad++;
-                    }
-                check_failures += bad;
+                char what[48];
+                snprintf(what, sizeof what, "chain (open %d, split %d)", open, halves);
+                if (n) check_close_f32(what, "y", onyx_tensor_data(a), onyx_tensor_data(b), n, 5e-6);
                 onyx_tensor_free(a);
                 onyx_tensor_free(b);
             }
@@ -399,13 +386,7 @@ static void test_capture(onyx_env *env) {
         run(ref, rb, outs[1]);
         CHECK(a.r1_calls == 1 && a.r1_planar && a.r2_calls == 1 && a.blocked_names == 0);
         CHECK(b.r1_calls == 1 && b.r1_planar);
-        int bad = 0;
-        for (size_t i = 0; i < sizeof a.r1 / sizeof a.r1[0] && bad < 5; i++)
-            if (!(fabsf(a.r1[i] - b.r1[i]) <= 5e-6f * (1.0f + fabsf(b.r1[i])))) {
-                fprintf(stderr, "captured r1 [%zu]: %.9g, planar %.9g\n", i, a.r1[i], b.r1[i]);
-                bad++;
-            }
-        check_failures += bad;
+        check_close_f32("capture", "r1", a.r1, b.r1, sizeof a.r1 / sizeof a.r1[0], 5e-6);
         for (int k = 0; k < NOUT; k++) onyx_tensor_free(outs[0][k]), onyx_tensor_free(outs[1][k]);
     }
     onyx_run_options_free(ra);

@@ -100,7 +100,7 @@ typedef struct chain_job {
     int64_t PW;           /* positions per tile row */
     int64_t rowlen;       /* floats per padded input row */
     int64_t slack;        /* floats past the tile the last steps may read */
-    atomic_int failed;
+    atomic_int failed, declined;
 } chain_job;
 
 #ifdef OX_CH_X86
@@ -212,7 +212,7 @@ static void chain_tasks(void *arg, int64_t t0, int64_t t1) {
     const int in_reg = ox_tile_activation(&j->act1, 1, &lo, &hi, &kind);
     const ox_tile_epilogue e = {j->b1 ? b1 : NULL, NULL, 0, lo, hi, kind};
     const int64_t OW1 = g1->out[1], lead = g2->pb[1], PW = j->PW;
-    for (int64_t t_ = t0; t_ < t1; t_++) {
+    for (int64_t t_ = t0; t_ < t1 && !atomic_load(&j->declined); t_++) {
         if (ox_stop_requested(j->stop)) break;
         const int64_t n = t_ / j->bands, band = t_ % j->bands;
         const int64_t o0 = band * j->ob, o1 = o0 + j->ob < g2->out[0] ? o0 + j->ob : g2->out[0];
@@ -247,8 +247,11 @@ static void chain_tasks(void *arg, int64_t t0, int64_t t1) {
                         .sw = g2->stride[1], .dh = g2->dil[0], .dw = g2->dil[1], .ph = g2->pb[0],
                         .pw = g2->pb[1], .x = NULL, .w = j->w2, .bias = j->b2,
                         .y = j->y + n * M * g2->out_sz, .act = j->act2, .isa = j->isa};
-        /* banded_fits took only what it runs: AVX-512, one image, at most 16 channels */
-        (void)ox_dw_tile16_rows(&d, t, PW, wd, b2, o0, o1, r8);
+        if (!ox_dw_tile16_rows(&d, t, PW, wd, b2, o0, o1, r8)) {
+            /* not one banded_fits lets through; the whole-tensor path redoes the node */
+            atomic_store(&j->declined, 1);
+            break;
+        }
     }
     ox_threadpool_block_done(j->pool, buf);
 }
@@ -262,7 +265,7 @@ static int banded_fits(const conv_geom *g1, const conv_geom *g2, const chain_sta
     if (g1->C > CH_MAX_C || g1->M > LANES || g1->k[0] > CH_MAX_K || g1->k[1] > CH_MAX_K) return 0;
     for (int i = 0; i < 2; i++)
         if (g2->stride[i] > 8 || g2->k[i] > 64 || g2->dil[i] > 64 || g1->stride[i] > 8 || g1->dil[i] > 8) return 0;
-    return g1->N > 0 && g2->out_sz > 0;
+    return 1;
 }
 
 static int chain_banded(ox_kernel_ctx *ctx, const chain_state *st, chain_job *j) {
@@ -311,9 +314,10 @@ static int chain_banded(ox_kernel_ctx *ctx, const chain_state *st, chain_job *j)
     j->pool = ctx->pool;
     j->stop = ctx->stop;
     atomic_init(&j->failed, 0);
+    atomic_init(&j->declined, 0);
     ox_parallel_for(ctx->pool, g1->N * j->bands, 1, chain_tasks, j);
     if (atomic_load(&j->failed)) return ox_cpu_oom(ctx);
-    return 1;
+    return atomic_load(&j->declined) ? 0 : 1;
 #endif
 }
 
