@@ -90,6 +90,13 @@ static inline double check_close_f32(const char *what, const char *name, const f
     return worst;
 }
 
+/* How many nodes of session s run operator op (any domain). */
+static inline size_t check_count_op(const onyx_session *s, const char *op) {
+    size_t n = 0;
+    for (size_t i = 0; i < onyx_session_node_count(s); i++) n += strcmp(onyx_session_node_op_type(s, i), op) == 0;
+    return n;
+}
+
 #define CHECK_DONE() \
     do { \
         if (check_failures) fprintf(stderr, "%d check(s) failed\n", check_failures); \

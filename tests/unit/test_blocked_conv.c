@@ -147,12 +147,6 @@ static uint8_t *model(size_t *len, int blocked) {
     return buf;
 }
 
-static size_t count_op(const onyx_session *s, const char *op) {
-    size_t n = 0;
-    for (size_t i = 0; i < onyx_session_node_count(s); i++) n += strcmp(onyx_session_node_op_type(s, i), op) == 0;
-    return n;
-}
-
 static void run(onyx_session *s, const onyx_run_options *ro, onyx_tensor **outs) {
     static float x[N * C * H * W], z[N * M4 * H * W];
     unsigned seed = 77;
@@ -205,7 +199,7 @@ static void test_kernels(onyx_env *env, const char *isa) {
     uint8_t *buf = model(&len, 0), *bbuf = model(&blen, 1);
     onyx_session *ref = session(env, buf, len, ONYX_OPT_NONE), *blk = session(env, bbuf, blen, ONYX_OPT_NONE);
     if (ref && blk) {
-        CHECK(count_op(blk, "BlockedConv") == 5);
+        CHECK(check_count_op(blk, "BlockedConv") == 5);
         char what[64];
         snprintf(what, sizeof what, "blocked graph, ISA %s", isa ? isa : "best");
         compare(blk, ref, what);
@@ -234,10 +228,10 @@ static void test_pass(onyx_env *env, const char *isa, const char *split) {
     uint8_t *buf = model(&len, 0);
     onyx_session *ref = session(env, buf, len, ONYX_OPT_NONE), *opt = session(env, buf, len, ONYX_OPT_ALL);
     if (ref && opt) {
-        CHECK(count_op(opt, "BlockedConv") == (blocks ? halves ? 3u : 5u : 0u));
-        CHECK(count_op(opt, "BlockChannels") == (blocks ? 1u : 0u));
-        CHECK(count_op(opt, "UnblockChannels") == (blocks ? halves ? 3u : 4u : 0u));
-        CHECK(count_op(opt, "FusedConv") == (blocks ? halves ? 2u : 0u : 5u));
+        CHECK(check_count_op(opt, "BlockedConv") == (blocks ? halves ? 3u : 5u : 0u));
+        CHECK(check_count_op(opt, "BlockChannels") == (blocks ? 1u : 0u));
+        CHECK(check_count_op(opt, "UnblockChannels") == (blocks ? halves ? 3u : 4u : 0u));
+        CHECK(check_count_op(opt, "FusedConv") == (blocks ? halves ? 2u : 0u : 5u));
         char what[64];
         snprintf(what, sizeof what, "%s, 512-bit %s", blocks ? "pass" : "no pass", split);
         compare(opt, ref, what);
@@ -305,8 +299,8 @@ static void test_split_open_planes(onyx_env *env) {
             uint8_t *buf = winograd_chain(&len, open);
             onyx_session *ref = session(env, buf, len, ONYX_OPT_NONE), *opt = session(env, buf, len, ONYX_OPT_ALL);
             if (ref && opt) {
-                CHECK(count_op(opt, "BlockedConv") == (halves ? 1u : 3u));
-                CHECK(count_op(opt, "UnblockChannels") == 1u);
+                CHECK(check_count_op(opt, "BlockedConv") == (halves ? 1u : 3u));
+                CHECK(check_count_op(opt, "UnblockChannels") == 1u);
                 onyx_tensor *a = run_chain(opt), *b = run_chain(ref);
                 const size_t n = a && b ? (size_t)onyx_tensor_numel(b) : 0;
                 CHECK(n > 0 && (int64_t)n == onyx_tensor_numel(a));

@@ -137,12 +137,6 @@ static uint8_t *model(size_t *len) {
     return buf;
 }
 
-static size_t count_op(const onyx_session *s, const char *op) {
-    size_t n = 0;
-    for (size_t i = 0; i < onyx_session_node_count(s); i++) n += strcmp(onyx_session_node_op_type(s, i), op) == 0;
-    return n;
-}
-
 static onyx_session *session(onyx_env *env, const uint8_t *buf, size_t len, onyx_opt_level level, int threads) {
     onyx_session_options *o = NULL;
     onyx_session *s = NULL;
@@ -194,8 +188,8 @@ static void test_pass(onyx_env *env, const char *isa, int threads) {
     onyx_session *ref = session(env, buf, len, ONYX_OPT_NONE, threads),
                  *opt = session(env, buf, len, ONYX_OPT_ALL, threads);
     if (ref && opt) {
-        CHECK(count_op(opt, "ConvDepthwise") == 4);
-        CHECK(count_op(ref, "ConvDepthwise") == 0);
+        CHECK(check_count_op(opt, "ConvDepthwise") == 4);
+        CHECK(check_count_op(ref, "ConvDepthwise") == 0);
         char what[64];
         snprintf(what, sizeof what, "ISA %s, %d thread(s)", isa ? isa : "best", threads);
         compare(opt, ref, what);

@@ -94,13 +94,6 @@ static uint8_t *model(size_t *len) {
     return buf;
 }
 
-static size_t count_op(const onyx_session *s, const char *op) {
-    size_t n = 0;
-    for (size_t i = 0; i < onyx_session_node_count(s); i++)
-        n += strcmp(onyx_session_node_op_type(s, i), op) == 0;
-    return n;
-}
-
 static void run(onyx_session *s, onyx_tensor **outs) {
     static float x[C * H * W], r[M * OH * OW];
     unsigned seed = 99;
@@ -163,10 +156,10 @@ static void test_beside_subgraph(onyx_env *env) {
         CHECK_OK(onyx_session_create_from_buffer(env, buf, len, o, &s[l]));
     }
     if (s[0] && s[1]) {
-        CHECK(count_op(s[1], "FusedConv") == 1);
-        CHECK(count_op(s[1], "BatchNormalization") == 0);
-        CHECK(count_op(s[1], "Conv") == 1);
-        CHECK(count_op(s[1], "Relu") == 1);
+        CHECK(check_count_op(s[1], "FusedConv") == 1);
+        CHECK(check_count_op(s[1], "BatchNormalization") == 0);
+        CHECK(check_count_op(s[1], "Conv") == 1);
+        CHECK(check_count_op(s[1], "Relu") == 1);
         static float x[C * H * W];
         for (int i = 0; i < C * H * W; i++) x[i] = frand(&seed) * 2.0f;
         unsigned char cond = 1;
@@ -212,21 +205,21 @@ int main(void) {
     CHECK_OK(onyx_session_create_from_buffer(env, buf, len, o, &all));
     if (!basic || !all) CHECK_DONE();
     /* before */
-    CHECK(count_op(basic, "Conv") == 12);
-    CHECK(count_op(basic, "FusedConv") == 0);
+    CHECK(check_count_op(basic, "Conv") == 12);
+    CHECK(check_count_op(basic, "FusedConv") == 0);
     /* after: ten chains fused, two Convs keep their readers */
-    CHECK(count_op(all, "FusedConv") == 10);
-    CHECK(count_op(all, "Conv") == 2);
-    CHECK(count_op(all, "Relu") == 2);
-    CHECK(count_op(all, "Sigmoid") == 1);
-    CHECK(count_op(all, "Mul") == 0);
-    CHECK(count_op(all, "Add") == 0);
-    CHECK(count_op(all, "Div") == 0);
-    CHECK(count_op(all, "Clip") == 0);
-    CHECK(count_op(all, "HardSigmoid") == 0);
-    CHECK(count_op(all, "HardSwish") == 0);
-    CHECK(count_op(all, "LeakyRelu") == 0);
-    CHECK(count_op(all, "Tanh") == 0);
+    CHECK(check_count_op(all, "FusedConv") == 10);
+    CHECK(check_count_op(all, "Conv") == 2);
+    CHECK(check_count_op(all, "Relu") == 2);
+    CHECK(check_count_op(all, "Sigmoid") == 1);
+    CHECK(check_count_op(all, "Mul") == 0);
+    CHECK(check_count_op(all, "Add") == 0);
+    CHECK(check_count_op(all, "Div") == 0);
+    CHECK(check_count_op(all, "Clip") == 0);
+    CHECK(check_count_op(all, "HardSigmoid") == 0);
+    CHECK(check_count_op(all, "HardSwish") == 0);
+    CHECK(check_count_op(all, "LeakyRelu") == 0);
+    CHECK(check_count_op(all, "Tanh") == 0);
 
     onyx_tensor *ob[NOUT] = {0}, *oa[NOUT] = {0};
     run(basic, ob);

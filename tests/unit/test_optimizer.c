@@ -55,13 +55,6 @@ static uint8_t *conv_bn_model(size_t *len) {
     return buf;
 }
 
-static size_t count_op(const onyx_session *s, const char *op) {
-    size_t n = 0;
-    for (size_t i = 0; i < onyx_session_node_count(s); i++)
-        n += strcmp(onyx_session_node_op_type(s, i), op) == 0;
-    return n;
-}
-
 static void run(onyx_session *s, onyx_tensor **outs) {
     static float x[C * H * W];
     unsigned seed = 99;
@@ -87,9 +80,9 @@ int main(void) {
     CHECK_OK(onyx_session_options_set_optimization_level(o, ONYX_OPT_ALL));
     CHECK_OK(onyx_session_create_from_buffer(env, buf, len, o, &all));
     if (!basic || !all) CHECK_DONE();
-    CHECK(count_op(basic, "BatchNormalization") == 2);
-    CHECK(count_op(all, "BatchNormalization") == 1); /* c2 has a second reader */
-    CHECK(count_op(all, "Conv") == 2);
+    CHECK(check_count_op(basic, "BatchNormalization") == 2);
+    CHECK(check_count_op(all, "BatchNormalization") == 1); /* c2 has a second reader */
+    CHECK(check_count_op(all, "Conv") == 2);
 
     onyx_tensor *ob[3] = {NULL, NULL, NULL}, *oa[3] = {NULL, NULL, NULL};
     run(basic, ob);
