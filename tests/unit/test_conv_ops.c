@@ -373,7 +373,8 @@ int main(void) {
          {1, 1}, {0}, 1, 1, 0, 1, "HardSwish", {0}, 0},
         {"weights as input", 2, 1, 7, 9, 1, {8, 6}, {2, 3}, {1, 2}, {1, 1}, {1, 0, 0, 1}, 1, 0, 1, 1,
          "GeluTanh", {0}, 0},
-        /* Winograd: 3x3 stride 1 from 48 channels in and out and enough
+        /* Winograd: 3x3 stride 1 from 16 channels in and out (below 32
+         * of either, on a plane of at least 32x32 positions) and enough
          * work, F(4x4, 3x3) while 36 C M floats stay within 3 MiB, else
          * F(2x2, 3x3); odd output sizes (ragged last tile rows and
          * columns: every remainder of 4), asymmetric pads, more channels
@@ -398,6 +399,14 @@ int main(void) {
          {1, 1, 1, 1}, 1, 1, 0, 2, "Relu", {0}, 0},
         {"winograd F(4x4: a 5x4 plane, two images", 2, 2, 50, 70, 1, {5, 4}, {3, 3}, {1, 1}, {1, 1},
          {1, 1, 1, 1}, 1, 0, 0, 1, "SiLU", {0}, 0},
+        /* narrow: 16 channels from 1024 positions, fewer take the GEMM
+         * from the padded input, and so do 12 channels on any plane */
+        {"winograd F(4x4: 16 channels on a 32x32 plane, residual", 2, 1, 16, 24, 1, {32, 32}, {3, 3},
+         {1, 1}, {1, 1}, {1, 1, 1, 1}, 1, 1, 0, 2, "Relu", {0}, 0},
+        {"padded input: 16 channels on a 31x32 plane", 2, 1, 16, 16, 1, {31, 32}, {3, 3}, {1, 1}, {1, 1},
+         {1, 1, 1, 1}, 1, 0, 0, 1, "SiLU", {0}, 0},
+        {"padded input: 12 input channels on a 64x64 plane", 2, 1, 12, 40, 1, {64, 64}, {3, 3}, {1, 1},
+         {1, 1}, {1, 1, 1, 1}, 1, 0, 0, 1, NULL, {0}, 0},
         /* a padded row past the transform's stack buffer (2048 floats) */
         {"winograd F(4x4: a row 2100 wide", 2, 1, 48, 48, 1, {3, 2100}, {3, 3}, {1, 1}, {1, 1},
          {1, 1, 1, 1}, 1, 0, 0, 1, NULL, {0}, 0},

@@ -378,10 +378,26 @@ static int direct_fits(const conv_geom *g) {
 
 /* Input and output channels from which a 3x3 stride-1 convolution takes
  * Winograd's minimal filtering (conv_winograd.c), chosen at session
- * creation from the weights (measured on an AVX2 machine with F(2x2,
- * 3x3) alone: 64 -> 64 channels on 32x32 1.2 times faster, 128 on 28x28
- * 1.6, 512 on 7x7 2.3; 32 -> 32 on 64x64 no faster). */
-#define WINOGRAD_MIN_CHANNELS 48
+ * creation from the weights. Once F(4x4, 3x3) came, it paid from 16
+ * channels; measured at one thread on AMD Zen 4 (3x3 + Relu, onyx bench
+ * medians, the direct GEMM from the padded input against F(4x4), AVX-512
+ * and, in brackets, the AVX2 variants): 16 -> 16 on 128x128 0.73 against
+ * 0.53 ms (0.83 / 0.76), 16 -> 32 on 128x128 1.47 / 1.12 (1.58 / 1.17),
+ * 32 -> 32 on 64x64 0.72 / 0.37 (0.78 / 0.45), 32 -> 24 on 32x32 0.14 /
+ * 0.10 (0.14 / 0.10), 32 -> 32 on 16x16 0.055 / 0.043 (0.068 / 0.053);
+ * RT-DETR's and D-FINE's backbones have these. Below 16 it did not
+ * (AVX2: 8 -> 16 on 128x128 0.40 against 0.47, 12 -> 12 on 64x64 even).
+ * (The first bound, 48, was measured on an AVX2 machine with F(2x2,
+ * 3x3) alone: 32 -> 32 on 64x64 no faster.) */
+#define WINOGRAD_MIN_CHANNELS 16
+/* Below this many input or output channels the transforms weigh more
+ * against the products, and a small plane does not pay for them: 16 ->
+ * 16 on 16x16 0.017 ms direct against 0.022 by F(4x4) with AVX2 (0.018
+ * with AVX-512), on 32x32 even with AVX2. Such convolutions take
+ * Winograd's path only on a plane of at least WINOGRAD_NARROW_MIN_PLANE
+ * positions known at session creation. */
+#define WINOGRAD_WIDE_CHANNELS 32
+#define WINOGRAD_NARROW_MIN_PLANE 1024
 /* The least output positions per image a run takes Winograd's path for,
  * once the session chose it: with fewer (a single 3x3 window) the tiles
  * are mostly padding. Above it the path runs even on small planes, where
@@ -593,10 +609,16 @@ static int pointwise(const ir_node *node, const ox_tensor *w) {
 }
 
 /* 1 when W and the attributes make a convolution Winograd's path takes
- * (the run checks the geometry again: pads, sizes, the work) */
-static int winograd_weights(const ir_node *node, const ox_tensor *w) {
+ * (the run checks the geometry again: pads, sizes, the work); plane:
+ * the output positions per image known at session creation, else 0. A
+ * plane known to be smaller than WINOGRAD_MIN_POSITIONS would only fall
+ * through to the GEMM with weights packed per run. */
+static int winograd_weights(const ir_node *node, const ox_tensor *w, int64_t plane) {
     if (w->rank != 4 || w->dims[2] != 3 || w->dims[3] != 3 || ir_attr_int(node, "group", 1) != 1 ||
         w->dims[0] < WINOGRAD_MIN_CHANNELS || w->dims[1] < WINOGRAD_MIN_CHANNELS ||
+        (plane > 0 && plane < WINOGRAD_MIN_POSITIONS) ||
+        ((w->dims[0] < WINOGRAD_WIDE_CHANNELS || w->dims[1] < WINOGRAD_WIDE_CHANNELS) &&
+         plane < WINOGRAD_NARROW_MIN_PLANE) ||
         w->dims[0] * w->dims[1] * 16 * (int64_t)sizeof(float) > WINOGRAD_MAX_WEIGHT_BYTES ||
         !unit_strides(node))
         return 0;
@@ -607,8 +629,8 @@ static int winograd_weights(const ir_node *node, const ox_tensor *w) {
     return 1;
 }
 
-int ox_conv_takes_winograd(const ir_node *node, const ox_tensor *w) {
-    return w->dtype == ONYX_FLOAT32 && winograd_weights(node, w);
+int ox_conv_takes_winograd(const ir_node *node, const ox_tensor *w, int64_t plane) {
+    return w->dtype == ONYX_FLOAT32 && winograd_weights(node, w, plane);
 }
 
 /* The output positions per image when inference knew the output's
@@ -699,7 +721,7 @@ static int conv_init(const ox_kernel_init *in, void **state, ox_error *err) {
         st->path = CONV_DEPTHWISE;
         return 0;
     }
-    if (winograd_weights(node, w)) {
+    if (winograd_weights(node, w, known_plane(in))) {
         const int s = winograd_tile(w->dims[1], M);
         if (pack_or_reuse(in, w->data, 1, M, K, s, st) == 0)
             st->path = s == 4 ? CONV_WINOGRAD4 : CONV_WINOGRAD;
