@@ -433,6 +433,13 @@ int main(void) {
          0, 1, "HardSwish", {0}, 0},
         {"padded input: first layer", 2, 1, 3, 16, 1, {64, 70}, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}, 1,
          0, 0, 2, "HardSwish", {0}, 0},
+        /* planes at most 16 wide: two output rows per AVX-512 tile, an
+         * odd last row alone; the residual and an activation applied
+         * after the tile over both rows */
+        {"padded input: two rows per tile, stride 2, residual, two threads", 2, 2, 10, 14, 1, {25, 29}, {3, 3},
+         {2, 2}, {1, 1}, {1, 1, 1, 1}, 1, 1, 0, 2, "LeakyRelu", {0.1f}, 1},
+        {"padded input: two rows per tile, 8 wide", 2, 1, 7, 9, 1, {9, 8}, {3, 3}, {1, 1}, {1, 1},
+         {1, 1, 1, 1}, 1, 0, 0, 1, "SiLU", {0}, 0},
         {"depthwise 3x3", 2, 2, 8, 8, 8, {13, 17}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, 1, 0, 0, 1, "Clip",
          {0.0f, 6.0f}, 2},
         {"depthwise 5x5 stride 2, multiplier 2", 2, 1, 6, 12, 6, {15, 16}, {5, 5}, {2, 2}, {1, 1},

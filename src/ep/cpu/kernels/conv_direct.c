@@ -201,10 +201,17 @@ __attribute__((target("avx2,fma"))) static void dc_tile_avx2(int rows, int cols,
  * for a block of more than 16 columns): the same sums in the same order
  * per output, so the AVX2 tile's bits, with half the instructions per
  * product (a 32 -> 32 channel 3x3 convolution on 64x64: 0.750 -> 0.705
- * ms on AMD Zen 4, ONNX Runtime 0.709). */
+ * ms on AMD Zen 4, ONNX Runtime 0.709). Its second vector of columns
+ * reads the band from b1 floats past the first and stores c1 past it:
+ * 16 for 32 consecutive columns, or (dc_pair) the next output row's
+ * phase row and output row, for planes of at most 16 columns, which the
+ * 16-column tile ran at about half the products per cycle (a 32 -> 48
+ * channel 3x3 stride-2 convolution to 16x16: 0.145 ms, ONNX Runtime
+ * 0.09). */
 __attribute__((target("avx512f,avx2,fma"), always_inline)) static inline void
-dc_tile_avx512_r(const int rows, int cols, const float *w_panel0, int64_t Mp, int64_t K, int64_t pi,
-                 const float *base, const int64_t *off, float *c, int64_t ldc, const ox_tile_epilogue *e) {
+dc_tile_avx512_r(const int rows, __mmask16 m0, __mmask16 m1, int64_t b1, int64_t c1, const float *w_panel0,
+                 int64_t Mp, int64_t K, int64_t pi, const float *base, const int64_t *off, float *c, int64_t ldc,
+                 const ox_tile_epilogue *e) {
     __m512 lo[MR], hi[MR];
 #pragma GCC unroll 6
     for (int i = 0; i < MR; i++)
@@ -215,21 +222,20 @@ dc_tile_avx512_r(const int rows, int cols, const float *w_panel0, int64_t Mp, in
         const int64_t *o = off + k0;
         for (int64_t k = 0; k < kc; k++) {
             const float *b = base + o[k];
-            ox_tile_step_avx512(rows, a, _mm512_loadu_ps(b), _mm512_loadu_ps(b + 16), lo, hi);
+            ox_tile_step_avx512(rows, a, _mm512_loadu_ps(b), _mm512_loadu_ps(b + b1), lo, hi);
             a += MR;
         }
     }
-    __mmask16 m0, m1;
-    ox_tile_masks_avx512(cols, &m0, &m1);
 #pragma GCC unroll 6
     for (int i = 0; i < MR; i++)
-        if (i < rows) ox_tile_store_row_avx512(i, lo[i], hi[i], c + i * ldc, m0, m1, 0, e);
+        if (i < rows) ox_tile_store_split_avx512(i, lo[i], hi[i], c + i * ldc, c1, m0, m1, 0, e);
 }
 
 __attribute__((target("avx512f,avx2,fma"))) static void
-dc_tile_avx512(int rows, int cols, const float *w_panel0, int64_t Mp, int64_t K, int64_t pi, const float *base,
-               const int64_t *off, float *c, int64_t ldc, const ox_tile_epilogue *e) {
-    OX_CONV_ROWS_CONST(rows, dc_tile_avx512_r, cols, w_panel0, Mp, K, pi, base, off, c, ldc, e)
+dc_tile_avx512(int rows, __mmask16 m0, __mmask16 m1, int64_t b1, int64_t c1, const float *w_panel0, int64_t Mp,
+               int64_t K, int64_t pi, const float *base, const int64_t *off, float *c, int64_t ldc,
+               const ox_tile_epilogue *e) {
+    OX_CONV_ROWS_CONST(rows, dc_tile_avx512_r, m0, m1, b1, c1, w_panel0, Mp, K, pi, base, off, c, ldc, e)
 }
 
 /* Tasks: (image, group, band of output rows, range of weight panels);
@@ -257,7 +263,10 @@ static void dc_tasks(void *arg, int64_t t0, int64_t t1) {
         pad_band(j, n, grp, oh0, buf);
         const float *wg = w->data + grp * w->Mp * K;
         const float *bias = a->bias ? a->bias + grp * Mg : NULL;
-        for (int64_t oh = oh0; oh < oh1; oh++) {
+        for (int64_t oh = oh0; oh < oh1;) {
+            /* a plane at most 16 wide, on AVX-512: output rows oh and oh
+             * + 1 in one tile, consecutive in Y */
+            const int two = j->wide && a->OW <= NR && oh + 1 < oh1;
             float *yg = a->y + (n * G + grp) * Mg * P + oh * a->OW;
             const float *zg = a->z ? a->z + (n * G + grp) * Mg * P + oh * a->OW : NULL;
             const int64_t step = j->wide ? 2 * NR : NR;
@@ -270,15 +279,22 @@ static void dc_tasks(void *arg, int64_t t0, int64_t t1) {
                     const int epi = bias || zg || a->act.kind != OX_ACT_NONE;
                     ox_tile_epilogue e = {bias ? bias + pi * MR : NULL, zg ? zg + pi * MR * P + ow0 : NULL, P,
                                           j->lo, j->hi, j->act};
-                    if (cols > NR)
-                        dc_tile_avx512(rows, cols, wg, w->Mp, K, pi, base, j->off, c, P,
-                                       epi && j->in_tile ? &e : NULL);
-                    else
-                        dc_tile_avx2(rows, cols, wg, w->Mp, K, pi, base, j->off, c, P,
-                                     epi && j->in_tile ? &e : NULL);
-                    if (epi && !j->in_tile) ox_conv_epilogue(c, P, rows, cols, e.bias, e.z, P, &a->act, a->isa);
+                    const ox_tile_epilogue *te = epi && j->in_tile ? &e : NULL;
+                    if (two) {
+                        const __mmask16 m = (__mmask16)((1u << cols) - 1);
+                        dc_tile_avx512(rows, m, m, j->row, a->OW, wg, w->Mp, K, pi, base, j->off, c, P, te);
+                    } else if (cols > NR) {
+                        __mmask16 m0, m1;
+                        ox_tile_masks_avx512(cols, &m0, &m1);
+                        dc_tile_avx512(rows, m0, m1, NR, NR, wg, w->Mp, K, pi, base, j->off, c, P, te);
+                    } else {
+                        dc_tile_avx2(rows, cols, wg, w->Mp, K, pi, base, j->off, c, P, te);
+                    }
+                    if (epi && !j->in_tile)
+                        ox_conv_epilogue(c, P, rows, two ? 2 * cols : cols, e.bias, e.z, P, &a->act, a->isa);
                 }
             }
+            oh += two ? 2 : 1;
         }
     }
     ox_threadpool_block_done(j->pool, buf);

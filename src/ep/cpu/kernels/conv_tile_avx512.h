@@ -24,8 +24,9 @@ ox_tile_step_avx512(const int rows, const float *a, __m512 b0, __m512 b1, __m512
         }
 }
 
-/* The masks of a row's first `cols` columns (of 32) in its two vectors. */
-__attribute__((target("avx512f"), always_inline)) static inline void ox_tile_masks_avx512(int cols, __mmask16 *m0,
+/* The masks of a row's first `cols` columns (of 32) in its two vectors
+ * (integer work only: callers without the AVX-512 target use it too). */
+__attribute__((always_inline)) static inline void ox_tile_masks_avx512(int cols, __mmask16 *m0,
                                                                                        __mmask16 *m1) {
     *m0 = cols >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << cols) - 1);
     *m1 = cols >= 32 ? (__mmask16)0xFFFF : cols > 16 ? (__mmask16)((1u << (cols - 16)) - 1) : (__mmask16)0;
@@ -46,16 +47,18 @@ ox_tile_act_avx512(const ox_tile_epilogue *e, __m512 v) {
     }
 }
 
-/* Row i of an AVX-512 tile (r0: columns 0-15, r1: 16-31) into cr, masks
- * m0 and m1 selecting the first `cols` columns; added to what C holds
- * when add (a later K slab), then the epilogue e when given (as
- * ox_tile_store_row_avx2). */
+/* Row i of an AVX-512 tile into cr: r0 at cr and r1 at cr + h (h = 16
+ * for 32 consecutive columns; conv_direct.c's two-row tiles put the
+ * second output row there), masks m0 and m1 selecting the lanes to
+ * store; added to what C holds when add (a later K slab), then the
+ * epilogue e when given (as ox_tile_store_row_avx2), its residual read
+ * at the same offsets. */
 __attribute__((target("avx512f,avx2,fma"), always_inline)) static inline void
-ox_tile_store_row_avx512(int i, __m512 r0, __m512 r1, float *cr, __mmask16 m0, __mmask16 m1, int add,
-                         const ox_tile_epilogue *e) {
+ox_tile_store_split_avx512(int i, __m512 r0, __m512 r1, float *cr, int64_t h, __mmask16 m0, __mmask16 m1,
+                           int add, const ox_tile_epilogue *e) {
     if (add) {
         r0 = _mm512_add_ps(_mm512_maskz_loadu_ps(m0, cr), r0);
-        r1 = _mm512_add_ps(_mm512_maskz_loadu_ps(m1, cr + 16), r1);
+        r1 = _mm512_add_ps(_mm512_maskz_loadu_ps(m1, cr + h), r1);
     }
     if (e) {
         const __m512 bv = _mm512_set1_ps(e->bias ? e->bias[i] : 0.0f);
@@ -64,13 +67,21 @@ ox_tile_store_row_avx512(int i, __m512 r0, __m512 r1, float *cr, __mmask16 m0, _
         if (e->z) {
             const float *zr = e->z + i * e->ldz;
             r0 = _mm512_add_ps(r0, _mm512_maskz_loadu_ps(m0, zr));
-            r1 = _mm512_add_ps(r1, _mm512_maskz_loadu_ps(m1, zr + 16));
+            r1 = _mm512_add_ps(r1, _mm512_maskz_loadu_ps(m1, zr + h));
         }
         r0 = ox_tile_act_avx512(e, r0);
         r1 = ox_tile_act_avx512(e, r1);
     }
     _mm512_mask_storeu_ps(cr, m0, r0);
-    if (m1) _mm512_mask_storeu_ps(cr + 16, m1, r1);
+    if (m1) _mm512_mask_storeu_ps(cr + h, m1, r1);
+}
+
+/* Row i of an AVX-512 tile (r0: columns 0-15, r1: 16-31) into cr, masks
+ * m0 and m1 selecting the first `cols` columns. */
+__attribute__((target("avx512f,avx2,fma"), always_inline)) static inline void
+ox_tile_store_row_avx512(int i, __m512 r0, __m512 r1, float *cr, __mmask16 m0, __mmask16 m1, int add,
+                         const ox_tile_epilogue *e) {
+    ox_tile_store_split_avx512(i, r0, r1, cr, 16, m0, m1, add, e);
 }
 #endif
 
