@@ -933,6 +933,68 @@ static void test_expand_tile_range(void) {
                 ONYX_INVALID_ARGUMENT, "Range: delta is 0");
 }
 
+/* Concat along channels of one image, large enough (at least 128 KiB)
+ * to be copied in 64 KiB chunks of the output by two threads: chunks
+ * end inside an input's run and an input between two chunks is skipped
+ * whole; uint8 with odd run lengths puts chunk ends at odd offsets. Each
+ * output element is checked against its source. */
+static void concat_chunked_case(onyx_dtype dt, const int64_t *chans, int n, int64_t H, int64_t W) {
+    mb_model *m = mb_new(13);
+    static const char *const names[] = {"i0", "i1", "i2", "i3"};
+    const size_t es = dt == ONYX_UINT8 ? 1 : 4;
+    int64_t total_c = 0;
+    for (int i = 0; i < n; i++) {
+        const int64_t d[4] = {1, chans[i], H, W};
+        mb_input(m, names[i], dt, d, 4);
+        total_c += chans[i];
+    }
+    const int64_t dy[4] = {1, total_c, H, W};
+    mb_output(m, "o0", dt, dy, 4);
+    mb_node(m, "Concat", n == 4 ? "i0,i1,i2,i3" : n == 3 ? "i0,i1,i2" : "i0,i1", "o0");
+    mb_attr_int(m, "axis", 1);
+    size_t len;
+    uint8_t *buf = mb_serialize(m, &len);
+    mb_free(m);
+    onyx_session_options *o = NULL;
+    CHECK_OK(onyx_session_options_create(&o));
+    CHECK_OK(onyx_session_options_set_threads(o, 2));
+    onyx_session *s = NULL;
+    CHECK_OK(onyx_session_create_from_buffer(env, buf, len, o, &s));
+    free(buf);
+    onyx_session_options_free(o);
+    if (!s) return;
+    onyx_tensor *t[4] = {0}, *y = NULL;
+    for (int i = 0; i < n; i++) {
+        const int64_t d[4] = {1, chans[i], H, W};
+        CHECK_OK(onyx_tensor_create(dt, d, 4, &t[i]));
+        uint8_t *p = onyx_tensor_data(t[i]);
+        for (size_t b = 0; b < onyx_tensor_nbytes(t[i]); b++) p[b] = (uint8_t)(b * 7 + (size_t)i * 31 + 1);
+    }
+    const char *yn = "o0";
+    CHECK_OK(onyx_session_run(s, names, (const onyx_tensor *const *)t, (size_t)n, &yn, &y, 1));
+    if (y) {
+        const uint8_t *py = onyx_tensor_data(y);
+        size_t at = 0, bad = 0;
+        for (int i = 0; i < n; i++) {
+            const uint8_t *p = onyx_tensor_data(t[i]);
+            const size_t nb = (size_t)(chans[i] * H * W) * es;
+            for (size_t b = 0; b < nb; b++) bad += py[at + b] != p[b];
+            at += nb;
+        }
+        CHECK(at == onyx_tensor_nbytes(y));
+        CHECK(bad == 0);
+    }
+    onyx_tensor_free(y);
+    for (int i = 0; i < n; i++) onyx_tensor_free(t[i]);
+    onyx_session_free(s);
+}
+
+static void test_concat_chunked(void) {
+    concat_chunked_case(ONYX_FLOAT32, (const int64_t[]){5, 3, 7}, 3, 97, 101);
+    concat_chunked_case(ONYX_FLOAT32, (const int64_t[]){16, 0, 16}, 3, 128, 128);
+    concat_chunked_case(ONYX_UINT8, (const int64_t[]){3, 1, 5, 2}, 4, 211, 223);
+}
+
 int main(void) {
     CHECK_OK(onyx_env_create(&env));
     if (!env) CHECK_DONE();
@@ -950,6 +1012,7 @@ int main(void) {
     test_trilu();
     test_slice();
     test_expand_tile_range();
+    test_concat_chunked();
     onyx_env_free(env);
     CHECK_DONE();
 }
