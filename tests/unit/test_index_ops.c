@@ -933,24 +933,30 @@ static void test_expand_tile_range(void) {
                 ONYX_INVALID_ARGUMENT, "Range: delta is 0");
 }
 
-/* Concat along channels of one image, large enough (at least 128 KiB)
- * to be copied in 64 KiB chunks of the output by two threads: chunks
- * end inside an input's run and an input between two chunks is skipped
- * whole; uint8 with odd run lengths puts chunk ends at odd offsets. Each
- * output element is checked against its source. */
+/* Concat along channels of one image, then Split of the result back
+ * into the same parts, large enough (at least 128 KiB) to be copied in
+ * 64 KiB chunks of the whole by two threads: chunks end inside a part's
+ * run and a part between two chunks is skipped whole; uint8 with odd run
+ * lengths puts chunk ends at odd offsets. Each byte of the joined tensor
+ * and of every split part is checked against its source. */
 static void concat_chunked_case(onyx_dtype dt, const int64_t *chans, int n, int64_t H, int64_t W) {
     mb_model *m = mb_new(13);
     static const char *const names[] = {"i0", "i1", "i2", "i3"};
+    static const char *const parts[] = {"s0", "s1", "s2", "s3", "o0"};
     const size_t es = dt == ONYX_UINT8 ? 1 : 4;
     int64_t total_c = 0;
     for (int i = 0; i < n; i++) {
         const int64_t d[4] = {1, chans[i], H, W};
         mb_input(m, names[i], dt, d, 4);
+        mb_output(m, parts[i], dt, d, 4);
         total_c += chans[i];
     }
-    const int64_t dy[4] = {1, total_c, H, W};
+    const int64_t dy[4] = {1, total_c, H, W}, dn[1] = {n};
     mb_output(m, "o0", dt, dy, 4);
+    mb_init_int64(m, "sizes", dn, 1, chans);
     mb_node(m, "Concat", n == 4 ? "i0,i1,i2,i3" : n == 3 ? "i0,i1,i2" : "i0,i1", "o0");
+    mb_attr_int(m, "axis", 1);
+    mb_node(m, "Split", "o0,sizes", n == 4 ? "s0,s1,s2,s3" : n == 3 ? "s0,s1,s2" : "s0,s1");
     mb_attr_int(m, "axis", 1);
     size_t len;
     uint8_t *buf = mb_serialize(m, &len);
@@ -963,28 +969,36 @@ static void concat_chunked_case(onyx_dtype dt, const int64_t *chans, int n, int6
     free(buf);
     onyx_session_options_free(o);
     if (!s) return;
-    onyx_tensor *t[4] = {0}, *y = NULL;
+    onyx_tensor *t[4] = {0}, *y[5] = {0};
     for (int i = 0; i < n; i++) {
         const int64_t d[4] = {1, chans[i], H, W};
         CHECK_OK(onyx_tensor_create(dt, d, 4, &t[i]));
         uint8_t *p = onyx_tensor_data(t[i]);
         for (size_t b = 0; b < onyx_tensor_nbytes(t[i]); b++) p[b] = (uint8_t)(b * 7 + (size_t)i * 31 + 1);
     }
-    const char *yn = "o0";
-    CHECK_OK(onyx_session_run(s, names, (const onyx_tensor *const *)t, (size_t)n, &yn, &y, 1));
-    if (y) {
-        const uint8_t *py = onyx_tensor_data(y);
-        size_t at = 0, bad = 0;
+    /* the parts first, then the whole, as run names them */
+    const char *outs[5];
+    for (int i = 0; i < n; i++) outs[i] = parts[i];
+    outs[n] = "o0";
+    CHECK_OK(onyx_session_run(s, names, (const onyx_tensor *const *)t, (size_t)n, outs, y, (size_t)n + 1));
+    if (y[n]) {
+        const uint8_t *py = onyx_tensor_data(y[n]);
+        size_t at = 0, bad = 0, bad_split = 0;
         for (int i = 0; i < n; i++) {
-            const uint8_t *p = onyx_tensor_data(t[i]);
+            const uint8_t *p = onyx_tensor_data(t[i]), *q = y[i] ? onyx_tensor_data(y[i]) : NULL;
             const size_t nb = (size_t)(chans[i] * H * W) * es;
-            for (size_t b = 0; b < nb; b++) bad += py[at + b] != p[b];
+            CHECK(y[i] && onyx_tensor_nbytes(y[i]) == nb);
+            for (size_t b = 0; b < nb; b++) {
+                bad += py[at + b] != p[b];
+                bad_split += q && q[b] != p[b];
+            }
             at += nb;
         }
-        CHECK(at == onyx_tensor_nbytes(y));
+        CHECK(at == onyx_tensor_nbytes(y[n]));
         CHECK(bad == 0);
+        CHECK(bad_split == 0);
     }
-    onyx_tensor_free(y);
+    for (int i = 0; i <= n; i++) onyx_tensor_free(y[i]);
     for (int i = 0; i < n; i++) onyx_tensor_free(t[i]);
     onyx_session_free(s);
 }

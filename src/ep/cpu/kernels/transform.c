@@ -337,35 +337,48 @@ static inline void copy_run(char *d, const char *s, size_t n) {
     }
 }
 
-typedef struct concat_job {
-    char *y;
-    const char **src; /* per input: its data, NULL for a skipped one */
-    size_t *run;      /* per input: bytes of one outer row */
-    size_t out_row;   /* bytes of one outer row of y */
-    size_t outer;     /* outer rows */
+/* Concat and Split both move the rows of one whole tensor to or from
+ * its parts along an axis: outer row o of the whole is the parts' row o
+ * in turn. */
+typedef struct parts_job {
+    char *whole;
+    char **part;    /* per part: its data, NULL for a skipped one */
+    size_t *run;    /* per part: bytes of one outer row */
+    size_t row;     /* bytes of one outer row of the whole */
+    size_t outer;   /* outer rows */
     int n;
-} concat_job;
+    int to_parts;   /* 1: whole -> parts (Split), 0: parts -> whole (Concat) */
+} parts_job;
 
-/* Outer rows [o0, o1) of y, each the inputs' rows in turn. */
-static void concat_rows(void *arg, int64_t o0, int64_t o1) {
-    const concat_job *j = arg;
+/* len bytes between the whole at w and a part at p, in the job's
+ * direction; a lone part may share the whole's memory */
+static inline void parts_move(const parts_job *j, char *w, char *p, size_t len) {
+    if (w == p) return;
+    if (j->to_parts)
+        copy_run(p, w, len);
+    else
+        copy_run(w, p, len);
+}
+
+/* Outer rows [o0, o1), each the parts' rows in turn. */
+static void parts_rows(void *arg, int64_t o0, int64_t o1) {
+    const parts_job *j = arg;
     for (int64_t o = o0; o < o1; o++) {
-        char *d = j->y + (size_t)o * j->out_row;
+        char *w = j->whole + (size_t)o * j->row;
         for (int i = 0; i < j->n; i++) {
             if (!j->run[i]) continue;
-            const char *s = j->src[i] + (size_t)o * j->run[i];
-            if (d != s) copy_run(d, s, j->run[i]); /* a lone input may share y's memory */
-            d += j->run[i];
+            parts_move(j, w, j->part[i] + (size_t)o * j->run[i], j->run[i]);
+            w += j->run[i];
         }
     }
 }
 
-/* Output bytes [b0, b1) of y: the pieces of the inputs' rows that fall
+/* Bytes [b0, b1) of the whole: the pieces of the parts' rows that fall
  * there. */
-static void concat_span(const concat_job *j, size_t b0, size_t b1) {
-    size_t o = b0 / j->out_row, at = b0 % j->out_row;
+static void parts_span(const parts_job *j, size_t b0, size_t b1) {
+    size_t o = b0 / j->row, at = b0 % j->row;
     while (b0 < b1) {
-        char *d = j->y + o * j->out_row;
+        char *w = j->whole + o * j->row;
         size_t start = 0;
         for (int i = 0; i < j->n && b0 < b1; i++) {
             if (!j->run[i] || at >= start + j->run[i]) {
@@ -374,8 +387,7 @@ static void concat_span(const concat_job *j, size_t b0, size_t b1) {
             }
             size_t off = at - start, len = j->run[i] - off;
             if (len > b1 - b0) len = b1 - b0;
-            const char *src = j->src[i] + o * j->run[i] + off;
-            if (d + at != src) memcpy(d + at, src, len);
+            parts_move(j, w + at, j->part[i] + o * j->run[i] + off, len);
             b0 += len;
             at += len;
             start += j->run[i];
@@ -385,15 +397,30 @@ static void concat_span(const concat_job *j, size_t b0, size_t b1) {
     }
 }
 
-/* Chunks [c0, c1) of CONCAT_CHUNK output bytes. */
-#define CONCAT_CHUNK ((size_t)64 << 10)
-static void concat_chunks(void *arg, int64_t c0, int64_t c1) {
-    const concat_job *j = arg;
-    const size_t total = j->out_row * j->outer;
+/* Chunks [c0, c1) of PARTS_CHUNK bytes of the whole. */
+#define PARTS_CHUNK ((size_t)64 << 10)
+static void parts_chunks(void *arg, int64_t c0, int64_t c1) {
+    const parts_job *j = arg;
+    const size_t total = j->row * j->outer;
     for (int64_t c = c0; c < c1; c++) {
-        const size_t b0 = (size_t)c * CONCAT_CHUNK, b1 = b0 + CONCAT_CHUNK < total ? b0 + CONCAT_CHUNK : total;
-        concat_span(j, b0, b1);
+        const size_t b0 = (size_t)c * PARTS_CHUNK, b1 = b0 + PARTS_CHUNK < total ? b0 + PARTS_CHUNK : total;
+        parts_span(j, b0, b1);
     }
+}
+
+/* Runs the job over the pool: tasks of at least 64 KiB (smaller copies
+ * are not worth a thread). Fewer outer rows than threads (a channel
+ * concatenation or split of one image: D-FINE's backbone joins five [1,
+ * 16, 128, 128] maps, 5 MiB, in one row) are cut into chunks of the
+ * whole's bytes instead, so that every thread copies. */
+static void parts_run(ox_threadpool *pool, parts_job *j) {
+    const size_t total = j->row * j->outer;
+    if (j->outer < (size_t)ox_threadpool_size(pool) && total >= 2 * PARTS_CHUNK) {
+        ox_parallel_for(pool, (int64_t)((total + PARTS_CHUNK - 1) / PARTS_CHUNK), 1, parts_chunks, j);
+        return;
+    }
+    int64_t grain = j->row >= PARTS_CHUNK ? 1 : (int64_t)(PARTS_CHUNK / (j->row ? j->row : 1));
+    ox_parallel_for(pool, (int64_t)j->outer, grain, parts_rows, j);
 }
 
 static int k_concat(ox_kernel_ctx *ctx) {
@@ -434,32 +461,21 @@ static int k_concat(ox_kernel_ctx *ctx) {
         return 0;
     }
     const size_t es = ox_dtype_size(y->dtype);
-    concat_job j = {.y = y->data, .out_row = (size_t)out_blk * es, .outer = (size_t)outer, .n = ctx->n_inputs};
-    j.src = malloc(sizeof *j.src * (size_t)j.n);
+    parts_job j = {.whole = y->data, .row = (size_t)out_blk * es, .outer = (size_t)outer, .n = ctx->n_inputs};
+    j.part = malloc(sizeof *j.part * (size_t)j.n);
     j.run = malloc(sizeof *j.run * (size_t)j.n);
-    if (!j.src || !j.run) {
-        free(j.src);
+    if (!j.part || !j.run) {
+        free(j.part);
         free(j.run);
         return ox_cpu_oom(ctx);
     }
     for (int i = 0; i < j.n; i++) {
         const ox_tensor *x = ctx->inputs[i];
-        j.src[i] = x ? x->data : NULL;
+        j.part[i] = x ? (char *)x->data : NULL;
         j.run[i] = x ? (size_t)(x->dims[axis] * inner) * es : 0;
     }
-    /* tasks of at least 64 KiB: smaller copies are not worth a thread.
-     * Fewer outer rows than threads (a channel concatenation of one
-     * image: D-FINE's backbone joins five [1, 16, 128, 128] maps, 5 MiB,
-     * in one row) are cut into chunks of output bytes instead, so that
-     * every thread copies. */
-    const size_t total = j.out_row * j.outer;
-    if (j.outer < (size_t)ox_threadpool_size(ctx->pool) && total >= 2 * CONCAT_CHUNK) {
-        ox_parallel_for(ctx->pool, (int64_t)((total + CONCAT_CHUNK - 1) / CONCAT_CHUNK), 1, concat_chunks, &j);
-    } else {
-        int64_t grain = j.out_row >= (64 << 10) ? 1 : (int64_t)((64 << 10) / (j.out_row ? j.out_row : 1));
-        ox_parallel_for(ctx->pool, outer, grain, concat_rows, &j);
-    }
-    free(j.src);
+    parts_run(ctx->pool, &j);
+    free(j.part);
     free(j.run);
     return 0;
 }
@@ -633,10 +649,38 @@ static int k_split(ox_kernel_ctx *ctx) {
         int64_t blk = y->dims[axis] * inner;
         if (at + blk > in_blk)
             return ox_kernel_fail(ctx, ONYX_RUNTIME_ERROR, "Split: outputs exceed the input");
-        for (int64_t o = 0; o < outer; o++)
-            if (ox_cpu_copy_elems(ctx, y, o * blk, x, o * in_blk + at, blk) != 0) return -1;
         at += blk;
     }
+    if (x->dtype == ONYX_STRING) {
+        at = 0;
+        for (int i = 0; i < ctx->n_outputs; i++) {
+            ox_tensor *y = ctx->outputs[i];
+            if (!y) continue;
+            int64_t blk = y->dims[axis] * inner;
+            for (int64_t o = 0; o < outer; o++)
+                if (ox_cpu_copy_elems(ctx, y, o * blk, x, o * in_blk + at, blk) != 0) return -1;
+            at += blk;
+        }
+        return 0;
+    }
+    const size_t es = ox_dtype_size(x->dtype);
+    parts_job j = {.whole = x->data, .row = (size_t)in_blk * es, .outer = (size_t)outer, .n = ctx->n_outputs,
+                   .to_parts = 1};
+    j.part = malloc(sizeof *j.part * (size_t)j.n);
+    j.run = malloc(sizeof *j.run * (size_t)j.n);
+    if (!j.part || !j.run) {
+        free(j.part);
+        free(j.run);
+        return ox_cpu_oom(ctx);
+    }
+    for (int i = 0; i < j.n; i++) {
+        ox_tensor *y = ctx->outputs[i];
+        j.part[i] = y ? y->data : NULL;
+        j.run[i] = y ? (size_t)(y->dims[axis] * inner) * es : 0;
+    }
+    parts_run(ctx->pool, &j);
+    free(j.part);
+    free(j.run);
     return 0;
 }
 
