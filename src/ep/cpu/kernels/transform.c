@@ -423,6 +423,34 @@ static void parts_run(ox_threadpool *pool, parts_job *j) {
     ox_parallel_for(pool, (int64_t)j->outer, grain, parts_rows, j);
 }
 
+/* Moves whole's rows to or from the n parts (NULL ones skipped) along
+ * axis, whose elements past it number inner per index; the sizes are
+ * already checked. */
+static int parts_copy(ox_kernel_ctx *ctx, const ox_tensor *whole, ox_tensor *const *parts, int n, int axis, int64_t inner,
+                      int to_parts) {
+    const size_t es = ox_dtype_size(whole->dtype);
+    parts_job j = {.whole = whole->data,
+                   .row = (size_t)(whole->dims[axis] * inner) * es,
+                   .outer = (size_t)ox_numel(whole->dims, axis),
+                   .n = n,
+                   .to_parts = to_parts};
+    j.part = malloc(sizeof *j.part * (size_t)n);
+    j.run = malloc(sizeof *j.run * (size_t)n);
+    if (!j.part || !j.run) {
+        free(j.part);
+        free(j.run);
+        return ox_cpu_oom(ctx);
+    }
+    for (int i = 0; i < n; i++) {
+        j.part[i] = parts[i] ? parts[i]->data : NULL;
+        j.run[i] = parts[i] ? (size_t)(parts[i]->dims[axis] * inner) * es : 0;
+    }
+    parts_run(ctx->pool, &j);
+    free(j.part);
+    free(j.run);
+    return 0;
+}
+
 static int k_concat(ox_kernel_ctx *ctx) {
     ox_tensor *y = ctx->outputs[0];
     if (!y) return 0;
@@ -460,24 +488,7 @@ static int k_concat(ox_kernel_ctx *ctx) {
         }
         return 0;
     }
-    const size_t es = ox_dtype_size(y->dtype);
-    parts_job j = {.whole = y->data, .row = (size_t)out_blk * es, .outer = (size_t)outer, .n = ctx->n_inputs};
-    j.part = malloc(sizeof *j.part * (size_t)j.n);
-    j.run = malloc(sizeof *j.run * (size_t)j.n);
-    if (!j.part || !j.run) {
-        free(j.part);
-        free(j.run);
-        return ox_cpu_oom(ctx);
-    }
-    for (int i = 0; i < j.n; i++) {
-        const ox_tensor *x = ctx->inputs[i];
-        j.part[i] = x ? (char *)x->data : NULL;
-        j.run[i] = x ? (size_t)(x->dims[axis] * inner) * es : 0;
-    }
-    parts_run(ctx->pool, &j);
-    free(j.part);
-    free(j.run);
-    return 0;
+    return parts_copy(ctx, y, ctx->inputs, ctx->n_inputs, (int)axis, inner, 0);
 }
 
 /* ---- Shape, Size ---- */
@@ -663,25 +674,7 @@ static int k_split(ox_kernel_ctx *ctx) {
         }
         return 0;
     }
-    const size_t es = ox_dtype_size(x->dtype);
-    parts_job j = {.whole = x->data, .row = (size_t)in_blk * es, .outer = (size_t)outer, .n = ctx->n_outputs,
-                   .to_parts = 1};
-    j.part = malloc(sizeof *j.part * (size_t)j.n);
-    j.run = malloc(sizeof *j.run * (size_t)j.n);
-    if (!j.part || !j.run) {
-        free(j.part);
-        free(j.run);
-        return ox_cpu_oom(ctx);
-    }
-    for (int i = 0; i < j.n; i++) {
-        ox_tensor *y = ctx->outputs[i];
-        j.part[i] = y ? y->data : NULL;
-        j.run[i] = y ? (size_t)(y->dims[axis] * inner) * es : 0;
-    }
-    parts_run(ctx->pool, &j);
-    free(j.part);
-    free(j.run);
-    return 0;
+    return parts_copy(ctx, x, ctx->outputs, ctx->n_outputs, (int)axis, inner, 1);
 }
 
 /* ---- Expand ---- */
