@@ -203,11 +203,11 @@ __attribute__((target("avx2,fma"))) static void dc_tile_avx2(int rows, int cols,
  * product (a 32 -> 32 channel 3x3 convolution on 64x64: 0.750 -> 0.705
  * ms on AMD Zen 4, ONNX Runtime 0.709). Its second vector of columns
  * reads the band from b1 floats past the first and stores c1 past it:
- * 16 for 32 consecutive columns, or (dc_pair) the next output row's
- * phase row and output row, for planes of at most 16 columns, which the
- * 16-column tile ran at about half the products per cycle (a 32 -> 48
- * channel 3x3 stride-2 convolution to 16x16: 0.145 ms, ONNX Runtime
- * 0.09). */
+ * 16 for 32 consecutive columns, or (dc_tasks' two-row tiles) the next
+ * output row's phase row and output row, for planes of at most 16
+ * columns, which the 16-column AVX2 tile ran at 62% of the core's peak
+ * (a 32 -> 48 channel 3x3 stride-2 convolution to 16x16: 0.097 -> 0.088
+ * ms at best, ONNX Runtime 0.088-0.103). */
 __attribute__((target("avx512f,avx2,fma"), always_inline)) static inline void
 dc_tile_avx512_r(const int rows, __mmask16 m0, __mmask16 m1, int64_t b1, int64_t c1, const float *w_panel0,
                  int64_t Mp, int64_t K, int64_t pi, const float *base, const int64_t *off, float *c, int64_t ldc,
