@@ -1003,6 +1003,55 @@ static void concat_chunked_case(onyx_dtype dt, const int64_t *chans, int n, int6
     onyx_session_free(s);
 }
 
+/* Strings through Concat and Split (element copies that own their
+ * strings): [2, 1] and [2, 2] joined along axis 1 at two threads, then
+ * split back; every element checked in the whole and in both parts. */
+static void test_concat_split_strings(void) {
+    mb_model *m = mb_new(13);
+    const int64_t d0[2] = {2, 1}, d1[2] = {2, 2}, dw[2] = {2, 3}, dn[1] = {2}, sizes[2] = {1, 2};
+    mb_input(m, "i0", ONYX_STRING, d0, 2);
+    mb_input(m, "i1", ONYX_STRING, d1, 2);
+    mb_output(m, "s0", ONYX_STRING, d0, 2);
+    mb_output(m, "s1", ONYX_STRING, d1, 2);
+    mb_output(m, "o0", ONYX_STRING, dw, 2);
+    mb_init_int64(m, "sizes", dn, 1, sizes);
+    mb_node(m, "Concat", "i0,i1", "o0");
+    mb_attr_int(m, "axis", 1);
+    mb_node(m, "Split", "o0,sizes", "s0,s1");
+    mb_attr_int(m, "axis", 1);
+    size_t len;
+    uint8_t *buf = mb_serialize(m, &len);
+    mb_free(m);
+    onyx_session_options *o = NULL;
+    CHECK_OK(onyx_session_options_create(&o));
+    CHECK_OK(onyx_session_options_set_threads(o, 2));
+    onyx_session *s = NULL;
+    CHECK_OK(onyx_session_create_from_buffer(env, buf, len, o, &s));
+    free(buf);
+    onyx_session_options_free(o);
+    if (!s) return;
+    static const char *const a[2] = {"a0", "a1"}, *const b[4] = {"b00", "b01", "b10", "b11"};
+    static const char *const whole[6] = {"a0", "b00", "b01", "a1", "b10", "b11"};
+    onyx_tensor *t[2] = {0}, *y[3] = {0};
+    CHECK_OK(onyx_tensor_create(ONYX_STRING, d0, 2, &t[0]));
+    CHECK_OK(onyx_tensor_create(ONYX_STRING, d1, 2, &t[1]));
+    for (int i = 0; t[0] && i < 2; i++) CHECK_OK(onyx_tensor_set_string(t[0], i, a[i]));
+    for (int i = 0; t[1] && i < 4; i++) CHECK_OK(onyx_tensor_set_string(t[1], i, b[i]));
+    const char *names[2] = {"i0", "i1"}, *outs[3] = {"s0", "s1", "o0"};
+    CHECK_OK(onyx_session_run(s, names, (const onyx_tensor *const *)t, 2, outs, y, 3));
+    if (y[0] && y[1] && y[2]) {
+        for (int i = 0; i < 6; i++) CHECK(strcmp(onyx_tensor_string(y[2], i), whole[i]) == 0);
+        for (int i = 0; i < 2; i++) CHECK(strcmp(onyx_tensor_string(y[0], i), a[i]) == 0);
+        for (int i = 0; i < 4; i++) CHECK(strcmp(onyx_tensor_string(y[1], i), b[i]) == 0);
+    } else {
+        CHECK(0);
+    }
+    for (int i = 0; i < 3; i++) onyx_tensor_free(y[i]);
+    onyx_tensor_free(t[0]);
+    onyx_tensor_free(t[1]);
+    onyx_session_free(s);
+}
+
 static void test_concat_chunked(void) {
     concat_chunked_case(ONYX_FLOAT32, (const int64_t[]){5, 3, 7}, 3, 97, 101);
     concat_chunked_case(ONYX_FLOAT32, (const int64_t[]){16, 0, 16}, 3, 128, 128);
@@ -1027,6 +1076,7 @@ int main(void) {
     test_slice();
     test_expand_tile_range();
     test_concat_chunked();
+    test_concat_split_strings();
     onyx_env_free(env);
     CHECK_DONE();
 }

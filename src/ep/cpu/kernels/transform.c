@@ -423,32 +423,58 @@ static void parts_run(ox_threadpool *pool, parts_job *j) {
     ox_parallel_for(pool, (int64_t)j->outer, grain, parts_rows, j);
 }
 
+/* Strings are copied element by element, each copy owning its string. */
+static int parts_copy_strings(ox_kernel_ctx *ctx, ox_tensor *whole, ox_tensor *const *parts, int n, int axis,
+                              int64_t inner, int to_parts) {
+    const int64_t row = whole->dims[axis] * inner, outer = ox_numel(whole->dims, axis);
+    int64_t at = 0;
+    for (int i = 0; i < n; i++) {
+        if (!parts[i]) continue;
+        const int64_t blk = parts[i]->dims[axis] * inner;
+        for (int64_t o = 0; o < outer; o++) {
+            int rc = to_parts ? ox_cpu_copy_elems(ctx, parts[i], o * blk, whole, o * row + at, blk)
+                              : ox_cpu_copy_elems(ctx, whole, o * row + at, parts[i], o * blk, blk);
+            if (rc != 0) return -1;
+        }
+        at += blk;
+    }
+    return 0;
+}
+
 /* Moves whole's rows to or from the n parts (NULL ones skipped) along
  * axis, whose elements past it number inner per index; the sizes are
  * already checked. */
-static int parts_copy(ox_kernel_ctx *ctx, const ox_tensor *whole, ox_tensor *const *parts, int n, int axis, int64_t inner,
+#define PARTS_ON_STACK 16
+static int parts_copy(ox_kernel_ctx *ctx, ox_tensor *whole, ox_tensor *const *parts, int n, int axis, int64_t inner,
                       int to_parts) {
+    if (whole->dtype == ONYX_STRING) return parts_copy_strings(ctx, whole, parts, n, axis, inner, to_parts);
     const size_t es = ox_dtype_size(whole->dtype);
     parts_job j = {.whole = whole->data,
                    .row = (size_t)(whole->dims[axis] * inner) * es,
                    .outer = (size_t)ox_numel(whole->dims, axis),
                    .n = n,
                    .to_parts = to_parts};
-    j.part = malloc(sizeof *j.part * (size_t)n);
-    j.run = malloc(sizeof *j.run * (size_t)n);
+    /* a run's tables on the stack for the usual few parts, no allocation */
+    char *part_s[PARTS_ON_STACK];
+    size_t run_s[PARTS_ON_STACK];
+    const int heap = n > PARTS_ON_STACK;
+    j.part = heap ? malloc(sizeof *j.part * (size_t)n) : part_s;
+    j.run = heap ? malloc(sizeof *j.run * (size_t)n) : run_s;
+    int rc = 0;
     if (!j.part || !j.run) {
+        rc = ox_cpu_oom(ctx);
+    } else {
+        for (int i = 0; i < n; i++) {
+            j.part[i] = parts[i] ? parts[i]->data : NULL;
+            j.run[i] = parts[i] ? (size_t)(parts[i]->dims[axis] * inner) * es : 0;
+        }
+        parts_run(ctx->pool, &j);
+    }
+    if (heap) {
         free(j.part);
         free(j.run);
-        return ox_cpu_oom(ctx);
     }
-    for (int i = 0; i < n; i++) {
-        j.part[i] = parts[i] ? parts[i]->data : NULL;
-        j.run[i] = parts[i] ? (size_t)(parts[i]->dims[axis] * inner) * es : 0;
-    }
-    parts_run(ctx->pool, &j);
-    free(j.part);
-    free(j.run);
-    return 0;
+    return rc;
 }
 
 static int k_concat(ox_kernel_ctx *ctx) {
@@ -460,7 +486,6 @@ static int k_concat(ox_kernel_ctx *ctx) {
     if (axis < 0 || axis >= r)
         return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "Concat: axis %lld is out of range for rank %d",
                               (long long)ir_attr_int(ctx->node, "axis", 1), r);
-    int64_t outer = ox_numel(y->dims, (int)axis);
     int64_t inner = ox_numel(y->dims + axis + 1, r - (int)axis - 1);
     int64_t out_blk = y->dims[axis] * inner;
     int64_t at = 0;
@@ -476,18 +501,6 @@ static int k_concat(ox_kernel_ctx *ctx) {
     }
     if (at != out_blk)
         return ox_kernel_fail(ctx, ONYX_RUNTIME_ERROR, "Concat: inputs do not fill the output");
-    if (y->dtype == ONYX_STRING) {
-        at = 0;
-        for (int i = 0; i < ctx->n_inputs; i++) {
-            const ox_tensor *x = ctx->inputs[i];
-            if (!x) continue;
-            int64_t blk = x->dims[axis] * inner;
-            for (int64_t o = 0; o < outer; o++)
-                if (ox_cpu_copy_elems(ctx, y, o * out_blk + at, x, o * blk, blk) != 0) return -1;
-            at += blk;
-        }
-        return 0;
-    }
     return parts_copy(ctx, y, ctx->inputs, ctx->n_inputs, (int)axis, inner, 0);
 }
 
@@ -647,7 +660,6 @@ static int k_split(ox_kernel_ctx *ctx) {
     if (axis < 0) axis += r;
     if (axis < 0 || axis >= r)
         return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "Split: axis is out of range for rank %d", r);
-    int64_t outer = ox_numel(x->dims, (int)axis);
     int64_t inner = ox_numel(x->dims + axis + 1, r - (int)axis - 1);
     int64_t in_blk = x->dims[axis] * inner;
     int64_t at = 0;
@@ -662,19 +674,7 @@ static int k_split(ox_kernel_ctx *ctx) {
             return ox_kernel_fail(ctx, ONYX_RUNTIME_ERROR, "Split: outputs exceed the input");
         at += blk;
     }
-    if (x->dtype == ONYX_STRING) {
-        at = 0;
-        for (int i = 0; i < ctx->n_outputs; i++) {
-            ox_tensor *y = ctx->outputs[i];
-            if (!y) continue;
-            int64_t blk = y->dims[axis] * inner;
-            for (int64_t o = 0; o < outer; o++)
-                if (ox_cpu_copy_elems(ctx, y, o * blk, x, o * in_blk + at, blk) != 0) return -1;
-            at += blk;
-        }
-        return 0;
-    }
-    return parts_copy(ctx, x, ctx->outputs, ctx->n_outputs, (int)axis, inner, 1);
+    return parts_copy(ctx, ctx->inputs[0], ctx->outputs, ctx->n_outputs, (int)axis, inner, 1);
 }
 
 /* ---- Expand ---- */
