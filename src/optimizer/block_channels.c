@@ -60,8 +60,7 @@ static int convertible(const ir_graph *g, const ir_node *n, int keep_winograd) {
      * connected layer over all images at once, four times faster than
      * a tile of one position (MobileNetV3's squeeze-and-excitation) */
     if (y->dims[2] == 1 && y->dims[3] == 1) return 0;
-    if (keep_winograd && ox_conv_takes_winograd(n, w, y->dims[2] > 0 && y->dims[3] > 0 ? y->dims[2] * y->dims[3] : 0))
-        return 0;
+    if (keep_winograd && ox_conv_takes_winograd(n, w, y)) return 0;
     const char *pad = ir_attr_string(n, "auto_pad", "NOTSET");
     if (strcmp(pad, "NOTSET") != 0 && strcmp(pad, "VALID") != 0) return 0;
     if (n->n_inputs > 2 && n->inputs[2] >= 0 && !ox_const_value(g, n->inputs[2])) return 0;

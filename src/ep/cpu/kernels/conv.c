@@ -629,14 +629,9 @@ static int winograd_weights(const ir_node *node, const ox_tensor *w, int64_t pla
     return 1;
 }
 
-int ox_conv_takes_winograd(const ir_node *node, const ox_tensor *w, int64_t plane) {
-    return w->dtype == ONYX_FLOAT32 && winograd_weights(node, w, plane);
-}
-
-/* The output positions per image when inference knew the output's
- * spatial sizes at session creation, else 0. */
-static int64_t known_plane(const ox_kernel_init *in) {
-    const ir_type *t = in->out_type;
+/* The output positions per image of type t when inference knew its
+ * spatial sizes, else 0. */
+static int64_t plane_of(const ir_type *t) {
     if (!t || t->rank < 3) return 0;
     int64_t P = 1;
     for (int d = 2; d < t->rank; d++) {
@@ -644,6 +639,12 @@ static int64_t known_plane(const ox_kernel_init *in) {
         P *= t->dims[d];
     }
     return P;
+}
+
+static int64_t known_plane(const ox_kernel_init *in) { return plane_of(in->out_type); }
+
+int ox_conv_takes_winograd(const ir_node *node, const ox_tensor *w, const ir_type *out) {
+    return w->dtype == ONYX_FLOAT32 && winograd_weights(node, w, plane_of(out));
 }
 
 /* 1 when the session knows the output has one position per image and

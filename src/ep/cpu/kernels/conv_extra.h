@@ -24,13 +24,13 @@ int ox_conv_f32_unplanned(ox_kernel_ctx *ctx, const conv_geom *g, const float *x
 
 /* 1 when the float32 Conv (or FusedConv) node with constant weights w
  * takes Winograd's path: the choice its kernel makes at session creation
- * from the weights, the attributes and, for convolutions of fewer than
- * 32 input or output channels, the output's positions per image (plane;
- * 0 when not known then, and such a convolution does not take it). A run
- * on a plane of fewer than 16 outputs then takes the GEMM. The
- * optimizer's block_channels pass asks it with the plane inference gave
- * the node's output, as the kernel sees it. */
-int ox_conv_takes_winograd(const ir_node *node, const ox_tensor *w, int64_t plane);
+ * from the weights, the attributes and the output's type out (its
+ * positions per image, where known, decide for convolutions of fewer
+ * than 32 input or output channels and for planes of fewer than 16
+ * positions; out may be NULL). The optimizer's block_channels pass asks
+ * it with the type inference gave the node's output, which is what the
+ * kernel sees at session creation. */
+int ox_conv_takes_winograd(const ir_node *node, const ox_tensor *w, const ir_type *out);
 
 /* CausalConvWithState (causal_conv.c). */
 int ox_cpu_causal_conv_compute(ox_kernel_ctx *ctx);
