@@ -663,10 +663,20 @@ static int k_split(ox_kernel_ctx *ctx) {
     int64_t inner = ox_numel(x->dims + axis + 1, r - (int)axis - 1);
     int64_t in_blk = x->dims[axis] * inner;
     int64_t at = 0;
-    /* the output shapes inference produced carry the split sizes */
-    for (int i = 0; i < ctx->n_outputs; i++) {
+    /* the output shapes inference produced carry the split sizes; an
+     * omitted output has no tensor here to give its size, so the outputs
+     * after one could not be placed (they used to be read from its
+     * place instead) */
+    for (int i = 0, omitted = -1; i < ctx->n_outputs; i++) {
         ox_tensor *y = ctx->outputs[i];
-        if (!y) continue;
+        if (!y) {
+            if (omitted < 0) omitted = i;
+            continue;
+        }
+        if (omitted >= 0)
+            return ox_kernel_fail(ctx, ONYX_NOT_IMPLEMENTED,
+                                  "Split: output %d follows omitted output %d, whose size the kernel does not see", i,
+                                  omitted);
         if (y->rank != r || y->dtype != x->dtype)
             return ox_kernel_fail(ctx, ONYX_RUNTIME_ERROR, "Split: output %d has the wrong shape", i);
         int64_t blk = y->dims[axis] * inner;
