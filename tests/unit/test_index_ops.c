@@ -933,6 +933,22 @@ static void test_expand_tile_range(void) {
                 ONYX_INVALID_ARGUMENT, "Range: delta is 0");
 }
 
+/* A session of model m (freed here) at two threads, or NULL (counted
+ * as a failure). */
+static onyx_session *two_thread_session(mb_model *m) {
+    size_t len;
+    uint8_t *buf = mb_serialize(m, &len);
+    mb_free(m);
+    onyx_session_options *o = NULL;
+    CHECK_OK(onyx_session_options_create(&o));
+    CHECK_OK(onyx_session_options_set_threads(o, 2));
+    onyx_session *s = NULL;
+    CHECK_OK(onyx_session_create_from_buffer(env, buf, len, o, &s));
+    free(buf);
+    onyx_session_options_free(o);
+    return s;
+}
+
 /* Concat along channels of one image, then Split of the result back
  * into the same parts, large enough (at least 128 KiB) to be copied in
  * 64 KiB chunks of the whole by two threads: chunks end inside a part's
@@ -958,16 +974,7 @@ static void concat_chunked_case(onyx_dtype dt, const int64_t *chans, int n, int6
     mb_attr_int(m, "axis", 1);
     mb_node(m, "Split", "o0,sizes", n == 4 ? "s0,s1,s2,s3" : n == 3 ? "s0,s1,s2" : "s0,s1");
     mb_attr_int(m, "axis", 1);
-    size_t len;
-    uint8_t *buf = mb_serialize(m, &len);
-    mb_free(m);
-    onyx_session_options *o = NULL;
-    CHECK_OK(onyx_session_options_create(&o));
-    CHECK_OK(onyx_session_options_set_threads(o, 2));
-    onyx_session *s = NULL;
-    CHECK_OK(onyx_session_create_from_buffer(env, buf, len, o, &s));
-    free(buf);
-    onyx_session_options_free(o);
+    onyx_session *s = two_thread_session(m);
     if (!s) return;
     onyx_tensor *t[4] = {0}, *y[5] = {0};
     for (int i = 0; i < n; i++) {
@@ -1019,16 +1026,7 @@ static void test_concat_split_strings(void) {
     mb_attr_int(m, "axis", 1);
     mb_node(m, "Split", "o0,sizes", "s0,s1");
     mb_attr_int(m, "axis", 1);
-    size_t len;
-    uint8_t *buf = mb_serialize(m, &len);
-    mb_free(m);
-    onyx_session_options *o = NULL;
-    CHECK_OK(onyx_session_options_create(&o));
-    CHECK_OK(onyx_session_options_set_threads(o, 2));
-    onyx_session *s = NULL;
-    CHECK_OK(onyx_session_create_from_buffer(env, buf, len, o, &s));
-    free(buf);
-    onyx_session_options_free(o);
+    onyx_session *s = two_thread_session(m);
     if (!s) return;
     static const char *const a[2] = {"a0", "a1"}, *const b[4] = {"b00", "b01", "b10", "b11"};
     static const char *const whole[6] = {"a0", "b00", "b01", "a1", "b10", "b11"};
