@@ -468,6 +468,137 @@ out:
     free(fma8);
 }
 
+/* One float32 unary node over x[0, n) under instruction set isa (the
+ * ONYX_CPU_ISA cap, read by the kernels on every run); the result in y.
+ * alpha < 0: the node has no alpha attribute. */
+static int run_unary_isa(const char *op, int64_t opset, float alpha, const float *x, int64_t n,
+                         const char *isa, float *y) {
+    setenv("ONYX_CPU_ISA", isa, 1);
+    mb_model *m = one_op(opset, op, "i0");
+    if (alpha >= 0) mb_attr_float(m, "alpha", alpha);
+    onyx_tensor *o = NULL;
+    onyx_status *st = run(m, ARGS(IN(F32, x, 1, n)), F32, &o);
+    unsetenv("ONYX_CPU_ISA");
+    int ok = st == NULL && o && onyx_tensor_numel(o) == n;
+    if (st) {
+        fprintf(stderr, "  %s under %s: %s\n", op, isa, onyx_status_message(st));
+        onyx_status_free(st);
+    }
+    if (ok) memcpy(y, onyx_tensor_data(o), sizeof(float) * (size_t)n);
+    onyx_tensor_free(o);
+    return ok;
+}
+
+/* Distance in units in the last place of float between got and the
+ * double want (at want's magnitude; normal range) */
+static double ulps(float got, double want) {
+    if (isnan(want)) return isnan(got) ? 0 : INFINITY;
+    if (isinf(want) || want == 0) return (double)got == want ? 0 : INFINITY;
+    int e;
+    frexp(want, &e);
+    return fabs((double)got - want) / ldexp(1.0, e - 24);
+}
+
+typedef struct unary_case {
+    const char *op;
+    int64_t opset;
+    float alpha;    /* < 0: no attribute */
+    double (*ref)(double x, double alpha);
+    double max_ulps; /* against ref; 0: ref rounded to float exactly */
+    double abs_tol;  /* or within this absolute distance (erf near its zeros of float) */
+    int same_bits;   /* portable, AVX2 and AVX-512 give the same bits */
+    double tail_ulps; /* if set, the bound below x = -4 (GELU's tail, where
+                         z^2 rounded inside e^(-z^2) costs up to 2.5e-5
+                         relative before the result underflows) */
+} unary_case;
+
+static double r_exp(double x, double a) { (void)a; return exp(x); }
+static double r_erf(double x, double a) { (void)a; return erf(x); }
+static double r_tanh(double x, double a) { (void)a; return tanh(x); }
+static double r_sigmoid(double x, double a) { (void)a; return 1 / (1 + exp(-x)); }
+static double r_swish(double x, double a) { return x / (1 + exp(-a * x)); }
+static double r_gelu(double x, double a) { (void)a; return 0.5 * x * erfc(-x * 0.70710678118654752440); }
+static double r_sqrt(double x, double a) { (void)a; return sqrt(x); }
+static double r_recip(double x, double a) { (void)a; return 1 / x; }
+static double r_floor(double x, double a) { (void)a; return floor(x); }
+static double r_ceil(double x, double a) { (void)a; return ceil(x); }
+static double r_round(double x, double a) { (void)a; return nearbyint(x); }
+static double r_softsign(double x, double a) { (void)a; return x / (1 + fabs(x)); }
+static double r_leaky(double x, double a) { return x < 0 ? (double)((float)a * (float)x) : x; }
+
+/* The float32 unary operators that run at the machine's vector width
+ * (their loops compiled per instruction set, or the activation rows),
+ * under every instruction set this machine has, over [-30, 30] in steps
+ * of 1e-3 plus NaN, the infinities, -0, halves (Round), tiny and huge
+ * values, with a ragged end: each within its bound of the double result
+ * (exact where the float operation rounds once); the loops compiled per
+ * instruction set give the same bits under each, the activation rows the
+ * same bits under AVX2 and AVX-512. */
+static void test_unary_isa(void) {
+    enum { SWEEP = 60001, N = SWEEP + 10 };
+    static const unary_case cases[] = {
+        {"Exp", 13, -1, r_exp, 2, 0, 1, 0},
+        {"Erf", 13, -1, r_erf, 0, 5e-7, 1, 0},
+        {"Tanh", 13, -1, r_tanh, 3, 0, 1, 0},
+        {"Sigmoid", 13, -1, r_sigmoid, 4, 0, 0, 0},
+        {"Swish", 24, 0.5f, r_swish, 4, 0, 1, 0},
+        {"Gelu", 20, -1, r_gelu, 34, 0, 0, 420},
+        {"Sqrt", 13, -1, r_sqrt, 0, 0, 1, 0},
+        {"Reciprocal", 13, -1, r_recip, 0, 0, 1, 0},
+        {"Floor", 13, -1, r_floor, 0, 0, 1, 0},
+        {"Ceil", 13, -1, r_ceil, 0, 0, 1, 0},
+        {"Round", 22, -1, r_round, 0, 0, 1, 0},
+        {"Softsign", 22, -1, r_softsign, 2, 0, 1, 0},
+        {"LeakyRelu", 16, 0.1f, r_leaky, 0, 0, 1, 0},
+    };
+    static const char *const isas[] = {"portable", "avx2", "avx512"};
+    float *x = malloc(sizeof(float) * N), *y = malloc(sizeof(float) * N), *first = malloc(sizeof(float) * N);
+    if (!x || !y || !first) {
+        check_failures++;
+        goto out;
+    }
+    for (int i = 0; i < SWEEP; i++) x[i] = (float)(i - SWEEP / 2) * 1e-3f;
+    const float extra[] = {NAN, INFINITY, -INFINITY, -0.0f, 2.5f, -3.5f, 1e-30f, -1e-30f, 3e38f, 80.0f};
+    memcpy(x + SWEEP, extra, sizeof extra);
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        const unary_case *c = &cases[k];
+        for (int isa = OX_ISA_PORTABLE; isa <= (int)ox_cpu_isa_best(); isa++) {
+            if (!run_unary_isa(c->op, c->opset, c->alpha, x, N, isas[isa], y)) {
+                check_failures++;
+                continue;
+            }
+            double worst = 0;
+            int64_t bad = -1;
+            for (int64_t i = 0; i < N; i++) {
+                const double want = c->ref(x[i], c->alpha);
+                /* beyond float's range the result is inf or 0 */
+                if (fabs(want) > 3.4e38 || (want != 0 && fabs(want) < 1.2e-38)) continue;
+                double u = ulps(y[i], want);
+                if (c->abs_tol > 0 && fabs((double)y[i] - want) <= c->abs_tol) u = 0;
+                if (c->max_ulps == 0 && y[i] == (float)want) u = 0;
+                if (c->tail_ulps > 0 && x[i] < -4.0f) u *= c->max_ulps / c->tail_ulps;
+                if (u > worst) {
+                    worst = u;
+                    bad = i;
+                }
+            }
+            printf("%-10s %-8s worst %.3g ulp%s", c->op, isas[isa], worst,
+                   c->tail_ulps > 0 ? " (below -4 scaled to the bound above)" : "");
+            if (bad >= 0) printf(" at %.9g (%.9g, want %.9g)", x[bad], y[bad], c->ref(x[bad], c->alpha));
+            printf("\n");
+            CHECK(worst <= c->max_ulps);
+            if (isa == (c->same_bits ? OX_ISA_PORTABLE : OX_ISA_AVX2))
+                memcpy(first, y, sizeof(float) * N);
+            else if (isa > OX_ISA_AVX2 || c->same_bits)
+                CHECK(memcmp(first, y, sizeof(float) * N) == 0);
+        }
+    }
+out:
+    free(x);
+    free(y);
+    free(first);
+}
+
 int main(void) {
     CHECK_OK(onyx_env_create(&env));
     if (!env) CHECK_DONE();
@@ -483,6 +614,7 @@ int main(void) {
     test_activations();
     test_fast_erf();
     test_gelu_rows();
+    test_unary_isa();
     onyx_env_free(env);
     CHECK_DONE();
 }

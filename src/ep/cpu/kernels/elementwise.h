@@ -226,6 +226,7 @@ static inline float fast_gelu(float x) {
  * versions; double keeps libm. */
 #define GEXP(x) _Generic((x), float: fast_expf(x), default: exp(x))
 #define GTANH(x) _Generic((x), float: fast_tanhf(x), default: tanh(x))
+#define GERF(x) _Generic((x), float: fast_erff(x), default: erf(x))
 #define GGELU(x) _Generic((x), float: fast_gelu(x), default: 0.5 * (x) * (1 + erf((x) * 0.70710678118654752440)))
 
 /* Kernels defined in elementwise_unary.c (math, activations, Clip,

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "ep/cpu/kernels/activation.h"
 #include "ep/cpu/kernels/elementwise.h"
 
 /* ====================================================================
@@ -19,11 +20,18 @@ typedef struct un_ctx {
     int flag_a, flag_b;
     unsigned char lo[8], hi[8]; /* Clip bounds in the element type */
     const uint8_t *lut;         /* one-byte types: result of each bit pattern */
+    ox_act act;                 /* float32 through an activation row (act_range) */
+    ox_cpu_isa isa;
 } un_ctx;
 
-#define UN_FN(fn, TI, TO, C, LD, ST, EXPR)                                 \
-    static void fn(void *arg, int64_t b_, int64_t e_) {                    \
-        const un_ctx *p_ = arg;                                            \
+/* The loop reads its parameters from a local copy of the context: read
+ * through the pointer, alpha could alias the output, which would reload
+ * it after every store and keep the loop from vectorising. TARGET is
+ * empty or a target attribute (the float32 variants below). */
+#define UN_FN_T(fn, TARGET, TI, TO, C, LD, ST, EXPR)                       \
+    TARGET static void fn(void *arg, int64_t b_, int64_t e_) {             \
+        const un_ctx u_ = *(const un_ctx *)arg;                            \
+        const un_ctx *p_ = &u_;                                            \
         const TI *X_ = (const TI *)p_->x;                                  \
         TO *Y_ = (TO *)p_->y;                                              \
         (void)p_;                                                          \
@@ -32,6 +40,7 @@ typedef struct un_ctx {
             Y_[i_] = ST(EXPR);                                             \
         }                                                                  \
     }
+#define UN_FN(fn, TI, TO, C, LD, ST, EXPR) UN_FN_T(fn, , TI, TO, C, LD, ST, EXPR)
 
 #define U_DEF(op, sfx, DT, T, C, W, LD, ST, E) UN_FN(op##_##sfx, T, T, C, LD, ST, E(C, W, x))
 #define U_BOOL(op, sfx, DT, T, C, W, LD, ST, E) UN_FN(op##_##sfx, T, uint8_t, C, LD, ST_ID, E(C, W, x))
@@ -66,7 +75,7 @@ typedef struct un_ctx {
 #define E_ASINH(C, W, x) (asinh(x))
 #define E_ACOSH(C, W, x) (acosh(x))
 #define E_ATANH(C, W, x) (atanh(x))
-#define E_ERF(C, W, x) (erf(x))
+#define E_ERF(C, W, x) (GERF(x))
 /* log(1 + e^x) without overflowing e^x for large x. */
 #define E_SOFTPLUS(C, W, x) ((x) > 0 ? (x) + log1p(exp(-(x))) : log1p(exp(x)))
 #define E_SOFTSIGN(C, W, x) ((x) / ((C)1 + fabs(x)))
@@ -136,6 +145,31 @@ UNARY_FLOAT(gelu, E_GELU)
 UNARY_FLOAT(gelu_tanh, E_GELU_TANH)
 UNARY_FLOAT(swish, E_SWISH)
 
+/* ---- float32 at the machine's vector width ----
+ * These operators' float32 loops are compiled again for AVX2 and for
+ * AVX-512 (target attributes), so that they vectorise at 8 and 16 lanes
+ * where the machine has them. ISO C contracts nothing into fused
+ * multiply-adds, so every variant gives the portable loop's bits. */
+#if defined(__x86_64__) && defined(__GNUC__)
+#define F32_ISA(op, E)                                                                       \
+    UN_FN_T(op##_f32_avx2, __attribute__((target("avx2,fma"))), float, float, float, LD_ID,  \
+            ST_ID, E(float, float, x))                                                       \
+    UN_FN_T(op##_f32_avx512, __attribute__((target("avx512f,avx2,fma"))), float, float,     \
+            float, LD_ID, ST_ID, E(float, float, x))                                         \
+    static const ox_range_fn op##_f32_isa[3] = {op##_f32, op##_f32_avx2, op##_f32_avx512};
+#else
+#define F32_ISA(op, E) static const ox_range_fn op##_f32_isa[3] = {op##_f32, op##_f32, op##_f32};
+#endif
+F32_ISA(exp, E_EXP)
+F32_ISA(erf, E_ERF)
+F32_ISA(sqrt, E_SQRT)
+F32_ISA(recip, E_RECIP)
+F32_ISA(floor, E_FLOOR)
+F32_ISA(ceil, E_CEIL)
+F32_ISA(round, E_ROUND)
+F32_ISA(softsign, E_SOFTSIGN)
+F32_ISA(swish, E_SWISH)
+
 FLOAT_TYPES(U_BOOL, isnan, E_ISNAN)
 static const ox_range_fn isnan_tab[NDT] = {FLOAT_TYPES(ENTRY, isnan)};
 FLOAT_TYPES(U_BOOL, isinf, E_ISINF)
@@ -199,7 +233,28 @@ UINT_TYPES(CLIP_FN, clip)
 static const ox_range_fn clip_tab[NDT] = {
     FLOAT_TYPES(ENTRY, clip) SINT_TYPES(ENTRY, clip) UINT_TYPES(ENTRY, clip)};
 
-static int run_unary_with(ox_kernel_ctx *c, const ox_range_fn *tab, un_ctx *u, int64_t grain) {
+/* A float32 activation through the row the fused operators' epilogues
+ * use (activation.h), at the machine's vector width: the same values as
+ * a Conv or MatMul with the activation fused. In place on the output,
+ * after copying the input there. */
+static void act_range(void *arg, int64_t b, int64_t e) {
+    const un_ctx *p = arg;
+    float *y = (float *)p->y + b;
+    const float *x = (const float *)p->x + b;
+    if (x != y) memcpy(y, x, sizeof(float) * (size_t)(e - b));
+    ox_act_bias_rows(&p->act, y, 1, e - b, e - b, NULL, p->isa);
+}
+
+/* How a float32 input runs instead of through the type table: f32_isa,
+ * the loop compiled for each instruction set; or act, an activation row
+ * (kind not OX_ACT_NONE). */
+typedef struct f32_way {
+    const ox_range_fn *f32_isa;
+    ox_act act;
+} f32_way;
+
+static int run_unary_way(ox_kernel_ctx *c, const ox_range_fn *tab, un_ctx *u, int64_t grain,
+                         const f32_way *way) {
     const ox_tensor *x = c->inputs[0];
     ox_tensor *y = c->outputs[0];
     if (!x || !y) return ox_kernel_fail(c, ONYX_INVALID_ARGUMENT, "%s: missing input or output",
@@ -215,13 +270,45 @@ static int run_unary_with(ox_kernel_ctx *c, const ox_range_fn *tab, un_ctx *u, i
                               ox_tensor_numel(y), n);
     u->x = x->data;
     u->y = y->data;
+    if (way && x->dtype == ONYX_FLOAT32 && y->dtype == ONYX_FLOAT32) {
+        u->isa = ox_cpu_isa_active();
+        if (way->act.kind != OX_ACT_NONE) {
+            u->act = way->act;
+            fn = act_range;
+        } else if (way->f32_isa) {
+            fn = way->f32_isa[u->isa];
+        }
+    }
     ox_parallel_for(c->pool, n, grain, fn, u);
     return 0;
+}
+
+static int run_unary_with(ox_kernel_ctx *c, const ox_range_fn *tab, un_ctx *u, int64_t grain) {
+    return run_unary_way(c, tab, u, grain, NULL);
 }
 
 static int run_unary(ox_kernel_ctx *c, const ox_range_fn *tab, int64_t grain) {
     un_ctx u = {0};
     return run_unary_with(c, tab, &u, grain);
+}
+
+/* A unary operator whose float32 loop has per-instruction-set variants */
+static int run_unary_isa(ox_kernel_ctx *c, const ox_range_fn *tab, const ox_range_fn *f32_isa,
+                         float alpha, int64_t grain) {
+    un_ctx u = {0};
+    u.alpha = alpha;
+    const f32_way way = {f32_isa, {OX_ACT_NONE, 0, 0}};
+    return run_unary_way(c, tab, &u, grain, &way);
+}
+
+/* A unary operator that is also an activation (kind, parameters p0, p1) */
+static int run_unary_act(ox_kernel_ctx *c, const ox_range_fn *tab, ox_act_kind kind, float p0,
+                         float p1, int64_t grain) {
+    un_ctx u = {0};
+    u.alpha = p0;
+    u.beta = p1;
+    const f32_way way = {NULL, {kind, p0, p1}};
+    return run_unary_way(c, tab, &u, grain, &way);
 }
 
 static int run_unary_alpha(ox_kernel_ctx *c, const ox_range_fn *tab, float alpha, float beta,
@@ -235,21 +322,18 @@ static int run_unary_alpha(ox_kernel_ctx *c, const ox_range_fn *tab, float alpha
 
 #define SIMPLE_UNARY(name, tab, grain) \
     int ox_ew_##name(ox_kernel_ctx *c) { return run_unary(c, tab, grain); }
-SIMPLE_UNARY(relu, relu_tab, GRAIN_CHEAP)
+int ox_ew_relu(ox_kernel_ctx *c) { return run_unary_act(c, relu_tab, OX_ACT_RELU, 0, 0, GRAIN_CHEAP); }
 SIMPLE_UNARY(neg, neg_tab, GRAIN_CHEAP)
 SIMPLE_UNARY(abs, abs_tab, GRAIN_CHEAP)
 SIMPLE_UNARY(sign, sign_tab, GRAIN_CHEAP)
 SIMPLE_UNARY(not, not_tab, GRAIN_CHEAP)
-SIMPLE_UNARY(floor, floor_tab, GRAIN_CHEAP)
-SIMPLE_UNARY(ceil, ceil_tab, GRAIN_CHEAP)
-SIMPLE_UNARY(round, round_tab, GRAIN_CHEAP)
-SIMPLE_UNARY(recip, recip_tab, GRAIN_CHEAP)
-SIMPLE_UNARY(sqrt, sqrt_tab, GRAIN_CHEAP)
-SIMPLE_UNARY(softsign, softsign_tab, GRAIN_CHEAP)
-SIMPLE_UNARY(hardswish, hardswish_tab, GRAIN_CHEAP)
-SIMPLE_UNARY(sigmoid, sigmoid_tab, GRAIN_MATH)
-SIMPLE_UNARY(tanh, tanh_tab, GRAIN_MATH)
-SIMPLE_UNARY(exp, exp_tab, GRAIN_MATH)
+int ox_ew_hardswish(ox_kernel_ctx *c) {
+    return run_unary_act(c, hardswish_tab, OX_ACT_HARDSWISH, 0, 0, GRAIN_CHEAP);
+}
+int ox_ew_sigmoid(ox_kernel_ctx *c) {
+    return run_unary_act(c, sigmoid_tab, OX_ACT_SIGMOID, 0, 0, GRAIN_MATH);
+}
+int ox_ew_tanh(ox_kernel_ctx *c) { return run_unary_act(c, tanh_tab, OX_ACT_TANH, 0, 0, GRAIN_MATH); }
 SIMPLE_UNARY(log, log_tab, GRAIN_MATH)
 SIMPLE_UNARY(sin, sin_tab, GRAIN_MATH)
 SIMPLE_UNARY(cos, cos_tab, GRAIN_MATH)
@@ -262,25 +346,38 @@ SIMPLE_UNARY(cosh, cosh_tab, GRAIN_MATH)
 SIMPLE_UNARY(asinh, asinh_tab, GRAIN_MATH)
 SIMPLE_UNARY(acosh, acosh_tab, GRAIN_MATH)
 SIMPLE_UNARY(atanh, atanh_tab, GRAIN_MATH)
-SIMPLE_UNARY(erf, erf_tab, GRAIN_MATH)
 SIMPLE_UNARY(softplus, softplus_tab, GRAIN_MATH)
 SIMPLE_UNARY(mish, mish_tab, GRAIN_MATH)
 SIMPLE_UNARY(bitwise_not, bnot_tab, GRAIN_CHEAP)
 
+#define ISA_UNARY(name, grain) \
+    int ox_ew_##name(ox_kernel_ctx *c) { return run_unary_isa(c, name##_tab, name##_f32_isa, 0, grain); }
+ISA_UNARY(floor, GRAIN_CHEAP)
+ISA_UNARY(ceil, GRAIN_CHEAP)
+ISA_UNARY(round, GRAIN_CHEAP)
+ISA_UNARY(recip, GRAIN_CHEAP)
+ISA_UNARY(sqrt, GRAIN_CHEAP)
+ISA_UNARY(softsign, GRAIN_CHEAP)
+ISA_UNARY(exp, GRAIN_MATH)
+ISA_UNARY(erf, GRAIN_MATH)
+
 int ox_ew_gelu(ox_kernel_ctx *c) {
     const char *ap = ir_attr_string(c->node, "approximate", "none");
-    if (strcmp(ap, "none") == 0) return run_unary(c, gelu_tab, GRAIN_MATH);
-    if (strcmp(ap, "tanh") == 0) return run_unary(c, gelu_tanh_tab, GRAIN_MATH);
+    if (strcmp(ap, "none") == 0) return run_unary_act(c, gelu_tab, OX_ACT_GELU, 0, 0, GRAIN_MATH);
+    if (strcmp(ap, "tanh") == 0)
+        return run_unary_act(c, gelu_tanh_tab, OX_ACT_GELU_TANH, 0, 0, GRAIN_MATH);
     return ox_kernel_fail(c, ONYX_INVALID_ARGUMENT,
                           "Gelu: approximate must be \"none\" or \"tanh\", got \"%s\"", ap);
 }
 int ox_ew_swish(ox_kernel_ctx *c) {
-    return run_unary_alpha(c, swish_tab, ir_attr_float(c->node, "alpha", 1.0f), 0, 0);
+    return run_unary_isa(c, swish_tab, swish_f32_isa, ir_attr_float(c->node, "alpha", 1.0f),
+                         GRAIN_MATH);
 }
 
 int ox_ew_hardsigmoid(ox_kernel_ctx *c) {
-    return run_unary_alpha(c, hardsigmoid_tab, ir_attr_float(c->node, "alpha", 0.2f),
-                           ir_attr_float(c->node, "beta", 0.5f), 0);
+    return run_unary_act(c, hardsigmoid_tab, OX_ACT_HARDSIGMOID,
+                         ir_attr_float(c->node, "alpha", 0.2f), ir_attr_float(c->node, "beta", 0.5f),
+                         GRAIN_CHEAP);
 }
 int ox_ew_elu(ox_kernel_ctx *c) {
     return run_unary_alpha(c, elu_tab, ir_attr_float(c->node, "alpha", 1.0f), 0, 0);
@@ -295,7 +392,8 @@ int ox_ew_celu(ox_kernel_ctx *c) {
     return run_unary_alpha(c, celu_tab, alpha, 0, 0);
 }
 int ox_ew_leaky(ox_kernel_ctx *c) {
-    return run_unary_alpha(c, leaky_tab, ir_attr_float(c->node, "alpha", 0.01f), 0, 0);
+    return run_unary_act(c, leaky_tab, OX_ACT_LEAKYRELU, ir_attr_float(c->node, "alpha", 0.01f), 0,
+                         GRAIN_CHEAP);
 }
 int ox_ew_threlu(ox_kernel_ctx *c) {
     return run_unary_alpha(c, threlu_tab, ir_attr_float(c->node, "alpha", 1.0f), 0, 0);
