@@ -599,6 +599,87 @@ out:
     free(first);
 }
 
+/* Flat index into an input of shape in (rank r, right-aligned against the
+ * rank-4 output index o of shape out) under numpy broadcasting */
+static int64_t bcast_at(const int64_t *o, const int64_t *in, int r) {
+    int64_t f = 0;
+    for (int d = 0; d < r; d++) {
+        const int64_t i = in[d] == 1 ? 0 : o[4 - r + d];
+        f = f * in[d] + i;
+    }
+    return f;
+}
+
+/* A binary node over a and b (float32, or int64 for Add) against the same
+ * operation element by element in the test, bit for bit */
+static void check_binary(const char *op, onyx_dtype dt, arg a, arg b, const int64_t out[4]) {
+    onyx_tensor *o;
+    CHECK_OK(run(one_op(17, op, "i0,i1"), ARGS(a, b), dt, &o));
+    const int64_t n = out[0] * out[1] * out[2] * out[3];
+    if (!o || onyx_tensor_numel(o) != n) {
+        CHECK(!"binary output size");
+        DONE(o);
+        return;
+    }
+    int64_t bad = -1;
+    for (int64_t f = 0; f < n && bad < 0; f++) {
+        const int64_t idx[4] = {f / (out[1] * out[2] * out[3]), f / (out[2] * out[3]) % out[1],
+                                f / out[3] % out[2], f % out[3]};
+        const int64_t ia = bcast_at(idx, a.dims, a.rank), ib = bcast_at(idx, b.dims, b.rank);
+        if (dt == I64) {
+            const int64_t *A = a.data, *B = b.data, *O = onyx_tensor_data(o);
+            if (O[f] != A[ia] + B[ib]) bad = f;
+        } else {
+            const float *A = a.data, *B = b.data, *O = onyx_tensor_data(o);
+            const float want = strcmp(op, "Mul") == 0 ? A[ia] * B[ib]
+                               : strcmp(op, "Sub") == 0 ? A[ia] - B[ib]
+                                                        : powf(A[ia], B[ib]);
+            if (memcmp(&O[f], &want, sizeof want) != 0) bad = f;
+        }
+    }
+    if (bad >= 0) fprintf(stderr, "  %s: element %lld differs\n", op, (long long)bad);
+    CHECK(bad < 0);
+    DONE(o);
+}
+
+/* Broadcasts whose runs are short, where one input is read from a copy
+ * expanded over the inner dims (ox_bcast_widen): that input on either
+ * side, the same over all outer indices or changing along them (a copy
+ * larger than the one kept on the stack), a non-commutative operator,
+ * 38,400 elements (shared by two threads where the machine has them);
+ * and one whose copy would be too large */
+static void test_short_runs(void) {
+    enum { BIG = 400 * 4 * 12 * 2 };
+    float *x = malloc(sizeof(float) * BIG), *w = malloc(sizeof(float) * 8192);
+    int64_t *xi = malloc(sizeof(int64_t) * 6 * 7 * 5 * 3);
+    if (!x || !w || !xi) {
+        check_failures++;
+        goto out;
+    }
+    for (int i = 0; i < BIG; i++) x[i] = (float)((i * 37) % 101) * 0.25f - 12.0f;
+    for (int i = 0; i < 8192; i++) w[i] = (float)((i * 13) % 29) * 0.125f - 1.5f;
+    for (int i = 0; i < 6 * 7 * 5 * 3; i++) xi[i] = (int64_t)i * 1000003 - 500;
+    /* D-FINE's decoder shape: B [12, 1] over A's last two dims */
+    check_binary("Mul", F32, IN(F32, x, 4, 400, 4, 12, 2), IN(F32, w, 2, 12, 1), I64S(400, 4, 12, 2));
+    /* D-FINE's other decoder shape: B changes along the outer dim too;
+     * its copy, 9600 elements, is A's size */
+    check_binary("Mul", F32, IN(F32, x, 4, 100, 4, 12, 2), IN(F32, w, 4, 100, 1, 1, 2), I64S(100, 4, 12, 2));
+    check_binary("Sub", F32, IN(F32, w, 4, 100, 1, 1, 2), IN(F32, x, 4, 100, 4, 12, 2), I64S(100, 4, 12, 2));
+    /* the small input on the left, int64 */
+    const int64_t small[5] = {7, -3, INT64_MAX / 4, 0, 11};
+    check_binary("Add", I64, IN(I64, small, 2, 5, 1), IN(I64, xi, 4, 6, 7, 5, 3), I64S(6, 7, 5, 3));
+    /* a block of 800 and the order of the operands kept */
+    check_binary("Sub", F32, IN(F32, x, 4, 3, 200, 2, 2), IN(F32, w, 3, 200, 1, 2), I64S(3, 200, 2, 2));
+    check_binary("Sub", F32, IN(F32, w, 3, 200, 1, 2), IN(F32, x, 4, 3, 200, 2, 2), I64S(3, 200, 2, 2));
+    /* a copy of [4, 1000, 3, 2] would pass 64 KiB: runs stay short */
+    check_binary("Mul", F32, IN(F32, x, 4, 4, 1000, 3, 2), IN(F32, w, 4, 4, 1000, 1, 2), I64S(4, 1000, 3, 2));
+    check_binary("Pow", F32, IN(F32, w, 3, 50, 3, 2), IN(F32, F32S(2, 3, 0.5f), 2, 3, 1), I64S(1, 50, 3, 2));
+out:
+    free(x);
+    free(w);
+    free(xi);
+}
+
 int main(void) {
     CHECK_OK(onyx_env_create(&env));
     if (!env) CHECK_DONE();
@@ -615,6 +696,7 @@ int main(void) {
     test_fast_erf();
     test_gelu_rows();
     test_unary_isa();
+    test_short_runs();
     onyx_env_free(env);
     CHECK_DONE();
 }

@@ -82,6 +82,108 @@ int ox_bcast_plan(ox_bcast *b, int n, const int64_t *const dims[], const int ran
     return 0;
 }
 
+/* Input m's strides over the dims [j, rank) are those of a dense block */
+static int dense_from(const ox_bcast *b, int m, int j) {
+    int64_t s = 1;
+    for (int d = b->rank - 1; d >= j; d--) {
+        if (b->strides[m][d] != s) return 0;
+        s *= b->dims[d];
+    }
+    return 1;
+}
+
+/* Elements of input k's copy over the inner dims [j, rank): the block
+ * times the outer dims along which k changes */
+static int64_t wide_elems(const ox_bcast *b, int k, int j, int64_t cap) {
+    int64_t n = 1;
+    for (int d = 0; d < b->rank && n <= cap; d++)
+        if (d >= j || b->strides[k][d] != 0) n *= b->dims[d];
+    return n;
+}
+
+int ox_bcast_widen_plan(const ox_bcast *b, int64_t cap, ox_bcast_wide *w) {
+    const int r = b->rank;
+    if (r < 3 || b->dims[r - 1] >= 16) return -1;
+    for (int k = 0; k < b->n_in; k++) {
+        for (int j = 1; j <= r - 2; j++) {
+            int dense = 1;
+            for (int m = 0; m < b->n_in && dense; m++)
+                if (m != k && !dense_from(b, m, j)) dense = 0;
+            const int64_t n = dense ? wide_elems(b, k, j, cap) : cap + 1;
+            if (n > cap) continue;
+            w->k = k;
+            w->j = j;
+            w->elems = n;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* The copy's next element: the odometer over dims[0, n), off the source
+ * offset (uses dims, src, idx, n) */
+#define WIDEN_NEXT(off)                           \
+    for (int d_ = n - 1; d_ >= 0; d_--) {         \
+        (off) += src[d_];                         \
+        if (++idx[d_] < dims[d_]) break;          \
+        (off) -= src[d_] * dims[d_];              \
+        idx[d_] = 0;                              \
+    }
+/* The copy in elements of type T, the innermost dim as one loop */
+#define WIDEN_COPY(T)                                                               \
+    do {                                                                            \
+        const T *from_ = data;                                                      \
+        T *to_ = buf;                                                               \
+        const int64_t len_ = dims[n - 1], step_ = src[n - 1];                       \
+        int64_t off_ = 0;                                                           \
+        for (int64_t i_ = 0; i_ < w->elems; i_ += len_) {                           \
+            for (int64_t t_ = 0; t_ < len_; t_++) to_[i_ + t_] = from_[off_ + t_ * step_]; \
+            idx[n - 1] = len_ - 1;                                                  \
+            off_ += step_ * (len_ - 1);                                             \
+            WIDEN_NEXT(off_)                                                        \
+        }                                                                           \
+    } while (0)
+
+void ox_bcast_widen(ox_bcast *b, const ox_bcast_wide *w, const void *data, size_t elem, void *buf) {
+    const int r = b->rank, k = w->k, j = w->j;
+    /* the copy's dims, outermost first: the outer dims along which k
+     * changes, then the block; src: k's strides along them */
+    int64_t dims[OX_MAX_RANK], src[OX_MAX_RANK], idx[OX_MAX_RANK] = {0};
+    int n = 0;
+    for (int d = 0; d < r; d++)
+        if (d >= j || b->strides[k][d] != 0) {
+            dims[n] = b->dims[d];
+            src[n++] = b->strides[k][d];
+        }
+    switch (elem) {
+    case 1: WIDEN_COPY(uint8_t); break;
+    case 2: WIDEN_COPY(uint16_t); break;
+    case 4: WIDEN_COPY(uint32_t); break;
+    case 8: WIDEN_COPY(uint64_t); break;
+    default: {
+        const unsigned char *from = data;
+        unsigned char *to = buf;
+        int64_t off = 0;
+        for (int64_t i = 0; i < w->elems; i++) {
+            memcpy(to + (size_t)i * elem, from + (size_t)off * elem, elem);
+            WIDEN_NEXT(off);
+        }
+    }
+    }
+    /* k's new strides: dense over the copy's dims */
+    int64_t block = 1;
+    for (int d = j; d < r; d++) block *= b->dims[d];
+    int64_t s = block;
+    for (int d = j - 1; d >= 0; d--)
+        if (b->strides[k][d] != 0) {
+            b->strides[k][d] = s;
+            s *= b->dims[d];
+        }
+    b->dims[j] = block;
+    for (int m = 0; m < b->n_in; m++) b->strides[m][j] = 1;
+    b->rank = j + 1;
+}
+
 int ox_bcast_plan_tensors(ox_bcast *b, int n, const ox_tensor *const ins[],
                           const ox_tensor *out) {
     const int64_t *dims[OX_BCAST_MAX_INPUTS];

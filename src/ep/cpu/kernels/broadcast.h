@@ -42,6 +42,25 @@ int ox_bcast_plan(ox_bcast *b, int n, const int64_t *const dims[], const int ran
 int ox_bcast_plan_tensors(ox_bcast *b, int n, const ox_tensor *const ins[],
                           const ox_tensor *out);
 
+/* Lengthens short runs (innermost planned dim under 16 elements) by
+ * reading one input from a copy written out over the inner dims [j, rank),
+ * where every other input is dense: input k, expanded there and kept as
+ * it is over the outer dims [0, j) (laid out densely over those along
+ * which it changes), then the inner dims merge into one run. */
+typedef struct ox_bcast_wide {
+    int k, j;
+    int64_t elems; /* elements of the copy */
+} ox_bcast_wide;
+
+/* Chooses the input and the largest inner block (at least two dims, at
+ * least two outer indices) whose copy holds at most cap elements.
+ * Returns 0 with w set, or -1 when no input qualifies or the runs are
+ * long already. */
+int ox_bcast_widen_plan(const ox_bcast *b, int64_t cap, ox_bcast_wide *w);
+/* Writes input w->k (data, elem bytes per element) out into buf (w->elems
+ * elements) and turns the plan into one that reads it from buf. */
+void ox_bcast_widen(ox_bcast *b, const ox_bcast_wide *w, const void *data, size_t elem, void *buf);
+
 /* One run of `len` output elements starting at flat output index out_off.
  * Input k starts at flat element in_off[k] and advances by in_step[k]
  * per element. */

@@ -225,8 +225,13 @@ static int legacy_b_dims(const ir_node *n, const ox_tensor *A, const ox_tensor *
     return 0;
 }
 
-static int run_binary_fn(ox_kernel_ctx *c, ox_bcast_fn fn, void *ctx, const ox_tensor *A,
-                         const ox_tensor *B, ox_tensor *O, int64_t grain) {
+/* Runs fn over the broadcast of A and B into O. io holds the data
+ * pointers fn reads (inside ctx): where the runs would be short and one
+ * input small, that input is read from an expanded copy instead
+ * (ox_bcast_widen), so that fn sees runs of many elements: D-FINE's
+ * decoder multiplies [1, 100, 4, 12, 2] by [12, 1], 4800 runs of 2. */
+static int run_binary_fn(ox_kernel_ctx *c, ox_bcast_fn fn, void *ctx, bin_ctx *io,
+                         const ox_tensor *A, const ox_tensor *B, ox_tensor *O, int64_t grain) {
     int64_t bd[OX_MAX_RANK];
     int br;
     char s1[128], s2[128], s3[128];
@@ -245,7 +250,23 @@ static int run_binary_fn(ox_kernel_ctx *c, ox_bcast_fn fn, void *ctx, const ox_t
                               c->node->op_type, ox_shape_str(A->dims, A->rank, s1, sizeof s1),
                               ox_shape_str(B->dims, B->rank, s2, sizeof s2),
                               ox_shape_str(O->dims, O->rank, s3, sizeof s3));
+    /* the copy: up to 64 KiB, on the stack up to 16 */
+    _Alignas(64) unsigned char stack[16384];
+    void *heap = NULL;
+    ox_bcast_wide w;
+    const size_t elem = ox_dtype_size(A->dtype);
+    if (elem > 0 && elem == ox_dtype_size(B->dtype) && A->dtype != ONYX_STRING &&
+        ox_bcast_widen_plan(&plan, (int64_t)(65536 / elem), &w) == 0) {
+        const size_t bytes = (size_t)w.elems * elem;
+        void *buf = bytes <= sizeof stack ? (void *)stack : (heap = malloc(bytes));
+        if (buf) {
+            ox_bcast_widen(&plan, &w, w.k == 0 ? io->a : io->b, elem, buf);
+            if (w.k == 0) io->a = buf;
+            else io->b = buf;
+        }
+    }
     ox_bcast_run(&plan, c->pool, grain, fn, ctx);
+    free(heap);
     return 0;
 }
 
@@ -272,7 +293,7 @@ static int run_binary(ox_kernel_ctx *c, const ox_bcast_fn *tab, int same_type, i
                               c->node->op_type, ox_dtype_name(A->dtype));
     if (ox_tensor_numel(O) == 0) return 0;
     bin_ctx ctx = {A->data, B->data, O->data};
-    return run_binary_fn(c, fn, &ctx, A, B, O, grain);
+    return run_binary_fn(c, fn, &ctx, &ctx, A, B, O, grain);
 }
 
 /* Integer division and modulo by zero have no defined result: refuse
@@ -323,7 +344,7 @@ static int k_prelu(ox_kernel_ctx *c) {
     for (int i = 1; i < slope.rank; i++) slope.dims[i] = 1;
     if (ox_tensor_numel(O) == 0) return 0;
     bin_ctx ctx = {A->data, B->data, O->data};
-    return run_binary_fn(c, prelu_tab[A->dtype], &ctx, A, &slope, O, GRAIN_CHEAP);
+    return run_binary_fn(c, prelu_tab[A->dtype], &ctx, &ctx, A, &slope, O, GRAIN_CHEAP);
 }
 
 static int k_div(ox_kernel_ctx *c) {
@@ -392,7 +413,7 @@ static int k_pow(ox_kernel_ctx *c) {
     if (ox_tensor_numel(O) == 0) return 0;
     if (A->dtype == B->dtype && pow_tab[A->dtype]) {
         bin_ctx ctx = {A->data, B->data, O->data};
-        return run_binary_fn(c, pow_tab[A->dtype], &ctx, A, B, O, GRAIN_MATH);
+        return run_binary_fn(c, pow_tab[A->dtype], &ctx, &ctx, A, B, O, GRAIN_MATH);
     }
     if (!(mask_of(A->dtype) & (M_FLOAT | M_SINT | M_UINT)) ||
         !(mask_of(B->dtype) & (M_FLOAT | M_SINT | M_UINT)))
@@ -400,7 +421,7 @@ static int k_pow(ox_kernel_ctx *c) {
                               ox_dtype_name(A->dtype), ox_dtype_name(B->dtype));
     pow_ctx ctx = {{A->data, B->data, O->data}, A->dtype, B->dtype,
                    ox_dtype_is_integer(A->dtype) && ox_dtype_is_integer(B->dtype)};
-    return run_binary_fn(c, pow_generic, &ctx, A, B, O, GRAIN_MATH);
+    return run_binary_fn(c, pow_generic, &ctx, &ctx.io, A, B, O, GRAIN_MATH);
 }
 
 typedef struct u128_t {
@@ -440,7 +461,7 @@ static int run_variadic(ox_kernel_ctx *c, const ox_bcast_fn *tab, int mean) {
     }
     for (int k = 1; k < c->n_inputs; k++) {
         bin_ctx ctx = {O->data, c->inputs[k]->data, O->data};
-        if (run_binary_fn(c, fn, &ctx, O, c->inputs[k], O, GRAIN_CHEAP) != 0) return -1;
+        if (run_binary_fn(c, fn, &ctx, &ctx, O, c->inputs[k], O, GRAIN_CHEAP) != 0) return -1;
     }
     if (mean && c->n_inputs > 1) {
         if (O->dtype == ONYX_FLOAT32) {
