@@ -633,8 +633,6 @@ static int infer_split(ox_infer_ctx *c) {
     if (n == -1 && d >= 0 && num_outputs <= 0 && d % nout != 0)
         return ox_infer_fail(c, ox_infer_bad_code(c), "Split: axis %lld of size %lld cannot be split evenly into %d outputs",
                              (long long)axis, (long long)d, nout);
-    /* ceil(d / nout) without the d + nout - 1 that overflows near INT64_MAX */
-    int64_t chunk = d >= 0 ? d / nout + (d % nout != 0) : -1;
     for (int i = 0; i < nout; i++) {
         int64_t out[OX_MAX_RANK];
         memcpy(out, x->dims, (size_t)r * sizeof *out);
@@ -642,12 +640,8 @@ static int infer_split(ox_infer_ctx *c) {
             out[axis] = split[i];
         else if (n == -2 || d < 0)
             out[axis] = -1;
-        else if (num_outputs > 0) {
-            /* opset 18 style: equal chunks with a smaller last one */
-            int64_t lo = chunk * i;
-            out[axis] = lo >= d ? 0 : (d - lo < chunk ? d - lo : chunk);
-        } else
-            out[axis] = d / nout;
+        else
+            out[axis] = ox_split_even_size(d, nout, i, num_outputs > 0);
         if (ox_infer_set_output(c, i, dt, out, r) != 0) return -1;
     }
     return 0;

@@ -17,6 +17,18 @@ int ox_transform_slice_plan(const int64_t *dims, int rank, const int64_t *starts
                             int n, int64_t *start_out, int64_t *step_out, int64_t *dims_out,
                             ox_error *err);
 
+/* Split's size of output i of n along an axis of size d >= 0 when no
+ * 'split' list is given: d / n each (inference checks that n divides d),
+ * or with Split-18's num_outputs (by_count), ceil(d / n) each and what is
+ * left for the last ones. Inference and the kernel (which needs the size
+ * of an omitted output) both use it. */
+static inline int64_t ox_split_even_size(int64_t d, int n, int i, int by_count) {
+    if (!by_count) return d / n;
+    /* ceil(d / n) without the d + n - 1 that overflows near INT64_MAX */
+    const int64_t chunk = d / n + (d % n != 0), lo = chunk * i;
+    return lo >= d ? 0 : (d - lo < chunk ? d - lo : chunk);
+}
+
 /* ---- inference helpers of ops/transform.c ---- */
 
 /* Output i as a tensor of known rank whose dims are all unknown. */

@@ -1050,21 +1050,44 @@ static void test_concat_split_strings(void) {
     onyx_session_free(s);
 }
 
-/* Split with an omitted output: one at the end leaves the others in
- * place; one before a present output cannot be placed by the kernel
- * (it does not see the omitted size), which says so rather than read
- * the next output from the omitted one's place as it once did. */
+/* Split with omitted outputs: one at the end leaves the others in place;
+ * before a present output, the kernel takes every size from the node
+ * (the 'split' input, the attribute before opset 13, num_outputs' equal
+ * parts) to place the later outputs, where it once read them from the
+ * omitted one's place. */
 static void test_split_omitted(void) {
     onyx_tensor *o[2] = {0};
-    const float x[6] = {0, 1, 2, 3, 4, 5};
+    const float x[8] = {0, 1, 2, 3, 4, 5, 6, 7};
     CHECK_OK(run_model(one_op(13, "Split", "i0,i1", "o0,o1,"), ARGS(IN(F32, x, 1, 6), IN(I64, I64S(1, 2, 3), 1, 3)),
                        OUTS(F32, F32), o));
     CHECK(SHAPE(o[0], F32, 1, 1) && eq_f32(o[0], F32S(0), 1));
     CHECK(SHAPE(o[1], F32, 1, 2) && eq_f32(o[1], F32S(1, 2), 2));
     free_outs(o, 2);
-    FAILS(run_model(one_op(13, "Split", "i0,i1", "o0,,o1"), ARGS(IN(F32, x, 1, 6), IN(I64, I64S(1, 2, 3), 1, 3)),
-                    OUTS(F32, F32), o),
-          ONYX_NOT_IMPLEMENTED, "Split: output 2 follows omitted output 1");
+    CHECK_OK(run_model(one_op(13, "Split", "i0,i1", "o0,,o1"), ARGS(IN(F32, x, 1, 6), IN(I64, I64S(1, 2, 3), 1, 3)),
+                       OUTS(F32, F32), o));
+    CHECK(SHAPE(o[0], F32, 1, 1) && eq_f32(o[0], F32S(0), 1));
+    CHECK(SHAPE(o[1], F32, 1, 3) && eq_f32(o[1], F32S(3, 4, 5), 3));
+    free_outs(o, 2);
+    /* Split-18 by num_outputs: 8 into 3, 3 and 2 */
+    mb_model *m = one_op(18, "Split", "i0", ",o0,o1");
+    mb_attr_int(m, "num_outputs", 3);
+    CHECK_OK(run_model(m, ARGS(IN(F32, x, 1, 8)), OUTS(F32, F32), o));
+    CHECK(SHAPE(o[0], F32, 1, 3) && eq_f32(o[0], F32S(3, 4, 5), 3));
+    CHECK(SHAPE(o[1], F32, 1, 2) && eq_f32(o[1], F32S(6, 7), 2));
+    free_outs(o, 2);
+    /* opset 11: sizes in the attribute, along axis 1 of [2, 4] */
+    m = one_op(11, "Split", "i0", ",,o0,o1");
+    mb_attr_int(m, "axis", 1);
+    mb_attr_ints(m, "split", I64S(1, 1, 1, 1), 4);
+    CHECK_OK(run_model(m, ARGS(IN(F32, x, 2, 2, 4)), OUTS(F32, F32), o));
+    CHECK(SHAPE(o[0], F32, 2, 2, 1) && eq_f32(o[0], F32S(2, 6), 2));
+    CHECK(SHAPE(o[1], F32, 2, 2, 1) && eq_f32(o[1], F32S(3, 7), 2));
+    free_outs(o, 2);
+    /* equal parts without a list: 6 into 3 */
+    CHECK_OK(run_model(one_op(13, "Split", "i0", "o0,,o1"), ARGS(IN(F32, x, 1, 6)), OUTS(F32, F32), o));
+    CHECK(SHAPE(o[0], F32, 1, 2) && eq_f32(o[0], F32S(0, 1), 2));
+    CHECK(SHAPE(o[1], F32, 1, 2) && eq_f32(o[1], F32S(4, 5), 2));
+    free_outs(o, 2);
 }
 
 static void test_concat_chunked(void) {

@@ -366,8 +366,7 @@ static void parts_rows(void *arg, int64_t o0, int64_t o1) {
     for (int64_t o = o0; o < o1; o++) {
         char *w = j->whole + (size_t)o * j->row;
         for (int i = 0; i < j->n; i++) {
-            if (!j->run[i]) continue;
-            parts_move(j, w, j->part[i] + (size_t)o * j->run[i], j->run[i]);
+            if (j->part[i] && j->run[i]) parts_move(j, w, j->part[i] + (size_t)o * j->run[i], j->run[i]);
             w += j->run[i];
         }
     }
@@ -387,7 +386,7 @@ static void parts_span(const parts_job *j, size_t b0, size_t b1) {
             }
             size_t off = at - start, len = j->run[i] - off;
             if (len > b1 - b0) len = b1 - b0;
-            parts_move(j, w + at, j->part[i] + o * j->run[i] + off, len);
+            if (j->part[i]) parts_move(j, w + at, j->part[i] + o * j->run[i] + off, len);
             b0 += len;
             at += len;
             start += j->run[i];
@@ -425,11 +424,14 @@ static void parts_run(ox_threadpool *pool, parts_job *j) {
 
 /* Strings are copied element by element, each copy owning its string. */
 static int parts_copy_strings(ox_kernel_ctx *ctx, ox_tensor *whole, ox_tensor *const *parts, int n, int axis,
-                              int64_t inner, int to_parts) {
+                              int64_t inner, const int64_t *sizes, int to_parts) {
     const int64_t row = whole->dims[axis] * inner, outer = ox_numel(whole->dims, axis);
     int64_t at = 0;
     for (int i = 0; i < n; i++) {
-        if (!parts[i]) continue;
+        if (!parts[i]) {
+            at += sizes ? sizes[i] * inner : 0;
+            continue;
+        }
         const int64_t blk = parts[i]->dims[axis] * inner;
         for (int64_t o = 0; o < outer; o++) {
             int rc = to_parts ? ox_cpu_copy_elems(ctx, parts[i], o * blk, whole, o * row + at, blk)
@@ -443,11 +445,13 @@ static int parts_copy_strings(ox_kernel_ctx *ctx, ox_tensor *whole, ox_tensor *c
 
 /* Moves whole's rows to or from the n parts (NULL ones skipped) along
  * axis, whose elements past it number inner per index; the sizes are
- * already checked. */
+ * already checked. sizes (may be NULL when no present part follows a
+ * NULL one): each part's size along axis, which places the parts after
+ * a NULL one. */
 #define PARTS_ON_STACK 16
 static int parts_copy(ox_kernel_ctx *ctx, ox_tensor *whole, ox_tensor *const *parts, int n, int axis, int64_t inner,
-                      int to_parts) {
-    if (whole->dtype == ONYX_STRING) return parts_copy_strings(ctx, whole, parts, n, axis, inner, to_parts);
+                      const int64_t *sizes, int to_parts) {
+    if (whole->dtype == ONYX_STRING) return parts_copy_strings(ctx, whole, parts, n, axis, inner, sizes, to_parts);
     const size_t es = ox_dtype_size(whole->dtype);
     parts_job j = {.whole = whole->data,
                    .row = (size_t)(whole->dims[axis] * inner) * es,
@@ -466,7 +470,8 @@ static int parts_copy(ox_kernel_ctx *ctx, ox_tensor *whole, ox_tensor *const *pa
     } else {
         for (int i = 0; i < n; i++) {
             j.part[i] = parts[i] ? parts[i]->data : NULL;
-            j.run[i] = parts[i] ? (size_t)(parts[i]->dims[axis] * inner) * es : 0;
+            const int64_t size = parts[i] ? parts[i]->dims[axis] : sizes ? sizes[i] : 0;
+            j.run[i] = (size_t)(size * inner) * es;
         }
         parts_run(ctx->pool, &j);
     }
@@ -501,7 +506,7 @@ static int k_concat(ox_kernel_ctx *ctx) {
     }
     if (at != out_blk)
         return ox_kernel_fail(ctx, ONYX_RUNTIME_ERROR, "Concat: inputs do not fill the output");
-    return parts_copy(ctx, y, ctx->inputs, ctx->n_inputs, (int)axis, inner, 0);
+    return parts_copy(ctx, y, ctx->inputs, ctx->n_inputs, (int)axis, inner, NULL, 0);
 }
 
 /* ---- Shape, Size ---- */
@@ -652,6 +657,30 @@ static int k_slice(ox_kernel_ctx *ctx) {
 
 /* ---- Split ---- */
 
+/* The size along the axis (of size d) of each of Split's outputs, read
+ * from the node as inference reads it: the 'split' input, the attribute
+ * before opset 13, else equal parts (ox_split_even_size). The kernel
+ * needs it where an omitted output, which has no tensor here, comes
+ * before a present one. */
+static int split_sizes(ox_kernel_ctx *ctx, int64_t d, int64_t *out) {
+    const int n = ctx->n_outputs;
+    const ox_tensor *s = ctx->n_inputs > 1 ? ctx->inputs[1] : NULL;
+    size_t count = 0;
+    const int64_t *attr = !s && ctx->node->opset < 13 ? ir_attr_ints(ctx->node, "split", &count) : NULL;
+    if (s || attr) {
+        if (s && (s->dtype != ONYX_INT64 || ox_tensor_numel(s) != n))
+            return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "Split: 'split' must hold %d int64 sizes", n);
+        if (attr && count != (size_t)n)
+            return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "Split: 'split' has %zu entries for %d outputs",
+                                  count, n);
+        memcpy(out, s ? s->data : attr, sizeof *out * (size_t)n);
+        return 0;
+    }
+    const int by_count = ir_node_attr(ctx->node, "num_outputs") != NULL;
+    for (int i = 0; i < n; i++) out[i] = ox_split_even_size(d, n, i, by_count);
+    return 0;
+}
+
 static int k_split(ox_kernel_ctx *ctx) {
     if (need_io(ctx) != 0) return -1;
     const ox_tensor *x = ctx->inputs[0];
@@ -660,31 +689,35 @@ static int k_split(ox_kernel_ctx *ctx) {
     if (axis < 0) axis += r;
     if (axis < 0 || axis >= r)
         return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "Split: axis is out of range for rank %d", r);
+    const int n = ctx->n_outputs;
     int64_t inner = ox_numel(x->dims + axis + 1, r - (int)axis - 1);
     int64_t in_blk = x->dims[axis] * inner;
-    int64_t at = 0;
-    /* the output shapes inference produced carry the split sizes; an
-     * omitted output has no tensor here to give its size, so the outputs
-     * after one could not be placed (they used to be read from its
-     * place instead) */
-    for (int i = 0, omitted = -1; i < ctx->n_outputs; i++) {
-        ox_tensor *y = ctx->outputs[i];
-        if (!y) {
-            if (omitted < 0) omitted = i;
-            continue;
+    /* the output shapes inference produced carry the split sizes, but an
+     * omitted output has no tensor here: where a present one follows it,
+     * every size comes from the node */
+    int64_t sizes_s[PARTS_ON_STACK], *sizes = NULL;
+    for (int i = 1; i < n && !sizes; i++)
+        if (ctx->outputs[i] && !ctx->outputs[i - 1]) {
+            sizes = n <= PARTS_ON_STACK ? sizes_s : malloc(sizeof *sizes * (size_t)n);
+            if (!sizes) return ox_cpu_oom(ctx);
         }
-        if (omitted >= 0)
-            return ox_kernel_fail(ctx, ONYX_NOT_IMPLEMENTED,
-                                  "Split: output %d follows omitted output %d, whose size the kernel does not see", i,
-                                  omitted);
-        if (y->rank != r || y->dtype != x->dtype)
-            return ox_kernel_fail(ctx, ONYX_RUNTIME_ERROR, "Split: output %d has the wrong shape", i);
-        int64_t blk = y->dims[axis] * inner;
-        if (at + blk > in_blk)
-            return ox_kernel_fail(ctx, ONYX_RUNTIME_ERROR, "Split: outputs exceed the input");
-        at += blk;
+    int rc = sizes ? split_sizes(ctx, x->dims[axis], sizes) : 0;
+    int64_t at = 0;
+    for (int i = 0; i < n && rc == 0; i++) {
+        ox_tensor *y = ctx->outputs[i];
+        if (y && (y->rank != r || y->dtype != x->dtype || (sizes && y->dims[axis] != sizes[i])))
+            rc = ox_kernel_fail(ctx, ONYX_RUNTIME_ERROR, "Split: output %d has the wrong shape", i);
+        const int64_t size = y ? y->dims[axis] : sizes ? sizes[i] : 0;
+        if (rc == 0 && (size < 0 || size > x->dims[axis] || at + size * inner > in_blk))
+            rc = ox_kernel_fail(ctx, ONYX_RUNTIME_ERROR, "Split: outputs exceed the input");
+        at += size * inner;
     }
-    return parts_copy(ctx, ctx->inputs[0], ctx->outputs, ctx->n_outputs, (int)axis, inner, 1);
+    if (rc == 0 && sizes && at != in_blk)
+        rc = ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "Split: the split sizes do not add up to the axis size %lld",
+                            (long long)x->dims[axis]);
+    if (rc == 0) rc = parts_copy(ctx, ctx->inputs[0], ctx->outputs, n, (int)axis, inner, sizes, 1);
+    if (sizes != sizes_s) free(sizes);
+    return rc;
 }
 
 /* ---- Expand ---- */
