@@ -5,6 +5,7 @@
  * last use. Between nodes it checks whether the run was cancelled or ran
  * out of time. */
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -244,10 +245,13 @@ static int exec_node(run_ctx *rc, const ox_step *st) {
     const ir_node *n = &rc->ge->graph->nodes[st->node];
     ox_error *err = rc->err;
     ox_node_scratch ns;
-    void *block = ox_node_scratch_new(&ns, n->n_inputs, n->n_outputs);
+    /* on the stack for the usual few inputs and outputs: an allocation per
+     * node took 1.5% of a small transformer's run (ViT-tiny, perf) */
+    _Alignas(max_align_t) char stack[4096];
+    void *block = ox_node_scratch_in(&ns, n->n_inputs, n->n_outputs, stack, sizeof stack);
     if (!block) return ox_fail(err, ONYX_OUT_OF_MEMORY, "out of memory");
     int r = exec_node_with(rc, st, &ns);
-    free(block);
+    if (block != stack) free(block);
     return r;
 }
 

@@ -14,12 +14,19 @@ void ox_value_type(const ox_tensor *t, ir_type *ty) {
     if (t->kind == OX_KIND_TENSOR) memcpy(ty->dims, t->dims, (size_t)t->rank * sizeof *t->dims);
 }
 
+static size_t scratch_bytes(size_t ni, size_t no) {
+    return ni * (sizeof(ox_tensor *) + sizeof(ir_type) + sizeof(ir_type *) + sizeof(ox_tensor *)) +
+           no * (sizeof(ox_tensor *) + sizeof(ir_type));
+}
+
 void *ox_node_scratch_new(ox_node_scratch *ns, int n_in, int n_out) {
+    return ox_node_scratch_in(ns, n_in, n_out, NULL, 0);
+}
+
+void *ox_node_scratch_in(ox_node_scratch *ns, int n_in, int n_out, void *buf, size_t cap) {
     size_t ni = (size_t)(n_in > 0 ? n_in : 1), no = (size_t)(n_out > 0 ? n_out : 1);
-    size_t bytes = ni * (sizeof(ox_tensor *) + sizeof(ir_type) + sizeof(ir_type *) +
-                         sizeof(ox_tensor *)) +
-                   no * (sizeof(ox_tensor *) + sizeof(ir_type));
-    char *p = calloc(1, bytes);
+    size_t bytes = scratch_bytes(ni, no);
+    char *p = bytes <= cap ? memset(buf, 0, bytes) : calloc(1, bytes);
     if (!p) return NULL;
     /* ir_type first: it has the strictest alignment */
     ns->in_types_store = (ir_type *)p;

@@ -36,6 +36,9 @@ int ox_outputs_all_empty(const ir_node *node, const ir_type *outs);
 
 /* Returns the block to free, or NULL when out of memory. */
 void *ox_node_scratch_new(ox_node_scratch *ns, int n_in, int n_out);
+/* The same in buf (cap bytes, aligned for ir_type) when it fits: returns
+ * buf, which is not to be freed; else as ox_node_scratch_new. */
+void *ox_node_scratch_in(ox_node_scratch *ns, int n_in, int n_out, void *buf, size_t cap);
 
 /* Runs one node with the CPU provider on host tensors. outputs[i]
  * receive owned values. Fails with ONYX_OUT_OF_MEMORY before allocating
