@@ -537,7 +537,7 @@ static double r_leaky(double x, double a) { return x < 0 ? (double)((float)a * (
 static void test_unary_isa(void) {
     enum { SWEEP = 60001, N = SWEEP + 10 };
     static const unary_case cases[] = {
-        {"Exp", 13, -1, r_exp, 2, 0, 1, 0},
+        {"Exp", 13, -1, r_exp, 2, 0, 0, 0},
         {"Erf", 13, -1, r_erf, 0, 5e-7, 1, 0},
         {"Tanh", 13, -1, r_tanh, 3, 0, 1, 0},
         {"Sigmoid", 13, -1, r_sigmoid, 4, 0, 0, 0},
@@ -571,8 +571,8 @@ static void test_unary_isa(void) {
             int64_t bad = -1;
             for (int64_t i = 0; i < N; i++) {
                 const double want = c->ref(x[i], c->alpha);
-                /* beyond float's range the result is inf or 0 */
-                if (fabs(want) > 3.4e38 || (want != 0 && fabs(want) < 1.2e-38)) continue;
+                /* a finite result beyond float's range may round to inf or 0 */
+                if (isfinite(want) && (fabs(want) > 3.4e38 || (want != 0 && fabs(want) < 1.2e-38))) continue;
                 double u = ulps(y[i], want);
                 if (c->abs_tol > 0 && fabs((double)y[i] - want) <= c->abs_tol) u = 0;
                 if (c->max_ulps == 0 && y[i] == (float)want) u = 0;
