@@ -44,13 +44,17 @@ int ox_act_parse(const char *name, const float *params, size_t n, ox_act *out) {
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
-/* The activation of act->kind (Sigmoid, SiLU or GELU) on eight lanes. */
+/* The activation of act->kind (Sigmoid, SiLU, Tanh or GELU) on eight lanes. */
 __attribute__((target("avx2,fma"), always_inline)) static inline __m256 exp_act8(int kind, __m256 v) {
-    return kind == OX_ACT_GELU ? ox_gelu8_fma(v) : ox_exp_act8(kind == OX_ACT_SILU, v);
+    return kind == OX_ACT_GELU   ? ox_gelu8_fma(v)
+           : kind == OX_ACT_TANH ? ox_tanh8_fma(v)
+                                 : ox_exp_act8(kind == OX_ACT_SILU, v);
 }
 
 __attribute__((target("avx512f"), always_inline)) static inline __m512 exp_act16(int kind, __m512 v) {
-    return kind == OX_ACT_GELU ? ox_gelu16_avx512(v) : ox_exp_act16(kind == OX_ACT_SILU, v);
+    return kind == OX_ACT_GELU   ? ox_gelu16_avx512(v)
+           : kind == OX_ACT_TANH ? ox_tanh16_avx512(v)
+                                 : ox_exp_act16(kind == OX_ACT_SILU, v);
 }
 
 /* One loop per kind, so the kind is not tested per vector. */
@@ -79,12 +83,14 @@ __attribute__((target("avx512f"), always_inline)) static inline __m512 exp_act16
 
 __attribute__((target("avx2,fma"))) void ox_act_exp_row_avx2(const ox_act *act, float *y, int64_t n) {
     if (act->kind == OX_ACT_GELU) EXP_ROW8(OX_ACT_GELU);
+    else if (act->kind == OX_ACT_TANH) EXP_ROW8(OX_ACT_TANH);
     else if (act->kind == OX_ACT_SILU) EXP_ROW8(OX_ACT_SILU);
     else EXP_ROW8(OX_ACT_SIGMOID);
 }
 
 __attribute__((target("avx512f"))) void ox_act_exp_row_avx512(const ox_act *act, float *y, int64_t n) {
     if (act->kind == OX_ACT_GELU) EXP_ROW16(OX_ACT_GELU);
+    else if (act->kind == OX_ACT_TANH) EXP_ROW16(OX_ACT_TANH);
     else if (act->kind == OX_ACT_SILU) EXP_ROW16(OX_ACT_SILU);
     else EXP_ROW16(OX_ACT_SIGMOID);
 }

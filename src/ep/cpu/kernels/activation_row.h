@@ -14,15 +14,16 @@
  * per-ISA variants of activation.c and of the convolution epilogue). The
  * loops use the branch-free float helpers of elementwise.h (fast_expf,
  * fast_tanhf, fast_gelu, sel_f32). */
-/* fma: the caller is an AVX2 (1) or AVX-512 (2) variant. Sigmoid, SiLU
- * and GELU then take the eight- or sixteen-lane FMA forms
+/* fma: the caller is an AVX2 (1) or AVX-512 (2) variant. Sigmoid, SiLU,
+ * Tanh and GELU then take the eight- or sixteen-lane FMA forms
  * (exp_fma_avx2.h): the same bits on both kinds of machine, within a few
  * ulp of the portable loops' fast_expf and fast_gelu. */
 __attribute__((always_inline)) static inline void ox_act_row(const ox_act *act, float *restrict y,
                                                              int64_t n, const int fma) {
     const float a = act->p0, b = act->p1;
 #if defined(__x86_64__) && defined(__GNUC__)
-    if (fma && (act->kind == OX_ACT_SIGMOID || act->kind == OX_ACT_SILU || act->kind == OX_ACT_GELU)) {
+    if (fma && (act->kind == OX_ACT_SIGMOID || act->kind == OX_ACT_SILU || act->kind == OX_ACT_GELU ||
+                act->kind == OX_ACT_TANH)) {
         if (fma == 2) ox_act_exp_row_avx512(act, y, n);
         else ox_act_exp_row_avx2(act, y, n);
         return;

@@ -100,6 +100,31 @@ __attribute__((target("avx512f"), always_inline)) static inline __m512 ox_exp_ac
     return silu ? _mm512_mul_ps(v, s) : s;
 }
 
+/* fast_tanhf (elementwise.h) with every multiply-add fused and the FMA
+ * exp, written once for a vector width (P, V, EXP, ABS, LT, SEL as for
+ * OX_GELU_FMA below): the odd Taylor series below |x| = 0.55, else
+ * 1 - 2 / (e^2|x| + 1) with x's sign. The same bits at 8 and 16 lanes.
+ * Declares th = tanh(x). */
+#define OX_TANH_FMA(P, V, EXP, ABS, LT, SEL, x, th)                                                 \
+    V th;                                                                                           \
+    {                                                                                               \
+        static const float tc_[] = {(float)(-929569.0 / 638512875.0), (float)(21844.0 / 6081075.0), \
+                                    (float)(-1382.0 / 155925.0), 62.0f / 2835, -17.0f / 315,        \
+                                    2.0f / 15, -1.0f / 3};                                          \
+        const V a_ = ABS(x), u_ = P##_mul_ps(x, x);                                                 \
+        V p_ = P##_set1_ps(tc_[0]);                                                                 \
+        _Pragma("GCC unroll 8") for (size_t i_ = 1; i_ < sizeof tc_ / sizeof tc_[0]; i_++)          \
+            p_ = P##_fmadd_ps(p_, u_, P##_set1_ps(tc_[i_]));                                        \
+        const V small_ = P##_fmadd_ps(P##_mul_ps(x, u_), p_, x);                                    \
+        const V one_ = P##_set1_ps(1.0f);                                                           \
+        const V big_ = P##_sub_ps(one_, P##_div_ps(P##_set1_ps(2.0f),                               \
+                                                   P##_add_ps(EXP(P##_add_ps(a_, a_)), one_)));     \
+        /* x's sign onto the big branch (a NaN stays NaN) */                                        \
+        const V zero_ = P##_setzero_ps();                                                           \
+        const V signed_ = SEL(LT(x, zero_), P##_sub_ps(zero_, big_), big_);                          \
+        th = SEL(LT(a_, P##_set1_ps(0.55f)), small_, signed_);                                      \
+    }
+
 /* fast_gelu (elementwise.h) with every multiply-add fused and the FMA
  * exp, written once for a vector width like OX_EXP_FMA_CORE: P the
  * intrinsics' prefix, V the vector type, EXP the exp of that width, and
@@ -142,6 +167,16 @@ __attribute__((target("avx512f"), always_inline)) static inline __m512 ox_exp_ac
 __attribute__((target("avx2,fma"), always_inline)) static inline __m256 ox_gelu8_fma(__m256 x) {
     OX_GELU_FMA(_mm256, __m256, ox_exp8_nonpos, OX_ABS8, OX_LT8, OX_SEL8, x, g)
     return g;
+}
+
+__attribute__((target("avx2,fma"), always_inline)) static inline __m256 ox_tanh8_fma(__m256 x) {
+    OX_TANH_FMA(_mm256, __m256, ox_exp8_fma, OX_ABS8, OX_LT8, OX_SEL8, x, th)
+    return th;
+}
+
+__attribute__((target("avx512f"), always_inline)) static inline __m512 ox_tanh16_avx512(__m512 x) {
+    OX_TANH_FMA(_mm512, __m512, ox_exp16_avx512, _mm512_abs_ps, OX_LT16, OX_SEL16, x, th)
+    return th;
 }
 
 __attribute__((target("avx512f"), always_inline)) static inline __m512 ox_gelu16_avx512(__m512 x) {
