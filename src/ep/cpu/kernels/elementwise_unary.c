@@ -162,39 +162,42 @@ UNARY_FLOAT(swish, E_SWISH)
 #define F32_ISA(op, E) static const ox_range_fn op##_f32_isa[3] = {op##_f32, op##_f32, op##_f32};
 #endif
 #if defined(__x86_64__) && defined(__GNUC__)
-/* Exp on AVX2 and AVX-512 machines by the FMA exp Softmax uses
- * (exp_fma_avx2.h): the same bits at 8 and 16 lanes, within an ulp or
- * two of the portable loop's. The ragged end through masked loads and
- * stores, or a padded copy on AVX2. */
-__attribute__((target("avx2,fma"))) static void exp_f32_fma8(void *arg, int64_t b, int64_t e) {
-    const un_ctx *p = arg;
-    const float *x = (const float *)p->x;
-    float *y = (float *)p->y;
-    int64_t i = b;
-    for (; i + 8 <= e; i += 8) _mm256_storeu_ps(y + i, ox_exp8_fma(_mm256_loadu_ps(x + i)));
-    if (i < e) {
-        float t[8] = {0};
-        memcpy(t, x + i, sizeof(float) * (size_t)(e - i));
-        _mm256_storeu_ps(t, ox_exp8_fma(_mm256_loadu_ps(t)));
-        memcpy(y + i, t, sizeof(float) * (size_t)(e - i));
-    }
-}
-__attribute__((target("avx512f"))) static void exp_f32_fma16(void *arg, int64_t b, int64_t e) {
-    const un_ctx *p = arg;
-    const float *x = (const float *)p->x;
-    float *y = (float *)p->y;
-    int64_t i = b;
-    for (; i + 16 <= e; i += 16) _mm512_storeu_ps(y + i, ox_exp16_avx512(_mm512_loadu_ps(x + i)));
-    if (i < e) {
-        const __mmask16 m = (__mmask16)((1u << (e - i)) - 1);
-        _mm512_mask_storeu_ps(y + i, m, ox_exp16_avx512(_mm512_maskz_loadu_ps(m, x + i)));
-    }
-}
-static const ox_range_fn exp_f32_isa[3] = {exp_f32, exp_f32_fma8, exp_f32_fma16};
+/* Exp and Erf on AVX2 and AVX-512 machines by the FMA forms
+ * (exp_fma_avx2.h; Exp is the exp Softmax uses): the same bits at 8 and
+ * 16 lanes, within an ulp or two of the portable loops'. The ragged end
+ * through masked loads and stores, or a padded copy on AVX2. */
+#define FMA_ROWS(name, F8, F16)                                                                    \
+    __attribute__((target("avx2,fma"))) static void name##_f32_fma8(void *arg, int64_t b, int64_t e) { \
+        const un_ctx *p = arg;                                                                     \
+        const float *x = (const float *)p->x;                                                      \
+        float *y = (float *)p->y;                                                                  \
+        int64_t i = b;                                                                             \
+        for (; i + 8 <= e; i += 8) _mm256_storeu_ps(y + i, F8(_mm256_loadu_ps(x + i)));           \
+        if (i < e) {                                                                               \
+            float t[8] = {0};                                                                      \
+            memcpy(t, x + i, sizeof(float) * (size_t)(e - i));                                     \
+            _mm256_storeu_ps(t, F8(_mm256_loadu_ps(t)));                                           \
+            memcpy(y + i, t, sizeof(float) * (size_t)(e - i));                                     \
+        }                                                                                          \
+    }                                                                                              \
+    __attribute__((target("avx512f"))) static void name##_f32_fma16(void *arg, int64_t b, int64_t e) { \
+        const un_ctx *p = arg;                                                                     \
+        const float *x = (const float *)p->x;                                                      \
+        float *y = (float *)p->y;                                                                  \
+        int64_t i = b;                                                                             \
+        for (; i + 16 <= e; i += 16) _mm512_storeu_ps(y + i, F16(_mm512_loadu_ps(x + i)));        \
+        if (i < e) {                                                                               \
+            const __mmask16 m = (__mmask16)((1u << (e - i)) - 1);                                  \
+            _mm512_mask_storeu_ps(y + i, m, F16(_mm512_maskz_loadu_ps(m, x + i)));                 \
+        }                                                                                          \
+    }                                                                                              \
+    static const ox_range_fn name##_f32_isa[3] = {name##_f32, name##_f32_fma8, name##_f32_fma16};
+FMA_ROWS(exp, ox_exp8_fma, ox_exp16_avx512)
+FMA_ROWS(erf, ox_erf8_fma, ox_erf16_avx512)
 #else
 static const ox_range_fn exp_f32_isa[3] = {exp_f32, exp_f32, exp_f32};
+static const ox_range_fn erf_f32_isa[3] = {erf_f32, erf_f32, erf_f32};
 #endif
-F32_ISA(erf, E_ERF)
 F32_ISA(sqrt, E_SQRT)
 F32_ISA(recip, E_RECIP)
 F32_ISA(floor, E_FLOOR)

@@ -158,6 +158,29 @@ __attribute__((target("avx512f"), always_inline)) static inline __m512 ox_exp_ac
         g = P##_mul_ps(P##_mul_ps(P##_set1_ps(0.5f), x), ope_);                                     \
     }
 
+/* fast_erff (elementwise.h) in the same way: the Taylor series below
+ * |z| = 0.5, else the sign of z times 1 - erfc(|z|). Declares e = erf(z). */
+#define OX_ERF_FMA(P, V, EXP, ABS, LT, SEL, z, e)                                                   \
+    V e;                                                                                            \
+    {                                                                                               \
+        static const float tc_[] = {OX_ERF_TAYLOR_COEFFS}, rc_[] = {OX_ERFC_TAIL_COEFFS};           \
+        const V a_ = ABS(z), u_ = P##_mul_ps(z, z);                                                 \
+        V p_ = P##_set1_ps(tc_[0]);                                                                 \
+        _Pragma("GCC unroll 16") for (size_t i_ = 1; i_ < sizeof tc_ / sizeof tc_[0]; i_++)         \
+            p_ = P##_fmadd_ps(p_, u_, P##_set1_ps(tc_[i_]));                                        \
+        const V small_ = P##_mul_ps(P##_mul_ps(P##_set1_ps(OX_ERF_TAYLOR_SCALE), z), p_);           \
+        const V t_ = P##_div_ps(P##_set1_ps(1.0f), P##_fmadd_ps(P##_set1_ps(OX_ERFC_TAIL_T), a_,    \
+                                                                P##_set1_ps(1.0f)));                \
+        V r_ = P##_set1_ps(rc_[0]);                                                                 \
+        _Pragma("GCC unroll 16") for (size_t i_ = 1; i_ < sizeof rc_ / sizeof rc_[0]; i_++)         \
+            r_ = P##_fmadd_ps(r_, t_, P##_set1_ps(rc_[i_]));                                        \
+        const V zero_ = P##_setzero_ps();                                                           \
+        const V big_ = P##_sub_ps(P##_set1_ps(1.0f),                                                \
+                                  P##_mul_ps(r_, EXP(P##_sub_ps(zero_, P##_mul_ps(a_, a_)))));      \
+        const V signed_ = SEL(LT(z, zero_), P##_sub_ps(zero_, big_), big_);                         \
+        e = SEL(LT(a_, P##_set1_ps(0.5f)), small_, signed_);                                        \
+    }
+
 #define OX_ABS8(a) _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a)
 #define OX_LT8(a, b) _mm256_cmp_ps(a, b, _CMP_LT_OQ)
 #define OX_SEL8(m, a, b) _mm256_blendv_ps(b, a, m)
@@ -167,6 +190,16 @@ __attribute__((target("avx512f"), always_inline)) static inline __m512 ox_exp_ac
 __attribute__((target("avx2,fma"), always_inline)) static inline __m256 ox_gelu8_fma(__m256 x) {
     OX_GELU_FMA(_mm256, __m256, ox_exp8_nonpos, OX_ABS8, OX_LT8, OX_SEL8, x, g)
     return g;
+}
+
+__attribute__((target("avx2,fma"), always_inline)) static inline __m256 ox_erf8_fma(__m256 x) {
+    OX_ERF_FMA(_mm256, __m256, ox_exp8_fma, OX_ABS8, OX_LT8, OX_SEL8, x, e)
+    return e;
+}
+
+__attribute__((target("avx512f"), always_inline)) static inline __m512 ox_erf16_avx512(__m512 x) {
+    OX_ERF_FMA(_mm512, __m512, ox_exp16_avx512, _mm512_abs_ps, OX_LT16, OX_SEL16, x, e)
+    return e;
 }
 
 __attribute__((target("avx2,fma"), always_inline)) static inline __m256 ox_tanh8_fma(__m256 x) {
