@@ -39,16 +39,22 @@
         p = P##_fmadd_ps(P##_fmadd_ps(a67_, r2_, a45_), r4_, P##_fmadd_ps(a23_, r2_, a01_));       \
     }
 
-__attribute__((target("avx2,fma"), always_inline)) static inline __m256 ox_exp8_fma(__m256 x) {
-    const __m256 nan = _mm256_cmp_ps(x, x, _CMP_UNORD_Q);
-    OX_EXP_FMA_CORE(_mm256, __m256, x, n, p)
+/* p 2^n on eight lanes for the whole numbers n the clamps allow, 2^n in
+ * two halves so both stay normal floats */
+__attribute__((target("avx2,fma"), always_inline)) static inline __m256 ox_exp8_scale(__m256 p, __m256 n) {
     /* n is a whole number: the conversion is exact; k / 2 toward zero */
     const __m256i k = _mm256_cvtps_epi32(n);
     const __m256i k1 = _mm256_srai_epi32(_mm256_add_epi32(k, _mm256_srli_epi32(k, 31)), 1);
     const __m256i k2 = _mm256_sub_epi32(k, k1), bias = _mm256_set1_epi32(127);
     const __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(k1, bias), 23));
     const __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(k2, bias), 23));
-    return _mm256_blendv_ps(_mm256_mul_ps(_mm256_mul_ps(p, s1), s2), x, nan);
+    return _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
+}
+
+__attribute__((target("avx2,fma"), always_inline)) static inline __m256 ox_exp8_fma(__m256 x) {
+    const __m256 nan = _mm256_cmp_ps(x, x, _CMP_UNORD_Q);
+    OX_EXP_FMA_CORE(_mm256, __m256, x, n, p)
+    return _mm256_blendv_ps(ox_exp8_scale(p, n), x, nan);
 }
 
 /* The same on sixteen lanes with AVX-512, the scaling by 2^n in one
@@ -70,12 +76,7 @@ __attribute__((target("avx512f"), always_inline)) static inline __m512 ox_exp16_
  * in a GELU of about forty-five. */
 __attribute__((target("avx2,fma"), always_inline)) static inline __m256 ox_exp8_nonpos(__m256 x) {
     OX_EXP_NONPOS_CORE(_mm256, __m256, x, n, p)
-    const __m256i k = _mm256_cvtps_epi32(n);
-    const __m256i k1 = _mm256_srai_epi32(_mm256_add_epi32(k, _mm256_srli_epi32(k, 31)), 1);
-    const __m256i k2 = _mm256_sub_epi32(k, k1), bias = _mm256_set1_epi32(127);
-    const __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(k1, bias), 23));
-    const __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(k2, bias), 23));
-    return _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
+    return ox_exp8_scale(p, n);
 }
 
 __attribute__((target("avx512f"), always_inline)) static inline __m512 ox_exp16_nonpos(__m512 x) {
@@ -187,35 +188,20 @@ __attribute__((target("avx512f"), always_inline)) static inline __m512 ox_exp_ac
 #define OX_LT16(a, b) _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ)
 #define OX_SEL16(m, a, b) _mm512_mask_blend_ps(m, b, a)
 
-__attribute__((target("avx2,fma"), always_inline)) static inline __m256 ox_gelu8_fma(__m256 x) {
-    OX_GELU_FMA(_mm256, __m256, ox_exp8_nonpos, OX_ABS8, OX_LT8, OX_SEL8, x, g)
-    return g;
-}
-
-__attribute__((target("avx2,fma"), always_inline)) static inline __m256 ox_erf8_fma(__m256 x) {
-    OX_ERF_FMA(_mm256, __m256, ox_exp8_fma, OX_ABS8, OX_LT8, OX_SEL8, x, e)
-    return e;
-}
-
-__attribute__((target("avx512f"), always_inline)) static inline __m512 ox_erf16_avx512(__m512 x) {
-    OX_ERF_FMA(_mm512, __m512, ox_exp16_avx512, _mm512_abs_ps, OX_LT16, OX_SEL16, x, e)
-    return e;
-}
-
-__attribute__((target("avx2,fma"), always_inline)) static inline __m256 ox_tanh8_fma(__m256 x) {
-    OX_TANH_FMA(_mm256, __m256, ox_exp8_fma, OX_ABS8, OX_LT8, OX_SEL8, x, th)
-    return th;
-}
-
-__attribute__((target("avx512f"), always_inline)) static inline __m512 ox_tanh16_avx512(__m512 x) {
-    OX_TANH_FMA(_mm512, __m512, ox_exp16_avx512, _mm512_abs_ps, OX_LT16, OX_SEL16, x, th)
-    return th;
-}
-
-__attribute__((target("avx512f"), always_inline)) static inline __m512 ox_gelu16_avx512(__m512 x) {
-    OX_GELU_FMA(_mm512, __m512, ox_exp16_nonpos, _mm512_abs_ps, OX_LT16, OX_SEL16, x, g)
-    return g;
-}
+/* The 8- and 16-lane functions of one FMA form (FORM: OX_GELU_FMA,
+ * OX_ERF_FMA or OX_TANH_FMA) over the exps EXP8 and EXP16 */
+#define OX_FMA_PAIR(NAME8, NAME16, FORM, EXP8, EXP16)                                              \
+    __attribute__((target("avx2,fma"), always_inline)) static inline __m256 NAME8(__m256 x) {      \
+        FORM(_mm256, __m256, EXP8, OX_ABS8, OX_LT8, OX_SEL8, x, out_)                              \
+        return out_;                                                                               \
+    }                                                                                              \
+    __attribute__((target("avx512f"), always_inline)) static inline __m512 NAME16(__m512 x) {      \
+        FORM(_mm512, __m512, EXP16, _mm512_abs_ps, OX_LT16, OX_SEL16, x, out_)                     \
+        return out_;                                                                               \
+    }
+OX_FMA_PAIR(ox_gelu8_fma, ox_gelu16_avx512, OX_GELU_FMA, ox_exp8_nonpos, ox_exp16_nonpos)
+OX_FMA_PAIR(ox_erf8_fma, ox_erf16_avx512, OX_ERF_FMA, ox_exp8_fma, ox_exp16_avx512)
+OX_FMA_PAIR(ox_tanh8_fma, ox_tanh16_avx512, OX_TANH_FMA, ox_exp8_fma, ox_exp16_avx512)
 #endif
 
 #endif
