@@ -645,7 +645,7 @@ static void check_binary(const char *op, onyx_dtype dt, arg a, arg b, const int6
 /* Broadcasts whose runs are short, where one input is read from a copy
  * expanded over the inner dims (ox_bcast_widen): that input on either
  * side, the same over all outer indices or changing along them (a copy
- * larger than the one kept on the stack), a non-commutative operator,
+ * as large as the output), a non-commutative operator,
  * 38,400 elements (shared by two threads where the machine has them);
  * and one whose copy would be too large */
 static void test_short_runs(void) {

@@ -250,23 +250,21 @@ static int run_binary_fn(ox_kernel_ctx *c, ox_bcast_fn fn, void *ctx, bin_ctx *i
                               c->node->op_type, ox_shape_str(A->dims, A->rank, s1, sizeof s1),
                               ox_shape_str(B->dims, B->rank, s2, sizeof s2),
                               ox_shape_str(O->dims, O->rank, s3, sizeof s3));
-    /* the copy: up to 64 KiB, on the stack up to 16 */
-    _Alignas(64) unsigned char stack[16384];
-    void *heap = NULL;
+    /* the copy (up to 64 KiB) in the pool's scratch buffer, which stays
+     * allocated from run to run; without it, the runs stay short */
     ox_bcast_wide w;
+    void *buf = NULL;
+    int lent = 0;
     const size_t elem = ox_dtype_size(A->dtype);
     if (elem > 0 && elem == ox_dtype_size(B->dtype) && A->dtype != ONYX_STRING &&
-        ox_bcast_widen_plan(&plan, (int64_t)(65536 / elem), &w) == 0) {
-        const size_t bytes = (size_t)w.elems * elem;
-        void *buf = bytes <= sizeof stack ? (void *)stack : (heap = malloc(bytes));
-        if (buf) {
-            ox_bcast_widen(&plan, &w, w.k == 0 ? io->a : io->b, elem, buf);
-            if (w.k == 0) io->a = buf;
-            else io->b = buf;
-        }
+        ox_bcast_widen_plan(&plan, (int64_t)(65536 / elem), &w) == 0 &&
+        (buf = ox_threadpool_scratch(c->pool, (size_t)w.elems * elem, &lent)) != NULL) {
+        ox_bcast_widen(&plan, &w, w.k == 0 ? io->a : io->b, elem, buf);
+        if (w.k == 0) io->a = buf;
+        else io->b = buf;
     }
     ox_bcast_run(&plan, c->pool, grain, fn, ctx);
-    free(heap);
+    if (buf) ox_threadpool_scratch_done(c->pool, buf, lent);
     return 0;
 }
 
