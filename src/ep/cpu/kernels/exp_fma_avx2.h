@@ -126,6 +126,27 @@ __attribute__((target("avx512f"), always_inline)) static inline __m512 ox_exp_ac
         th = SEL(LT(a_, P##_set1_ps(0.55f)), small_, signed_);                                      \
     }
 
+/* What erf and GELU share, for z: a = |z|, the odd Taylor series'
+ * polynomial p in z^2 (erf(z) = OX_ERF_TAYLOR_SCALE z p below |z| = 0.5)
+ * and tail = erfc(|z|) = R(t) e^(-z^2), t = 1 / (1 + OX_ERFC_TAIL_T |z|).
+ * Declares a, p and tail. */
+#define OX_ERF_PARTS(P, V, EXP, ABS, z, a, p, tail)                                                 \
+    V a, p, tail;                                                                                   \
+    {                                                                                               \
+        static const float tc_[] = {OX_ERF_TAYLOR_COEFFS}, rc_[] = {OX_ERFC_TAIL_COEFFS};           \
+        a = ABS(z);                                                                                 \
+        const V u_ = P##_mul_ps(z, z);                                                              \
+        p = P##_set1_ps(tc_[0]);                                                                    \
+        _Pragma("GCC unroll 16") for (size_t i_ = 1; i_ < sizeof tc_ / sizeof tc_[0]; i_++)         \
+            p = P##_fmadd_ps(p, u_, P##_set1_ps(tc_[i_]));                                          \
+        const V t_ = P##_div_ps(P##_set1_ps(1.0f), P##_fmadd_ps(P##_set1_ps(OX_ERFC_TAIL_T), a,     \
+                                                                P##_set1_ps(1.0f)));                \
+        V r_ = P##_set1_ps(rc_[0]);                                                                 \
+        _Pragma("GCC unroll 16") for (size_t i_ = 1; i_ < sizeof rc_ / sizeof rc_[0]; i_++)         \
+            r_ = P##_fmadd_ps(r_, t_, P##_set1_ps(rc_[i_]));                                        \
+        tail = P##_mul_ps(r_, EXP(P##_sub_ps(P##_setzero_ps(), P##_mul_ps(a, a))));                 \
+    }
+
 /* fast_gelu (elementwise.h) with every multiply-add fused and the FMA
  * exp, written once for a vector width like OX_EXP_FMA_CORE: P the
  * intrinsics' prefix, V the vector type, EXP the exp of that width, and
@@ -137,23 +158,12 @@ __attribute__((target("avx512f"), always_inline)) static inline __m512 ox_exp_ac
 #define OX_GELU_FMA(P, V, EXP, ABS, LT, SEL, x, g)                                                  \
     V g;                                                                                            \
     {                                                                                               \
-        static const float tc_[] = {OX_ERF_TAYLOR_COEFFS}, rc_[] = {OX_ERFC_TAIL_COEFFS};           \
         const V z_ = P##_mul_ps(x, P##_set1_ps(0.70710678118654752440f));                           \
-        const V a_ = ABS(z_), u_ = P##_mul_ps(z_, z_);                                              \
-        /* |z| < 0.5: 1 + erf(z) by the odd Taylor series */                                        \
-        V p_ = P##_set1_ps(tc_[0]);                                                                 \
-        _Pragma("GCC unroll 16") for (size_t i_ = 1; i_ < sizeof tc_ / sizeof tc_[0]; i_++)         \
-            p_ = P##_fmadd_ps(p_, u_, P##_set1_ps(tc_[i_]));                                        \
+        OX_ERF_PARTS(P, V, EXP, ABS, z_, a_, p_, tail_)                                             \
+        /* |z| < 0.5: 1 + erf(z) by the Taylor series; else the tail itself                         \
+         * below zero, 2 minus it above */                                                          \
         const V small_ = P##_fmadd_ps(P##_mul_ps(P##_set1_ps(OX_ERF_TAYLOR_SCALE), z_), p_,         \
                                       P##_set1_ps(1.0f));                                           \
-        /* else erfc(|z|) = R(t) e^(-z^2), t = 1 / (1 + OX_ERFC_TAIL_T |z|) */                      \
-        const V t_ = P##_div_ps(P##_set1_ps(1.0f), P##_fmadd_ps(P##_set1_ps(OX_ERFC_TAIL_T), a_,    \
-                                                                P##_set1_ps(1.0f)));                \
-        V r_ = P##_set1_ps(rc_[0]);                                                                 \
-        _Pragma("GCC unroll 16") for (size_t i_ = 1; i_ < sizeof rc_ / sizeof rc_[0]; i_++)         \
-            r_ = P##_fmadd_ps(r_, t_, P##_set1_ps(rc_[i_]));                                        \
-        const V tail_ = P##_mul_ps(r_, EXP(P##_sub_ps(P##_setzero_ps(), P##_mul_ps(a_, a_))));      \
-        /* 1 + erf(z): the tail itself below zero, 2 minus it above */                              \
         V ope_ = SEL(LT(z_, P##_setzero_ps()), tail_, P##_sub_ps(P##_set1_ps(2.0f), tail_));        \
         ope_ = SEL(LT(a_, P##_set1_ps(0.5f)), small_, ope_);                                        \
         g = P##_mul_ps(P##_mul_ps(P##_set1_ps(0.5f), x), ope_);                                     \
@@ -164,20 +174,10 @@ __attribute__((target("avx512f"), always_inline)) static inline __m512 ox_exp_ac
 #define OX_ERF_FMA(P, V, EXP, ABS, LT, SEL, z, e)                                                   \
     V e;                                                                                            \
     {                                                                                               \
-        static const float tc_[] = {OX_ERF_TAYLOR_COEFFS}, rc_[] = {OX_ERFC_TAIL_COEFFS};           \
-        const V a_ = ABS(z), u_ = P##_mul_ps(z, z);                                                 \
-        V p_ = P##_set1_ps(tc_[0]);                                                                 \
-        _Pragma("GCC unroll 16") for (size_t i_ = 1; i_ < sizeof tc_ / sizeof tc_[0]; i_++)         \
-            p_ = P##_fmadd_ps(p_, u_, P##_set1_ps(tc_[i_]));                                        \
+        OX_ERF_PARTS(P, V, EXP, ABS, z, a_, p_, tail_)                                              \
         const V small_ = P##_mul_ps(P##_mul_ps(P##_set1_ps(OX_ERF_TAYLOR_SCALE), z), p_);           \
-        const V t_ = P##_div_ps(P##_set1_ps(1.0f), P##_fmadd_ps(P##_set1_ps(OX_ERFC_TAIL_T), a_,    \
-                                                                P##_set1_ps(1.0f)));                \
-        V r_ = P##_set1_ps(rc_[0]);                                                                 \
-        _Pragma("GCC unroll 16") for (size_t i_ = 1; i_ < sizeof rc_ / sizeof rc_[0]; i_++)         \
-            r_ = P##_fmadd_ps(r_, t_, P##_set1_ps(rc_[i_]));                                        \
         const V zero_ = P##_setzero_ps();                                                           \
-        const V big_ = P##_sub_ps(P##_set1_ps(1.0f),                                                \
-                                  P##_mul_ps(r_, EXP(P##_sub_ps(zero_, P##_mul_ps(a_, a_)))));      \
+        const V big_ = P##_sub_ps(P##_set1_ps(1.0f), tail_);                                        \
         const V signed_ = SEL(LT(z, zero_), P##_sub_ps(zero_, big_), big_);                         \
         e = SEL(LT(a_, P##_set1_ps(0.5f)), small_, signed_);                                        \
     }
