@@ -1083,6 +1083,15 @@ static void test_split_omitted(void) {
     CHECK(SHAPE(o[0], F32, 2, 2, 1) && eq_f32(o[0], F32S(2, 6), 2));
     CHECK(SHAPE(o[1], F32, 2, 2, 1) && eq_f32(o[1], F32S(3, 7), 2));
     free_outs(o, 2);
+    /* a split list given at run time that does not fit the axis or the
+     * outputs, with an omitted output first: run-time inference's clear
+     * error, before the kernel reads anything */
+    FAILS(run_model(one_op(13, "Split", "i0,i1", ",o0,o1"), ARGS(IN(F32, x, 1, 6), IN(I64, I64S(1, 2, 4), 1, 3)),
+                    OUTS(F32, F32), o),
+          ONYX_INVALID_ARGUMENT, "split sizes add up to 7 but axis 0 has size 6");
+    FAILS(run_model(one_op(13, "Split", "i0,i1", ",o0,o1"), ARGS(IN(F32, x, 1, 6), IN(I64, I64S(1, 5), 1, 2)),
+                    OUTS(F32, F32), o),
+          ONYX_INVALID_MODEL, "entries");
     /* equal parts without a list: 6 into 3 */
     CHECK_OK(run_model(one_op(13, "Split", "i0", "o0,,o1"), ARGS(IN(F32, x, 1, 6)), OUTS(F32, F32), o));
     CHECK(SHAPE(o[0], F32, 1, 2) && eq_f32(o[0], F32S(0, 1), 2));

@@ -661,7 +661,9 @@ static int k_slice(ox_kernel_ctx *ctx) {
  * from the node as inference reads it: the 'split' input, the attribute
  * before opset 13, else equal parts (ox_split_even_size). The kernel
  * needs it where an omitted output, which has no tensor here, comes
- * before a present one. */
+ * before a present one. Inference at run time has already checked the
+ * list against the outputs and the axis; the count is checked again here
+ * because out holds one entry per output. */
 static int split_sizes(ox_kernel_ctx *ctx, int64_t d, int64_t *out) {
     const int n = ctx->n_outputs;
     const ox_tensor *s = ctx->n_inputs > 1 ? ctx->inputs[1] : NULL;
@@ -712,9 +714,6 @@ static int k_split(ox_kernel_ctx *ctx) {
             rc = ox_kernel_fail(ctx, ONYX_RUNTIME_ERROR, "Split: outputs exceed the input");
         at += size * inner;
     }
-    if (rc == 0 && sizes && at != in_blk)
-        rc = ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT, "Split: the split sizes do not add up to the axis size %lld",
-                            (long long)x->dims[axis]);
     if (rc == 0) rc = parts_copy(ctx, ctx->inputs[0], ctx->outputs, n, (int)axis, inner, sizes, 1);
     if (sizes != sizes_s) free(sizes);
     return rc;
