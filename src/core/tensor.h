@@ -71,8 +71,12 @@ int ox_bytes_for(ox_dtype t, const int64_t *dims, int rank, size_t *out, ox_erro
 /* Fails when one allocation of `bytes` could never fit in memory. */
 int ox_check_alloc_size(size_t bytes, ox_error *err);
 
-/* Heap tensor with zeroed owned storage (strings set to ""). */
+/* Heap tensor with zeroed owned storage (strings set to ""), its data on
+ * a 64-byte boundary. */
 ox_tensor *ox_tensor_new(ox_dtype t, const int64_t *dims, int rank, ox_error *err);
+/* The same without zeroing the bytes, for a caller that writes all of
+ * them (a weight read from its file); strings are still set to "". */
+ox_tensor *ox_tensor_new_unset(ox_dtype t, const int64_t *dims, int rank, ox_error *err);
 /* Tensor header describing memory it does not own. */
 ox_tensor *ox_tensor_wrap(ox_dtype t, const int64_t *dims, int rank, void *data, ox_error *err);
 ox_tensor *ox_sequence_new(ox_dtype elem, ox_error *err);

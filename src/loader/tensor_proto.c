@@ -220,7 +220,11 @@ int ox_tensor_from_proto_raw(const Onnx__TensorProto *tp, const void *raw, size_
         if (parse_external(tp, &ref, err) != 0 || ox_external_open(&ref, base_dir, file_bytes, &xf, err) != 0)
             return -1;
     }
-    ox_tensor *t = ox_tensor_new((ox_dtype)dt, tp->dims, (int)tp->n_dims, err);
+    /* raw bytes (in the model or its external file) fill every byte of a
+     * tensor of a whole-byte type, which then need not be zeroed first */
+    const int fills = (external || has_raw) && !subbyte;
+    ox_tensor *t = fills ? ox_tensor_new_unset((ox_dtype)dt, tp->dims, (int)tp->n_dims, err)
+                         : ox_tensor_new((ox_dtype)dt, tp->dims, (int)tp->n_dims, err);
     if (!t) {
         ox_external_close(&xf);
         ox_error_prefix(err, "tensor '%s'", tensor_name(tp));
