@@ -861,6 +861,99 @@ static void few_rows_tb_range(void *arg, int64_t c0, int64_t c1) {
     }
 }
 
+/* A row vector times constant weights (a fully connected layer at batch
+ * 1) reads their pack: 16-column panels, slab after slab of K, so a task
+ * reads its panels of each slab as one run of memory, where dot products
+ * with the rows of a transposed B read eight streams at once (four rows
+ * and the four asked for ahead). The weights come from memory, and one
+ * stream is what the hardware prefetcher follows best: MobileNetV3's
+ * 1024 x 1000 classifier on an AMD Zen 4, caches flushed before each
+ * product, 0.20 -> 0.15 ms. panel_dot adds one panel's products over kc
+ * rows of the slab to acc (16 sums): four partial sums, over k mod 4,
+ * added in one order, so a column's value never depends on the split. */
+typedef void (*panel_dot_fn)(const float *a, const float *bp, int64_t kc, float *acc);
+
+static void panel_dot_portable(const float *a, const float *bp, int64_t kc, float *acc) {
+    v4f s[4][4] = {{{0}}};
+    int64_t k = 0;
+    for (; k + 4 <= kc; k += 4, bp += 4 * NR)
+        for (int r = 0; r < 4; r++)
+            for (int q = 0; q < 4; q++) {
+                v4f b;
+                memcpy(&b, bp + r * NR + 4 * q, sizeof b);
+                s[r][q] += a[k + r] * b;
+            }
+    for (; k < kc; k++, bp += NR)
+        for (int q = 0; q < 4; q++) {
+            v4f b;
+            memcpy(&b, bp + 4 * q, sizeof b);
+            s[0][q] += a[k] * b;
+        }
+    for (int q = 0; q < 4; q++) {
+        v4f t = (s[0][q] + s[1][q]) + (s[2][q] + s[3][q]), c;
+        memcpy(&c, acc + 4 * q, sizeof c);
+        c += t;
+        memcpy(acc + 4 * q, &c, sizeof c);
+    }
+}
+
+#ifdef OX_GEMM_X86
+__attribute__((target("avx2,fma"))) static void panel_dot_avx2(const float *a, const float *bp, int64_t kc,
+                                                               float *acc) {
+    __m256 s[4][2];
+    for (int r = 0; r < 4; r++) s[r][0] = s[r][1] = _mm256_setzero_ps();
+    int64_t k = 0;
+    for (; k + 4 <= kc; k += 4, bp += 4 * NR)
+        for (int r = 0; r < 4; r++) {
+            const __m256 x = _mm256_broadcast_ss(a + k + r);
+            s[r][0] = _mm256_fmadd_ps(x, _mm256_load_ps(bp + r * NR), s[r][0]);
+            s[r][1] = _mm256_fmadd_ps(x, _mm256_load_ps(bp + r * NR + 8), s[r][1]);
+        }
+    for (; k < kc; k++, bp += NR) {
+        const __m256 x = _mm256_broadcast_ss(a + k);
+        s[0][0] = _mm256_fmadd_ps(x, _mm256_load_ps(bp), s[0][0]);
+        s[0][1] = _mm256_fmadd_ps(x, _mm256_load_ps(bp + 8), s[0][1]);
+    }
+    for (int h = 0; h < 2; h++) {
+        __m256 t = _mm256_add_ps(_mm256_add_ps(s[0][h], s[1][h]), _mm256_add_ps(s[2][h], s[3][h]));
+        _mm256_storeu_ps(acc + 8 * h, _mm256_add_ps(_mm256_loadu_ps(acc + 8 * h), t));
+    }
+}
+#endif
+
+static panel_dot_fn pick_panel_dot(void) {
+#ifdef OX_GEMM_X86
+    if (has_avx2()) return panel_dot_avx2;
+#endif
+    return panel_dot_portable;
+}
+
+/* Panels per group: the group's sums (64 x 16 floats) stay in L1. */
+#define ROW_PANELS 64
+
+/* Panels [p0, p1) of the pack times the row vector A, into C. */
+static void row_vector_packed_range(void *arg, int64_t p0, int64_t p1) {
+    const gemm_job_f32 *j = arg;
+    const ox_gemm_packed_b *pb = j->pb;
+    const panel_dot_fn dot = pick_panel_dot();
+    float acc[ROW_PANELS * NR];
+    for (int64_t g0 = p0; g0 < p1; g0 += ROW_PANELS) {
+        if (ox_stop_requested(j->stop)) return;
+        const int64_t g1 = p1 - g0 < ROW_PANELS ? p1 : g0 + ROW_PANELS;
+        memset(acc, 0, sizeof(float) * (size_t)((g1 - g0) * NR));
+        for (int64_t k0 = 0; k0 < pb->K; k0 += pb->kc) {
+            const int64_t kc = pb->K - k0 < pb->kc ? pb->K - k0 : pb->kc;
+            const float *slab = pb->data + k0 * pb->Np;
+            for (int64_t p = g0; p < g1; p++) dot(j->A + k0, slab + p * NR * kc, kc, acc + (p - g0) * NR);
+        }
+        const int64_t c0 = g0 * NR, c1 = g1 * NR < j->N ? g1 * NR : j->N;
+        for (int64_t x = c0; x < c1; x++) {
+            const float v = j->alpha * acc[x - c0];
+            j->C[x] = j->beta == 0.0f ? v : v + j->beta * j->C[x];
+        }
+    }
+}
+
 /* Rows of A up to which a transposed B is read in place by dot products,
  * unless B is constant weights: their pack is read as one stream, which
  * the two-panel tile turns into sums faster (MobileNetV3's classifier,
@@ -893,6 +986,11 @@ static int gemm_f32(ox_threadpool *pool, const ox_stop *stop, int trans_a, int t
         scale_rows(C, ldc, 0, M, N, beta);
         return 0;
     }
+    if (M == 1 && w && !j.ta && (j.pb = weights_pack(w)) != NULL) {
+        const int64_t per_panel = K * NR;
+        ox_parallel_for(pool, j.pb->Np / NR, per_panel >= 16384 ? 1 : 16384 / per_panel, row_vector_packed_range, &j);
+        return 0;
+    }
     if (M == 1) {
         ox_parallel_for(pool, N, K >= 64 ? 64 : 1024, row_vector_range, &j);
         return 0;
@@ -909,7 +1007,8 @@ static int gemm_f32(ox_threadpool *pool, const ox_stop *stop, int trans_a, int t
         ox_parallel_for(pool, M, grain, rows_direct_range, &j);
         return 0;
     }
-    /* only here, on the packed path, is the weights' pack worth making */
+    /* here, on the packed path, and for a row vector (above) is the
+     * weights' pack worth making */
     j.pb = w ? weights_pack(w) : NULL;
     return gemm_packed_f32(pool, &j);
 }

@@ -40,9 +40,10 @@ int ox_gemm_pack_b_f32(int trans_b, int64_t K, int64_t N, const float *B, int64_
 void ox_gemm_packed_b_free(ox_gemm_packed_b *p);
 
 /* The constant B of one node's products (a kernel's state): packed on the
- * first product that takes the packed path, so a weight only ever read
- * by row-vector products (a classifier at batch 1) costs no second copy.
- * B must outlive it. Any number of runs may use it at once. */
+ * first product that reads the pack (a row vector, which reads it as one
+ * stream of memory, or a product large enough for the packed path), so
+ * weights only ever in tiny products cost no second copy. B must outlive
+ * it. Any number of runs may use it at once. */
 typedef struct ox_gemm_weights ox_gemm_weights;
 ox_gemm_weights *ox_gemm_weights_new(int trans_b, int64_t K, int64_t N, const float *B,
                                      int64_t ldb);
