@@ -101,9 +101,11 @@ __attribute__((target("avx2,fma"))) static void kernel_avx2_f64(int64_t kc,
 
 typedef void (*kernel_f64)(int64_t kc, const double *a, const double *b, double *acc);
 
+/* AVX2 and FMA, unless ONYX_CPU_ISA caps the kernels below them (so the
+ * tests run the portable dot products and panels on every machine) */
 static int has_avx2(void) {
 #ifdef OX_GEMM_X86
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    return ox_cpu_isa_active() >= OX_ISA_AVX2;
 #else
     return 0;
 #endif
