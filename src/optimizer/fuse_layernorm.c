@@ -22,65 +22,24 @@ typedef struct ctx {
     const unsigned char *pinned;
 } ctx;
 
-static int is_op(const ir_node *n, const char *op) {
-    return !n->domain[0] && strcmp(n->op_type, op) == 0 && n->n_outputs == 1 &&
-           n->outputs[0] >= 0 && n->n_inputs >= 1 && n->inputs[0] >= 0;
-}
-
-/* The only reader of v (v keeps no name), or -1. */
-static int sole(const ctx *c, int v) {
-    if (v < 0 || c->pinned[v] || c->r->count[v] != 1) return -1;
-    int j = c->r->node[v];
-    return c->g->nodes[j].n_implicit ? -1 : j;
-}
-
-static int other_input(const ir_node *n, int v) {
-    if (n->n_inputs != 2) return -1;
-    if (n->inputs[0] == v) return n->inputs[1];
-    if (n->inputs[1] == v) return n->inputs[0];
-    return -1;
-}
-
-static const ox_tensor *scalar_f32(const ctx *c, int v) {
-    const ox_tensor *t = ox_const_value(c->g, v);
-    return t && t->dtype == ONYX_FLOAT32 && ox_tensor_numel(t) == 1 ? t : NULL;
-}
-
-/* Whether ReduceMean node n averages over the last axis of its input
- * (of rank `rank`) only, keeping dimensions. */
-static int last_axis_mean(const ctx *c, const ir_node *n, int rank) {
-    if (!is_op(n, "ReduceMean") || ir_attr_int(n, "keepdims", 1) != 1) return 0;
-    int64_t axis;
-    if (n->opset < 18) {
-        size_t cnt = 0;
-        const int64_t *a = ir_attr_ints(n, "axes", &cnt);
-        if (!a || cnt != 1) return 0;
-        axis = a[0];
-    } else {
-        if (!ir_node_has_input(n, 1) || n->n_inputs > 2) return 0;
-        const ox_tensor *t = ox_const_value(c->g, n->inputs[1]);
-        if (!t || t->dtype != ONYX_INT64 || ox_tensor_numel(t) != 1) return 0;
-        axis = *(const int64_t *)t->data;
-    }
-    return axis == -1 || (rank > 0 && axis == rank - 1);
-}
+static int sole(const ctx *c, int v) { return ox_sole_reader(c->g, c->r, c->pinned, v); }
 
 /* Matches from the first ReduceMean (node i); fills nodes[0..*count) and
  * the parameters; returns the output value or -1. */
 static int match(const ctx *c, int i, int *nodes, int *count, int *gamma, int *beta, float *eps) {
     const ir_graph *g = c->g;
     const ir_node *m = &g->nodes[i];
-    if (!is_op(m, "ReduceMean")) return -1;
+    if (!ox_is_op_chain(m, "ReduceMean")) return -1;
     int x = m->inputs[0];
     const ir_value *xv = &g->values[x];
     int rank = xv->has_type ? xv->type.rank : -1;
-    if (rank < 1 || xv->type.dtype != ONYX_FLOAT32 || !last_axis_mean(c, m, rank)) return -1;
+    if (rank < 1 || xv->type.dtype != ONYX_FLOAT32 || !ox_mean_over_last_axis(c->g, m, rank)) return -1;
     int64_t h = xv->type.dims[rank - 1];
     if (h <= 0) return -1;
     int n = 0;
     nodes[n++] = i;
     int s = sole(c, m->outputs[0]);
-    if (s < 0 || !is_op(&g->nodes[s], "Sub") || g->nodes[s].inputs[0] != x ||
+    if (s < 0 || !ox_is_op_chain(&g->nodes[s], "Sub") || g->nodes[s].inputs[0] != x ||
         g->nodes[s].n_inputs != 2)
         return -1;
     nodes[n++] = s;
@@ -94,44 +53,44 @@ static int match(const ctx *c, int i, int *nodes, int *count, int *gamma, int *b
         int reads = 0;
         for (int k = 0; k < nd->n_inputs; k++) reads += nd->inputs[k] == d;
         if (!reads) continue;
-        if (is_op(nd, "Div") && nd->inputs[0] == d && reads == 1)
+        if (ox_is_op_chain(nd, "Div") && nd->inputs[0] == d && reads == 1)
             div = j;
-        else if (is_op(nd, "Mul") && reads == 2)
+        else if (ox_is_op_chain(nd, "Mul") && reads == 2)
             sq = j;
-        else if (is_op(nd, "Pow") && reads == 1 && nd->inputs[0] == d) {
-            const ox_tensor *e = scalar_f32(c, nd->inputs[1]);
+        else if (ox_is_op_chain(nd, "Pow") && reads == 1 && nd->inputs[0] == d) {
+            const ox_tensor *e = ox_const_scalar_f32(c->g, nd->inputs[1]);
             if (e && *(const float *)e->data == 2.0f) sq = j;
         }
     }
-    if (sq < 0 || div < 0 || c->r->count[d] != (is_op(&g->nodes[sq], "Mul") ? 3 : 2)) return -1;
+    if (sq < 0 || div < 0 || c->r->count[d] != (ox_is_op_chain(&g->nodes[sq], "Mul") ? 3 : 2)) return -1;
     nodes[n++] = sq;
     int v = sole(c, g->nodes[sq].outputs[0]);
-    if (v < 0 || !last_axis_mean(c, &g->nodes[v], rank)) return -1;
+    if (v < 0 || !ox_mean_over_last_axis(c->g, &g->nodes[v], rank)) return -1;
     nodes[n++] = v;
     int ae = sole(c, g->nodes[v].outputs[0]);
-    if (ae < 0 || !is_op(&g->nodes[ae], "Add")) return -1;
-    const ox_tensor *et = scalar_f32(c, other_input(&g->nodes[ae], g->nodes[v].outputs[0]));
+    if (ae < 0 || !ox_is_op_chain(&g->nodes[ae], "Add")) return -1;
+    const ox_tensor *et = ox_const_scalar_f32(c->g, ox_other_input(&g->nodes[ae], g->nodes[v].outputs[0]));
     if (!et) return -1;
     *eps = *(const float *)et->data;
     nodes[n++] = ae;
     int sr = sole(c, g->nodes[ae].outputs[0]);
-    if (sr < 0 || !is_op(&g->nodes[sr], "Sqrt")) return -1;
+    if (sr < 0 || !ox_is_op_chain(&g->nodes[sr], "Sqrt")) return -1;
     nodes[n++] = sr;
     if (sole(c, g->nodes[sr].outputs[0]) != div ||
         g->nodes[div].inputs[1] != g->nodes[sr].outputs[0])
         return -1;
     nodes[n++] = div;
     int mg = sole(c, g->nodes[div].outputs[0]);
-    if (mg < 0 || !is_op(&g->nodes[mg], "Mul")) return -1;
-    *gamma = other_input(&g->nodes[mg], g->nodes[div].outputs[0]);
+    if (mg < 0 || !ox_is_op_chain(&g->nodes[mg], "Mul")) return -1;
+    *gamma = ox_other_input(&g->nodes[mg], g->nodes[div].outputs[0]);
     const ox_tensor *gt = ox_const_value(g, *gamma);
     if (!gt || gt->dtype != ONYX_FLOAT32 || gt->rank != 1 || gt->dims[0] != h) return -1;
     nodes[n++] = mg;
     int out = g->nodes[mg].outputs[0];
     *beta = -1;
     int ab = sole(c, out);
-    if (ab >= 0 && is_op(&g->nodes[ab], "Add")) {
-        int b = other_input(&g->nodes[ab], out);
+    if (ab >= 0 && ox_is_op_chain(&g->nodes[ab], "Add")) {
+        int b = ox_other_input(&g->nodes[ab], out);
         const ox_tensor *bt = ox_const_value(g, b);
         if (bt && bt->dtype == ONYX_FLOAT32 && bt->rank == 1 && bt->dims[0] == h) {
             *beta = b;
@@ -145,7 +104,7 @@ static int match(const ctx *c, int i, int *nodes, int *count, int *gamma, int *b
 
 int ox_pass_fuse_layernorm(ox_pass_ctx *pc, ir_graph *g) {
     int any = 0;
-    for (int i = 0; i < g->n_nodes && !any; i++) any = is_op(&g->nodes[i], "ReduceMean");
+    for (int i = 0; i < g->n_nodes && !any; i++) any = ox_is_op_chain(&g->nodes[i], "ReduceMean");
     if (!any || ox_infer_quietly(g) != 0) return 0;
     int64_t opset = ir_model_opset(pc->model, "");
     ox_readers r;

@@ -48,6 +48,41 @@ const ox_tensor *ox_const_value(const ir_graph *g, int v) {
     return val->init;
 }
 
+int ox_sole_reader(const ir_graph *g, const ox_readers *r, const unsigned char *pinned, int v) {
+    if (v < 0 || pinned[v] || r->count[v] != 1) return -1;
+    int j = r->node[v];
+    return g->nodes[j].n_implicit ? -1 : j;
+}
+
+int ox_other_input(const ir_node *n, int v) {
+    if (n->n_inputs != 2) return -1;
+    if (n->inputs[0] == v) return n->inputs[1];
+    if (n->inputs[1] == v) return n->inputs[0];
+    return -1;
+}
+
+const ox_tensor *ox_const_scalar_f32(const ir_graph *g, int v) {
+    const ox_tensor *t = ox_const_value(g, v);
+    return t && t->dtype == ONYX_FLOAT32 && ox_tensor_numel(t) == 1 ? t : NULL;
+}
+
+int ox_mean_over_last_axis(const ir_graph *g, const ir_node *n, int rank) {
+    if (!ox_is_op_chain(n, "ReduceMean") || ir_attr_int(n, "keepdims", 1) != 1) return 0;
+    int64_t axis;
+    if (n->opset < 18) {
+        size_t cnt = 0;
+        const int64_t *a = ir_attr_ints(n, "axes", &cnt);
+        if (!a || cnt != 1) return 0;
+        axis = a[0];
+    } else {
+        if (!ir_node_has_input(n, 1) || n->n_inputs > 2) return 0;
+        const ox_tensor *t = ox_const_value(g, n->inputs[1]);
+        if (!t || t->dtype != ONYX_INT64 || ox_tensor_numel(t) != 1) return 0;
+        axis = *(const int64_t *)t->data;
+    }
+    return axis == -1 || (rank > 0 && axis == rank - 1);
+}
+
 int ox_forward_resolve(int *forward, int v) {
     int root = v;
     while (forward[root] >= 0) root = forward[root];

@@ -58,6 +58,25 @@ int ox_conv_replace_weights(ir_graph *g, int ci, ox_tensor *nw, ox_tensor *nb, c
  * input, or a folded constant), or NULL. */
 const ox_tensor *ox_const_value(const ir_graph *g, int v);
 
+/* For the passes that match written-out patterns (the normalizations):
+ * n is operator op of the default domain with one output and a first
+ * input, both present */
+static inline int ox_is_op_chain(const ir_node *n, const char *op) {
+    return ox_is_op(n, op) && n->n_outputs == 1 && n->outputs[0] >= 0 && n->n_inputs >= 1 && n->inputs[0] >= 0;
+}
+/* The only reader of v when v keeps no name (pinned) and that reader
+ * captures no subgraph values; else -1. */
+int ox_sole_reader(const ir_graph *g, const ox_readers *r, const unsigned char *pinned, int v);
+/* The input of two-input node n that is not v; -1 when n reads v in
+ * neither slot or has another number of inputs. */
+int ox_other_input(const ir_node *n, int v);
+/* v as a one-element float32 constant, or NULL. */
+const ox_tensor *ox_const_scalar_f32(const ir_graph *g, int v);
+/* 1 when ReduceMean node n averages its input (of rank `rank`) over the
+ * last axis only, keeping dimensions (the axis as -1 or rank - 1, in the
+ * attribute before opset 18 and a constant input from 18). */
+int ox_mean_over_last_axis(const ir_graph *g, const ir_node *n, int rank);
+
 /* forward[v] >= 0: readers of v read forward[v] instead. Follows chains
  * and shortens them. */
 int ox_forward_resolve(int *forward, int v);
