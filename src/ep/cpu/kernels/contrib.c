@@ -318,7 +318,37 @@ static int skip_layernorm_compute(ox_kernel_ctx *ctx) {
 }
 
 /* SimplifiedLayerNormalization: RMS normalization over axis..rank-1,
- * with `scale` broadcast over the normalized shape. */
+ * with `scale` broadcast over the normalized shape (what the optimizer's
+ * fuse_rmsnorm pass makes of LLaMA's and T5's written-out RMSNorm): rows
+ * in parallel, each row's squares summed in double by four partial sums,
+ * y = (float)(x / rms) * scale. */
+typedef struct rms_job {
+    const float *x, *scale;
+    float *y, *inv; /* inv: 1 / rms per row, or NULL */
+    int64_t h, sn;  /* row length; scale's length, which divides h */
+    double eps;
+} rms_job;
+
+static void rms_rows(void *arg, int64_t r0, int64_t r1) {
+    const rms_job *j = arg;
+    const int64_t h = j->h;
+    for (int64_t r = r0; r < r1; r++) {
+        const float *xr = j->x + r * h;
+        float *yr = j->y + r * h;
+        double s[4] = {0, 0, 0, 0};
+        int64_t k = 0;
+        for (; k + 4 <= h; k += 4)
+            for (int q = 0; q < 4; q++) s[q] += (double)xr[k + q] * xr[k + q];
+        for (; k < h; k++) s[0] += (double)xr[k] * xr[k];
+        const double inv = 1.0 / sqrt(((s[0] + s[1]) + (s[2] + s[3])) / (double)h + j->eps);
+        if (j->sn == h)
+            for (k = 0; k < h; k++) yr[k] = (float)((double)xr[k] * inv) * j->scale[k];
+        else
+            for (k = 0; k < h; k++) yr[k] = (float)((double)xr[k] * inv) * j->scale[k % j->sn];
+        if (j->inv) j->inv[r] = (float)inv;
+    }
+}
+
 static int simplified_layernorm_compute(ox_kernel_ctx *ctx) {
     const ox_tensor *x = ctx->inputs[0], *scale = ctx->inputs[1];
     int64_t ax = ir_attr_int(ctx->node, "axis", -1);
@@ -333,18 +363,10 @@ static int simplified_layernorm_compute(ox_kernel_ctx *ctx) {
         return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
                               "SimplifiedLayerNormalization: scale does not broadcast to the "
                               "normalized shape");
-    double eps = ir_attr_float(ctx->node, "epsilon", 1e-5f);
-    const float *xd = x->data, *sc = scale->data;
-    float *y = ctx->outputs[0]->data;
     ox_tensor *inv_t = ox_cpu_output(ctx, 1);
-    for (int64_t r = 0; r < rows; r++) {
-        const float *xr = xd + r * h;
-        double sq = 0.0;
-        for (int64_t j = 0; j < h; j++) sq += (double)xr[j] * xr[j];
-        double inv = 1.0 / sqrt(sq / (double)(h ? h : 1) + eps);
-        for (int64_t j = 0; j < h; j++) y[r * h + j] = (float)((double)xr[j] * inv) * sc[j % sn];
-        if (inv_t) ((float *)inv_t->data)[r] = (float)inv;
-    }
+    rms_job j = {x->data, scale->data, ctx->outputs[0]->data, inv_t ? inv_t->data : NULL, h, sn,
+                 ir_attr_float(ctx->node, "epsilon", 1e-5f)};
+    if (rows > 0) ox_parallel_for(ctx->pool, rows, h >= 8192 ? 1 : 8192 / (h ? h : 1), rms_rows, &j);
     return 0;
 }
 
