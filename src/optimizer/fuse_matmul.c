@@ -11,8 +11,11 @@
  * Gelu pattern pass writes them), or x * Sigmoid(x) (SiLU). A MatMul whose
  * product has another reader, or is a graph output or read by a subgraph
  * by name, is left alone, and so is an Add or activation in that
- * position; without a constant bias nothing fuses (MatMul alone is what
- * the plain kernel does).
+ * position. Without a constant bias an activation still fuses where the
+ * CPU runs the session alone (LLaMA's SiLU gate, x W then x * Sigmoid(x):
+ * the activation in the product's epilogue); a device session keeps those
+ * nodes as exported, for its provider to place and fall back one by one.
+ * A MatMul alone stays: the plain kernel packs constant weights once too.
  *
  * Gemm(A, B, C) with a constant B, C absent or a constant bias of N
  * values, transA 0, alpha and beta 1, followed by an activation, becomes
@@ -30,16 +33,6 @@
 
 static int is_op(const ir_node *n, const char *domain, const char *op) {
     return strcmp(n->domain, domain) == 0 && strcmp(n->op_type, op) == 0;
-}
-
-/* The one node reading value v through an input, when v has exactly one
- * reader and keeps no name; -1 otherwise. */
-static int sole_reader(const ir_graph *g, const ox_readers *r, const unsigned char *pinned, int v) {
-    if (v < 0 || pinned[v] || r->count[v] != 1) return -1;
-    int j = r->node[v];
-    const ir_node *n = &g->nodes[j];
-    if (n->n_implicit) return -1;
-    return j;
 }
 
 /* A float32 scalar constant input k of n, or dflt when omitted; -1 when
@@ -76,7 +69,7 @@ static int match_activation(const ir_graph *g, const ox_readers *r, const unsign
         if (other < 0 || other == y) return -1;
         int s = g->values[other].producer;
         if (s < 0 || !is_op(&g->nodes[s], "", "Sigmoid") || g->nodes[s].inputs[0] != y ||
-            sole_reader(g, r, pinned, other) != mul)
+            ox_sole_reader(g, r, pinned, other) != mul)
             return -1;
         m->name = "SiLU";
         m->nodes[0] = s;
@@ -84,7 +77,7 @@ static int match_activation(const ir_graph *g, const ox_readers *r, const unsign
         m->out = mn->outputs[0];
         return m->out >= 0 ? 0 : -1;
     }
-    int j = sole_reader(g, r, pinned, y);
+    int j = ox_sole_reader(g, r, pinned, y);
     if (j < 0) return -1;
     const ir_node *n = &g->nodes[j];
     if (n->n_inputs < 1 || n->inputs[0] != y || n->n_outputs < 1 || n->outputs[0] < 0) return -1;
@@ -162,17 +155,19 @@ static int match_bias(const ir_graph *g, const ir_node *add, int v, int64_t n, i
     return b;
 }
 
+/* MatMul node i with the bias Add node `add` (-1: none, bias -1) and the
+ * activation act (act->name NULL: none) as a FusedMatMul. */
 static int fuse_one(ir_graph *g, int i, int bias, int add, const act_match *act,
                     unsigned char *dead, ox_error *err) {
     ir_node *n = &g->nodes[i];
     int out = act->name ? act->out : g->nodes[add].outputs[0];
-    if (ox_node_retype(n, "FusedMatMul", "onyx", 1, err) || ox_node_set_input(n, 2, bias, err) ||
+    if (ox_node_retype(n, "FusedMatMul", "onyx", 1, err) || (bias >= 0 && ox_node_set_input(n, 2, bias, err)) ||
         ox_node_set_string(n, "activation", act->name ? act->name : "", err) ||
         (act->n_params &&
          ox_node_set_floats(n, "activation_params", act->params, act->n_params, err)))
         return -1;
     ox_node_set_output(g, i, 0, out);
-    if (ox_merge_node(g, dead, i, add, err) != 0) return -1;
+    if (add >= 0 && ox_merge_node(g, dead, i, add, err) != 0) return -1;
     for (int k = 0; k < 2; k++)
         if (act->nodes[k] >= 0 && ox_merge_node(g, dead, i, act->nodes[k], err) != 0) return -1;
     return 0;
@@ -245,16 +240,18 @@ int ox_pass_fuse_matmul(ox_pass_ctx *ctx, ir_graph *g) {
         }
         const ir_value *a = &g->values[n->inputs[0]];
         int a_rank = typed && a->has_type ? a->type.rank : -1;
-        int add = sole_reader(g, &r, pinned, n->outputs[0]);
-        if (add < 0 || dead[add]) continue;
-        int bias = match_bias(g, &g->nodes[add], n->outputs[0], w->dims[1], a_rank);
-        if (bias < 0) continue;
+        int add = ox_sole_reader(g, &r, pinned, n->outputs[0]);
+        int bias = add >= 0 && !dead[add] ? match_bias(g, &g->nodes[add], n->outputs[0], w->dims[1], a_rank) : -1;
+        if (bias < 0) add = -1;
         act_match act;
-        if (match_activation(g, &r, pinned, g->nodes[add].outputs[0], &act) != 0) act.name = NULL;
+        if (match_activation(g, &r, pinned, add >= 0 ? g->nodes[add].outputs[0] : n->outputs[0], &act) != 0)
+            act.name = NULL;
         if (act.name && ((act.nodes[0] >= 0 && dead[act.nodes[0]]) ||
                          (act.nodes[1] >= 0 && dead[act.nodes[1]])))
             act.name = NULL;
         if (!act.name) act.nodes[0] = act.nodes[1] = -1;
+        /* without a bias, only where the CPU runs the session alone */
+        if (bias < 0 && (!act.name || !ctx->cpu_only)) continue;
         if (fuse_one(g, i, bias, add, &act, dead, ctx->err) != 0) {
             rc = -1;
             break;
