@@ -5,7 +5,9 @@
  * unfused variants must give the scalar row's bits; the fused (FMA)
  * variants must give the first fused variant's bits (so AVX2 and AVX-512
  * machines agree), and the scalar row's values within 1e-6 relative (the
- * exp's rounding; LogSoftmax within 1e-6 absolute). Then a Softmax node
+ * exp's rounding; LogSoftmax within 1e-6 absolute). Scores 87 or more
+ * below the maximum (a causal mask) give exactly 0, never a subnormal, in
+ * every variant. Then a Softmax node
  * through a session: under ONYX_CPU_ISA=portable the same values as under
  * the best ISA (bitwise when that is unfused), and within 2e-6 relative of
  * a double-precision softmax; and a row of 65536 within 2e-6 of one. */
@@ -116,6 +118,39 @@ static void test_variants(void) {
  * terms, so their error grows with the row; at 65536 elements within 2e-6
  * relative (measured on AMD Zen 4: 2.4e-7, 3.0e-7 for the FMA rows, the
  * exp's rounding; one float sum over the row measured 4.7e-6). */
+/* Scores more than 87 below the row's maximum (a causal mask's -inf or
+ * float's lowest, and a ramp down to -100 across that bound) give exactly
+ * 0 in every variant, never a subnormal (which the processor handles on
+ * a slow path); the rest still sum to 1. */
+static void test_floor(void) {
+    size_t nv = 0;
+    const ox_softmax_row_variant *v = ox_softmax_row_variants(&nv);
+    ox_cpu_isa best = ox_cpu_isa_best();
+    enum { N = 80 };
+    float x[N], y[N];
+    for (size_t k = 0; k < nv; k++) {
+        if (v[k].isa > (int)best) continue;
+        for (int kind = 0; kind < 2; kind++) {
+            for (int i = 0; i < N; i++)
+                x[i] = kind == 0 ? (i < N / 2 ? next_float(4.0f) : (i % 2 ? -INFINITY : -3.4028235e38f))
+                                 : 3.0f - (float)i * 1.3f; /* 3 down to -99.7 */
+            v[k].row(x, y, N, 0);
+            double sum = 0;
+            int bad = 0;
+            for (int i = 0; i < N; i++) {
+                const float d = x[i] - (kind == 0 ? x[0] : 3.0f);
+                sum += y[i];
+                bad += (y[i] != 0.0f && fabsf(y[i]) < 1.17549435e-38f) || (kind == 1 && d < -87.0f && y[i] != 0.0f);
+                if (kind == 0 && i >= N / 2) bad += y[i] != 0.0f;
+            }
+            if (bad || fabs(sum - 1.0) > 1e-6) {
+                fprintf(stderr, "%s: floor row %d: %d bad values, sum %.9g\n", v[k].name, kind, bad, sum);
+                check_failures++;
+            }
+        }
+    }
+}
+
 static void test_long_row(void) {
     enum { N = 65536 };
     size_t nv = 0;
@@ -194,6 +229,7 @@ int main(void) {
     CHECK_OK(onyx_env_create(&env));
     test_variants();
     if (env) test_node(env);
+    test_floor();
     test_long_row();
     onyx_env_free(env);
     CHECK_DONE();
