@@ -38,10 +38,13 @@ A case is a plain description (a dict, the same as a JSON object):
        "content": "scene",            # "scene": shapes and gradients;
                                       # "text": dark strokes on paper, with
                                       #   "lines": N text lines per image;
-                                      # "fill": every element "value"
+                                      # "fill": every element "value";
+                                      # "tokens": token ids drawn
+                                      #   uniformly from [0, "vocab")
        "normalize": "imagenet",       # optional: "imagenet", "half" (to
                                       #   [-1, 1]) or [[means], [stds]]
-       "dtype": "float32",            # optional; "fill" may use int64, bool
+       "dtype": "float32",            # optional; "fill" may use int64, bool;
+                                      #   "tokens" are int64 or int32
        "prefix": "detr_a"}},          # optional: the first images of the
                                       #   batch are this earlier case's
                                       #   input of the same name
@@ -296,7 +299,7 @@ CASES = [
 ]
 
 KINDS = ("prob", "logit", "int", "int_set", "row_set")
-CONTENTS = ("scene", "text", "fill")
+CONTENTS = ("scene", "text", "fill", "tokens")
 DTYPES = {"float32": np.float32, "float64": np.float64, "int64": np.int64, "int32": np.int32,
           "bool": np.bool_, "uint8": np.uint8}
 
@@ -320,7 +323,12 @@ def check_case(c):
             raise ValueError(f"{where}: input {name}: 'content' must be one of {CONTENTS}")
         if spec.get("dtype", "float32") not in DTYPES:
             raise ValueError(f"{where}: input {name}: 'dtype' must be one of {sorted(DTYPES)}")
-        if content != "fill":
+        if content == "tokens":
+            if spec.get("dtype") not in ("int64", "int32"):
+                raise ValueError(f"{where}: input {name}: token ids are int64 or int32")
+            if not (isinstance(spec.get("vocab"), int) and spec["vocab"] > 0):
+                raise ValueError(f"{where}: input {name}: 'tokens' needs a positive 'vocab'")
+        elif content != "fill":
             if len(shape) not in (3, 4) or shape[-3] != 3:
                 raise ValueError(f"{where}: input {name}: images are [n, 3, h, w] or [3, h, w]")
             if spec.get("dtype", "float32") != "float32":
@@ -385,6 +393,11 @@ def make_inputs(case, seed, accepted):
             inputs[name] = np.full(shape, spec["value"], dtype=DTYPES[spec.get("dtype", "float32")])
             continue
         s = seed + 100003 * k  # a second image input gets other images
+        if content == "tokens":
+            u = rng_block(rng(s), int(np.prod(shape)))
+            ids = np.minimum((u * spec["vocab"]).astype(np.int64), spec["vocab"] - 1)
+            inputs[name] = ids.reshape(shape).astype(DTYPES[spec["dtype"]])
+            continue
         n, h, w = (shape[0] if len(shape) == 4 else 1), shape[-2], shape[-1]
         first = None
         if spec.get("prefix"):
