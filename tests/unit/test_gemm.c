@@ -1,5 +1,6 @@
 /* The float32 GEMM (ep/cpu/kernels/gemm.c) on every path it takes: a row
- * vector (against B as given, and against weights' pack: ragged last
+ * vector (against B as given, against small weights as given, and
+ * against weights of 64K floats or more through their pack: ragged last
  * panel, K no multiple of 4, several slabs), few rows with op(B) transposed, small products, and the packed
  * path with A read in place or packed (transposed), B packed or read in
  * place or packed once beforehand (weights), several K slabs, ragged edge
@@ -126,8 +127,12 @@ static void all_paths(void) {
         one(pools[p], 0, 0, 64, 70, 300, 1.0f, 0.0f, 2);
         one(pools[p], 0, 1, 150, 200, 64, 1.0f, 0.25f, 2);
         one(pools[p], 0, 0, 37, 16, 336, 1.0f, 0.0f, 2);
+        /* a row vector against weights of 64K floats or more: their pack
+         * (ragged last panel, K no multiple of 4, several slabs) */
+        one(pools[p], 0, 0, 1, 300, 700, 1.0f, 0.0f, 2);
+        one(pools[p], 0, 1, 1, 101, 701, 0.5f, 1.0f, 2);
     }
-    /* a row vector against weights reads their pack too (packed 2 above:
+    /* a row vector against weights this large reads their pack (above:
      * B zeroed once packed; here the pack exists after one product) */
     {
         enum { K = 700, N = 300 };
@@ -144,10 +149,11 @@ static void all_paths(void) {
     /* Fully connected products (one row, and few rows against a
      * transposed B) give the same bits whatever the pool: the column
      * ranges it hands out begin at other columns with three threads
-     * than with one (few rows: 16384 / (M K) = 42 columns per range),
+     * than with one (few rows: 16384 / (M K) = 11 columns per range),
      * and a column's value must not depend on where its range begins. */
     {
-        enum { M = 2, K = 195, N = 101 };
+        /* K N past ROW_PACK_MIN: one row against the weights reads the pack */
+        enum { M = 2, K = 700, N = 101 };
         ox_threadpool *three = ox_threadpool_create(3);
         float *a = malloc(sizeof(float) * M * K), *b = malloc(sizeof(float) * N * K);
         float *c1 = malloc(sizeof(float) * M * N), *c3 = malloc(sizeof(float) * M * N);

@@ -930,6 +930,13 @@ static panel_dot_fn pick_panel_dot(void) {
     return panel_dot_portable;
 }
 
+/* Weights of at least this many floats (256 KiB) read by a row vector
+ * are packed for it: below, they sit in cache, where the dot products
+ * read them about as fast, and a pack would only add memory (PP-OCR's
+ * squeeze-and-excitation layers at batch 1: 8 MiB of packs, peak 28 ->
+ * 36 MiB). */
+#define ROW_PACK_MIN 65536
+
 /* Panels per group: the group's sums (64 x 16 floats) stay in L1. */
 #define ROW_PANELS 64
 
@@ -988,7 +995,7 @@ static int gemm_f32(ox_threadpool *pool, const ox_stop *stop, int trans_a, int t
         scale_rows(C, ldc, 0, M, N, beta);
         return 0;
     }
-    if (M == 1 && w && !j.ta && (j.pb = weights_pack(w)) != NULL) {
+    if (M == 1 && w && !j.ta && N * K >= ROW_PACK_MIN && (j.pb = weights_pack(w)) != NULL) {
         const int64_t per_panel = K * NR;
         ox_parallel_for(pool, j.pb->Np / NR, per_panel >= 16384 ? 1 : 16384 / per_panel, row_vector_packed_range, &j);
         return 0;
