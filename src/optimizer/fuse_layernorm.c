@@ -119,28 +119,15 @@ int ox_pass_fuse_layernorm(ox_pass_ctx *pc, ir_graph *g) {
         if (dead[i]) continue;
         int out = match(&c, i, nodes, &count, &gamma, &beta, &eps);
         if (out < 0) continue;
-        int skip = 0;
-        for (int k = 0; k < count; k++) skip |= dead[nodes[k]];
-        if (skip) continue;
         /* the first ReduceMean becomes the LayerNormalization */
-        ir_node *n = &g->nodes[i];
-        for (int a = 0; a < n->n_attrs; a++) ir_attr_clear(&n->attrs[a]);
-        n->n_attrs = 0;
-        int x = n->inputs[0];
-        int64_t axis = -1;
-        if (ox_node_retype(n, "LayerNormalization", "", (int)opset, pc->err) ||
-            ox_node_set_input(n, 1, gamma, pc->err) || ox_node_set_input(n, 2, beta, pc->err) ||
-            ox_node_set_float(n, "epsilon", eps, pc->err) ||
-            ox_node_set_int(n, "axis", axis, pc->err)) {
+        const int params[2] = {gamma, beta};
+        int done = ox_rewrite_normalization(g, opset, i, "LayerNormalization", g->nodes[i].inputs[0], params, 2,
+                                            eps, out, nodes, count, dead, pc->err);
+        if (done < 0) {
             rc = -1;
             break;
         }
-        n->inputs[0] = x;
-        if (beta < 0) n->n_inputs = 2;
-        ox_node_set_output(g, i, 0, out);
-        for (int k = 1; k < count && rc == 0; k++) rc = ox_merge_node(g, dead, i, nodes[k], pc->err);
-        if (rc != 0) break;
-        changes++;
+        changes += done;
     }
     if (rc == 0 && changes && ir_graph_remove_nodes(g, dead) != 0)
         rc = ox_fail(pc->err, ONYX_OUT_OF_MEMORY, "out of memory");

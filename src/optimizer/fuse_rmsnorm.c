@@ -146,30 +146,22 @@ int ox_pass_fuse_rmsnorm(ox_pass_ctx *pc, ir_graph *g) {
         if (dead[i]) continue;
         const int out = match(&c, i, nodes, &count, &w, &h, &eps);
         if (out < 0) continue;
-        int skip = 0;
-        for (int k = 0; k < count; k++) skip |= dead[nodes[k]];
-        if (skip) continue;
+        int overlap = 0;
+        for (int k = 0; k < count; k++) overlap |= dead[nodes[k]];
+        if (overlap) continue;
         const int x = squared(&c, &g->nodes[i]);
         if (w < 0 && (w = ones(g, x, h, pc->err)) < 0) {
             rc = -1;
             break;
         }
         /* the square becomes the normalization */
-        ir_node *n = &g->nodes[i];
-        for (int a = 0; a < n->n_attrs; a++) ir_attr_clear(&n->attrs[a]);
-        n->n_attrs = 0;
-        if (ox_node_retype(n, "SimplifiedLayerNormalization", "", (int)opset, pc->err) ||
-            ox_node_set_input(n, 1, w, pc->err) || ox_node_set_float(n, "epsilon", eps, pc->err) ||
-            ox_node_set_int(n, "axis", -1, pc->err)) {
+        const int done = ox_rewrite_normalization(g, opset, i, "SimplifiedLayerNormalization", x, &w, 1, eps, out,
+                                                  nodes, count, dead, pc->err);
+        if (done < 0) {
             rc = -1;
             break;
         }
-        n->inputs[0] = x;
-        n->n_inputs = 2;
-        ox_node_set_output(g, i, 0, out);
-        for (int k = 1; k < count && rc == 0; k++) rc = ox_merge_node(g, dead, i, nodes[k], pc->err);
-        if (rc != 0) break;
-        changes++;
+        changes += done;
     }
     if (rc == 0 && changes && ir_graph_remove_nodes(g, dead) != 0)
         rc = ox_fail(pc->err, ONYX_OUT_OF_MEMORY, "out of memory");

@@ -83,6 +83,29 @@ int ox_mean_over_last_axis(const ir_graph *g, const ir_node *n, int rank) {
     return axis == -1 || (rank > 0 && axis == rank - 1);
 }
 
+int ox_rewrite_normalization(ir_graph *g, int64_t opset, int i, const char *op, int x, const int *params,
+                             int n_params, float eps, int out, const int *nodes, int count, unsigned char *dead,
+                             ox_error *err) {
+    for (int k = 0; k < count; k++)
+        if (dead[nodes[k]]) return 0;
+    ir_node *n = &g->nodes[i];
+    for (int a = 0; a < n->n_attrs; a++) ir_attr_clear(&n->attrs[a]);
+    n->n_attrs = 0;
+    if (ox_node_retype(n, op, "", (int)opset, err) || ox_node_set_float(n, "epsilon", eps, err) ||
+        ox_node_set_int(n, "axis", -1, err))
+        return -1;
+    for (int k = 0; k < n_params; k++)
+        if (ox_node_set_input(n, k + 1, params[k], err)) return -1;
+    n->inputs[0] = x;
+    int used = 1 + n_params;
+    while (used > 1 && n->inputs[used - 1] < 0) used--;
+    n->n_inputs = used;
+    ox_node_set_output(g, i, 0, out);
+    for (int k = 1; k < count; k++)
+        if (ox_merge_node(g, dead, i, nodes[k], err) != 0) return -1;
+    return 1;
+}
+
 int ox_forward_resolve(int *forward, int v) {
     int root = v;
     while (forward[root] >= 0) root = forward[root];

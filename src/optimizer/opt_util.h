@@ -64,6 +64,15 @@ const ox_tensor *ox_const_value(const ir_graph *g, int v);
 static inline int ox_is_op_chain(const ir_node *n, const char *op) {
     return ox_is_op(n, op) && n->n_outputs == 1 && n->outputs[0] >= 0 && n->n_inputs >= 1 && n->inputs[0] >= 0;
 }
+/* A matched normalization's rewrite: node i becomes operator op of the
+ * default domain at the model's opset, reading x and the params (-1: an
+ * omitted input; trailing ones are dropped), with attributes epsilon and
+ * axis -1, writing out; nodes[1..count) are merged into it (marked dead).
+ * Returns 1 when done, 0 when one of nodes[0..count) is dead already (an
+ * overlapping match made earlier), -1 on error. */
+int ox_rewrite_normalization(ir_graph *g, int64_t opset, int i, const char *op, int x, const int *params,
+                             int n_params, float eps, int out, const int *nodes, int count, unsigned char *dead,
+                             ox_error *err);
 /* The only reader of v when v keeps no name (pinned) and that reader
  * captures no subgraph values; else -1. */
 int ox_sole_reader(const ir_graph *g, const ox_readers *r, const unsigned char *pinned, int v);
