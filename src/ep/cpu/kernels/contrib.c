@@ -320,8 +320,8 @@ static int skip_layernorm_compute(ox_kernel_ctx *ctx) {
 /* SimplifiedLayerNormalization: RMS normalization over axis..rank-1,
  * with `scale` broadcast over the normalized shape (what the optimizer's
  * fuse_rmsnorm pass makes of LLaMA's and T5's written-out RMSNorm): rows
- * in parallel, each row's squares summed in double by four partial sums,
- * y = (float)(x / rms) * scale. */
+ * in parallel, each row's squares summed in double (ox_sumsq_f32_wide,
+ * as RMSNormalization's), y = (float)(x / rms) * scale. */
 typedef struct rms_job {
     const float *x, *scale;
     float *y, *inv; /* inv: 1 / rms per row, or NULL */
@@ -335,12 +335,8 @@ static void rms_rows(void *arg, int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; r++) {
         const float *xr = j->x + r * h;
         float *yr = j->y + r * h;
-        double s[4] = {0, 0, 0, 0};
-        int64_t k = 0;
-        for (; k + 4 <= h; k += 4)
-            for (int q = 0; q < 4; q++) s[q] += (double)xr[k + q] * xr[k + q];
-        for (; k < h; k++) s[0] += (double)xr[k] * xr[k];
-        const double inv = 1.0 / sqrt(((s[0] + s[1]) + (s[2] + s[3])) / (double)h + j->eps);
+        const double inv = 1.0 / sqrt(ox_sumsq_f32_wide(xr, h) / (double)h + j->eps);
+        int64_t k;
         if (j->sn == h)
             for (k = 0; k < h; k++) yr[k] = (float)((double)xr[k] * inv) * j->scale[k];
         else

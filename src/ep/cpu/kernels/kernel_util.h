@@ -33,13 +33,16 @@ static inline double ox_sum16_tree(const double s[16]) {
     return (t[0] + t[2]) + (t[1] + t[3]);
 }
 
-/* The sum of n floats in double, in sixteen interleaved partial sums
- * (four vectors of 4 lanes converted to double), so that the adds do not
- * form one long chain of dependent additions (with eight, GlobalAveragePool
- * over two images of 16 planes of 56x56 took 15 us, now 12; of 576 planes
- * of 7x7, 17 us, now 10). Inlined into per-ISA variants of its callers
- * (pool.c, reduce.c), which then convert four floats per instruction. */
-__attribute__((always_inline)) static inline double ox_sum_f32_wide(const float *x, int64_t n) {
+/* The sum of n floats (square 0) or of their squares (square 1) in
+ * double, in sixteen interleaved partial sums (four vectors of 4 lanes
+ * converted to double), so that the adds do not form one long chain of
+ * dependent additions (with eight, GlobalAveragePool over two images of
+ * 16 planes of 56x56 took 15 us, now 12; of 576 planes of 7x7, 17 us,
+ * now 10). Inlined into per-ISA variants of its callers (pool.c,
+ * reduce.c), which then convert four floats per instruction; square is
+ * a constant at every call. */
+__attribute__((always_inline)) static inline double ox_sum_f32_pow_wide(const float *x, int64_t n,
+                                                                        const int square) {
     typedef double vd4 __attribute__((vector_size(32)));
     typedef float vf4 __attribute__((vector_size(16)));
     vd4 a0 = {0, 0, 0, 0}, a1 = a0, a2 = a0, a3 = a0;
@@ -50,20 +53,32 @@ __attribute__((always_inline)) static inline double ox_sum_f32_wide(const float 
         memcpy(&u1, x + i + 4, sizeof u1);
         memcpy(&u2, x + i + 8, sizeof u2);
         memcpy(&u3, x + i + 12, sizeof u3);
-        a0 += __builtin_convertvector(u0, vd4);
-        a1 += __builtin_convertvector(u1, vd4);
-        a2 += __builtin_convertvector(u2, vd4);
-        a3 += __builtin_convertvector(u3, vd4);
+        const vd4 d0 = __builtin_convertvector(u0, vd4), d1 = __builtin_convertvector(u1, vd4),
+                  d2 = __builtin_convertvector(u2, vd4), d3 = __builtin_convertvector(u3, vd4);
+        a0 += square ? d0 * d0 : d0;
+        a1 += square ? d1 * d1 : d1;
+        a2 += square ? d2 * d2 : d2;
+        a3 += square ? d3 * d3 : d3;
     }
     for (; i + 4 <= n; i += 4) {
         vf4 u;
         memcpy(&u, x + i, sizeof u);
-        a0 += __builtin_convertvector(u, vd4);
+        const vd4 d = __builtin_convertvector(u, vd4);
+        a0 += square ? d * d : d;
     }
     a0 = (a0 + a1) + (a2 + a3);
     double s = (a0[0] + a0[1]) + (a0[2] + a0[3]);
-    for (; i < n; i++) s += x[i];
+    for (; i < n; i++) s += square ? (double)x[i] * x[i] : x[i];
     return s;
+}
+
+__attribute__((always_inline)) static inline double ox_sum_f32_wide(const float *x, int64_t n) {
+    return ox_sum_f32_pow_wide(x, n, 0);
+}
+
+/* The sum of squares, the same way: RMS normalization's statistics. */
+__attribute__((always_inline)) static inline double ox_sumsq_f32_wide(const float *x, int64_t n) {
+    return ox_sum_f32_pow_wide(x, n, 1);
 }
 
 /* Fails with ONYX_OUT_OF_MEMORY, naming the op. */

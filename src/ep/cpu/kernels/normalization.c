@@ -548,7 +548,7 @@ static void rms_range(void *arg, int64_t r0, int64_t r1) {
         if (f32) {
             const float *x = (const float *)j->X->data + off;
             float *y = (float *)j->Y->data + off;
-            for (int64_t i = 0; i < j->D; i++) ss += (double)x[i] * x[i];
+            ss = ox_sumsq_f32_wide(x, j->D);
             double inv = 1.0 / sqrt((j->D ? ss / (double)j->D : 0) + j->eps);
             for (int64_t i = 0; i < j->D; i++) y[i] = (float)(x[i] * inv * sc[i]);
         } else {
