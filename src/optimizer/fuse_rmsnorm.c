@@ -66,11 +66,11 @@ static int normalizer(const ctx *c, int x, int s, int *nodes, int *n) {
     return m;
 }
 
-/* Matches from the square (node i); fills nodes[0..*count) and the
- * parameters; returns the output value or -1. */
-static int match(const ctx *c, int i, int *nodes, int *count, int *w, int64_t *h, float *eps) {
+/* Matches from the square (node i); fills nodes[0..*count), the input
+ * *xo and the parameters; returns the output value or -1. */
+static int match(const ctx *c, int i, int *nodes, int *count, int *xo, int *w, int64_t *h, float *eps) {
     const ir_graph *g = c->g;
-    const int x = squared(c, &g->nodes[i]);
+    const int x = *xo = squared(c, &g->nodes[i]);
     if (x < 0) return -1;
     const ir_value *xv = &g->values[x];
     const int rank = xv->has_type ? xv->type.rank : -1;
@@ -140,16 +140,16 @@ int ox_pass_fuse_rmsnorm(ox_pass_ctx *pc, ir_graph *g) {
     ctx c = {g, &r, pinned};
     int changes = 0, rc = 0;
     for (int i = 0; i < g->n_nodes && rc == 0; i++) {
-        int nodes[10], count = 0, w;
+        int nodes[10], count = 0, x, w;
         int64_t h;
         float eps;
         if (dead[i]) continue;
-        const int out = match(&c, i, nodes, &count, &w, &h, &eps);
+        const int out = match(&c, i, nodes, &count, &x, &w, &h, &eps);
         if (out < 0) continue;
+        /* no ones for a match an earlier one overlaps (the rewrite skips it) */
         int overlap = 0;
         for (int k = 0; k < count; k++) overlap |= dead[nodes[k]];
         if (overlap) continue;
-        const int x = squared(&c, &g->nodes[i]);
         if (w < 0 && (w = ones(g, x, h, pc->err)) < 0) {
             rc = -1;
             break;
