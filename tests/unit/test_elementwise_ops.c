@@ -4,8 +4,8 @@
  * CumProd, GroupNormalization's two scale layouts, RMSNormalization's
  * broadcasting and mixed types, LpNormalization with p = 1 on negative
  * values (where the ONNX reference forgets the absolute value), BitCast
- * on sub-byte and float8 types, IsNaN/IsInf on float8, and the errors of
- * malformed nodes. */
+ * on sub-byte and float8 types, IsNaN/IsInf on float8, Where's scalar and
+ * row broadcasts, and the errors of malformed nodes. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -680,6 +680,50 @@ out:
     free(xi);
 }
 
+/* Where over condition c [2, 3, 40] with X and Y of each shape class the
+ * kernel takes apart (the same shape, a scalar, rows [40] repeated, one
+ * value per row [2, 3, 1]) against the selection made here, bit for bit,
+ * for elements of 1, 2, 4 and 8 bytes */
+static void test_where(void) {
+    enum { N = 2 * 3 * 40 };
+    static const onyx_dtype types[] = {U8, ONYX_INT16, F32, I64};
+    static const int64_t shapes[4][4] = {{3, 2, 3, 40}, {0}, {1, 40}, {3, 2, 3, 1}};
+    static uint8_t cond[N], xs[N * 8], ys[N * 8];
+    for (int i = 0; i < N; i++) cond[i] = (uint8_t)((i * 7 + i / 5) % 3 == 0);
+    for (int i = 0; i < N * 8; i++) {
+        xs[i] = (uint8_t)(i * 31 + 1);
+        ys[i] = (uint8_t)(i * 17 + 200);
+    }
+    for (int t = 0; t < 4; t++)
+        for (int sx = 0; sx < 4; sx++)
+            for (int sy = 0; sy < 4; sy++) {
+                const size_t es = t == 0 ? 1 : t == 1 ? 2 : t == 2 ? 4 : 8;
+                const arg c = IN(BOOL, cond, 3, 2, 3, 40);
+                arg x = {types[t], (int)shapes[sx][0], {0}, xs}, y = {types[t], (int)shapes[sy][0], {0}, ys};
+                for (int d = 0; d < x.rank; d++) x.dims[d] = shapes[sx][1 + d];
+                for (int d = 0; d < y.rank; d++) y.dims[d] = shapes[sy][1 + d];
+                onyx_tensor *o;
+                CHECK_OK(run(one_op(16, "Where", "i0,i1,i2"), ARGS(c, x, y), types[t], &o));
+                if (!o || onyx_tensor_numel(o) != N) {
+                    CHECK(!"Where output size");
+                    DONE(o);
+                    continue;
+                }
+                int64_t bad = -1;
+                for (int64_t f = 0; f < N && bad < 0; f++) {
+                    const int64_t idx[4] = {0, f / 120, f / 40 % 3, f % 40};
+                    const uint8_t *want = cond[f] ? xs + bcast_at(idx, x.dims, x.rank) * es
+                                                  : ys + bcast_at(idx, y.dims, y.rank) * es;
+                    if (memcmp((const uint8_t *)onyx_tensor_data(o) + f * es, want, es) != 0) bad = f;
+                }
+                if (bad >= 0)
+                    fprintf(stderr, "  Where (%zu-byte, X shape %d, Y shape %d): element %lld differs\n", es, sx, sy,
+                            (long long)bad);
+                CHECK(bad < 0);
+                DONE(o);
+            }
+}
+
 int main(void) {
     CHECK_OK(onyx_env_create(&env));
     if (!env) CHECK_DONE();
@@ -697,6 +741,7 @@ int main(void) {
     test_gelu_rows();
     test_unary_isa();
     test_short_runs();
+    test_where();
     onyx_env_free(env);
     CHECK_DONE();
 }

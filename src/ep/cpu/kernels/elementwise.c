@@ -488,7 +488,14 @@ typedef struct where_ctx {
     int failed;
 } where_ctx;
 
-#define WHERE_FN(T)                                                                       \
+/* Whole runs where X or Y is one repeated value (a scalar's stride 0, as
+ * in Where(IsNaN(p), 0, p)) take loops with the strides as constants, which
+ * the compiler turns into vector selects; other strides take the general
+ * loop. */
+/* a ? x : y by masks, without a branch (a is a bool byte, 0 or 1) */
+#define WHERE_MASK(T, a, x, y) ((T)(((T)0 - (T)(a)) & (x)) | (T)(((T)(a) - (T)1) & (y)))
+#define WHERE_BRANCH(T, a, x, y) ((a) ? (x) : (y))
+#define WHERE_FN(T, WHERE_SEL)                                                            \
     static void where_##T(void *arg, int64_t oo, const int64_t *io, const int64_t *is,    \
                           int64_t n) {                                                    \
         const where_ctx *p = arg;                                                         \
@@ -496,18 +503,27 @@ typedef struct where_ctx {
         const T *X = (const T *)p->x + io[1];                                             \
         const T *Y = (const T *)p->y + io[2];                                             \
         T *O = (T *)p->o + oo;                                                            \
-        if (is[0] == 1 && is[1] == 1 && is[2] == 1) {                                     \
-            for (int64_t i = 0; i < n; i++) O[i] = C[i] ? X[i] : Y[i];                    \
-        } else {                                                                          \
+        if (is[0] != 1 || is[1] > 1 || is[2] > 1) {                                       \
             for (int64_t i = 0; i < n; i++)                                               \
                 O[i] = C[i * is[0]] ? X[i * is[1]] : Y[i * is[2]];                        \
+        } else if (is[1] && is[2]) {                                                      \
+            for (int64_t i = 0; i < n; i++) O[i] = WHERE_SEL(T, C[i], X[i], Y[i]);        \
+        } else if (is[2]) {                                                               \
+            const T x = X[0];                                                             \
+            for (int64_t i = 0; i < n; i++) O[i] = WHERE_SEL(T, C[i], x, Y[i]);           \
+        } else if (is[1]) {                                                               \
+            const T y = Y[0];                                                             \
+            for (int64_t i = 0; i < n; i++) O[i] = WHERE_SEL(T, C[i], X[i], y);           \
+        } else {                                                                          \
+            const T x = X[0], y = Y[0];                                                   \
+            for (int64_t i = 0; i < n; i++) O[i] = WHERE_SEL(T, C[i], x, y);              \
         }                                                                                 \
     }
-WHERE_FN(uint8_t)
-WHERE_FN(uint16_t)
-WHERE_FN(uint32_t)
-WHERE_FN(uint64_t)
-WHERE_FN(u128_t)
+WHERE_FN(uint8_t, WHERE_MASK)
+WHERE_FN(uint16_t, WHERE_MASK)
+WHERE_FN(uint32_t, WHERE_MASK)
+WHERE_FN(uint64_t, WHERE_MASK)
+WHERE_FN(u128_t, WHERE_BRANCH)
 
 /* Runs single-threaded: it allocates and records failures in the ctx. */
 static void where_string(void *arg, int64_t oo, const int64_t *io, const int64_t *is,
