@@ -69,6 +69,7 @@ int ox_pass_fuse_gelu(ox_pass_ctx *ctx, ir_graph *g);
 int ox_pass_cancel_transforms(ox_pass_ctx *ctx, ir_graph *g);
 int ox_pass_fuse_layernorm(ox_pass_ctx *ctx, ir_graph *g);
 int ox_pass_fuse_rmsnorm(ox_pass_ctx *ctx, ir_graph *g);
+int ox_pass_fuse_rotary(ox_pass_ctx *ctx, ir_graph *g);
 int ox_pass_promote_float16(ox_pass_ctx *ctx, ir_graph *g);
 int ox_pass_block_channels(ox_pass_ctx *ctx, ir_graph *g);
 int ox_pass_fold_pad(ox_pass_ctx *ctx, ir_graph *g);

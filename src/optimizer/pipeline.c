@@ -17,6 +17,7 @@ static const ox_pass PASSES[] = {
     {"fuse_conv_depthwise", ONYX_OPT_ALL, ox_pass_fuse_conv_depthwise, 1},
     {"fuse_layernorm", ONYX_OPT_ALL, ox_pass_fuse_layernorm, 0},
     {"fuse_rmsnorm", ONYX_OPT_ALL, ox_pass_fuse_rmsnorm, 1},
+    {"fuse_rotary", ONYX_OPT_ALL, ox_pass_fuse_rotary, 1},
     {"fuse_gelu", ONYX_OPT_ALL, ox_pass_fuse_gelu, 1},
     {"fold_matmul_scale", ONYX_OPT_ALL, ox_pass_fold_matmul_scale, 0},
     {"fuse_matmul", ONYX_OPT_ALL, ox_pass_fuse_matmul, 1},

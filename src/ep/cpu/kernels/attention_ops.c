@@ -46,6 +46,41 @@ static int64_t checked_numel(int64_t a, int64_t b, int64_t c, int64_t d) {
 /* ================================================================ */
 /* RotaryEmbedding-23 */
 
+/* One head's rotation in float32: pairs (x[i], x[i + half]), or
+ * (x[2i], x[2i + 1]) interleaved, turned by the angle whose cosine and
+ * sine are c[i] and s[i]. Each product is rounded, then the sum, as the
+ * written-out form (x * cos + rotate_half(x) * sin) computes it. */
+static void rotate_f32(const float *restrict x, float *restrict y, const float *restrict c,
+                       const float *restrict s, int64_t half, int inter) {
+    if (inter) {
+        for (int64_t i = 0; i < half; i++) {
+            const float x1 = x[2 * i], x2 = x[2 * i + 1];
+            y[2 * i] = c[i] * x1 - s[i] * x2;
+            y[2 * i + 1] = s[i] * x1 + c[i] * x2;
+        }
+        return;
+    }
+    for (int64_t i = 0; i < half; i++) {
+        const float x1 = x[i], x2 = x[i + half];
+        y[i] = c[i] * x1 - s[i] * x2;
+        y[i + half] = s[i] * x1 + c[i] * x2;
+    }
+}
+
+/* The same for float16 and bfloat16 (and any type load_f reads): each
+ * product and sum is rounded in the input type, as in the reference. */
+static void rotate_rounded(const ox_tensor *X, ox_tensor *Y, const ox_tensor *C, const ox_tensor *S,
+                           int64_t base, int64_t crow, int64_t half, int inter) {
+    const ox_dtype t = X->dtype;
+    for (int64_t i = 0; i < half; i++) {
+        int64_t i1 = inter ? base + 2 * i : base + i, i2 = inter ? i1 + 1 : i1 + half;
+        float c = load_f(C, crow + i), sn = load_f(S, crow + i);
+        float x1 = load_f(X, i1), x2 = load_f(X, i2);
+        store_f(Y, i1, round_to(t, round_to(t, c * x1) - round_to(t, sn * x2)));
+        store_f(Y, i2, round_to(t, round_to(t, sn * x1) + round_to(t, c * x2)));
+    }
+}
+
 int ox_rotary_embedding_compute(ox_kernel_ctx *ctx) {
     const ox_tensor *X = ox_cpu_input(ctx, 0), *C = ox_cpu_input(ctx, 1), *S = ox_cpu_input(ctx, 2),
                     *P = ox_cpu_input(ctx, 3);
@@ -82,6 +117,8 @@ int ox_rotary_embedding_compute(ox_kernel_ctx *ctx) {
                               "RotaryEmbedding: cos_cache and sin_cache must have the same shape with last "
                               "dimension %lld (rotary dim / 2)",
                               (long long)half);
+    /* onyx.RotaryEmbedding's caches may be shared by the batch */
+    const int shared_ok = strcmp(n->domain, "onyx") == 0;
     int64_t max_pos = 0;
     if (P) {
         if (C->rank != 2 || P->rank != 2 || P->dims[0] != B || P->dims[1] != Sq)
@@ -89,11 +126,13 @@ int ox_rotary_embedding_compute(ox_kernel_ctx *ctx) {
                                   "RotaryEmbedding: with position_ids [%lld, %lld] the caches must be 2-D",
                                   (long long)B, (long long)Sq);
         max_pos = C->dims[0];
-    } else if (C->rank != 3 || C->dims[0] != B || C->dims[1] != Sq) {
+    } else if (C->rank != 3 || (C->dims[0] != B && !(shared_ok && C->dims[0] == 1)) || C->dims[1] != Sq) {
         return ox_kernel_fail(ctx, ONYX_INVALID_ARGUMENT,
-                              "RotaryEmbedding: without position_ids the caches must be [%lld, %lld, %lld]",
-                              (long long)B, (long long)Sq, (long long)half);
+                              "RotaryEmbedding: without position_ids the caches must be [%s%lld, %lld, %lld]",
+                              shared_ok ? "1 or " : "", (long long)B, (long long)Sq, (long long)half);
     }
+    /* one table for every batch entry */
+    const int64_t cache_b = !P && C->dims[0] == 1 ? 0 : 1;
     ox_dtype t = X->dtype;
     for (int64_t b = 0; b < B; b++)
         for (int64_t s = 0; s < Sq; s++) {
@@ -106,20 +145,15 @@ int ox_rotary_embedding_compute(ox_kernel_ctx *ctx) {
                                           (long long)pos, (long long)max_pos);
                 crow = pos * half;
             } else {
-                crow = (b * Sq + s) * half;
+                crow = (b * cache_b * Sq + s) * half;
             }
             for (int64_t h = 0; h < H; h++) {
                 int64_t base = X->rank == 4 ? ((b * H + h) * Sq + s) * D : ((b * Sq + s) * H + h) * D;
-                for (int64_t i = 0; i < half; i++) {
-                    int64_t i1 = inter ? base + 2 * i : base + i, i2 = inter ? i1 + 1 : i1 + half;
-                    float c = load_f(C, crow + i), sn = load_f(S, crow + i);
-                    float x1 = load_f(X, i1), x2 = load_f(X, i2);
-                    /* each product and sum is rounded in the input type, as in the reference */
-                    float re = round_to(t, round_to(t, c * x1) - round_to(t, sn * x2));
-                    float im = round_to(t, round_to(t, sn * x1) + round_to(t, c * x2));
-                    store_f(Y, i1, re);
-                    store_f(Y, i2, im);
-                }
+                if (t == ONYX_FLOAT32)
+                    rotate_f32((const float *)X->data + base, (float *)Y->data + base,
+                               (const float *)C->data + crow, (const float *)S->data + crow, half, inter);
+                else
+                    rotate_rounded(X, Y, C, S, base, crow, half, inter);
                 if (rot < D) {
                     size_t es = ox_dtype_size(t);
                     memcpy((char *)Y->data + (size_t)(base + rot) * es,

@@ -1,0 +1,188 @@
+/* The fuse_rotary pass (src/optimizer/fuse_rotary.c) and the kernel of
+ * onyx.RotaryEmbedding it hands the work to, on rotary embeddings written
+ * out as exporters write apply_rotary_pos_emb, over x [2, 4, 8, 16]:
+ *   a: the torch.export-based exporter's form (Mul(x, cos), Slices of
+ *      axis -1 with steps, ending at INT64_MAX, Neg, Concat, Mul by sin,
+ *      Add), tables [1, 1, 8, 16];
+ *   b: the products and the sum the other way round, Slices of axis 3
+ *      without steps ending at 16, tables [8, 16], x also read by a
+ *      residual Add;
+ *   c: a cosine table whose halves differ: not fused;
+ *   d: the rotated half also a graph output: not fused;
+ *   e: tables per batch entry, [2, 1, 8, 16].
+ * At level ALL three onyx.RotaryEmbedding nodes and two Negs remain (c's
+ * and d's), and every output equals level BASIC's bit for bit: the kernel
+ * rounds each product and then the sum, as the written-out nodes do. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "model_builder.h"
+
+enum { B = 2, H = 4, S = 8, D = 16, HALF = D / 2, NOUT = 6 };
+
+static const char *OUTS[NOUT] = {"ya", "yb", "yc", "yd", "cd", "ye"};
+
+static float frand(unsigned *s) {
+    *s = *s * 1664525u + 1013904223u;
+    return (float)((*s >> 8) & 0xffff) / 65536.0f - 0.5f;
+}
+
+/* A rotary table of rows rows: each row's two halves equal, unless
+ * `uneven` (then one element of the second half differs). */
+static void table(float *t, int rows, unsigned seed, int uneven) {
+    for (int r = 0; r < rows; r++)
+        for (int i = 0; i < HALF; i++) t[r * D + i] = t[r * D + HALF + i] = 2.0f * frand(&seed);
+    if (uneven) t[D - 1] += 0.5f;
+}
+
+static uint8_t *model(size_t *len) {
+    mb_model *m = mb_new(18);
+    int64_t dx[] = {B, H, S, D}, dcd[] = {B, H, S, D}, d1[] = {1};
+    mb_input(m, "x", ONYX_FLOAT32, dx, 4);
+    for (int k = 0; k < NOUT; k++) mb_output(m, OUTS[k], ONYX_FLOAT32, k == 4 ? dcd : dx, 4);
+    static float cos1[S * D], sin1[S * D], cos_bad[S * D], cosb[B * S * D], sinb[B * S * D];
+    table(cos1, S, 1, 0);
+    table(sin1, S, 2, 0);
+    table(cos_bad, S, 3, 1);
+    table(cosb, B * S, 4, 0);
+    table(sinb, B * S, 5, 0);
+    int64_t t4[] = {1, 1, S, D}, t2[] = {S, D}, tb[] = {B, 1, S, D};
+    mb_init_float(m, "cos4", t4, 4, cos1);
+    mb_init_float(m, "sin4", t4, 4, sin1);
+    mb_init_float(m, "cos2", t2, 2, cos1);
+    mb_init_float(m, "sin2", t2, 2, sin1);
+    mb_init_float(m, "cos_bad", t4, 4, cos_bad);
+    mb_init_float(m, "cosb", tb, 4, cosb);
+    mb_init_float(m, "sinb", tb, 4, sinb);
+    int64_t zero[] = {0}, half[] = {HALF}, big[] = {INT64_MAX}, end[] = {D}, last[] = {-1}, three[] = {3},
+            one_i[] = {1};
+    float one = 1.0f;
+    mb_init_int64(m, "zero", d1, 1, zero);
+    mb_init_int64(m, "half", d1, 1, half);
+    mb_init_int64(m, "big", d1, 1, big);
+    mb_init_int64(m, "end", d1, 1, end);
+    mb_init_int64(m, "last", d1, 1, last);
+    mb_init_int64(m, "three", d1, 1, three);
+    mb_init_int64(m, "step", d1, 1, one_i);
+    mb_init_float(m, "one", NULL, 0, &one);
+    /* a */
+    mb_node(m, "Mul", "x,cos4", "ma");
+    mb_node(m, "Slice", "x,zero,half,last,step", "s1a");
+    mb_node(m, "Slice", "x,half,big,last,step", "s2a");
+    mb_node(m, "Neg", "s2a", "na");
+    mb_node(m, "Concat", "na,s1a", "ca");
+    mb_attr_int(m, "axis", -1);
+    mb_node(m, "Mul", "ca,sin4", "qa");
+    mb_node(m, "Add", "ma,qa", "ya");
+    /* b: on xb = x + 1, which a residual Add reads too */
+    mb_node(m, "Add", "x,one", "xb");
+    mb_node(m, "Mul", "cos2,xb", "mb");
+    mb_node(m, "Slice", "xb,zero,half,three", "s1b");
+    mb_node(m, "Slice", "xb,half,end,three", "s2b");
+    mb_node(m, "Neg", "s2b", "nb");
+    mb_node(m, "Concat", "nb,s1b", "cb");
+    mb_attr_int(m, "axis", 3);
+    mb_node(m, "Mul", "sin2,cb", "qb");
+    mb_node(m, "Add", "qb,mb", "rb");
+    mb_node(m, "Add", "rb,xb", "yb");
+    /* c: halves of the cosine differ (each case on its own input, so
+     * that common-subexpression elimination keeps them apart) */
+    mb_node(m, "Sub", "x,one", "xc");
+    mb_node(m, "Mul", "xc,cos_bad", "mc");
+    mb_node(m, "Slice", "xc,zero,half,last,step", "s1c");
+    mb_node(m, "Slice", "xc,half,big,last,step", "s2c");
+    mb_node(m, "Neg", "s2c", "nc");
+    mb_node(m, "Concat", "nc,s1c", "cc");
+    mb_attr_int(m, "axis", -1);
+    mb_node(m, "Mul", "cc,sin4", "qc");
+    mb_node(m, "Add", "mc,qc", "yc");
+    /* d: the rotated half is an output too */
+    mb_node(m, "Abs", "x", "xd");
+    mb_node(m, "Mul", "xd,cos4", "md");
+    mb_node(m, "Slice", "xd,zero,half,last,step", "s1d");
+    mb_node(m, "Slice", "xd,half,big,last,step", "s2d");
+    mb_node(m, "Neg", "s2d", "nd");
+    mb_node(m, "Concat", "nd,s1d", "cd");
+    mb_attr_int(m, "axis", -1);
+    mb_node(m, "Mul", "cd,sin4", "qd");
+    mb_node(m, "Add", "md,qd", "yd");
+    /* e: one table per batch entry */
+    mb_node(m, "Mul", "x,x", "xe");
+    mb_node(m, "Mul", "xe,cosb", "me");
+    mb_node(m, "Slice", "xe,zero,half,last,step", "s1e");
+    mb_node(m, "Slice", "xe,half,big,last,step", "s2e");
+    mb_node(m, "Neg", "s2e", "ne");
+    mb_node(m, "Concat", "ne,s1e", "ce");
+    mb_attr_int(m, "axis", -1);
+    mb_node(m, "Mul", "ce,sinb", "qe");
+    mb_node(m, "Add", "me,qe", "ye");
+    uint8_t *buf = mb_serialize(m, len);
+    mb_free(m);
+    return buf;
+}
+
+static size_t count_op(const onyx_session *s, const char *domain, const char *op) {
+    size_t n = 0;
+    for (size_t i = 0; i < onyx_session_node_count(s); i++)
+        n += strcmp(onyx_session_node_op_type(s, i), op) == 0 && strcmp(onyx_session_node_domain(s, i), domain) == 0;
+    return n;
+}
+
+static onyx_session *open_model(onyx_env *env, const uint8_t *buf, size_t len, onyx_opt_level level) {
+    onyx_session_options *o = NULL;
+    onyx_session *s = NULL;
+    CHECK_OK(onyx_session_options_create(&o));
+    CHECK_OK(onyx_session_options_set_optimization_level(o, level));
+    CHECK_OK(onyx_session_options_set_threads(o, 1));
+    CHECK_OK(onyx_session_create_from_buffer(env, buf, len, o, &s));
+    onyx_session_options_free(o);
+    return s;
+}
+
+static void run(onyx_session *s, const float *x, onyx_tensor **outs) {
+    const int64_t dx[] = {B, H, S, D};
+    onyx_tensor *tx = NULL;
+    CHECK_OK(onyx_tensor_wrap(ONYX_FLOAT32, dx, 4, (void *)x, sizeof(float) * B * H * S * D, &tx));
+    const char *in[] = {"x"};
+    for (int k = 0; k < NOUT; k++) outs[k] = NULL;
+    CHECK_OK(onyx_session_run(s, in, (const onyx_tensor *const *)&tx, 1, OUTS, outs, NOUT));
+    onyx_tensor_free(tx);
+}
+
+int main(void) {
+    onyx_env *env = NULL;
+    CHECK_OK(onyx_env_create(&env));
+    size_t len = 0;
+    uint8_t *buf = model(&len);
+    float *x = malloc(sizeof(float) * B * H * S * D);
+    unsigned seed = 99;
+    for (int i = 0; i < B * H * S * D; i++) x[i] = 4.0f * frand(&seed);
+    onyx_session *basic = open_model(env, buf, len, ONYX_OPT_BASIC);
+    onyx_session *all = open_model(env, buf, len, ONYX_OPT_ALL);
+    if (basic && all) {
+        CHECK(count_op(basic, "", "Neg") == 5);
+        CHECK(count_op(all, "onyx", "RotaryEmbedding") == 3);
+        CHECK(count_op(all, "", "Neg") == 2);
+        onyx_tensor *want[NOUT], *got[NOUT];
+        run(basic, x, want);
+        run(all, x, got);
+        for (int k = 0; k < NOUT; k++) {
+            const int same = got[k] && want[k] && onyx_tensor_nbytes(got[k]) == onyx_tensor_nbytes(want[k]) &&
+                             memcmp(onyx_tensor_data(got[k]), onyx_tensor_data(want[k]),
+                                    onyx_tensor_nbytes(want[k])) == 0;
+            if (!same) fprintf(stderr, "  %s differs from level BASIC's\n", OUTS[k]);
+            CHECK(same);
+            onyx_tensor_free(got[k]);
+            onyx_tensor_free(want[k]);
+        }
+    }
+    onyx_session_free(all);
+    onyx_session_free(basic);
+    free(x);
+    free(buf);
+    onyx_env_free(env);
+    CHECK_DONE();
+}
