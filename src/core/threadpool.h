@@ -1,6 +1,8 @@
 /* Intra-op thread pool, one per session. ox_parallel_for splits [0, n)
  * into chunks of at least `grain` items over the pool's workers and the
- * calling thread. When another run of the same session holds the workers,
+ * calling thread: each thread starts on its own contiguous share (the
+ * caller the first), the same for every loop of the same size, then
+ * helps with what is left of the others'. When another run of the same session holds the workers,
  * the caller computes the whole range itself: concurrent runs never wait
  * on each other and never deadlock. */
 #ifndef ONYX_CORE_THREADPOOL_H

@@ -463,17 +463,29 @@ static double panel_cost(int nr, int64_t cols) {
 }
 
 /* Time of the slowest of `threads` threads running `tasks` tasks of
- * the given costs as the pool deals them: in order, chunks of
- * ceil(tasks / (4 threads)), each to the thread that is free first. */
+ * the given costs as the pool deals them (ox_parallel_for): chunks of
+ * ceil(tasks / (4 threads)) in contiguous shares, one per thread; the
+ * thread free first takes its own share's next chunk, or once that is
+ * done the next untaken one of the shares after it. */
 static double makespan(const double *cost, int64_t tasks, int threads) {
     double load[64] = {0};
+    int64_t next[64], end[64];
     if (threads > 64) threads = 64;
-    int64_t chunk = (tasks + 4 * threads - 1) / (4 * threads);
-    for (int64_t t = 0; t < tasks; t += chunk) {
+    const int64_t chunk = (tasks + 4 * threads - 1) / (4 * threads), chunks = (tasks + chunk - 1) / chunk;
+    for (int p = 0; p < threads; p++) {
+        next[p] = chunks * p / threads;
+        end[p] = chunks * (p + 1) / threads;
+    }
+    for (;;) {
         int best = 0;
         for (int i = 1; i < threads; i++)
             if (load[i] < load[best]) best = i;
-        for (int64_t u = t; u < t + chunk && u < tasks; u++) load[best] += cost[u];
+        int q = -1;
+        for (int k = 0; k < threads && q < 0; k++)
+            if (next[(best + k) % threads] < end[(best + k) % threads]) q = (best + k) % threads;
+        if (q < 0) break;
+        const int64_t c = next[q]++;
+        for (int64_t u = c * chunk; u < (c + 1) * chunk && u < tasks; u++) load[best] += cost[u];
     }
     double m = 0;
     for (int i = 0; i < threads; i++)
