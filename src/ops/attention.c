@@ -2,6 +2,7 @@
  * operators of ai.onnx (opset 23+), and FlexAttention of ai.onnx.preview. */
 #include <string.h>
 
+#include "ops/attention.h"
 #include "ops/op.h"
 
 extern const ox_op_table ox_ops_attention;
@@ -219,16 +220,9 @@ static int infer_flex_attention(ox_infer_ctx *c) {
     return ox_infer_set_output(c, 0, q->dtype, y, 4);
 }
 
-/* ---- RotaryEmbedding-23, and onyx.RotaryEmbedding ----
- * onyx.RotaryEmbedding (domain "onyx", version 1), written by the
- * optimizer at level ALL (src/optimizer/fuse_rotary.c) for the rotary
- * embedding models exported before opset 23 write out: the operator and
- * attributes of ONNX RotaryEmbedding-23, so that a graph importing an
- * older opset can hold it, with one difference: without position_ids the
- * caches may be [1, S, rotary_dim / 2], one table for every batch entry
- * (a model's rotary table with its batch axis broadcast). */
+/* ---- RotaryEmbedding-23 (and onyx.RotaryEmbedding, src/ops/onyx_attention.c) ---- */
 
-static int infer_rotary(ox_infer_ctx *c) {
+int ox_infer_rotary_embedding(ox_infer_ctx *c) {
     static const ox_dtype RT[] = {ONYX_FLOAT32, ONYX_FLOAT16, ONYX_BFLOAT16};
     if (ox_infer_need_tensor(c, 0, "input") || ox_infer_need_tensor(c, 1, "cos_cache") ||
         ox_infer_need_tensor(c, 2, "sin_cache"))
@@ -337,8 +331,7 @@ static int infer_swiglu(ox_infer_ctx *c) {
 
 static const ox_op_schema OPS[] = {
     {"", "Attention", 23, 25, 3, 7, 1, 4, infer_attention},
-    {"", "RotaryEmbedding", 23, 23, 3, 4, 1, 1, infer_rotary},
-    {"onyx", "RotaryEmbedding", 1, 1, 3, 4, 1, 1, infer_rotary},
+    {"", "RotaryEmbedding", 23, 23, 3, 4, 1, 1, ox_infer_rotary_embedding},
     {"", "LinearAttention", 27, 27, 3, 6, 2, 2, infer_linear_attention},
     {"", "SwiGLU", 28, 28, 2, 2, 1, 1, infer_swiglu},
     {"ai.onnx.preview", "FlexAttention", 1, 1, 3, 3, 1, 1, infer_flex_attention},

@@ -27,6 +27,7 @@ extern const ox_op_table ox_ops_contrib;
 extern const ox_op_table ox_ops_codec;
 extern const ox_op_table ox_ops_cast;
 extern const ox_op_table ox_ops_onyx_matmul;
+extern const ox_op_table ox_ops_onyx_attention;
 
 static const ox_op_table *const FAMILIES[] = {
     &ox_ops_elementwise, &ox_ops_reduce,        &ox_ops_conv,      &ox_ops_linalg,
@@ -36,6 +37,7 @@ static const ox_op_table *const FAMILIES[] = {
     &ox_ops_sequence,    &ox_ops_attention,     &ox_ops_ml,        &ox_ops_contrib,
     &ox_ops_codec,       &ox_ops_cast,
     &ox_ops_onyx_matmul,
+    &ox_ops_onyx_attention,
 };
 
 /* ONNX versions an operator, not an opset: Reshape-14 stays in force at

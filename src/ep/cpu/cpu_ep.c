@@ -29,10 +29,11 @@ extern const ox_kernel_table ox_cpu_kernels_contrib;
 extern const ox_kernel_table ox_cpu_kernels_codec;
 extern const ox_kernel_table ox_cpu_kernels_cast;
 extern const ox_kernel_table ox_cpu_kernels_onyx_matmul;
+extern const ox_kernel_table ox_cpu_kernels_onyx_attention;
 extern const ox_kernel_table ox_cpu_kernels_nchwc;
 extern const ox_kernel_table ox_cpu_kernels_conv_chain;
 
-#define N_FAMILIES 25
+#define N_FAMILIES 26
 
 typedef struct cpu_ep {
     ox_ep base;
@@ -129,7 +130,8 @@ ox_ep *ox_cpu_ep_create(const ox_ep_options *opts, ox_error *err) {
         &ox_cpu_kernels_control,     &ox_cpu_kernels_sequence, &ox_cpu_kernels_attention,
         &ox_cpu_kernels_ml,          &ox_cpu_kernels_contrib,   &ox_cpu_kernels_codec,
         &ox_cpu_kernels_cast,
-        &ox_cpu_kernels_onyx_matmul, &ox_cpu_kernels_nchwc, &ox_cpu_kernels_conv_chain,
+        &ox_cpu_kernels_onyx_matmul, &ox_cpu_kernels_onyx_attention,
+        &ox_cpu_kernels_nchwc,       &ox_cpu_kernels_conv_chain,
     };
     for (int i = 0; i < N_FAMILIES; i++) c->tables[i] = *families[i];
     if (ox_kernel_index_build(&c->index, c->tables, N_FAMILIES, err) != 0) {

@@ -397,7 +397,6 @@ static int supports_attention(const ir_node *node, const ir_type *const *inputs,
 static const ox_kernel_def KERNELS[] = {
     {"", "Attention", 23, 25, attention_compute, supports_attention, NULL, NULL, NULL},
     {"", "RotaryEmbedding", 23, 23, ox_rotary_embedding_compute, supports_attention, NULL, NULL, NULL},
-    {"onyx", "RotaryEmbedding", 1, 1, ox_rotary_embedding_compute, supports_attention, NULL, NULL, NULL},
     {"", "LinearAttention", 27, 27, ox_linear_attention_compute, supports_attention, NULL, NULL, NULL},
     {"", "SwiGLU", 28, 28, ox_swiglu_compute, supports_attention, NULL, NULL, NULL},
     {"ai.onnx.preview", "FlexAttention", 1, 1, ox_flex_attention_compute, supports_attention, NULL,
