@@ -11,11 +11,10 @@
  * Gelu pattern pass writes them), or x * Sigmoid(x) (SiLU). A MatMul whose
  * product has another reader, or is a graph output or read by a subgraph
  * by name, is left alone, and so is an Add or activation in that
- * position. Without a constant bias an activation still fuses where the
- * CPU runs the session alone (LLaMA's SiLU gate, x W then x * Sigmoid(x):
- * the activation in the product's epilogue); a device session keeps those
- * nodes as exported, for its provider to place and fall back one by one.
- * A MatMul alone stays: the plain kernel packs constant weights once too.
+ * position. Without a constant bias an activation fuses too (LLaMA's SiLU
+ * gate, x W then x * Sigmoid(x): the activation in the product's
+ * epilogue). A MatMul alone stays: the plain kernel packs constant
+ * weights once too.
  *
  * Gemm(A, B, C) with a constant B, C absent or a constant bias of N
  * values, transA 0, alpha and beta 1, followed by an activation, becomes
@@ -250,8 +249,7 @@ int ox_pass_fuse_matmul(ox_pass_ctx *ctx, ir_graph *g) {
                          (act.nodes[1] >= 0 && dead[act.nodes[1]])))
             act.name = NULL;
         if (!act.name) act.nodes[0] = act.nodes[1] = -1;
-        /* without a bias, only where the CPU runs the session alone */
-        if (bias < 0 && (!act.name || !ctx->cpu_only)) continue;
+        if (bias < 0 && !act.name) continue;
         if (fuse_one(g, i, bias, add, &act, dead, ctx->err) != 0) {
             rc = -1;
             break;
