@@ -18,6 +18,7 @@
 #include "format/writer.h"
 #include "loader/loader.h"
 #include "model_builder.h"
+#include "session_util.h"
 #include "onnx.pb-c.h"
 #include "runtime/session.h"
 
@@ -477,22 +478,10 @@ static void run_xy(onyx_session *s, const float *x, float *y) {
     onyx_tensor_free(yt);
 }
 
-static onyx_session *session_at(onyx_env *env, const uint8_t *model, size_t len,
-                                onyx_opt_level level) {
-    onyx_session_options *o = NULL;
-    onyx_session *s = NULL;
-    CHECK_OK(onyx_session_options_create(&o));
-    CHECK_OK(onyx_session_options_set_threads(o, 1));
-    CHECK_OK(onyx_session_options_set_optimization_level(o, level));
-    CHECK_OK(onyx_session_create_from_buffer(env, model, len, o, &s));
-    onyx_session_options_free(o);
-    return s;
-}
-
 static void test_optimized(onyx_env *env) {
     size_t len = 0;
     uint8_t *model = make_foldable(&len);
-    onyx_session *opt = session_at(env, model, len, ONYX_OPT_ALL);
+    onyx_session *opt = tu_session(env, model, len, ONYX_OPT_ALL, 1);
     free(model);
     if (!opt) return;
     CHECK(opt->graph->n_nodes < 6); /* something was fused and folded */
@@ -517,8 +506,8 @@ static void test_optimized(onyx_env *env) {
         run_xy(opt, x, y_opt);
         /* the saved graph runs as it was, and optimizing it again changes
          * nothing that shows */
-        onyx_session *none = session_at(env, w, wl, ONYX_OPT_NONE);
-        onyx_session *all = session_at(env, w, wl, ONYX_OPT_ALL);
+        onyx_session *none = tu_session(env, w, wl, ONYX_OPT_NONE, 1);
+        onyx_session *all = tu_session(env, w, wl, ONYX_OPT_ALL, 1);
         if (none && all) {
             run_xy(none, x, y_none);
             run_xy(all, x, y_all);
@@ -554,7 +543,7 @@ static void test_subset_outer_reads(onyx_env *env) {
     size_t len = 0;
     uint8_t *model = mb_serialize(m, &len);
     mb_free(m);
-    onyx_session *full = session_at(env, model, len, ONYX_OPT_NONE);
+    onyx_session *full = tu_session(env, model, len, ONYX_OPT_NONE, 1);
     free(model);
     if (!full) return;
     uint8_t *sub = NULL;
@@ -575,7 +564,7 @@ static void test_subset_outer_reads(onyx_env *env) {
         CHECK(gp->n_node == 1 && gp->node[0]->n_attribute == 2);
     }
     onnx__model_proto__free_unpacked(mp, NULL);
-    onyx_session *part = sub ? session_at(env, sub, sub_len, ONYX_OPT_NONE) : NULL;
+    onyx_session *part = sub ? tu_session(env, sub, sub_len, ONYX_OPT_NONE, 1) : NULL;
     for (int c = 0; part && c < 2; c++) {
         float x[2] = {1.25f, -2.5f}, n[2] = {-1.25f, 2.5f}, y_full[2], y_part[2];
         uint8_t cond = (uint8_t)c;

@@ -20,10 +20,12 @@
 
 #include "check.h"
 #include "model_builder.h"
+#include "session_util.h"
 
 enum { B = 2, H = 4, S = 8, D = 16, HALF = D / 2, NOUT = 6 };
 
-static const char *OUTS[NOUT] = {"ya", "yb", "yc", "yd", "cd", "ye"};
+static const char *const OUTS[NOUT] = {"ya", "yb", "yc", "yd", "cd", "ye"};
+static const int64_t DX[4] = {B, H, S, D};
 
 static float frand(unsigned *s) {
     *s = *s * 1664525u + 1013904223u;
@@ -38,11 +40,38 @@ static void table(float *t, int rows, unsigned seed, int uneven) {
     if (uneven) t[D - 1] += 0.5f;
 }
 
+/* The torch.export-based exporter's form on input x with tables cos and
+ * sin: nodes named after `tag`, the rotated half as `rot` (a name the
+ * caller may make an output), the result as `out`. */
+static void exported_rotary(mb_model *m, const char *x, const char *cos, const char *sin, const char *tag,
+                            const char *rot, const char *out) {
+    char in[64], mc[16], s1[16], s2[16], ng[16], q[16];
+    snprintf(mc, sizeof mc, "m%s", tag);
+    snprintf(s1, sizeof s1, "s1%s", tag);
+    snprintf(s2, sizeof s2, "s2%s", tag);
+    snprintf(ng, sizeof ng, "n%s", tag);
+    snprintf(q, sizeof q, "q%s", tag);
+    snprintf(in, sizeof in, "%s,%s", x, cos);
+    mb_node(m, "Mul", in, mc);
+    snprintf(in, sizeof in, "%s,zero,half,last,step", x);
+    mb_node(m, "Slice", in, s1);
+    snprintf(in, sizeof in, "%s,half,big,last,step", x);
+    mb_node(m, "Slice", in, s2);
+    mb_node(m, "Neg", s2, ng);
+    snprintf(in, sizeof in, "%s,%s", ng, s1);
+    mb_node(m, "Concat", in, rot);
+    mb_attr_int(m, "axis", -1);
+    snprintf(in, sizeof in, "%s,%s", rot, sin);
+    mb_node(m, "Mul", in, q);
+    snprintf(in, sizeof in, "%s,%s", mc, q);
+    mb_node(m, "Add", in, out);
+}
+
 static uint8_t *model(size_t *len) {
     mb_model *m = mb_new(18);
-    int64_t dx[] = {B, H, S, D}, dcd[] = {B, H, S, D}, d1[] = {1};
-    mb_input(m, "x", ONYX_FLOAT32, dx, 4);
-    for (int k = 0; k < NOUT; k++) mb_output(m, OUTS[k], ONYX_FLOAT32, k == 4 ? dcd : dx, 4);
+    int64_t d1[] = {1};
+    mb_input(m, "x", ONYX_FLOAT32, DX, 4);
+    for (int k = 0; k < NOUT; k++) mb_output(m, OUTS[k], ONYX_FLOAT32, DX, 4);
     static float cos1[S * D], sin1[S * D], cos_bad[S * D], cosb[B * S * D], sinb[B * S * D];
     table(cos1, S, 1, 0);
     table(sin1, S, 2, 0);
@@ -69,14 +98,7 @@ static uint8_t *model(size_t *len) {
     mb_init_int64(m, "step", d1, 1, one_i);
     mb_init_float(m, "one", NULL, 0, &one);
     /* a */
-    mb_node(m, "Mul", "x,cos4", "ma");
-    mb_node(m, "Slice", "x,zero,half,last,step", "s1a");
-    mb_node(m, "Slice", "x,half,big,last,step", "s2a");
-    mb_node(m, "Neg", "s2a", "na");
-    mb_node(m, "Concat", "na,s1a", "ca");
-    mb_attr_int(m, "axis", -1);
-    mb_node(m, "Mul", "ca,sin4", "qa");
-    mb_node(m, "Add", "ma,qa", "ya");
+    exported_rotary(m, "x", "cos4", "sin4", "a", "ca", "ya");
     /* b: on xb = x + 1, which a residual Add reads too */
     mb_node(m, "Add", "x,one", "xb");
     mb_node(m, "Mul", "cos2,xb", "mb");
@@ -91,65 +113,16 @@ static uint8_t *model(size_t *len) {
     /* c: halves of the cosine differ (each case on its own input, so
      * that common-subexpression elimination keeps them apart) */
     mb_node(m, "Sub", "x,one", "xc");
-    mb_node(m, "Mul", "xc,cos_bad", "mc");
-    mb_node(m, "Slice", "xc,zero,half,last,step", "s1c");
-    mb_node(m, "Slice", "xc,half,big,last,step", "s2c");
-    mb_node(m, "Neg", "s2c", "nc");
-    mb_node(m, "Concat", "nc,s1c", "cc");
-    mb_attr_int(m, "axis", -1);
-    mb_node(m, "Mul", "cc,sin4", "qc");
-    mb_node(m, "Add", "mc,qc", "yc");
+    exported_rotary(m, "xc", "cos_bad", "sin4", "c", "cc", "yc");
     /* d: the rotated half is an output too */
     mb_node(m, "Abs", "x", "xd");
-    mb_node(m, "Mul", "xd,cos4", "md");
-    mb_node(m, "Slice", "xd,zero,half,last,step", "s1d");
-    mb_node(m, "Slice", "xd,half,big,last,step", "s2d");
-    mb_node(m, "Neg", "s2d", "nd");
-    mb_node(m, "Concat", "nd,s1d", "cd");
-    mb_attr_int(m, "axis", -1);
-    mb_node(m, "Mul", "cd,sin4", "qd");
-    mb_node(m, "Add", "md,qd", "yd");
+    exported_rotary(m, "xd", "cos4", "sin4", "d", "cd", "yd");
     /* e: one table per batch entry */
     mb_node(m, "Mul", "x,x", "xe");
-    mb_node(m, "Mul", "xe,cosb", "me");
-    mb_node(m, "Slice", "xe,zero,half,last,step", "s1e");
-    mb_node(m, "Slice", "xe,half,big,last,step", "s2e");
-    mb_node(m, "Neg", "s2e", "ne");
-    mb_node(m, "Concat", "ne,s1e", "ce");
-    mb_attr_int(m, "axis", -1);
-    mb_node(m, "Mul", "ce,sinb", "qe");
-    mb_node(m, "Add", "me,qe", "ye");
+    exported_rotary(m, "xe", "cosb", "sinb", "e", "ce", "ye");
     uint8_t *buf = mb_serialize(m, len);
     mb_free(m);
     return buf;
-}
-
-static size_t count_op(const onyx_session *s, const char *domain, const char *op) {
-    size_t n = 0;
-    for (size_t i = 0; i < onyx_session_node_count(s); i++)
-        n += strcmp(onyx_session_node_op_type(s, i), op) == 0 && strcmp(onyx_session_node_domain(s, i), domain) == 0;
-    return n;
-}
-
-static onyx_session *open_model(onyx_env *env, const uint8_t *buf, size_t len, onyx_opt_level level) {
-    onyx_session_options *o = NULL;
-    onyx_session *s = NULL;
-    CHECK_OK(onyx_session_options_create(&o));
-    CHECK_OK(onyx_session_options_set_optimization_level(o, level));
-    CHECK_OK(onyx_session_options_set_threads(o, 1));
-    CHECK_OK(onyx_session_create_from_buffer(env, buf, len, o, &s));
-    onyx_session_options_free(o);
-    return s;
-}
-
-static void run(onyx_session *s, const float *x, onyx_tensor **outs) {
-    const int64_t dx[] = {B, H, S, D};
-    onyx_tensor *tx = NULL;
-    CHECK_OK(onyx_tensor_wrap(ONYX_FLOAT32, dx, 4, (void *)x, sizeof(float) * B * H * S * D, &tx));
-    const char *in[] = {"x"};
-    for (int k = 0; k < NOUT; k++) outs[k] = NULL;
-    CHECK_OK(onyx_session_run(s, in, (const onyx_tensor *const *)&tx, 1, OUTS, outs, NOUT));
-    onyx_tensor_free(tx);
 }
 
 int main(void) {
@@ -160,15 +133,15 @@ int main(void) {
     float *x = malloc(sizeof(float) * B * H * S * D);
     unsigned seed = 99;
     for (int i = 0; i < B * H * S * D; i++) x[i] = 4.0f * frand(&seed);
-    onyx_session *basic = open_model(env, buf, len, ONYX_OPT_BASIC);
-    onyx_session *all = open_model(env, buf, len, ONYX_OPT_ALL);
+    onyx_session *basic = tu_session(env, buf, len, ONYX_OPT_BASIC, 1);
+    onyx_session *all = tu_session(env, buf, len, ONYX_OPT_ALL, 1);
     if (basic && all) {
-        CHECK(count_op(basic, "", "Neg") == 5);
-        CHECK(count_op(all, "onyx", "RotaryEmbedding") == 3);
-        CHECK(count_op(all, "", "Neg") == 2);
+        CHECK(tu_count_op(basic, "", "Neg") == 5);
+        CHECK(tu_count_op(all, "onyx", "RotaryEmbedding") == 3);
+        CHECK(tu_count_op(all, "", "Neg") == 2);
         onyx_tensor *want[NOUT], *got[NOUT];
-        run(basic, x, want);
-        run(all, x, got);
+        tu_run_x(basic, x, DX, 4, OUTS, want, NOUT);
+        tu_run_x(all, x, DX, 4, OUTS, got, NOUT);
         for (int k = 0; k < NOUT; k++) {
             const int same = got[k] && want[k] && onyx_tensor_nbytes(got[k]) == onyx_tensor_nbytes(want[k]) &&
                              memcmp(onyx_tensor_data(got[k]), onyx_tensor_data(want[k]),

@@ -28,42 +28,11 @@
 
 #include "check.h"
 #include "model_builder.h"
+#include "session_util.h"
 
 static float frand(unsigned *s) {
     *s = *s * 1664525u + 1013904223u;
     return (float)((*s >> 8) & 0xffff) / 65536.0f - 0.5f;
-}
-
-static size_t count_op(const onyx_session *s, const char *domain, const char *op) {
-    size_t n = 0;
-    for (size_t i = 0; i < onyx_session_node_count(s); i++)
-        n += strcmp(onyx_session_node_op_type(s, i), op) == 0 &&
-             strcmp(onyx_session_node_domain(s, i), domain) == 0;
-    return n;
-}
-
-static onyx_session *open_model(onyx_env *env, const uint8_t *buf, size_t len,
-                                onyx_opt_level level) {
-    onyx_session_options *o = NULL;
-    onyx_session *s = NULL;
-    CHECK_OK(onyx_session_options_create(&o));
-    CHECK_OK(onyx_session_options_set_optimization_level(o, level));
-    CHECK_OK(onyx_session_create_from_buffer(env, buf, len, o, &s));
-    onyx_session_options_free(o);
-    return s;
-}
-
-/* Runs s on one float input x of the given shape; outs get n outputs. */
-static void run(onyx_session *s, const float *x, const int64_t *dims, int rank,
-                const char *const *names, onyx_tensor **outs, size_t n) {
-    size_t count = 1;
-    for (int d = 0; d < rank; d++) count *= (size_t)dims[d];
-    onyx_tensor *tx = NULL;
-    CHECK_OK(onyx_tensor_wrap(ONYX_FLOAT32, dims, rank, (void *)x, count * sizeof *x, &tx));
-    const char *in[] = {"x"};
-    for (size_t i = 0; i < n; i++) outs[i] = NULL;
-    CHECK_OK(onyx_session_run(s, in, (const onyx_tensor *const *)&tx, 1, names, outs, n));
-    onyx_tensor_free(tx);
 }
 
 /* a and b of the same shape and type, element by element within
@@ -143,24 +112,24 @@ static uint8_t *basic_model(size_t *len) {
 static void test_basic(onyx_env *env) {
     size_t len;
     uint8_t *buf = basic_model(&len);
-    onyx_session *none = open_model(env, buf, len, ONYX_OPT_NONE);
-    onyx_session *basic = open_model(env, buf, len, ONYX_OPT_BASIC);
+    onyx_session *none = tu_session(env, buf, len, ONYX_OPT_NONE, 0);
+    onyx_session *basic = tu_session(env, buf, len, ONYX_OPT_BASIC, 0);
     free(buf);
     if (!none || !basic) goto out;
-    CHECK(count_op(none, "", "Relu") == 2);
-    CHECK(count_op(none, "", "Gather") == 4);
-    CHECK(count_op(basic, "", "Relu") == 1);    /* CSE */
-    CHECK(count_op(basic, "", "Shape") == 1);   /* for the batch dimension */
-    CHECK(count_op(basic, "", "Gather") == 1);  /* the batch dimension */
-    CHECK(count_op(basic, "", "Mul") == 0);     /* folded */
-    CHECK(count_op(basic, "", "Concat") == 0);  /* folded */
-    CHECK(count_op(basic, "", "Reshape") == 1); /* now with a constant target */
-    CHECK(count_op(basic, "", "Sigmoid") == 0); /* dead */
-    CHECK(count_op(basic, "", "Tanh") == 0);    /* dead */
-    CHECK(count_op(basic, "", "RandomUniformLike") == 2);
-    CHECK(count_op(basic, "", "Add") == 2); /* z and uu; pp folded */
-    CHECK(count_op(none, "", "Cast") == 2);
-    CHECK(count_op(basic, "", "Cast") == 1); /* float to float removed */
+    CHECK(tu_count_op(none, "", "Relu") == 2);
+    CHECK(tu_count_op(none, "", "Gather") == 4);
+    CHECK(tu_count_op(basic, "", "Relu") == 1);    /* CSE */
+    CHECK(tu_count_op(basic, "", "Shape") == 1);   /* for the batch dimension */
+    CHECK(tu_count_op(basic, "", "Gather") == 1);  /* the batch dimension */
+    CHECK(tu_count_op(basic, "", "Mul") == 0);     /* folded */
+    CHECK(tu_count_op(basic, "", "Concat") == 0);  /* folded */
+    CHECK(tu_count_op(basic, "", "Reshape") == 1); /* now with a constant target */
+    CHECK(tu_count_op(basic, "", "Sigmoid") == 0); /* dead */
+    CHECK(tu_count_op(basic, "", "Tanh") == 0);    /* dead */
+    CHECK(tu_count_op(basic, "", "RandomUniformLike") == 2);
+    CHECK(tu_count_op(basic, "", "Add") == 2); /* z and uu; pp folded */
+    CHECK(tu_count_op(none, "", "Cast") == 2);
+    CHECK(tu_count_op(basic, "", "Cast") == 1); /* float to float removed */
 
     enum { B = 2, N = B * 4 * 6 };
     float x[N];
@@ -169,8 +138,8 @@ static void test_basic(onyx_env *env) {
     int64_t dims[] = {B, 4, 6};
     const char *names[] = {"y", "bsz", "pp", "z", "cn", "ci"};
     onyx_tensor *on[6], *ob[6];
-    run(none, x, dims, 3, names, on, 6);
-    run(basic, x, dims, 3, names, ob, 6);
+    tu_run_x(none, x, dims, 3, names, on, 6);
+    tu_run_x(basic, x, dims, 3, names, ob, 6);
     for (int k = 0; k < 6; k++) check_same(ob[k], on[k], 0.0, 0.0);
     if (ob[4] && ob[5]) {
         const float *cn = onyx_tensor_data(ob[4]);
@@ -227,25 +196,25 @@ static void test_partial_shapes(onyx_env *env) {
     size_t len;
     uint8_t *buf = mb_serialize(m, &len);
     mb_free(m);
-    onyx_session *none = open_model(env, buf, len, ONYX_OPT_NONE);
-    onyx_session *basic = open_model(env, buf, len, ONYX_OPT_BASIC);
+    onyx_session *none = tu_session(env, buf, len, ONYX_OPT_NONE, 0);
+    onyx_session *basic = tu_session(env, buf, len, ONYX_OPT_BASIC, 0);
     free(buf);
     if (none && basic) {
-        CHECK(count_op(none, "", "Shape") == 2);
+        CHECK(tu_count_op(none, "", "Shape") == 2);
         /* Shape(r) folds only with r's dimensions known; then t2 is a
          * constant, r2 reshapes x directly and the batch arithmetic that
          * only r needed goes: one node is left */
-        CHECK(count_op(basic, "", "Shape") == 0);
-        CHECK(count_op(basic, "", "Concat") == 0);
-        CHECK(count_op(basic, "", "Reshape") == 1);
+        CHECK(tu_count_op(basic, "", "Shape") == 0);
+        CHECK(tu_count_op(basic, "", "Concat") == 0);
+        CHECK(tu_count_op(basic, "", "Reshape") == 1);
         CHECK(onyx_session_node_count(basic) == 1);
         float x[3 * 24];
         for (int i = 0; i < 72; i++) x[i] = (float)i;
         int64_t dims[] = {3, 4, 6};
         const char *names[] = {"r2"};
         onyx_tensor *on[1], *ob[1];
-        run(none, x, dims, 3, names, on, 1);
-        run(basic, x, dims, 3, names, ob, 1);
+        tu_run_x(none, x, dims, 3, names, on, 1);
+        tu_run_x(basic, x, dims, 3, names, ob, 1);
         check_same(ob[0], on[0], 0.0, 0.0);
         if (ob[0]) CHECK(onyx_tensor_dims(ob[0])[0] == 6 && onyx_tensor_dims(ob[0])[1] == 12);
         onyx_tensor_free(on[0]);
@@ -287,20 +256,20 @@ static void test_transforms(onyx_env *env) {
     size_t len;
     uint8_t *buf = mb_serialize(m, &len);
     mb_free(m);
-    onyx_session *none = open_model(env, buf, len, ONYX_OPT_NONE);
-    onyx_session *basic = open_model(env, buf, len, ONYX_OPT_BASIC);
+    onyx_session *none = tu_session(env, buf, len, ONYX_OPT_NONE, 0);
+    onyx_session *basic = tu_session(env, buf, len, ONYX_OPT_BASIC, 0);
     free(buf);
     if (none && basic) {
-        CHECK(count_op(none, "", "Transpose") == 4);
-        CHECK(count_op(basic, "", "Transpose") == 1);
-        CHECK(count_op(basic, "", "Reshape") == 3);
-        CHECK(count_op(basic, "", "Unsqueeze") == 0);
-        CHECK(count_op(basic, "", "Squeeze") == 0);
+        CHECK(tu_count_op(none, "", "Transpose") == 4);
+        CHECK(tu_count_op(basic, "", "Transpose") == 1);
+        CHECK(tu_count_op(basic, "", "Reshape") == 3);
+        CHECK(tu_count_op(basic, "", "Unsqueeze") == 0);
+        CHECK(tu_count_op(basic, "", "Squeeze") == 0);
         float x[24];
         for (int i = 0; i < 24; i++) x[i] = (float)i - 11.5f;
         onyx_tensor *on[5], *ob[5];
-        run(none, x, dx, 3, OUTS, on, 5);
-        run(basic, x, dx, 3, OUTS, ob, 5);
+        tu_run_x(none, x, dx, 3, OUTS, on, 5);
+        tu_run_x(basic, x, dx, 3, OUTS, ob, 5);
         for (int k = 0; k < 5; k++) {
             check_same(ob[k], on[k], 0.0, 0.0);
             onyx_tensor_free(on[k]);
@@ -381,21 +350,21 @@ static uint8_t *fusion_model(size_t *len) {
 static void test_fusions(onyx_env *env) {
     size_t len;
     uint8_t *buf = fusion_model(&len);
-    onyx_session *basic = open_model(env, buf, len, ONYX_OPT_BASIC);
-    onyx_session *all = open_model(env, buf, len, ONYX_OPT_ALL);
+    onyx_session *basic = tu_session(env, buf, len, ONYX_OPT_BASIC, 0);
+    onyx_session *all = tu_session(env, buf, len, ONYX_OPT_ALL, 0);
     free(buf);
     if (!basic || !all) goto out;
-    CHECK(count_op(basic, "", "MatMul") == LAYERS);
-    CHECK(count_op(all, "onyx", "FusedMatMul") == 7);
-    CHECK(count_op(all, "", "MatMul") == 1); /* m7 */
-    CHECK(count_op(all, "", "Add") == 1);    /* y7 */
-    CHECK(count_op(all, "", "Gelu") == 0);
-    CHECK(count_op(all, "", "Erf") == 0);
-    CHECK(count_op(all, "", "Sigmoid") == 0);
-    CHECK(count_op(all, "", "Clip") == 0);
-    CHECK(count_op(all, "", "HardSwish") == 1);
-    CHECK(count_op(all, "", "Relu") == 1); /* y6b's */
-    CHECK(count_op(all, "", "Neg") == 1);
+    CHECK(tu_count_op(basic, "", "MatMul") == LAYERS);
+    CHECK(tu_count_op(all, "onyx", "FusedMatMul") == 7);
+    CHECK(tu_count_op(all, "", "MatMul") == 1); /* m7 */
+    CHECK(tu_count_op(all, "", "Add") == 1);    /* y7 */
+    CHECK(tu_count_op(all, "", "Gelu") == 0);
+    CHECK(tu_count_op(all, "", "Erf") == 0);
+    CHECK(tu_count_op(all, "", "Sigmoid") == 0);
+    CHECK(tu_count_op(all, "", "Clip") == 0);
+    CHECK(tu_count_op(all, "", "HardSwish") == 1);
+    CHECK(tu_count_op(all, "", "Relu") == 1); /* y6b's */
+    CHECK(tu_count_op(all, "", "Neg") == 1);
 
     enum { N = 2 * 3 * K };
     float x[N];
@@ -405,8 +374,8 @@ static void test_fusions(onyx_env *env) {
     const char *names[] = {"y1", "y2", "y3", "y4", "y5", "y6", "y6b", "y7", "y7b", "y8"};
     enum { NOUT = sizeof names / sizeof names[0] };
     onyx_tensor *ob[NOUT], *oa[NOUT];
-    run(basic, x, dims, 3, names, ob, NOUT);
-    run(all, x, dims, 3, names, oa, NOUT);
+    tu_run_x(basic, x, dims, 3, names, ob, NOUT);
+    tu_run_x(all, x, dims, 3, names, oa, NOUT);
     for (int k = 0; k < NOUT; k++) {
         check_same(oa[k], ob[k], 1e-5, 1e-5);
         onyx_tensor_free(oa[k]);
@@ -446,20 +415,20 @@ static void test_gemm_activation(onyx_env *env, int M) {
     size_t len;
     uint8_t *buf = mb_serialize(m, &len);
     mb_free(m);
-    onyx_session *basic = open_model(env, buf, len, ONYX_OPT_BASIC);
-    onyx_session *all = open_model(env, buf, len, ONYX_OPT_ALL);
+    onyx_session *basic = tu_session(env, buf, len, ONYX_OPT_BASIC, 0);
+    onyx_session *all = tu_session(env, buf, len, ONYX_OPT_ALL, 0);
     free(buf);
     if (basic && all) {
-        CHECK(count_op(all, "onyx", "FusedMatMul") == 2);
-        CHECK(count_op(all, "", "Gemm") == 1);
-        CHECK(count_op(all, "", "HardSwish") == 0);
-        CHECK(count_op(all, "", "LeakyRelu") == 0);
+        CHECK(tu_count_op(all, "onyx", "FusedMatMul") == 2);
+        CHECK(tu_count_op(all, "", "Gemm") == 1);
+        CHECK(tu_count_op(all, "", "HardSwish") == 0);
+        CHECK(tu_count_op(all, "", "LeakyRelu") == 0);
         float x[M_MAX * K];
         for (int i = 0; i < M * K; i++) x[i] = frand(&seed) * 8.0f;
         const char *names[] = {"y1", "y2", "y3"};
         onyx_tensor *ob[3], *oa[3];
-        run(basic, x, dx, 2, names, ob, 3);
-        run(all, x, dx, 2, names, oa, 3);
+        tu_run_x(basic, x, dx, 2, names, ob, 3);
+        tu_run_x(all, x, dx, 2, names, oa, 3);
         for (int k = 0; k < 3; k++) {
             check_same(oa[k], ob[k], 1e-5, 1e-5);
             onyx_tensor_free(oa[k]);
@@ -489,18 +458,18 @@ static void test_gelu_opset17(onyx_env *env) {
     size_t len;
     uint8_t *buf = mb_serialize(m, &len);
     mb_free(m);
-    onyx_session *basic = open_model(env, buf, len, ONYX_OPT_BASIC);
-    onyx_session *all = open_model(env, buf, len, ONYX_OPT_ALL);
+    onyx_session *basic = tu_session(env, buf, len, ONYX_OPT_BASIC, 0);
+    onyx_session *all = tu_session(env, buf, len, ONYX_OPT_ALL, 0);
     free(buf);
     if (basic && all) {
         CHECK(onyx_session_node_count(all) == 1);
-        CHECK(count_op(all, "com.microsoft", "Gelu") == 1);
+        CHECK(tu_count_op(all, "com.microsoft", "Gelu") == 1);
         float x[21];
         for (int i = 0; i < 21; i++) x[i] = (float)(i - 10) * 0.45f;
         const char *names[] = {"y"};
         onyx_tensor *ob[1], *oa[1];
-        run(basic, x, dx, 2, names, ob, 1);
-        run(all, x, dx, 2, names, oa, 1);
+        tu_run_x(basic, x, dx, 2, names, ob, 1);
+        tu_run_x(all, x, dx, 2, names, oa, 1);
         check_same(oa[0], ob[0], 1e-5, 1e-6);
         if (oa[0]) {
             const float *y = onyx_tensor_data(oa[0]);
@@ -564,21 +533,21 @@ static void test_layernorm(onyx_env *env) {
     size_t len;
     uint8_t *buf = mb_serialize(m, &len);
     mb_free(m);
-    onyx_session *basic = open_model(env, buf, len, ONYX_OPT_BASIC);
-    onyx_session *all = open_model(env, buf, len, ONYX_OPT_ALL);
+    onyx_session *basic = tu_session(env, buf, len, ONYX_OPT_BASIC, 0);
+    onyx_session *all = tu_session(env, buf, len, ONYX_OPT_ALL, 0);
     free(buf);
     if (basic && all) {
-        CHECK(count_op(basic, "", "ReduceMean") == 4);
-        CHECK(count_op(all, "", "LayerNormalization") == 2);
-        CHECK(count_op(all, "", "ReduceMean") == 0);
-        CHECK(count_op(all, "", "Sqrt") == 0);
+        CHECK(tu_count_op(basic, "", "ReduceMean") == 4);
+        CHECK(tu_count_op(all, "", "LayerNormalization") == 2);
+        CHECK(tu_count_op(all, "", "ReduceMean") == 0);
+        CHECK(tu_count_op(all, "", "Sqrt") == 0);
         CHECK(onyx_session_node_count(all) == 3); /* and the Neg */
         float x[2 * 3 * H];
         for (int i = 0; i < 2 * 3 * H; i++) x[i] = frand(&seed) * 3.0f + (float)(i % 5);
         const char *names[] = {"y1", "y2"};
         onyx_tensor *ob[2], *oa[2];
-        run(basic, x, dx, 3, names, ob, 2);
-        run(all, x, dx, 3, names, oa, 2);
+        tu_run_x(basic, x, dx, 3, names, ob, 2);
+        tu_run_x(all, x, dx, 3, names, oa, 2);
         for (int k = 0; k < 2; k++) {
             /* statistics accumulated differently: a few float32 roundings */
             check_same(oa[k], ob[k], 1e-5, 1e-5);
@@ -615,8 +584,8 @@ static void test_matmul_scale(onyx_env *env) {
     size_t len;
     uint8_t *buf = mb_serialize(m, &len);
     mb_free(m);
-    onyx_session *basic = open_model(env, buf, len, ONYX_OPT_BASIC);
-    onyx_session *all = open_model(env, buf, len, ONYX_OPT_ALL);
+    onyx_session *basic = tu_session(env, buf, len, ONYX_OPT_BASIC, 0);
+    onyx_session *all = tu_session(env, buf, len, ONYX_OPT_ALL, 0);
     free(buf);
     if (basic && all) {
         /* in all: the Div by 4 reads x, the MatMul reads its output and
@@ -634,8 +603,8 @@ static void test_matmul_scale(onyx_env *env) {
         for (int i = 0; i < 2 * 40 * 8; i++) x[i] = frand(&seed) * 3.0f;
         const char *names[] = {"y1", "y2"};
         onyx_tensor *ob[2], *oa[2];
-        run(basic, x, dx, 4, names, ob, 2);
-        run(all, x, dx, 4, names, oa, 2);
+        tu_run_x(basic, x, dx, 4, names, ob, 2);
+        tu_run_x(all, x, dx, 4, names, oa, 2);
         for (int i = 0; i < 2; i++) {
             check_same(oa[i], ob[i], 0.0, 0.0);
             onyx_tensor_free(oa[i]);
@@ -672,13 +641,13 @@ static void test_identity_captured(onyx_env *env) {
     size_t len = 0;
     uint8_t *buf = mb_serialize(m, &len);
     mb_free(m);
-    onyx_session *none = open_model(env, buf, len, ONYX_OPT_NONE);
-    onyx_session *basic = open_model(env, buf, len, ONYX_OPT_BASIC);
+    onyx_session *none = tu_session(env, buf, len, ONYX_OPT_NONE, 0);
+    onyx_session *basic = tu_session(env, buf, len, ONYX_OPT_BASIC, 0);
     free(buf);
     if (!none || !basic) goto out;
-    CHECK(count_op(none, "", "Identity") == 1 && count_op(none, "", "Cast") == 1);
-    CHECK(count_op(basic, "", "Identity") == 0);
-    CHECK(count_op(basic, "", "Cast") == 1); /* its output is read by name */
+    CHECK(tu_count_op(none, "", "Identity") == 1 && tu_count_op(none, "", "Cast") == 1);
+    CHECK(tu_count_op(basic, "", "Identity") == 0);
+    CHECK(tu_count_op(basic, "", "Cast") == 1); /* its output is read by name */
     for (int c = 0; c < 2; c++) {
         float x[2] = {1.25f, -2.5f};
         uint8_t cond = (uint8_t)c;
@@ -753,12 +722,12 @@ static uint8_t *gate_model(size_t *len) {
 static void test_input_scale(onyx_env *env) {
     size_t len;
     uint8_t *buf = gate_model(&len);
-    onyx_session *basic = open_model(env, buf, len, ONYX_OPT_BASIC);
-    onyx_session *all = open_model(env, buf, len, ONYX_OPT_ALL);
+    onyx_session *basic = tu_session(env, buf, len, ONYX_OPT_BASIC, 0);
+    onyx_session *all = tu_session(env, buf, len, ONYX_OPT_ALL, 0);
     free(buf);
     if (!basic || !all) goto out;
-    CHECK(count_op(basic, "", "Mul") == 3);
-    CHECK(count_op(all, "", "Mul") == 2);
+    CHECK(tu_count_op(basic, "", "Mul") == 3);
+    CHECK(tu_count_op(all, "", "Mul") == 2);
     int scaled = 0;
     for (size_t i = 0; i < onyx_session_node_count(all); i++)
         scaled += strcmp(onyx_session_node_op_type(all, i), "FusedConv") == 0 &&
@@ -771,8 +740,8 @@ static void test_input_scale(onyx_env *env) {
     int64_t dims[] = {3, 8, 6, 5};
     const char *names[] = {"y", "y2", "y3", "g2"};
     onyx_tensor *ob[4], *oa[4];
-    run(basic, x, dims, 4, names, ob, 4);
-    run(all, x, dims, 4, names, oa, 4);
+    tu_run_x(basic, x, dims, 4, names, ob, 4);
+    tu_run_x(all, x, dims, 4, names, oa, 4);
     /* the scale applied as the Mul applies it: the same products */
     for (int k = 0; k < 4; k++) {
         check_same(oa[k], ob[k], 0.0, 0.0);
@@ -790,12 +759,12 @@ out:
  * pads_all, outputs names[0..n) within rel (max pools: exact). */
 static void check_pad_levels(onyx_env *env, uint8_t *buf, size_t len, const int64_t *dims, size_t pads_none,
                              size_t pads_all, const char *const *names, size_t n, double rel) {
-    onyx_session *none = open_model(env, buf, len, ONYX_OPT_NONE);
-    onyx_session *all = open_model(env, buf, len, ONYX_OPT_ALL);
+    onyx_session *none = tu_session(env, buf, len, ONYX_OPT_NONE, 0);
+    onyx_session *all = tu_session(env, buf, len, ONYX_OPT_ALL, 0);
     free(buf);
     if (!none || !all) goto out;
-    CHECK(count_op(none, "", "Pad") == pads_none);
-    CHECK(count_op(all, "", "Pad") == pads_all);
+    CHECK(tu_count_op(none, "", "Pad") == pads_none);
+    CHECK(tu_count_op(all, "", "Pad") == pads_all);
     enum { MAXN = 400 };
     float x[MAXN];
     unsigned seed = 4242;
@@ -804,8 +773,8 @@ static void check_pad_levels(onyx_env *env, uint8_t *buf, size_t len, const int6
     for (size_t i = 0; i < count && i < MAXN; i++) x[i] = frand(&seed) * 4.0f;
     onyx_tensor *a[12], *b[12];
     CHECK(n <= 12);
-    run(none, x, dims, 4, names, b, n);
-    run(all, x, dims, 4, names, a, n);
+    tu_run_x(none, x, dims, 4, names, b, n);
+    tu_run_x(all, x, dims, 4, names, a, n);
     for (size_t k = 0; k < n; k++) {
         check_same(a[k], b[k], rel, rel);
         onyx_tensor_free(a[k]);
