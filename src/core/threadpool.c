@@ -107,11 +107,12 @@ static void drain_share(job *j, share *q) {
 /* Participant p runs its own share, then helps with the others'. The
  * shares are contiguous and the same for every job of the same size, so
  * consecutive operators over the same layout hand each thread the part
- * of the data it wrote itself: on a machine whose cores keep separate
- * caches (two cores of a virtual machine on different core complexes)
- * reading the other's half at every operator took MobileNetV3's two
- * thread runs from 1.9 to 3.7 ms. A thread that falls behind (descheduled,
- * or on a slower core) still gets help. */
+ * of the data it wrote itself. That matters where the two cores do not
+ * share a cache (this virtual machine has phases in which two-thread runs
+ * take near twice their usual time): MobileNetV3-small's two-thread runs
+ * took 3.80-3.95 ms there with one counter for all threads, 3.08-3.61
+ * with shares. A thread that falls behind (descheduled, or on a slower
+ * core) still gets help. */
 static void drain(job *j, int p) {
     for (int k = 0; k < j->parts; k++) drain_share(j, &j->shares[(p + k) % j->parts]);
 }
