@@ -12,7 +12,9 @@
  *   e: tables per batch entry, [2, 1, 8, 16].
  * At level ALL three onyx.RotaryEmbedding nodes and two Negs remain (c's
  * and d's), and every output equals level BASIC's bit for bit: the kernel
- * rounds each product and then the sum, as the written-out nodes do. */
+ * rounds each product and then the sum, as the written-out nodes do.
+ * Then the operator alone on caches of one table for the batch, which
+ * only the onyx domain's accepts. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -125,6 +127,66 @@ static uint8_t *model(size_t *len) {
     return buf;
 }
 
+/* The operators directly, caches [1, S, D/2] for a batch of B = 2:
+ * onyx.RotaryEmbedding shares the one table over the batch (its output
+ * equals RotaryEmbedding-23's with the table repeated per entry, bit for
+ * bit), RotaryEmbedding-23 refuses it. */
+static uint8_t *operator_model(const char *domain, int64_t cache_b, size_t *len) {
+    mb_model *m = mb_new(23);
+    int64_t dc[] = {cache_b, S, HALF};
+    mb_input(m, "x", ONYX_FLOAT32, DX, 4);
+    mb_input(m, "c", ONYX_FLOAT32, dc, 3);
+    mb_input(m, "s", ONYX_FLOAT32, dc, 3);
+    mb_output(m, "y", ONYX_FLOAT32, DX, 4);
+    mb_node(m, "RotaryEmbedding", "x,c,s", "y");
+    if (domain[0]) mb_domain(m, domain, 1);
+    uint8_t *buf = mb_serialize(m, len);
+    mb_free(m);
+    return buf;
+}
+
+static onyx_status *run_operator(onyx_env *env, const char *domain, int64_t cache_b, const float *x,
+                                 const float *cs, onyx_tensor **y) {
+    size_t len = 0;
+    uint8_t *buf = operator_model(domain, cache_b, &len);
+    onyx_session *s = tu_session(env, buf, len, ONYX_OPT_NONE, 1);
+    free(buf);
+    *y = NULL;
+    if (!s) return NULL;
+    const int64_t dc[] = {cache_b, S, HALF};
+    const size_t cn = (size_t)(cache_b * S * HALF);
+    onyx_tensor *in[3] = {NULL, NULL, NULL};
+    CHECK_OK(onyx_tensor_wrap(ONYX_FLOAT32, DX, 4, (void *)x, sizeof(float) * B * H * S * D, &in[0]));
+    CHECK_OK(onyx_tensor_wrap(ONYX_FLOAT32, dc, 3, (void *)cs, sizeof(float) * cn, &in[1]));
+    CHECK_OK(onyx_tensor_wrap(ONYX_FLOAT32, dc, 3, (void *)(cs + cn), sizeof(float) * cn, &in[2]));
+    const char *names[] = {"x", "c", "s"}, *out = "y";
+    onyx_status *st = onyx_session_run(s, names, (const onyx_tensor *const *)in, 3, &out, y, 1);
+    for (int k = 0; k < 3; k++) onyx_tensor_free(in[k]);
+    onyx_session_free(s);
+    return st;
+}
+
+static void test_shared_caches(onyx_env *env, const float *x) {
+    /* cs: cos then sin for one entry ([1, S, HALF] each), cs2 the same
+     * repeated for both entries */
+    static float cs[2 * S * HALF], cs2[2 * B * S * HALF];
+    unsigned seed = 5;
+    for (int i = 0; i < 2 * S * HALF; i++) cs[i] = 2.0f * frand(&seed);
+    for (int t = 0; t < 2; t++)
+        for (int b = 0; b < B; b++)
+            memcpy(cs2 + (t * B + b) * S * HALF, cs + t * S * HALF, sizeof(float) * S * HALF);
+    onyx_tensor *shared = NULL, *repeated = NULL, *refused = NULL;
+    CHECK_OK(run_operator(env, "onyx", 1, x, cs, &shared));
+    CHECK_OK(run_operator(env, "", B, x, cs2, &repeated));
+    CHECK(shared && repeated &&
+          memcmp(onyx_tensor_data(shared), onyx_tensor_data(repeated), onyx_tensor_nbytes(repeated)) == 0);
+    CHECK_FAILS(run_operator(env, "", 1, x, cs, &refused), ONYX_INVALID_ARGUMENT,
+                "without position_ids the caches must be [2, 8, 8]");
+    onyx_tensor_free(shared);
+    onyx_tensor_free(repeated);
+    onyx_tensor_free(refused);
+}
+
 int main(void) {
     onyx_env *env = NULL;
     CHECK_OK(onyx_env_create(&env));
@@ -154,6 +216,7 @@ int main(void) {
     }
     onyx_session_free(all);
     onyx_session_free(basic);
+    test_shared_caches(env, x);
     free(x);
     free(buf);
     onyx_env_free(env);
