@@ -1,5 +1,6 @@
 /* The intra-op thread pool: every item of a parallel range runs exactly
- * once at any pool size, and the pool's scratch buffer is lent to one
+ * once at any pool size (ranges shorter than the threads, of one chunk,
+ * uneven shares; loop after loop on one pool), and the pool's scratch buffer is lent to one
  * holder at a time (a second holder gets memory of its own), kept
  * between loans, grown to the largest request and 64-byte aligned; task
  * blocks come back as the smallest kept block large enough, at most 16
@@ -7,6 +8,7 @@
  * thread taking and giving back blocks each get memory of their own. */
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,19 +24,28 @@ static void count_range(void *arg, int64_t b, int64_t e) {
     for (int64_t i = b; i < e; i++) atomic_fetch_add(&c->hits[i], 1);
 }
 
+/* Every item exactly once, over sizes and grains that leave the shares
+ * empty, uneven or of one chunk, loop after loop on one pool (each loop
+ * deals its shares anew) */
 static void test_ranges(int threads) {
     ox_threadpool *pool = ox_threadpool_create(threads);
     CHECK(pool != NULL);
     if (!pool) return;
     counts *c = calloc(1, sizeof *c);
     CHECK(c != NULL);
-    if (c) {
-        ox_parallel_for(pool, 1000, 7, count_range, c);
-        int bad = 0;
-        for (int i = 0; i < 1000; i++) bad += atomic_load(&c->hits[i]) != 1;
-        CHECK(bad == 0);
-        free(c);
-    }
+    static const int64_t sizes[] = {1, 2, 3, 5, 7, 64, 999, 1000};
+    static const int64_t grains[] = {1, 7, 300};
+    for (size_t si = 0; c && si < sizeof sizes / sizeof sizes[0]; si++)
+        for (size_t gi = 0; gi < sizeof grains / sizeof grains[0]; gi++) {
+            for (int i = 0; i < 1000; i++) atomic_store(&c->hits[i], 0);
+            ox_parallel_for(pool, sizes[si], grains[gi], count_range, c);
+            int bad = 0;
+            for (int i = 0; i < 1000; i++) bad += atomic_load(&c->hits[i]) != (i < sizes[si]);
+            if (bad) fprintf(stderr, "  %d threads, n %lld, grain %lld: %d items wrong\n", threads,
+                             (long long)sizes[si], (long long)grains[gi], bad);
+            CHECK(bad == 0);
+        }
+    free(c);
     ox_threadpool_free(pool);
 }
 
@@ -139,7 +150,7 @@ static void test_blocks_threads(int threads) {
 }
 
 int main(void) {
-    for (int t = 1; t <= 4; t++) test_ranges(t);
+    for (int t = 1; t <= 5; t++) test_ranges(t);
     test_scratch();
     test_blocks();
     for (int t = 1; t <= 4; t++) test_blocks_threads(t);
