@@ -56,21 +56,6 @@ static ox_tensor *int64_tensor(const int64_t *vals, const int64_t *dims, int ran
     return t;
 }
 
-/* Integer entries of a constant input (int32 or int64, at most max). */
-static int const_ints(const ir_graph *g, const ir_node *n, int k, int64_t *out, int max,
-                      int *count) {
-    if (!ir_node_has_input(n, k)) return -1;
-    const ox_tensor *t = ox_const_value(g, n->inputs[k]);
-    if (!t || t->rank > 1 || (t->dtype != ONYX_INT64 && t->dtype != ONYX_INT32)) return -1;
-    int64_t cnt = ox_tensor_numel(t);
-    if (cnt > max) return -1;
-    for (int64_t i = 0; i < cnt; i++)
-        out[i] =
-            t->dtype == ONYX_INT64 ? ((const int64_t *)t->data)[i] : ((const int32_t *)t->data)[i];
-    *count = (int)cnt;
-    return 0;
-}
-
 /* The Shape node producing input 0 of n, or NULL. */
 static const ir_node *shape_source(const ir_graph *g, const ir_node *n) {
     if (n->n_inputs < 1 || n->inputs[0] < 0) return NULL;
@@ -108,7 +93,7 @@ static ox_tensor *fold(const ir_graph *g, const ir_node *n, ox_error *err) {
         if (axis != 0 && axis != -1) return NULL;
         const ox_tensor *idx = ox_const_value(g, n->inputs[1]);
         int cnt = 0;
-        if (!idx || const_ints(g, n, 1, vals, OX_MAX_RANK, &cnt) != 0) return NULL;
+        if (!idx || ox_const_ints(g, n, 1, vals, OX_MAX_RANK, &cnt) != 0) return NULL;
         for (int i = 0; i < cnt; i++) {
             int64_t j = vals[i] < 0 ? vals[i] + len : vals[i];
             if (j < 0 || j >= len || ent[j] < 0)
@@ -120,11 +105,11 @@ static ox_tensor *fold(const ir_graph *g, const ir_node *n, ox_error *err) {
     if (ox_is_op(n, "Slice") && n->opset >= 10) {
         int64_t st[1], en[1], ax[1] = {0}, sp[1] = {1};
         int ns = 0, ne = 0, na = 1, np = 1;
-        if (const_ints(g, n, 1, st, 1, &ns) || const_ints(g, n, 2, en, 1, &ne) || ns != 1 ||
+        if (ox_const_ints(g, n, 1, st, 1, &ns) || ox_const_ints(g, n, 2, en, 1, &ne) || ns != 1 ||
             ne != 1)
             return NULL;
-        if (ir_node_has_input(n, 3) && (const_ints(g, n, 3, ax, 1, &na) || na != 1)) return NULL;
-        if (ir_node_has_input(n, 4) && (const_ints(g, n, 4, sp, 1, &np) || np != 1)) return NULL;
+        if (ir_node_has_input(n, 3) && (ox_const_ints(g, n, 3, ax, 1, &na) || na != 1)) return NULL;
+        if (ir_node_has_input(n, 4) && (ox_const_ints(g, n, 4, sp, 1, &np) || np != 1)) return NULL;
         int64_t dims[1] = {len}, start[1], step[1], out[1];
         ox_error local = {0};
         if (ox_transform_slice_plan(dims, 1, st, en, ax, sp, 1, start, step, out, &local) != 0)
@@ -237,11 +222,11 @@ static void pv_node(const ir_graph *g, pvec *pv, const ir_node *n, pvec *out) {
     if (strcmp(op, "Slice") == 0 && n->opset >= 10 && !a->scalar) {
         int64_t st[1], en[1], ax[1] = {0}, sp[1] = {1};
         int ns = 0, ne = 0, na = 1, np = 1;
-        if (const_ints(g, n, 1, st, 1, &ns) || const_ints(g, n, 2, en, 1, &ne) || ns != 1 ||
+        if (ox_const_ints(g, n, 1, st, 1, &ns) || ox_const_ints(g, n, 2, en, 1, &ne) || ns != 1 ||
             ne != 1)
             return;
-        if (ir_node_has_input(n, 3) && (const_ints(g, n, 3, ax, 1, &na) || na != 1)) return;
-        if (ir_node_has_input(n, 4) && (const_ints(g, n, 4, sp, 1, &np) || np != 1)) return;
+        if (ir_node_has_input(n, 3) && (ox_const_ints(g, n, 3, ax, 1, &na) || na != 1)) return;
+        if (ir_node_has_input(n, 4) && (ox_const_ints(g, n, 4, sp, 1, &np) || np != 1)) return;
         int64_t dims[1] = {a->len}, start[1], step[1], cnt[1];
         ox_error local = {0};
         if (ox_transform_slice_plan(dims, 1, st, en, ax, sp, 1, start, step, cnt, &local) != 0)

@@ -37,18 +37,11 @@ typedef struct match {
 
 static int sole(const ctx *c, int v) { return ox_sole_reader(c->g, c->r, c->pinned, v); }
 
-/* The single integer of a one-element int64 or int32 constant v; 0 when
- * v is not one. */
-static int const_int1(const ir_graph *g, int v, int64_t *out) {
-    const ox_tensor *t = v >= 0 ? ox_const_value(g, v) : NULL;
-    if (!t || ox_tensor_numel(t) != 1) return 0;
-    if (t->dtype == ONYX_INT64)
-        *out = *(const int64_t *)t->data;
-    else if (t->dtype == ONYX_INT32)
-        *out = *(const int32_t *)t->data;
-    else
-        return 0;
-    return 1;
+/* Node n's input k as one constant integer (int32 or int64); 0 when it
+ * is not one. */
+static int const_int1(const ir_graph *g, const ir_node *n, int k, int64_t *out) {
+    int count = 0;
+    return ox_const_ints(g, n, k, out, 1, &count) == 0 && count == 1;
 }
 
 /* Node n slices x's last axis (of size d) from `from` to at least `to`
@@ -56,10 +49,8 @@ static int const_int1(const ir_graph *g, int v, int64_t *out) {
 static int slices_last(const ir_graph *g, const ir_node *n, int x, int64_t d, int64_t from, int64_t to) {
     if (!ox_is_op_chain(n, "Slice") || n->opset < 10 || n->n_inputs < 4 || n->inputs[0] != x) return 0;
     int64_t start, end, axis, step = 1;
-    if (!const_int1(g, n->inputs[1], &start) || !const_int1(g, n->inputs[2], &end) ||
-        !const_int1(g, n->inputs[3], &axis))
-        return 0;
-    if (n->n_inputs > 4 && n->inputs[4] >= 0 && !const_int1(g, n->inputs[4], &step)) return 0;
+    if (!const_int1(g, n, 1, &start) || !const_int1(g, n, 2, &end) || !const_int1(g, n, 3, &axis)) return 0;
+    if (ir_node_has_input(n, 4) && !const_int1(g, n, 4, &step)) return 0;
     if ((axis != 3 && axis != -1) || step != 1) return 0;
     if (start < 0) start += d;
     if (end < 0) end += d;

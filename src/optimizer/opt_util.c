@@ -54,6 +54,18 @@ int ox_sole_reader(const ir_graph *g, const ox_readers *r, const unsigned char *
     return g->nodes[j].n_implicit ? -1 : j;
 }
 
+int ox_const_ints(const ir_graph *g, const ir_node *n, int k, int64_t *out, int max, int *count) {
+    if (!ir_node_has_input(n, k)) return -1;
+    const ox_tensor *t = ox_const_value(g, n->inputs[k]);
+    if (!t || t->rank > 1 || (t->dtype != ONYX_INT64 && t->dtype != ONYX_INT32)) return -1;
+    const int64_t cnt = ox_tensor_numel(t);
+    if (cnt > max) return -1;
+    for (int64_t i = 0; i < cnt; i++)
+        out[i] = t->dtype == ONYX_INT64 ? ((const int64_t *)t->data)[i] : ((const int32_t *)t->data)[i];
+    *count = (int)cnt;
+    return 0;
+}
+
 int ox_other_input(const ir_node *n, int v) {
     if (n->n_inputs != 2) return -1;
     if (n->inputs[0] == v) return n->inputs[1];

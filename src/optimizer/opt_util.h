@@ -57,6 +57,9 @@ int ox_conv_replace_weights(ir_graph *g, int ci, ox_tensor *nw, ox_tensor *nb, c
 /* The constant tensor behind value v (an initializer that is not a graph
  * input, or a folded constant), or NULL. */
 const ox_tensor *ox_const_value(const ir_graph *g, int v);
+/* The entries of node n's input k when it is a constant int32 or int64
+ * scalar or vector of at most max entries: out[0 .. *count), 0; else -1. */
+int ox_const_ints(const ir_graph *g, const ir_node *n, int k, int64_t *out, int max, int *count);
 
 /* For the passes that match written-out patterns (the normalizations):
  * n is operator op of the default domain with one output and a first
